@@ -1,0 +1,96 @@
+// bench/cli.cpp: see cli.h.
+#include "bench/cli.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "variants/config.h"
+
+namespace ladder {
+
+int64_t parse_int(const std::string& option, const std::string& value) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE)
+    throw ConfigError(fmt::format("{}: '{}' is not an integer; expected e.g. {} 4", option, value,
+                                  option));
+  return int64_t(v);
+}
+
+double parse_double(const std::string& option, const std::string& value) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE)
+    throw ConfigError(fmt::format("{}: '{}' is not a number; expected e.g. {} 0.5", option, value,
+                                  option));
+  return v;
+}
+
+ArgParser::ArgParser(std::string command, std::string summary)
+    : command_(std::move(command)), summary_(std::move(summary)) {}
+
+void ArgParser::add_value(std::string name, std::string metavar, std::string help,
+                          std::function<void(const std::string&)> apply) {
+  options_.push_back({std::move(name), std::move(metavar), std::move(help), true, std::move(apply)});
+}
+
+void ArgParser::add_flag(std::string name, std::string help, std::function<void()> apply) {
+  options_.push_back({std::move(name), "", std::move(help), false,
+                      [apply = std::move(apply)](const std::string&) { apply(); }});
+}
+
+const ArgParser::Option* ArgParser::find(const std::string& name) const {
+  for (const auto& o : options_)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+bool ArgParser::parse(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      fmt::print("{}", usage());
+      return false;
+    }
+    if (arg.rfind("--", 0) != 0)
+      throw ConfigError(fmt::format("{}: unexpected argument '{}'; options start with --, see "
+                                    "'ladder {} --help'",
+                                    command_, arg, command_));
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_value = true;
+    }
+    const Option* opt = find(arg);
+    if (!opt)
+      throw ConfigError(fmt::format("{}: unknown option '{}'; see 'ladder {} --help'", command_,
+                                    arg, command_));
+    if (opt->takes_value && !inline_value) {
+      if (i + 1 >= args.size())
+        throw ConfigError(fmt::format("{}: missing value; expected {} {}", arg, arg, opt->metavar));
+      value = args[++i];
+    } else if (!opt->takes_value && inline_value) {
+      throw ConfigError(fmt::format("{}: takes no value, got '{}'", arg, value));
+    }
+    opt->apply(value);
+  }
+  return true;
+}
+
+std::string ArgParser::usage() const {
+  std::string out = fmt::format("usage: ladder {} [options]\n\n{}\n\noptions:\n", command_, summary_);
+  for (const auto& o : options_) {
+    const std::string lhs = o.takes_value ? fmt::format("{} {}", o.name, o.metavar) : o.name;
+    out += fmt::format("  {:<24} {}\n", lhs, o.help);
+  }
+  out += fmt::format("  {:<24} {}\n", "-h, --help", "show this help");
+  return out;
+}
+
+}  // namespace ladder

@@ -1,0 +1,43 @@
+// bench/cli.h: a small, strict command-line parser for ladder's subcommands.
+//
+// Options are "--name VALUE", "--name=VALUE" or "--flag". Unknown options,
+// missing values and malformed numbers throw ConfigError naming the option,
+// the value and what was expected; main turns that into exit code 2.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ladder {
+
+int64_t parse_int(const std::string& option, const std::string& value);
+double parse_double(const std::string& option, const std::string& value);
+
+class ArgParser {
+ public:
+  ArgParser(std::string command, std::string summary);
+
+  void add_value(std::string name, std::string metavar, std::string help,
+                 std::function<void(const std::string&)> apply);
+  void add_flag(std::string name, std::string help, std::function<void()> apply);
+
+  // Applies options in order. Returns false when --help was given (the usage
+  // has then been printed to stdout).
+  bool parse(const std::vector<std::string>& args);
+  std::string usage() const;
+
+ private:
+  struct Option {
+    std::string name, metavar, help;
+    bool takes_value;
+    std::function<void(const std::string&)> apply;
+  };
+  const Option* find(const std::string& name) const;
+
+  std::string command_, summary_;
+  std::vector<Option> options_;
+};
+
+}  // namespace ladder

@@ -1,0 +1,21 @@
+// bench/cuda/device_cuda.h: thin CUDA adapter behind bench/device.h.
+// Only compiled with LADDER_WITH_CUDA. Every CUDA call is checked.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "bench/device.h"
+
+namespace ladder::cuda {
+
+void synchronize(int device_index);
+std::unique_ptr<StepTimer> make_event_timer(int device_index);
+void reset_memory_peaks(int device_index);
+MemoryStats read_memory(int device_index);
+nlohmann::json describe(int device_index);
+std::string name(int device_index);
+
+}  // namespace ladder::cuda

@@ -1,0 +1,59 @@
+// bench/device.h: the device seen by the harness, the same on CPU and CUDA.
+//
+// Parsing and availability, synchronisation, a step timer (a steady clock on
+// CPU, CUDA events on GPU), memory statistics and a description for reports.
+// The CUDA side lives in bench/cuda/device_cuda.cpp, compiled only when
+// LADDER_WITH_CUDA is defined; everything here has a CPU path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/torch.h>
+
+namespace ladder {
+
+// "cpu", "cuda", "cuda:N". Throws ConfigError for malformed specs and for
+// CUDA on a machine where LibTorch sees no CUDA device.
+torch::Device parse_device(const std::string& spec);
+bool cuda_available();
+std::string default_device_spec();  // "cuda" when available, else "cpu"
+
+void synchronize(const torch::Device& device);
+
+// Times one interval. stop() then elapsed_ms() waits for the device.
+class StepTimer {
+ public:
+  virtual ~StepTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double elapsed_ms() = 0;
+  virtual const char* method() const = 0;  // recorded in the report
+};
+std::unique_ptr<StepTimer> make_step_timer(const torch::Device& device);
+
+struct MemoryStats {
+  // CUDA caching allocator (zero on CPU).
+  int64_t peak_allocated_bytes = 0;
+  int64_t peak_reserved_bytes = 0;
+  int64_t peak_active_bytes = 0;
+  int64_t alloc_retries = 0;
+  int64_t ooms = 0;
+  int64_t device_total_bytes = 0;  // GPU memory, or physical RAM on CPU
+  // Process peak resident set (VmHWM) since the last reset.
+  int64_t peak_rss_bytes = 0;
+  bool peak_rss_reset = false;  // false: VmHWM could not be reset (lifetime peak)
+};
+// Resets peaks (and empties the CUDA cache) at the start of measurement.
+// Returns whether the CPU peak-RSS reset took effect.
+bool reset_memory_peaks(const torch::Device& device);
+MemoryStats read_memory(const torch::Device& device);
+
+// Name, count, memory, driver and library versions for the report.
+nlohmann::json describe_device(const torch::Device& device);
+// "NVIDIA H100 80GB HBM3", or the CPU model on CPU.
+std::string device_name(const torch::Device& device);
+
+}  // namespace ladder

@@ -1,0 +1,52 @@
+// bench/environment.cpp: see environment.h.
+#include "bench/environment.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <nlohmann/json.hpp>
+#include <torch/version.h>
+
+#include "bench/device.h"
+#include "build_info.h"
+
+namespace ladder {
+
+nlohmann::json describe_environment(const torch::Device& device) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  utsname u{};
+  uname(&u);
+  auto cpu = describe_device(torch::Device(torch::kCPU));
+  auto dev = describe_device(device);
+  auto from_device = [&](const char* key) { return dev.contains(key) ? dev[key] : nlohmann::json(); };
+  nlohmann::json versions = {
+      {"libtorch", TORCH_VERSION},
+      {"cuda_toolkit_at_build",
+       build_info::kCudaToolkitVersion[0] ? nlohmann::json(build_info::kCudaToolkitVersion)
+                                          : nlohmann::json()},
+      {"cuda_runtime", from_device("cuda_runtime_version")},
+      {"cuda_driver", from_device("driver_cuda_version")},
+      {"cudnn", from_device("cudnn_version")},
+      {"nccl", from_device("nccl_version")},
+      {"mkldnn", at::get_mkldnn_version()},
+      {"openmp", at::get_openmp_version()},
+  };
+  nlohmann::json j = {
+      {"host", host},
+      {"os", fmt::format("{} {} {}", u.sysname, u.release, u.machine)},
+      {"cpu_model", cpu["name"]},
+      {"cpu_logical_cores", cpu["logical_cores"]},
+      {"cpu_capability", at::get_cpu_capability()},
+      {"threads", {{"intra_op", at::get_num_threads()}, {"inter_op", at::get_num_interop_threads()}}},
+      {"device", dev},
+      {"versions", versions},
+      {"compiler", build_info::kCompiler},
+      {"build_type", build_info::kBuildType},
+  };
+  return j;
+}
+
+}  // namespace ladder

@@ -1,0 +1,88 @@
+// bench/harness.cpp: warmup, timed loop, breakdown and memory (see harness.h).
+#include "bench/harness.h"
+
+#include <chrono>
+
+namespace ladder {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// Synchronises the device at phase boundaries and times each phase.
+class PhaseClock final : public PhaseObserver {
+ public:
+  explicit PhaseClock(const torch::Device& device) : device_(device) {}
+  void begin(Phase p) override {
+    synchronize(device_);
+    t0_ = Clock::now();
+  }
+  void end(Phase p) override {
+    synchronize(device_);
+    ms_[size_t(p)] += std::chrono::duration<double, std::milli>(Clock::now() - t0_).count();
+  }
+  std::array<double, 4> take() {
+    auto out = ms_;
+    ms_ = {};
+    return out;
+  }
+
+ private:
+  torch::Device device_;
+  Clock::time_point t0_;
+  std::array<double, 4> ms_{};
+};
+
+class NoObserver final : public PhaseObserver {};
+}  // namespace
+
+HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
+                              const StepCallback& on_step) {
+  HarnessResult r;
+  auto timer = make_step_timer(device);
+  r.timer_method = timer->method();
+  r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
+  PhaseClock phase_clock(device);
+  NoObserver no_observer;
+  PhaseObserver& observer = cfg.breakdown ? static_cast<PhaseObserver&>(phase_clock) : no_observer;
+
+  auto one_step = [&](int64_t i) {
+    timer->start();
+    StepOutput out = step.run(i, observer);
+    timer->stop();
+    StepRecord rec;
+    rec.step = i;
+    rec.dt_ms = timer->elapsed_ms();  // waits for the device
+    rec.tokens = out.tokens;
+    rec.tokens_per_s = double(out.tokens) / (rec.dt_ms * 1e-3);
+    rec.loss = out.loss.item<double>();
+    rec.grad_norm = out.grad_norm.item<double>();
+    rec.lr = out.lr;
+    if (cfg.breakdown) {
+      rec.has_phases = true;
+      rec.phase_ms = phase_clock.take();
+    }
+    return rec;
+  };
+
+  for (int64_t i = 0; i < cfg.warmup; ++i) {
+    r.warmup_steps.push_back(one_step(i));
+    on_step(r.warmup_steps.back(), true);
+  }
+  synchronize(device);
+  reset_memory_peaks(device);
+  r.steps.reserve(size_t(cfg.steps));
+  const auto wall0 = Clock::now();
+  for (int64_t i = cfg.warmup; i < cfg.total_steps(); ++i) {
+    r.steps.push_back(one_step(i));
+    on_step(r.steps.back(), false);
+  }
+  synchronize(device);
+  r.measured_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall0).count();
+  r.memory = read_memory(device);
+  double sum_dt = 0;
+  for (const auto& s : r.steps) sum_dt += s.dt_ms;
+  r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
+  return r;
+}
+
+}  // namespace ladder

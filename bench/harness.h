@@ -1,0 +1,53 @@
+// bench/harness.h: the only code that times anything.
+//
+// Runs warmup steps (excluded from figures), then N measured steps. Each step
+// is bracketed by a StepTimer (CUDA events or a steady clock). In breakdown
+// mode the device is synchronised at every phase boundary to time data,
+// forward, backward and optimizer separately; that perturbs dt, so the mode
+// is recorded. Memory peaks are reset when measurement starts.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "bench/device.h"
+#include "variants/config.h"
+#include "variants/step.h"
+
+namespace ladder {
+
+struct StepRecord {
+  int64_t step = 0;
+  double dt_ms = 0;
+  double tokens_per_s = 0;
+  double loss = 0;
+  double grad_norm = 0;
+  double lr = 0;
+  int64_t tokens = 0;
+  bool has_phases = false;
+  std::array<double, 4> phase_ms{};  // indexed like kPhases
+};
+
+struct HarnessResult {
+  std::vector<StepRecord> warmup_steps;
+  std::vector<StepRecord> steps;  // measured
+  std::string timer_method;
+  std::string timing_mode;  // "end_to_end" or "phase_synchronized"
+  double measured_wall_ms = 0;  // wall time of the measured loop
+  // Wall time per measured step spent outside the timed step (bookkeeping,
+  // reading the loss, progress output): measured_wall_ms - sum(dt), / steps.
+  double harness_overhead_ms_per_step = 0;
+  MemoryStats memory;
+};
+
+using StepCallback = std::function<void(const StepRecord&, bool warmup)>;
+
+HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
+                              const StepCallback& on_step);
+
+}  // namespace ladder

@@ -1,0 +1,61 @@
+// bench/main.cpp: the `ladder` executable and its subcommands.
+//
+// Exit codes: 0 success, 1 a run failed, 2 bad input (the message names the
+// option or file, the value, and what was expected).
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/run_command.h"
+#include "build_info.h"
+#include "variants/config.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ladder <command> [options]\n"
+    "\n"
+    "Benchmarks and profiles the GPT-2 speedup ladder in LibTorch C++.\n"
+    "\n"
+    "commands:\n"
+    "  run        measure the training step and write a JSON report\n"
+    "  version    print the suite version and build\n"
+    "\n"
+    "'ladder <command> --help' describes a command's options.\n";
+
+int dispatch(const std::vector<std::string>& argv) {
+  if (argv.size() < 2 || argv[1] == "--help" || argv[1] == "-h" || argv[1] == "help") {
+    fmt::print("{}", kUsage);
+    return argv.size() < 2 ? 2 : 0;
+  }
+  const std::string& command = argv[1];
+  const std::vector<std::string> args(argv.begin() + 2, argv.end());
+  if (command == "run") return ladder::run_command(args, argv);
+  if (command == "version") {
+    fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
+               ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
+               ladder::build_info::kCompiler, ladder::build_info::kTorchVersion);
+    return 0;
+  }
+  throw ladder::ConfigError(
+      fmt::format("unknown command '{}'; expected one of: run, version (see 'ladder --help')",
+                  command));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  try {
+    return dispatch(args);
+  } catch (const ladder::ConfigError& e) {
+    fmt::print(stderr, "ladder: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ladder: run failed: {}\n", e.what());
+    return 1;
+  }
+}

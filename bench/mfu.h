@@ -1,0 +1,40 @@
+// bench/mfu.h: FLOPs per token, MFU, and the datasheet peak table.
+//
+// One formula, one place. FLOPs per token follow nanoGPT / PaLM (appendix B):
+//   flops_per_token = 6 N + 12 L H Q T
+// with N the parameter count without position embeddings, L layers, H heads,
+// Q = C / H the head size, T the sequence length of the run. 6N covers the
+// forward (2N) and backward (4N) matmuls; 12 L H Q T the attention scores.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "variants/config.h"
+
+namespace ladder {
+
+inline constexpr const char* kFlopsFormula =
+    "flops_per_token = 6*N + 12*L*H*Q*T (nanoGPT/PaLM; N = params without wpe, Q = C/H, "
+    "T = seq)";
+
+int64_t flops_per_token(const ModelConfig& model, int64_t n_params_without_wpe, int64_t seq);
+
+// Model FLOPs utilisation in percent of `peak_tflops`.
+double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops);
+
+enum class Precision { kFP32, kTF32, kBF16 };
+const char* precision_name(Precision p);
+
+struct PeakEntry {
+  std::string device;  // the table's label, e.g. "H100 SXM"
+  double tflops;       // dense (no sparsity) peak for the precision
+  std::string source;  // the datasheet the number comes from
+};
+
+// The dense datasheet peak for a device name as CUDA reports it ("NVIDIA
+// H100 80GB HBM3"), or nullopt for devices not in the table (and all CPUs).
+std::optional<PeakEntry> datasheet_peak(const std::string& device_name, Precision p);
+
+}  // namespace ladder

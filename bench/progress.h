@@ -1,0 +1,30 @@
+// bench/progress.h: the live progress line on stderr.
+//
+// On a terminal one line is rewritten in place each step; otherwise (CI,
+// pipes) a line is printed at most every couple of seconds and on the last
+// step, so logs stay short but a long run is never silent.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "bench/harness.h"
+
+namespace ladder {
+
+class Progress {
+ public:
+  Progress(std::string label, int64_t warmup, int64_t steps, bool quiet);
+  void update(const StepRecord& rec, bool warmup);
+  void finish();
+
+ private:
+  std::string label_;
+  int64_t warmup_, steps_;
+  bool quiet_, tty_;
+  bool open_line_ = false;
+  std::chrono::steady_clock::time_point last_print_;
+};
+
+}  // namespace ladder

@@ -1,0 +1,35 @@
+// reports/report.h: the rung report, one JSON file per rung run.
+//
+// The format is described by reports/rung_report.schema.json and versioned
+// by kSchemaVersion. Every metric key carries its unit (dt_ms, tokens_per_s,
+// mfu_pct, peak_reserved_bytes). Per-step series are stored as columns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/harness.h"
+
+namespace ladder {
+
+inline constexpr int kSchemaVersion = 1;
+
+// The per-step columns: step, dt_ms, tokens_per_s, loss, grad_norm, lr and,
+// in breakdown mode, phase_ms.{data,forward,backward,optimizer}.
+nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_size = 1);
+
+// Summary statistics of every per-step column.
+nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, int world_size = 1);
+
+// "20261121T213600Z" style UTC timestamps and ISO 8601 strings.
+std::string utc_now_iso8601();
+std::string new_run_id();
+
+// <run_dir>/<rung>/report.json
+std::string report_path(const std::string& run_dir, const std::string& rung);
+
+void write_report(const std::string& path, const nlohmann::json& report);
+
+}  // namespace ladder

@@ -1,0 +1,74 @@
+// tests/test_mfu.cpp: the FLOPs formula against hand-computed values, and the
+// datasheet table's device matching.
+#include <gtest/gtest.h>
+
+#include "bench/memory.h"
+#include "bench/mfu.h"
+#include "variants/config.h"
+
+namespace ladder {
+namespace {
+
+TEST(Mfu, FlopsPerTokenForGpt2SmallMatchesHandComputation) {
+  // N = 124,439,808 - 1024*768 = 123,653,376; 6N = 741,920,256
+  // 12*L*H*Q*T = 12*12*12*64*1024 = 113,246,208; total 855,166,464.
+  const ModelConfig m = find_preset("gpt2-124m").model;
+  EXPECT_EQ(flops_per_token(m, 123'653'376, 1024), 855'166'464);
+  // At T = 64 the attention term is 16x smaller: 741,920,256 + 7,077,888.
+  EXPECT_EQ(flops_per_token(m, 123'653'376, 64), 748'998'144);
+}
+
+TEST(Mfu, MfuPercentMatchesHandComputation) {
+  // 10,000 tok/s * 855,166,464 FLOP/tok = 8.55166464e12 FLOP/s; / 312e12 = 2.7409181538%.
+  EXPECT_NEAR(mfu_pct(10'000.0, 855'166'464, 312.0), 2.7409181538, 1e-9);
+}
+
+TEST(PeakTable, MatchesCudaDeviceNames) {
+  struct Case {
+    const char* name;
+    Precision p;
+    const char* label;
+    double tflops;
+  };
+  const Case cases[] = {
+      {"NVIDIA A100-SXM4-80GB", Precision::kTF32, "A100 SXM", 156.0},
+      {"NVIDIA A100-PCIE-40GB", Precision::kBF16, "A100 PCIe", 312.0},
+      {"NVIDIA A100 80GB PCIe", Precision::kFP32, "A100 PCIe", 19.5},
+      {"NVIDIA H100 80GB HBM3", Precision::kBF16, "H100 SXM", 989.4},
+      {"NVIDIA H100 PCIe", Precision::kTF32, "H100 PCIe", 378.0},
+      {"NVIDIA H100 NVL", Precision::kBF16, "H100 NVL", 835.5},
+      {"NVIDIA H200", Precision::kFP32, "H200 SXM", 67.0},
+      {"NVIDIA H200 NVL", Precision::kBF16, "H200 NVL", 835.5},
+      {"NVIDIA L4", Precision::kBF16, "L4", 121.0},
+      {"NVIDIA A10G", Precision::kTF32, "A10G", 62.5},
+      {"NVIDIA GeForce RTX 4090", Precision::kBF16, "RTX 4090", 165.2},
+  };
+  for (const auto& c : cases) {
+    auto peak = datasheet_peak(c.name, c.p);
+    ASSERT_TRUE(peak.has_value()) << c.name;
+    EXPECT_EQ(peak->device, c.label) << c.name;
+    EXPECT_DOUBLE_EQ(peak->tflops, c.tflops) << c.name;
+    EXPECT_FALSE(peak->source.empty());
+  }
+}
+
+TEST(PeakTable, UnknownDevicesGetNoGuess) {
+  EXPECT_FALSE(datasheet_peak("NVIDIA L40S", Precision::kBF16).has_value());
+  EXPECT_FALSE(datasheet_peak("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz", Precision::kFP32));
+  EXPECT_FALSE(datasheet_peak("Tesla V100-SXM2-16GB", Precision::kFP32).has_value());
+}
+
+TEST(MemoryEstimate, CountsParametersGradientsAndAdamState) {
+  const ModelConfig m = find_preset("tiny").model;  // L2 H2 C64 V1024
+  const auto e = estimate_memory(m, 1000, 4, 64);
+  EXPECT_EQ(e.parameter_bytes, 4000);
+  EXPECT_EQ(e.gradient_bytes, 4000);
+  EXPECT_EQ(e.optimizer_state_bytes, 8000);
+  // per layer 16*4*64*64 + 2*4*64*64 = 262,144 + 32,768; head 2*4*64*64 + 2*4*64*1024
+  const int64_t elems = 2 * (262'144 + 32'768) + (32'768 + 524'288);
+  EXPECT_EQ(e.activation_bytes, elems * 4);
+  EXPECT_EQ(e.total_bytes, 16000 + elems * 4);
+}
+
+}  // namespace
+}  // namespace ladder

@@ -1,0 +1,46 @@
+// variants/data.h: where a step's tokens come from.
+//
+// TokenSource is the interface the step reads; a token-shard reader slots in
+// beside SyntheticTokens later. Batches are a pure function of (step, rank),
+// so a re-run or resumed rung sees exactly the same data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/torch.h>
+
+namespace ladder {
+
+struct Batch {
+  torch::Tensor x;  // (B, T) int64 inputs
+  torch::Tensor y;  // (B, T) int64 targets, x shifted left by one
+};
+
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+  // The batch for optimizer step `step` (micro-step `micro` of it) on `rank`.
+  virtual Batch batch(int64_t step, int64_t micro = 0) = 0;
+  // What the report records about the data.
+  virtual nlohmann::json describe() const = 0;
+};
+
+// Uniform pseudo-random tokens from a counter-based hash (splitmix64), so any
+// position of the stream is computable on its own and from Python:
+//   row r = ((step * micro_steps + micro) * world + rank) * B + b
+//   token(r, j) = splitmix64(seed * 0xD1B54A32D192ED03 + r * (T + 1) + j) % V,  j in [0, T]
+//   x = token(r, 0..T-1), y = token(r, 1..T)
+// With fixed_batch every step returns the batch of step 0.
+struct SyntheticSpec {
+  int64_t batch, seq, vocab;
+  uint64_t seed;
+  int64_t rank = 0, world = 1, micro_steps = 1;
+  bool fixed_batch = false;
+};
+std::unique_ptr<TokenSource> make_synthetic_source(const SyntheticSpec& spec);
+
+uint64_t splitmix64(uint64_t x);
+
+}  // namespace ladder

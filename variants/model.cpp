@@ -1,0 +1,115 @@
+// variants/model.cpp: GPT-2 forward and initialisation (see model.h).
+#include "variants/model.h"
+
+#include <cmath>
+
+namespace ladder {
+
+namespace F = torch::nn::functional;
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg)
+    : n_head_(cfg.n_head), n_embd_(cfg.n_embd) {
+  c_attn = register_module("c_attn", torch::nn::Linear(cfg.n_embd, 3 * cfg.n_embd));
+  c_proj = register_module("c_proj", torch::nn::Linear(cfg.n_embd, cfg.n_embd));
+  causal_mask_ = register_buffer(
+      "causal_mask", torch::ones({cfg.block_size, cfg.block_size}, torch::kBool).tril());
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  const int64_t hs = C / n_head_;
+  auto qkv = c_attn(x).split(n_embd_, /*dim=*/2);  // 3 x (B, T, C)
+  auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  // Explicit attention, as in nanoGPT's slow path.
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, T)
+  auto mask = causal_mask_.slice(0, 0, T).slice(1, 0, T);                           // (T, T)
+  att = att.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  att = torch::softmax(att, -1);
+  auto y = torch::matmul(att, v);                       // (B, nh, T, hs)
+  y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
+  return c_proj(y);
+}
+
+MLPImpl::MLPImpl(const ModelConfig& cfg) {
+  c_fc = register_module("c_fc", torch::nn::Linear(cfg.n_embd, 4 * cfg.n_embd));
+  c_proj = register_module("c_proj", torch::nn::Linear(4 * cfg.n_embd, cfg.n_embd));
+}
+
+torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
+  auto h = c_fc(x);                                         // (B, T, 4C)
+  h = F::gelu(h, F::GELUFuncOptions().approximate("tanh"));  // GPT-2's tanh GELU
+  return c_proj(h);                                         // (B, T, C)
+}
+
+BlockImpl::BlockImpl(const ModelConfig& cfg) {
+  ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
+  attn = register_module("attn", CausalSelfAttention(cfg));
+  ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
+  mlp = register_module("mlp", MLP(cfg));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  auto y = x + attn(ln_1(x));  // (B, T, C)
+  return y + mlp(ln_2(y));     // (B, T, C)
+}
+
+GPTImpl::GPTImpl(const ModelConfig& cfg) : cfg_(cfg) {
+  wte = register_module("wte", torch::nn::Embedding(cfg.vocab_size, cfg.n_embd));
+  wpe = register_module("wpe", torch::nn::Embedding(cfg.block_size, cfg.n_embd));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg.n_layer; ++i) h->push_back(Block(cfg));
+  ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  const int64_t T = idx.size(1);
+  TORCH_CHECK(T <= cfg_.block_size, "sequence length ", T, " exceeds block size ", cfg_.block_size);
+  auto pos = torch::arange(T, idx.options());  // (T)
+  auto x = wte(idx) + wpe(pos);                // (B, T, C)
+  for (const auto& block : *h) x = block->as<Block>()->forward(x);
+  x = ln_f(x);                                 // (B, T, C)
+  return torch::matmul(x, wte->weight.t());    // (B, T, V), lm_head tied to wte
+}
+
+int64_t GPTImpl::num_params(bool exclude_position_embeddings) const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  if (exclude_position_embeddings) n -= wpe->weight.numel();
+  return n;
+}
+
+void init_gpt2_weights(GPT& model, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const double std_base = 0.02;
+  const double std_residual = 0.02 / std::sqrt(2.0 * double(model->config().n_layer));
+  // Draw on the CPU in a fixed order, then copy, so CPU and CUDA runs agree.
+  auto fill_normal = [&](torch::Tensor& t, double std) {
+    auto cpu = torch::empty(t.sizes(), torch::dtype(torch::kFloat32));
+    cpu.normal_(0.0, std, gen);
+    t.copy_(cpu);
+  };
+  for (auto& item : model->named_parameters()) {
+    const std::string& name = item.key();
+    auto& p = item.value();
+    const bool is_bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    const bool is_ln = name.find("ln_") != std::string::npos;
+    if (is_ln) {
+      is_bias ? p.zero_() : p.fill_(1.0);
+    } else if (is_bias) {
+      p.zero_();
+    } else {
+      const bool residual = name.find(".c_proj.weight") != std::string::npos;
+      fill_normal(p, residual ? std_residual : std_base);
+    }
+  }
+}
+
+torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  const int64_t V = logits.size(-1);
+  return F::cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));  // mean over B*T
+}
+
+}  // namespace ladder
