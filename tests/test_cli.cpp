@@ -1,0 +1,124 @@
+// tests/test_cli.cpp: `ladder` as a user runs it. Every bad input exits with
+// code 2, names the option, the value and what is allowed, and writes no
+// report; a good run writes one.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result run_ladder(const std::string& args) {
+  const std::string cmd = std::string(LADDER_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ladder_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs with a fresh --out and asserts exit 2, the message parts, no report.
+  void expect_bad_input(const std::string& args, std::initializer_list<const char*> parts) {
+    const fs::path out = dir_ / "run";
+    const Result r = run_ladder("run --out " + out.string() + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    for (const char* part : parts) EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in: " << r.output;
+    EXPECT_FALSE(fs::exists(out / "fp32" / "report.json")) << args;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, UnknownPresetListsTheKnownOnes) {
+  expect_bad_input("--preset gpt9", {"--preset", "'gpt9'", "gpt2-124m", "tiny"});
+}
+
+TEST_F(Cli, UnknownSubcommand) {
+  const Result r = run_ladder("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, UnknownOption) { expect_bad_input("--preset tiny --batchsize 3", {"unknown option '--batchsize'"}); }
+
+TEST_F(Cli, NonPositiveBatchAndSeq) {
+  expect_bad_input("--preset tiny --batch 0", {"--batch", "got 0", "> 0"});
+  expect_bad_input("--preset tiny --batch -3", {"--batch", "got -3", "> 0"});
+  expect_bad_input("--preset tiny --seq 0", {"--seq", "got 0", "> 0"});
+}
+
+TEST_F(Cli, SeqLargerThanBlockSize) {
+  expect_bad_input("--preset tiny --seq 65", {"--seq", "65", "block size 64", "<= 64"});
+}
+
+TEST_F(Cli, EmbdNotDivisibleByHeads) {
+  expect_bad_input("--preset tiny --n-embd 65", {"--n-embd", "65", "--n-head 2"});
+}
+
+TEST_F(Cli, CudaOnAMachineWithoutCuda) {
+  expect_bad_input("--preset tiny --device tpu", {"--device", "'tpu'", "cpu, cuda or cuda:N"});
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a CUDA device is present: --device cuda is valid";
+  expect_bad_input("--preset tiny --device cuda", {"--device cuda", "CUDA", "--device cpu"});
+}
+
+TEST_F(Cli, UnwritableOut) {
+  const fs::path file = dir_ / "a_file";
+  std::ofstream(file) << "x";
+  const Result r = run_ladder("run --preset tiny --steps 1 --warmup 0 --out " + (file / "sub").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--out"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a_file/sub"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, StepsBelowOne) { expect_bad_input("--preset tiny --steps 0", {"--steps", "got 0", "> 0"}); }
+
+TEST_F(Cli, MalformedNumber) {
+  expect_bad_input("--preset tiny --batch 4x", {"--batch", "'4x'", "not an integer"});
+  expect_bad_input("--preset tiny --lr 1e-3q", {"--lr", "'1e-3q'", "not a number"});
+  expect_bad_input("--preset tiny --steps", {"--steps", "missing value"});
+}
+
+TEST_F(Cli, HelpExitsZeroAndListsOptions) {
+  const Result r = run_ladder("run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* opt : {"--device", "--preset", "--batch", "--seq", "--steps", "--warmup", "--seed", "--out", "--threads"})
+    EXPECT_NE(r.output.find(opt), std::string::npos) << opt;
+}
+
+TEST_F(Cli, GoodRunWritesOneCompleteReport) {
+  const fs::path out = dir_ / "run";
+  const Result r = run_ladder("run --preset tiny --steps 2 --warmup 1 --threads 1 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out / "fp32" / "report.json"));
+  // Nothing half-written is left behind.
+  for (const auto& e : fs::recursive_directory_iterator(out))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+  EXPECT_NE(r.output.find("report: "), std::string::npos);
+}
+
+}  // namespace
