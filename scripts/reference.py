@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Plain PyTorch-eager reference of ladder's GPT-2 training step.
+
+The same model (variants/model.cpp), synthetic tokens (variants/data.cpp),
+AdamW groups and LR schedule (variants/optim.cpp) and step order
+(variants/step.cpp) as the C++ code, written the way nanoGPT would.
+
+  parity  Rebuild the run of a C++ report.json from its --save-init weights,
+          run its first steps and compare loss and grad norm step by step.
+          Exit 0 when all agree within --rtol, 1 when not, 2 on bad input.
+  bench   Time the same step in Python eager on the CPU (GPT-2 init, seeded)
+          and print the median step time and tokens/s; --json saves them.
+
+Example:
+  build/ladder run --preset tiny --steps 5 --warmup 0 --save-init /tmp/x/init.pt --out /tmp/x
+  scripts/reference.py parity --report /tmp/x/fp32/report.json --init /tmp/x/init.pt
+  scripts/reference.py bench --preset gpt2-124m --batch 4 --seq 64 --steps 10
+"""
+import argparse
+import json
+import math
+import os
+import pickle
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.jit._pickle  # restore_type_tag, which LibTorch's pickle_save of a dict references
+
+# name: (n_layer, n_head, n_embd, block_size, vocab_size, batch, seq), as variants/config.cpp.
+PRESETS = {
+    "gpt2-124m": (12, 12, 768, 1024, 50257, 16, 1024),
+    "gpt2-350m": (24, 16, 1024, 1024, 50257, 8, 1024),
+    "gpt2-774m": (36, 20, 1280, 1024, 50257, 4, 1024),
+    "gpt2-1558m": (48, 25, 1600, 1024, 50257, 2, 1024),
+    "cpu-default": (4, 4, 256, 256, 50257, 4, 256),
+    "tiny": (2, 2, 64, 64, 1024, 4, 64),
+}
+# TrainConfig defaults (variants/config.h), in the report's JSON form.
+DEFAULT_TRAIN = {"max_lr": 6e-4, "min_lr_ratio": 0.1, "lr_warmup_steps": 10, "lr_decay_steps": 0,
+                 "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1, "grad_clip": 1.0}
+
+
+class InputError(Exception):
+    """Bad user input (file, JSON, field): exit code 2."""
+
+
+# ---------------------------------------------------------------- model
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.n_head, self.n_embd = m["n_head"], m["n_embd"]
+        self.c_attn = nn.Linear(self.n_embd, 3 * self.n_embd)
+        self.c_proj = nn.Linear(self.n_embd, self.n_embd)  # residual projection
+        mask = torch.ones(m["block_size"], m["block_size"], dtype=torch.bool).tril()
+        self.register_buffer("causal_mask", mask, persistent=False)  # true where allowed
+
+    def forward(self, x):
+        B, T, C = x.shape
+        hs = C // self.n_head
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)  # 3 x (B, T, C)
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
+        att = att.masked_fill(~self.causal_mask[:T, :T], float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = torch.matmul(att, v)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.c_fc = nn.Linear(m["n_embd"], 4 * m["n_embd"])
+        self.c_proj = nn.Linear(4 * m["n_embd"], m["n_embd"])  # residual projection
+
+    def forward(self, x):
+        h = F.gelu(self.c_fc(x), approximate="tanh")  # (B, T, 4C)
+        return self.c_proj(h)  # (B, T, C)
+
+
+class Block(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(m["n_embd"])
+        self.attn = CausalSelfAttention(m)
+        self.ln_2 = nn.LayerNorm(m["n_embd"])
+        self.mlp = MLP(m)
+
+    def forward(self, x):
+        y = x + self.attn(self.ln_1(x))  # (B, T, C)
+        return y + self.mlp(self.ln_2(y))  # (B, T, C)
+
+
+class GPT(nn.Module):
+    """Parameters in the C++ order and names; lm_head is tied to wte."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.wte = nn.Embedding(m["vocab_size"], m["n_embd"])  # (V, C)
+        self.wpe = nn.Embedding(m["block_size"], m["n_embd"])  # (block, C)
+        self.h = nn.ModuleList(Block(m) for _ in range(m["n_layer"]))
+        self.ln_f = nn.LayerNorm(m["n_embd"])
+
+    def forward(self, idx):  # (B, T) int64
+        pos = torch.arange(idx.size(1), device=idx.device)  # (T)
+        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
+        for block in self.h:
+            x = block(x)
+        x = self.ln_f(x)  # (B, T, C)
+        return torch.matmul(x, self.wte.weight.t())  # (B, T, V)
+
+
+@torch.no_grad()
+def init_gpt2_weights(model, n_layer, seed):
+    """GPT-2 init: N(0, 0.02), residual c_proj weights 0.02/sqrt(2L), zero biases, LN (1, 0).
+
+    Same draws in the same parameter order as variants/model.cpp, so it gives the C++ weights.
+    """
+    torch.manual_seed(seed)
+    for name, p in model.named_parameters():
+        if name.endswith(".bias"):
+            p.zero_()
+        elif "ln_" in name:
+            p.fill_(1.0)
+        else:
+            residual = name.endswith(".c_proj.weight")
+            p.normal_(0.0, 0.02 / math.sqrt(2 * n_layer) if residual else 0.02)
+
+
+def load_init_weights(model, path):
+    """Copy a `ladder run --save-init` dict into `model`; names and shapes must match exactly."""
+    try:
+        with torch.serialization.safe_globals([torch.jit._pickle.restore_type_tag]):
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, ValueError, pickle.UnpicklingError) as e:
+        raise InputError(f"{path}: cannot load the initial weights: {e}") from e
+    if not isinstance(saved, dict):
+        raise InputError(f"{path}: expected a dict name -> tensor, got {type(saved).__name__}")
+    params = dict(model.named_parameters())
+    problems = [f"missing {n}" for n in params if n not in saved]
+    problems += [f"unexpected {n}" for n in saved if n not in params]
+    problems += [f"{n}: shape {tuple(saved[n].shape)}, model expects {tuple(p.shape)}"
+                 for n, p in params.items() if n in saved and saved[n].shape != p.shape]
+    if problems:
+        more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        raise InputError(f"{path}: weights do not match the report's model: "
+                         + "; ".join(problems[:5]) + more)
+    with torch.no_grad():
+        for n, p in params.items():
+            p.copy_(saved[n])
+
+
+# ---------------------------------------------------------------- data
+
+
+def splitmix64(x):
+    """splitmix64 of a uint64 array, wrapping mod 2^64 like C++ uint64_t."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def synthetic_batch(cfg, step):
+    """Batch of optimizer step `step` (one rank, one micro-step): x (B, T), y (B, T) int64."""
+    B, T, V = cfg["batch"], cfg["seq"], cfg["model"]["vocab_size"]
+    if cfg["fixed_batch"]:
+        step = 0
+    base = np.uint64((cfg["seed"] * 0xD1B54A32D192ED03) & (2**64 - 1))
+    rows = np.arange(step * B, (step + 1) * B, dtype=np.uint64)[:, None]  # (B, 1)
+    cols = np.arange(T + 1, dtype=np.uint64)[None, :]  # (1, T+1)
+    with np.errstate(over="ignore"):
+        counters = base + rows * np.uint64(T + 1) + cols  # (B, T+1)
+    tokens = torch.from_numpy((splitmix64(counters) % np.uint64(V)).astype(np.int64))  # (B, T+1)
+    return tokens[:, :T].contiguous(), tokens[:, 1:].contiguous()
+
+
+# ---------------------------------------------------------------- optimizer and step
+
+
+def learning_rate(t, step, decay_steps):
+    """build-nanogpt's get_lr: linear warmup, cosine to max_lr * min_lr_ratio, flat after."""
+    max_lr, warmup = t["max_lr"], t["lr_warmup_steps"]
+    min_lr = max_lr * t["min_lr_ratio"]
+    if step < warmup:
+        return max_lr * (step + 1) / warmup
+    if step > decay_steps:
+        return min_lr
+    span = decay_steps - warmup
+    if span <= 0:
+        return max_lr
+    coeff = 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / span))  # 1 -> 0
+    return min_lr + coeff * (max_lr - min_lr)
+
+
+class TrainStep:
+    """variants/step.cpp: batch, forward, loss, backward, clip, LR, AdamW, zero grads."""
+
+    def __init__(self, model, cfg):
+        self.model, self.cfg, self.t = model, cfg, cfg["train"]
+        self.params = list(model.parameters())
+        decay = [p for p in self.params if p.dim() >= 2]
+        no_decay = [p for p in self.params if p.dim() < 2]
+        # foreach=False: the per-parameter loop, as LibTorch's AdamW.
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.t["weight_decay"]},
+             {"params": no_decay, "weight_decay": 0.0}],
+            lr=self.t["max_lr"], betas=tuple(self.t["betas"]), eps=self.t["eps"], foreach=False)
+        decay_steps = self.t["lr_decay_steps"]
+        self.decay_steps = decay_steps if decay_steps > 0 else cfg["warmup"] + cfg["steps"]
+
+    def run(self, step):
+        """Returns (loss, pre-clip grad norm, lr) of optimizer step `step` (0-based)."""
+        x, y = synthetic_batch(self.cfg, step)  # (B, T), (B, T)
+        logits = self.model(x)  # (B, T, V)
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))  # ()
+        loss.backward()
+        grad_norm = nn.utils.clip_grad_norm_(self.params, self.t["grad_clip"], foreach=True)  # ()
+        lr = learning_rate(self.t, step, self.decay_steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return loss.item(), grad_norm.item(), lr
+
+
+# ---------------------------------------------------------------- commands
+
+
+def field(obj, path, file):
+    """obj[a][b]... for path "a.b..."; InputError naming the file and field when absent."""
+    for key in path.split("."):
+        if not isinstance(obj, dict) or key not in obj:
+            raise InputError(f"{file}: missing field '{path}'")
+        obj = obj[key]
+    return obj
+
+
+def read_report(path):
+    """(run config, recorded steps: step/loss/grad_norm/lr lists, warmup steps first)."""
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the report: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not valid JSON: {e}") from e
+    cfg = {k: field(report, "config." + k, path)
+           for k in ("preset", "batch", "seq", "steps", "warmup", "seed", "threads", "fixed_batch")}
+    cfg["model"] = {k: field(report, "config.model." + k, path)
+                    for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
+    cfg["train"] = {k: field(report, "config.train." + k, path) for k in DEFAULT_TRAIN}
+    cfg["device"] = report["config"].get("device", "cpu")
+    recorded = {k: field(report, f"warmup_steps.{k}", path) + field(report, f"steps.{k}", path)
+                for k in ("step", "loss", "grad_norm", "lr")}
+    return cfg, recorded
+
+
+def rel_diff(a, b):
+    """|a - b| relative to the reference value b."""
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def cmd_parity(args):
+    cfg, rec = read_report(args.report)
+    n = args.steps
+    if n <= 0:
+        raise InputError(f"--steps: got {n}, expected an integer > 0")
+    if rec["step"][:n] != list(range(n)):
+        raise InputError(f"{args.report}: need steps 0..{n - 1} in 'warmup_steps'/'steps', "
+                         f"found {rec['step']}")
+    torch.set_num_threads(cfg["threads"])
+    m = cfg["model"]
+    model = GPT(m)
+    load_init_weights(model, args.init)
+    step = TrainStep(model, cfg)
+    print(f"parity: preset {cfg['preset']} (L{m['n_layer']} H{m['n_head']} C{m['n_embd']} "
+          f"V{m['vocab_size']}), B{cfg['batch']} T{cfg['seq']}, C++ on {cfg['device']}, "
+          f"{cfg['threads']} threads, rtol {args.rtol:g}")
+    print(f"{'step':>4} {'C++ loss':>12} {'Py loss':>12} {'rel':>9}  "
+          f"{'C++ norm':>12} {'Py norm':>12} {'rel':>9}")
+    ok = True
+    for i in range(n):
+        loss, norm, lr = step.run(i)
+        dl, dn = rel_diff(loss, rec["loss"][i]), rel_diff(norm, rec["grad_norm"][i])
+        bad = dl > args.rtol or dn > args.rtol
+        print(f"{i:>4} {rec['loss'][i]:>12.7f} {loss:>12.7f} {dl:>9.2e}  "
+              f"{rec['grad_norm'][i]:>12.7f} {norm:>12.7f} {dn:>9.2e}{'  FAIL' if bad else ''}")
+        if rel_diff(lr, rec["lr"][i]) > 1e-12:
+            print(f"     lr differs: C++ {rec['lr'][i]!r}, Python {lr!r}  FAIL")
+            bad = True
+        ok = ok and not bad
+    print("parity: PASS" if ok else f"parity: FAIL (rel diff above {args.rtol:g})")
+    return 0 if ok else 1
+
+
+def bench_config(args):
+    """The run config from --preset or --from-report, with the command-line overrides."""
+    if args.from_report:
+        cfg, _ = read_report(args.from_report)
+    else:
+        L, H, C, block, V, B, T = PRESETS[args.preset]
+        cfg = {"preset": args.preset, "batch": B, "seq": T, "steps": 10, "warmup": 2, "seed": 1337,
+               "threads": os.cpu_count(), "fixed_batch": False, "train": dict(DEFAULT_TRAIN),
+               "model": {"n_layer": L, "n_head": H, "n_embd": C, "block_size": block, "vocab_size": V}}
+    for k in ("batch", "seq", "steps", "warmup", "threads", "seed"):
+        if getattr(args, k) is not None:
+            cfg[k] = getattr(args, k)
+    cfg["device"] = "cpu"
+    for k in ("batch", "seq", "steps", "threads"):
+        if cfg[k] <= 0:
+            raise InputError(f"--{k}: got {cfg[k]}, expected an integer > 0")
+    if cfg["warmup"] < 0:
+        raise InputError(f"--warmup: got {cfg['warmup']}, expected an integer >= 0")
+    if cfg["seq"] > cfg["model"]["block_size"]:
+        raise InputError(f"--seq: {cfg['seq']} exceeds the block size {cfg['model']['block_size']}")
+    if args.json and not os.access(os.path.dirname(os.path.abspath(args.json)), os.W_OK):
+        raise InputError(f"--json: cannot write {args.json}: its directory is missing or read-only")
+    return cfg
+
+
+def cmd_bench(args):
+    cfg = bench_config(args)
+    torch.set_num_threads(cfg["threads"])
+    m = cfg["model"]
+    model = GPT(m)
+    init_gpt2_weights(model, m["n_layer"], cfg["seed"])
+    step = TrainStep(model, cfg)
+    tokens = cfg["batch"] * cfg["seq"]
+    dts, losses = [], []
+    for i in range(cfg["warmup"] + cfg["steps"]):
+        t0 = time.perf_counter()
+        loss, _, _ = step.run(i)  # CPU ops are synchronous: the step is done when run returns
+        dt = time.perf_counter() - t0
+        if i >= cfg["warmup"]:
+            dts.append(dt * 1e3)
+            losses.append(loss)
+    tps = [tokens / (dt * 1e-3) for dt in dts]
+    result = {"dt_ms": dts, "tokens_per_s": tps, "median_dt_ms": statistics.median(dts),
+              "median_tokens_per_s": statistics.median(tps), "loss": losses, "config": cfg,
+              "torch_version": torch.__version__, "threads": torch.get_num_threads()}
+    print(f"bench: python eager, preset {cfg['preset']}, B{cfg['batch']} T{cfg['seq']}, "
+          f"{cfg['warmup']} warmup + {cfg['steps']} steps, {result['threads']} threads, "
+          f"torch {torch.__version__}")
+    print(f"median dt_ms {result['median_dt_ms']:.2f} | median tokens/s "
+          f"{result['median_tokens_per_s']:.0f} | loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    if args.json:
+        try:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=2)
+        except OSError as e:
+            raise InputError(f"{args.json}: cannot write: {e.strerror}") from e
+        print(f"wrote {args.json}")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("parity", help="compare loss and grad norm with a C++ report")
+    p.add_argument("--report", required=True, help="the C++ run's fp32/report.json")
+    p.add_argument("--init", required=True, help="its initial weights (ladder run --save-init)")
+    p.add_argument("--steps", type=int, default=5, help="steps to compare from step 0 (default 5)")
+    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    b = sub.add_parser("bench", help="time the step in Python eager on the CPU")
+    src = b.add_mutually_exclusive_group(required=True)
+    src.add_argument("--preset", choices=list(PRESETS), help="model preset (variants/config.cpp)")
+    src.add_argument("--from-report", metavar="REPORT.json",
+                     help="the whole config of a C++ report (its steps, warmup, threads too)")
+    for k, h in (("batch", "micro-batch B"), ("seq", "sequence length T"),
+                 ("steps", "measured steps (default 10)"), ("warmup", "untimed steps first (default 2)"),
+                 ("threads", "intra-op threads (default: all cores)"), ("seed", "seed (default 1337)")):
+        b.add_argument(f"--{k}", type=int, help=h)
+    b.add_argument("--json", metavar="OUT.json", help="write per-step times and medians here")
+    args = ap.parse_args(argv)
+    try:
+        return cmd_parity(args) if args.command == "parity" else cmd_bench(args)
+    except InputError as e:
+        print(f"reference.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
