@@ -8,15 +8,20 @@ namespace ladder {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// Synchronises the device at phase boundaries and times each phase.
+// Records the current phase; with `timed`, also synchronises the device at
+// phase boundaries and times each phase.
 class PhaseClock final : public PhaseObserver {
  public:
-  explicit PhaseClock(const torch::Device& device) : device_(device) {}
+  PhaseClock(const torch::Device& device, bool timed, Position* position)
+      : device_(device), timed_(timed), position_(position) {}
   void begin(Phase p) override {
+    if (position_) position_->phase = phase_name(p);
+    if (!timed_) return;
     synchronize(device_);
     t0_ = Clock::now();
   }
   void end(Phase p) override {
+    if (!timed_) return;
     synchronize(device_);
     ms_[size_t(p)] += std::chrono::duration<double, std::milli>(Clock::now() - t0_).count();
   }
@@ -28,26 +33,25 @@ class PhaseClock final : public PhaseObserver {
 
  private:
   torch::Device device_;
+  bool timed_;
+  Position* position_;
   Clock::time_point t0_;
   std::array<double, 4> ms_{};
 };
-
-class NoObserver final : public PhaseObserver {};
 }  // namespace
 
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const StepCallback& on_step) {
+                              const StepCallback& on_step, Position* position) {
   HarnessResult r;
   auto timer = make_step_timer(device);
   r.timer_method = timer->method();
   r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
-  PhaseClock phase_clock(device);
-  NoObserver no_observer;
-  PhaseObserver& observer = cfg.breakdown ? static_cast<PhaseObserver&>(phase_clock) : no_observer;
+  PhaseClock phase_clock(device, cfg.breakdown, position);
 
   auto one_step = [&](int64_t i) {
+    if (position) position->step = i;
     timer->start();
-    StepOutput out = step.run(i, observer);
+    StepOutput out = step.run(i, phase_clock);
     timer->stop();
     StepRecord rec;
     rec.step = i;
@@ -82,6 +86,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   double sum_dt = 0;
   for (const auto& s : r.steps) sum_dt += s.dt_ms;
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
+  if (position) position->phase = "after measurement";
   return r;
 }
 

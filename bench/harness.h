@@ -47,7 +47,14 @@ struct HarnessResult {
 
 using StepCallback = std::function<void(const StepRecord&, bool warmup)>;
 
+// Where the harness is: updated at every phase boundary (two stores), so a
+// failure (an OOM, say) can be reported with the step and phase it hit.
+struct Position {
+  int64_t step = -1;
+  const char* phase = "setup";
+};
+
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const StepCallback& on_step);
+                              const StepCallback& on_step, Position* position = nullptr);
 
 }  // namespace ladder

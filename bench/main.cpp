@@ -21,7 +21,8 @@ constexpr const char* kUsage =
     "Benchmarks and profiles the GPT-2 speedup ladder in LibTorch C++.\n"
     "\n"
     "commands:\n"
-    "  run        measure the training step and write a JSON report\n"
+    "  run        run the benchmark matrix (the whole ladder by default), write reports\n"
+    "  measure    measure one rung in this process (what each rung of run executes)\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";
@@ -34,6 +35,7 @@ int dispatch(const std::vector<std::string>& argv) {
   const std::string& command = argv[1];
   const std::vector<std::string> args(argv.begin() + 2, argv.end());
   if (command == "run") return ladder::run_command(args, argv);
+  if (command == "measure") return ladder::measure_command(args, argv);
   if (command == "version") {
     fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
                ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
@@ -41,7 +43,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, version (see 'ladder --help')",
                   command));
 }
 

@@ -1,29 +1,17 @@
-// bench/run_command.h: `ladder run`, which measures the step on one device
-// and writes <out>/<rung>/report.json.
+// bench/run_command.h: the `ladder run` and `ladder measure` subcommands.
+//
+// run      the benchmark matrix (default: the whole ladder on the default
+//          preset), one child process per cell, then parity, summary, table.
+// measure  one rung in this process; what each child of `run` executes.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "variants/config.h"
-
 namespace ladder {
 
-// Parses `ladder run` options on top of the defaults: the preset is applied
-// first (default: cpu-default on CPU, gpt2-124m on CUDA), then every explicit
-// override. Returns false when --help was printed.
-struct RunRequest {
-  RunConfig cfg;
-  std::string out_dir;       // run directory; default runs/<run_id>
-  std::string run_id;
-  std::string save_init;     // optional: write initial weights for scripts/reference.py
-  bool quiet = false;
-};
-bool parse_run_args(const std::vector<std::string>& args, RunRequest& req);
-
-// Returns the process exit code. Throws ConfigError for bad input.
+// Both return the process exit code and throw ConfigError for bad input.
 int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int measure_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 
 }  // namespace ladder

@@ -45,7 +45,7 @@ class Cli : public ::testing::Test {
   // Runs with a fresh --out and asserts exit 2, the message parts, no report.
   void expect_bad_input(const std::string& args, std::initializer_list<const char*> parts) {
     const fs::path out = dir_ / "run";
-    const Result r = run_ladder("run --out " + out.string() + " " + args);
+    const Result r = run_ladder("run --rungs fp32 --out " + out.string() + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     for (const char* part : parts) EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in: " << r.output;
     EXPECT_FALSE(fs::exists(out / "fp32" / "report.json")) << args;
@@ -89,7 +89,7 @@ TEST_F(Cli, CudaOnAMachineWithoutCuda) {
 TEST_F(Cli, UnwritableOut) {
   const fs::path file = dir_ / "a_file";
   std::ofstream(file) << "x";
-  const Result r = run_ladder("run --preset tiny --steps 1 --warmup 0 --out " + (file / "sub").string());
+  const Result r = run_ladder("run --rungs fp32 --preset tiny --steps 1 --warmup 0 --out " + (file / "sub").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--out"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("a_file/sub"), std::string::npos) << r.output;
@@ -112,13 +112,15 @@ TEST_F(Cli, HelpExitsZeroAndListsOptions) {
 
 TEST_F(Cli, GoodRunWritesOneCompleteReport) {
   const fs::path out = dir_ / "run";
-  const Result r = run_ladder("run --preset tiny --steps 2 --warmup 1 --threads 1 --out " + out.string());
+  const Result r = run_ladder("run --rungs fp32 --preset tiny --steps 2 --warmup 1 --threads 1 --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out / "fp32" / "report.json"));
   // Nothing half-written is left behind.
   for (const auto& e : fs::recursive_directory_iterator(out))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
-  EXPECT_NE(r.output.find("report: "), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+  EXPECT_TRUE(fs::exists(out / "matrix.json"));
+  EXPECT_NE(r.output.find("summary: "), std::string::npos);
 }
 
 }  // namespace

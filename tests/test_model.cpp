@@ -35,7 +35,7 @@ TEST(Model, LmHeadIsTiedToTokenEmbedding) {
   for (const auto& p : model->named_parameters()) EXPECT_EQ(p.key().find("lm_head"), std::string::npos);
   auto idx = torch::zeros({1, 3}, torch::kInt64);
   auto logits = model->forward(idx);
-  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{1, 3, 1024}));
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{1, 3, 1000}));
 }
 
 TEST(Model, InitialisationFollowsGpt2) {
@@ -72,9 +72,9 @@ TEST(Model, AttentionIsCausal) {
   GPT model(find_preset("tiny").model);
   init_gpt2_weights(model, 3);
   torch::NoGradGuard no_grad;
-  auto a = torch::randint(0, 1024, {1, 16}, torch::kInt64);
+  auto a = torch::randint(0, 1000, {1, 16}, torch::kInt64);
   auto b = a.clone();
-  b.index_put_({0, 15}, (a.index({0, 15}) + 1) % 1024);  // change only the last token
+  b.index_put_({0, 15}, (a.index({0, 15}) + 1) % 1000);  // change only the last token
   auto la = model->forward(a), lb = model->forward(b);
   EXPECT_TRUE(torch::allclose(la.slice(1, 0, 15), lb.slice(1, 0, 15), 1e-5, 1e-6));
   EXPECT_FALSE(torch::allclose(la.slice(1, 15, 16), lb.slice(1, 15, 16)));

@@ -9,14 +9,16 @@ namespace ladder {
 const std::vector<Preset>& presets() {
   // GPT-2 sizes from the GPT-2 paper / nanoGPT's from_pretrained table.
   static const std::vector<Preset> kPresets = {
-      {"gpt2-124m", "GPT-2 small (L12 H12 C768)", {12, 12, 768, 1024, 50257}, 16, 1024},
-      {"gpt2-350m", "GPT-2 medium (L24 H16 C1024)", {24, 16, 1024, 1024, 50257}, 8, 1024},
-      {"gpt2-774m", "GPT-2 large (L36 H20 C1280)", {36, 20, 1280, 1024, 50257}, 4, 1024},
-      {"gpt2-1558m", "GPT-2 XL (L48 H25 C1600)", {48, 25, 1600, 1024, 50257}, 2, 1024},
-      // Sized so the whole CPU ladder finishes in minutes on 2 cores.
-      {"cpu-default", "CPU default (L4 H4 C256, V50257)", {4, 4, 256, 256, 50257}, 4, 256},
-      // Sized so a test step takes a few milliseconds.
-      {"tiny", "test preset (L2 H2 C64, V1024)", {2, 2, 64, 64, 1024}, 4, 64},
+      {"gpt2-124m", "GPT-2 small (L12 H12 C768)", {12, 12, 768, 1024, 50257}, 16, 1024, 524288},
+      {"gpt2-350m", "GPT-2 medium (L24 H16 C1024)", {24, 16, 1024, 1024, 50257}, 8, 1024, 524288},
+      {"gpt2-774m", "GPT-2 large (L36 H20 C1280)", {36, 20, 1280, 1024, 50257}, 4, 1024, 524288},
+      {"gpt2-1558m", "GPT-2 XL (L48 H25 C1600)", {48, 25, 1600, 1024, 50257}, 2, 1024, 524288},
+      // Sized so the whole CPU ladder finishes in minutes on 2 cores; the
+      // accumulation rung does 4 micro-steps.
+      {"cpu-default", "CPU default (L4 H4 C256, V50257)", {4, 4, 256, 256, 50257}, 4, 256, 4096},
+      // Sized so a test step takes a few milliseconds. V = 1000 so that
+      // vocab-pad has something to pad (to 1024).
+      {"tiny", "test preset (L2 H2 C64, V1000)", {2, 2, 64, 64, 1000}, 4, 64, 1024},
   };
   return kPresets;
 }
@@ -68,6 +70,14 @@ void RunConfig::validate() const {
     throw ConfigError(fmt::format("--weight-decay: got {}, expected >= 0", train.weight_decay));
   if (!(train.grad_clip > 0))
     throw ConfigError(fmt::format("--grad-clip: got {}, expected a number > 0", train.grad_clip));
+  if (sw.grad_accum) {
+    const int64_t per_micro = batch * seq * world_size;
+    if (total_batch <= 0 || total_batch % per_micro != 0)
+      throw ConfigError(fmt::format(
+          "--total-batch: {} tokens is not divisible by B*T*world = {}*{}*{} = {}; expected a "
+          "positive multiple of {}",
+          total_batch, batch, seq, world_size, per_micro, per_micro));
+  }
   if (peak_tflops && !(*peak_tflops > 0))
     throw ConfigError(fmt::format("--peak-tflops: got {}, expected a number > 0", *peak_tflops));
 }
@@ -96,6 +106,11 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"model", r.model},
        {"train", r.train},
        {"rung", r.rung},
+       {"switches", r.sw},
+       {"total_batch", r.total_batch},
+       {"micro_steps", r.micro_steps()},
+       {"world_size", r.world_size},
+       {"model_vocab", r.model_vocab()},
        {"batch", r.batch},
        {"seq", r.seq},
        {"steps", r.steps},
@@ -106,6 +121,47 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"breakdown", r.breakdown},
        {"fixed_batch", r.fixed_batch},
        {"peak_tflops_override", r.peak_tflops ? nlohmann::json(*r.peak_tflops) : nlohmann::json()}};
+}
+
+void from_json(const nlohmann::json& j, ModelConfig& m) {
+  j.at("n_layer").get_to(m.n_layer);
+  j.at("n_head").get_to(m.n_head);
+  j.at("n_embd").get_to(m.n_embd);
+  j.at("block_size").get_to(m.block_size);
+  j.at("vocab_size").get_to(m.vocab_size);
+}
+
+void from_json(const nlohmann::json& j, TrainConfig& t) {
+  j.at("max_lr").get_to(t.max_lr);
+  j.at("min_lr_ratio").get_to(t.min_lr_ratio);
+  j.at("lr_warmup_steps").get_to(t.lr_warmup_steps);
+  j.at("lr_decay_steps").get_to(t.lr_decay_steps);
+  t.beta1 = j.at("betas").at(0).get<double>();
+  t.beta2 = j.at("betas").at(1).get<double>();
+  j.at("eps").get_to(t.eps);
+  j.at("weight_decay").get_to(t.weight_decay);
+  j.at("grad_clip").get_to(t.grad_clip);
+}
+
+void from_json(const nlohmann::json& j, RunConfig& r) {
+  j.at("preset").get_to(r.preset);
+  j.at("model").get_to(r.model);
+  j.at("train").get_to(r.train);
+  j.at("rung").get_to(r.rung);
+  j.at("switches").get_to(r.sw);
+  j.at("total_batch").get_to(r.total_batch);
+  j.at("world_size").get_to(r.world_size);
+  j.at("batch").get_to(r.batch);
+  j.at("seq").get_to(r.seq);
+  j.at("steps").get_to(r.steps);
+  j.at("warmup").get_to(r.warmup);
+  j.at("seed").get_to(r.seed);
+  j.at("device").get_to(r.device);
+  j.at("threads").get_to(r.threads);
+  j.at("breakdown").get_to(r.breakdown);
+  j.at("fixed_batch").get_to(r.fixed_batch);
+  const auto& peak = j.at("peak_tflops_override");
+  r.peak_tflops = peak.is_null() ? std::nullopt : std::optional<double>(peak.get<double>());
 }
 
 }  // namespace ladder

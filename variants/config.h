@@ -14,6 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "variants/rungs.h"
+
 namespace ladder {
 
 // Bad user input: the CLI turns it into exit code 2.
@@ -33,8 +35,9 @@ struct Preset {
   std::string name;
   std::string description;
   ModelConfig model;
-  int64_t batch;  // default micro-batch B
-  int64_t seq;    // default sequence length T
+  int64_t batch;        // default micro-batch B
+  int64_t seq;          // default sequence length T
+  int64_t total_batch;  // tokens per optimizer step for grad-accum
 };
 
 const std::vector<Preset>& presets();
@@ -69,9 +72,21 @@ struct RunConfig {
   bool fixed_batch = false;    // every step sees batch 0 (overfitting checks)
   std::optional<double> peak_tflops;  // overrides the datasheet table
   std::string rung = "fp32";
+  Switches sw;              // what the rung changes; all off is the fp32 baseline
+  int64_t total_batch = 0;  // grad-accum: tokens per optimizer step (all ranks)
+  int world_size = 1;
 
   int64_t total_steps() const { return warmup + steps; }
-  int64_t tokens_per_step() const { return batch * seq; }
+  int64_t tokens_per_micro_step() const { return batch * seq; }
+  // micro_steps = total_batch / (B * T * world) with grad-accum, else 1.
+  int64_t micro_steps() const {
+    return sw.grad_accum ? total_batch / (batch * seq * world_size) : 1;
+  }
+  int64_t tokens_per_step() const { return tokens_per_micro_step() * micro_steps(); }
+  // The model's vocabulary: padded to a multiple of 128 with vocab-pad.
+  int64_t model_vocab() const {
+    return sw.vocab_pad ? (model.vocab_size + 127) / 128 * 128 : model.vocab_size;
+  }
   // Throws ConfigError on the first invalid field.
   void validate() const;
 };
@@ -79,5 +94,8 @@ struct RunConfig {
 void to_json(nlohmann::json& j, const ModelConfig& m);
 void to_json(nlohmann::json& j, const TrainConfig& t);
 void to_json(nlohmann::json& j, const RunConfig& r);
+void from_json(const nlohmann::json& j, ModelConfig& m);
+void from_json(const nlohmann::json& j, TrainConfig& t);
+void from_json(const nlohmann::json& j, RunConfig& r);
 
 }  // namespace ladder

@@ -3,12 +3,14 @@
 
 #include <cmath>
 
+#include "variants/fused_ops.h"
+
 namespace ladder {
 
 namespace F = torch::nn::functional;
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg)
-    : n_head_(cfg.n_head), n_embd_(cfg.n_embd) {
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash)
+    : n_head_(cfg.n_head), n_embd_(cfg.n_embd), flash_(flash) {
   c_attn = register_module("c_attn", torch::nn::Linear(cfg.n_embd, 3 * cfg.n_embd));
   c_proj = register_module("c_proj", torch::nn::Linear(cfg.n_embd, cfg.n_embd));
   causal_mask_ = register_buffer(
@@ -22,14 +24,28 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
+  torch::Tensor y;
+  if (flash_) {
+    // Fused attention; the backend (flash, memory-efficient, cuDNN, math) is
+    // LibTorch's choice and is recorded in the report.
+    y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
+  } else {
+    y = explicit_attention(q, k, v);  // (B, nh, T, hs)
+  }
+  y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
+  return c_proj(y);
+}
+
+torch::Tensor CausalSelfAttentionImpl::explicit_attention(const torch::Tensor& q,
+                                                          const torch::Tensor& k,
+                                                          const torch::Tensor& v) {
+  const int64_t T = q.size(2), hs = q.size(3);
   // Explicit attention, as in nanoGPT's slow path.
   auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, T)
   auto mask = causal_mask_.slice(0, 0, T).slice(1, 0, T);                           // (T, T)
   att = att.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
   att = torch::softmax(att, -1);
-  auto y = torch::matmul(att, v);                       // (B, nh, T, hs)
-  y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
-  return c_proj(y);
+  return torch::matmul(att, v);  // (B, nh, T, hs)
 }
 
 MLPImpl::MLPImpl(const ModelConfig& cfg) {
@@ -43,9 +59,9 @@ torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
   return c_proj(h);                                         // (B, T, C)
 }
 
-BlockImpl::BlockImpl(const ModelConfig& cfg) {
+BlockImpl::BlockImpl(const ModelConfig& cfg, bool flash) {
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
-  attn = register_module("attn", CausalSelfAttention(cfg));
+  attn = register_module("attn", CausalSelfAttention(cfg, flash));
   ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
   mlp = register_module("mlp", MLP(cfg));
 }
@@ -55,11 +71,11 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return y + mlp(ln_2(y));     // (B, T, C)
 }
 
-GPTImpl::GPTImpl(const ModelConfig& cfg) : cfg_(cfg) {
+GPTImpl::GPTImpl(const ModelConfig& cfg, ModelOptions options) : cfg_(cfg), options_(options) {
   wte = register_module("wte", torch::nn::Embedding(cfg.vocab_size, cfg.n_embd));
   wpe = register_module("wpe", torch::nn::Embedding(cfg.block_size, cfg.n_embd));
   h = register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < cfg.n_layer; ++i) h->push_back(Block(cfg));
+  for (int64_t i = 0; i < cfg.n_layer; ++i) h->push_back(Block(cfg, options.flash));
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
 }
 
@@ -68,9 +84,31 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   TORCH_CHECK(T <= cfg_.block_size, "sequence length ", T, " exceeds block size ", cfg_.block_size);
   auto pos = torch::arange(T, idx.options());  // (T)
   auto x = wte(idx) + wpe(pos);                // (B, T, C)
-  for (const auto& block : *h) x = block->as<Block>()->forward(x);
-  x = ln_f(x);                                 // (B, T, C)
-  return torch::matmul(x, wte->weight.t());    // (B, T, V), lm_head tied to wte
+  if (options_.fused) {
+    x = forward_fused(x);
+  } else {
+    for (const auto& block : *h) x = block->as<Block>()->forward(x);
+    x = ln_f(x);  // (B, T, C)
+  }
+  return torch::matmul(x, wte->weight.t());  // (B, T, V), lm_head tied to wte
+}
+
+torch::Tensor GPTImpl::forward_fused(torch::Tensor x) {
+  const int64_t L = int64_t(h->size());
+  auto norm = [](const torch::nn::LayerNorm& ln) -> std::pair<torch::Tensor, torch::Tensor> {
+    return {ln->weight, ln->bias};
+  };
+  auto block = [&](int64_t i) { return h[i]->as<Block>(); };
+  torch::Tensor normed = block(0)->ln_1(x);  // (B, T, C)
+  for (int64_t i = 0; i < L; ++i) {
+    auto* blk = block(i);
+    auto [w2, b2] = norm(blk->ln_2);
+    std::tie(x, normed) = fused::add_layer_norm(x, blk->attn(normed), w2, b2);  // x += attn; ln_2
+    const auto& next = i + 1 < L ? block(i + 1)->ln_1 : ln_f;
+    auto [w1, b1] = norm(next);
+    std::tie(x, normed) = fused::add_layer_norm(x, blk->mlp(normed), w1, b1);  // x += mlp; next LN
+  }
+  return normed;  // ln_f(x): (B, T, C)
 }
 
 int64_t GPTImpl::num_params(bool exclude_position_embeddings) const {
@@ -80,7 +118,7 @@ int64_t GPTImpl::num_params(bool exclude_position_embeddings) const {
   return n;
 }
 
-void init_gpt2_weights(GPT& model, uint64_t seed) {
+void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab) {
   torch::NoGradGuard no_grad;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   const double std_base = 0.02;
@@ -91,9 +129,14 @@ void init_gpt2_weights(GPT& model, uint64_t seed) {
     cpu.normal_(0.0, std, gen);
     t.copy_(cpu);
   };
+  torch::Tensor padding_rows;  // drawn after everything else
   for (auto& item : model->named_parameters()) {
     const std::string& name = item.key();
-    auto& p = item.value();
+    auto p = item.value();
+    if (name == "wte.weight" && valid_vocab > 0 && valid_vocab < p.size(0)) {
+      padding_rows = p.slice(0, valid_vocab);
+      p = p.slice(0, 0, valid_vocab);
+    }
     const bool is_bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
     const bool is_ln = name.find("ln_") != std::string::npos;
     if (is_ln) {
@@ -105,11 +148,16 @@ void init_gpt2_weights(GPT& model, uint64_t seed) {
       fill_normal(p, residual ? std_residual : std_base);
     }
   }
+  if (padding_rows.defined()) fill_normal(padding_rows, std_base);
 }
 
-torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
-  const int64_t V = logits.size(-1);
-  return F::cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));  // mean over B*T
+torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
+                      int64_t valid_vocab, bool fused) {
+  const int64_t Vp = logits.size(-1);
+  const int64_t V = valid_vocab > 0 ? valid_vocab : Vp;
+  if (fused) return fused::softmax_cross_entropy(logits.reshape({-1, Vp}), targets.reshape({-1}), V);
+  auto classes = V < Vp ? logits.narrow(-1, 0, V) : logits;                // (B, T, V)
+  return F::cross_entropy(classes.reshape({-1, V}), targets.reshape({-1}));  // mean over B*T
 }
 
 }  // namespace ladder

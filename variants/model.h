@@ -13,17 +13,28 @@
 
 namespace ladder {
 
+// Rung switches that change the forward pass (variants/rungs.h).
+struct ModelOptions {
+  bool flash = false;  // scaled_dot_product_attention(is_causal) instead of explicit attention
+  bool fused = false;  // fused residual-add + LayerNorm between sub-blocks
+};
+
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  explicit CausalSelfAttentionImpl(const ModelConfig& cfg);
+  CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_attn{nullptr};  // C -> 3C
   torch::nn::Linear c_proj{nullptr};  // C -> C, a residual projection
 
  private:
+  // q, k, v: (B, nh, T, hs) -> (B, nh, T, hs), masked softmax(q k^T / sqrt(hs)) v
+  torch::Tensor explicit_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                   const torch::Tensor& v);
+
   int64_t n_head_;
   int64_t n_embd_;
+  bool flash_;
   torch::Tensor causal_mask_;  // (block, block) bool, true where attention is allowed
 };
 TORCH_MODULE(CausalSelfAttention);
@@ -40,7 +51,7 @@ TORCH_MODULE(MLP);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  explicit BlockImpl(const ModelConfig& cfg);
+  BlockImpl(const ModelConfig& cfg, bool flash);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::LayerNorm ln_1{nullptr};
@@ -52,8 +63,9 @@ TORCH_MODULE(Block);
 
 class GPTImpl : public torch::nn::Module {
  public:
-  explicit GPTImpl(const ModelConfig& cfg);
+  explicit GPTImpl(const ModelConfig& cfg, ModelOptions options = {});
   torch::Tensor forward(const torch::Tensor& idx);  // (B, T) int64 -> logits (B, T, V)
+  const ModelOptions& options() const { return options_; }
 
   // Parameters counted once (lm_head is wte). With exclude_position_embeddings
   // this is the N of the MFU formula (nanoGPT's get_num_params default).
@@ -66,17 +78,27 @@ class GPTImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
 
  private:
+  // The fused path: the residual add that ends each sub-block is fused with
+  // the LayerNorm that starts the next one (ln_2, the next ln_1, or ln_f).
+  torch::Tensor forward_fused(torch::Tensor x);  // (B, T, C) -> (B, T, C) after ln_f
+
   ModelConfig cfg_;
+  ModelOptions options_;
 };
 TORCH_MODULE(GPT);
 
 // GPT-2 initialisation: every Linear and Embedding weight ~ N(0, 0.02), the
 // residual projections (attn.c_proj, mlp.c_proj) scaled by 1/sqrt(2 n_layer),
 // biases zero, LayerNorm (1, 0). Deterministic in `seed`; draws on the CPU
-// generator in parameter order so any device gets identical weights.
-void init_gpt2_weights(GPT& model, uint64_t seed);
+// generator in parameter order so any device gets identical weights. With a
+// padded vocabulary, wte's first `valid_vocab` rows are drawn in place and the
+// padding rows last, so every real weight equals the unpadded model's.
+void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab = 0);
 
-// Mean cross-entropy over all B*T positions.
-torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets);
+// Mean cross-entropy over all B*T positions. Only the first `valid_vocab`
+// logits are classes (0 = all): padding never enters the softmax. `fused`
+// uses the one-pass softmax-CE op (variants/fused_ops.h).
+torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
+                      int64_t valid_vocab = 0, bool fused = false);
 
 }  // namespace ladder

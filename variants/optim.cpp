@@ -37,4 +37,79 @@ void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
   for (auto& group : opt.param_groups()) group.options().set_lr(lr);
 }
 
+namespace {
+
+class TorchAdamW final : public StepOptimizer {
+ public:
+  TorchAdamW(GPT& model, const TrainConfig& cfg) : opt_(make_adamw(model, cfg)) {}
+  void step(double lr) override {
+    set_learning_rate(*opt_, lr);
+    opt_->step();
+  }
+  void zero_grad(bool set_to_none) override { opt_->zero_grad(set_to_none); }
+  const char* name() const override { return "torch::optim::AdamW"; }
+
+ private:
+  std::unique_ptr<torch::optim::AdamW> opt_;
+};
+
+// One _fused_adamw_ call per parameter group updates every tensor of the
+// group in a single multi-tensor kernel (CUDA) or one fused loop (CPU).
+class FusedAdamW final : public StepOptimizer {
+ public:
+  FusedAdamW(GPT& model, const TrainConfig& cfg) : cfg_(cfg) {
+    Group decay{{}, {}, {}, {}, cfg.weight_decay}, no_decay{{}, {}, {}, {}, 0.0};
+    for (auto& p : model->parameters()) {
+      Group& g = p.dim() >= 2 ? decay : no_decay;
+      g.params.push_back(p);
+      g.exp_avgs.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      g.exp_avg_sqs.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      g.steps.push_back(torch::zeros({}, p.options().dtype(torch::kFloat32)));
+    }
+    groups_ = {std::move(decay), std::move(no_decay)};
+  }
+
+  void step(double lr) override {
+    torch::NoGradGuard no_grad;
+    for (auto& g : groups_) {
+      std::vector<torch::Tensor> grads;
+      grads.reserve(g.params.size());
+      for (auto& p : g.params) grads.push_back(p.grad());
+      torch::_foreach_add_(g.steps, 1);
+      at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps,
+                        lr, cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
+                        /*amsgrad=*/false, /*maximize=*/false);
+    }
+  }
+
+  void zero_grad(bool set_to_none) override {
+    for (auto& g : groups_)
+      for (auto& p : g.params) {
+        if (!p.grad().defined()) continue;
+        if (set_to_none) {
+          p.mutable_grad().reset();
+        } else {
+          p.mutable_grad().detach_();
+          p.mutable_grad().zero_();
+        }
+      }
+  }
+  const char* name() const override { return "at::_fused_adamw_"; }
+
+ private:
+  struct Group {
+    std::vector<torch::Tensor> params, exp_avgs, exp_avg_sqs, steps;
+    double weight_decay;
+  };
+  TrainConfig cfg_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace
+
+std::unique_ptr<StepOptimizer> make_optimizer(GPT& model, const TrainConfig& cfg, bool fused) {
+  if (fused) return std::make_unique<FusedAdamW>(model, cfg);
+  return std::make_unique<TorchAdamW>(model, cfg);
+}
+
 }  // namespace ladder

@@ -10,6 +10,20 @@
 
 namespace ladder {
 
+// What the step needs from an optimizer: one update at a given LR.
+class StepOptimizer {
+ public:
+  virtual ~StepOptimizer() = default;
+  virtual void step(double lr) = 0;
+  // set_to_none = false keeps gradient buffers (a CUDA graph reuses them).
+  virtual void zero_grad(bool set_to_none) = 0;
+  virtual const char* name() const = 0;
+};
+
+// torch::optim::AdamW (per-parameter loop) or the multi-tensor fused kernel
+// (at::_fused_adamw_, CPU and CUDA), both with GPT-2's two groups.
+std::unique_ptr<StepOptimizer> make_optimizer(GPT& model, const TrainConfig& cfg, bool fused);
+
 // AdamW(betas, eps) with two groups: weight decay on tensors of dim >= 2
 // (matmul weights and embeddings), none on biases and LayerNorm gains.
 std::unique_ptr<torch::optim::AdamW> make_adamw(GPT& model, const TrainConfig& cfg);

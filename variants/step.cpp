@@ -1,7 +1,7 @@
 // variants/step.cpp: the shared training step (see step.h).
 #include "variants/step.h"
 
-#include "variants/optim.h"
+#include <nlohmann/json.hpp>
 
 namespace ladder {
 
@@ -32,11 +32,19 @@ class PhaseScope {
 
 TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data)
     : cfg_(cfg), device_(device), data_(std::move(data)) {
-  model_ = GPT(cfg.model);
-  init_gpt2_weights(model_, cfg.seed);
+  if (cfg.sw.tf32) {
+    tf32_effect_ = enable_tf32(device);
+  } else {
+    disable_tf32(device);
+  }
+  if (cfg.sw.bf16) bf16_effect_ = probe_bf16_autocast(device);
+  ModelConfig model_cfg = cfg.model;
+  model_cfg.vocab_size = cfg.model_vocab();
+  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused});
+  init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
-  optimizer_ = make_adamw(model_, cfg.train);
+  optimizer_ = make_optimizer(model_, cfg.train, cfg.sw.fused_adamw);
   params_ = model_->parameters();
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
 }
@@ -53,37 +61,141 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
   return total;
 }
 
+torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
+  AutocastScope autocast(cfg_.sw.bf16, device_);  // forward and loss only
+  auto logits = model_->forward(x);               // (B, T, Vp)
+  auto loss = lm_loss(logits, y, cfg_.model.vocab_size, cfg_.sw.fused);
+  // Accumulation averages over micro-steps: scale each micro-loss by 1/m.
+  return loss / double(cfg_.micro_steps());
+}
+
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
   StepOutput out;
-  Batch batch;
-  {
-    PhaseScope s(observer, Phase::kData);
-    batch = data_->batch(step);
-    const bool non_blocking = device_.is_cuda();
-    batch.x = batch.x.to(device_, non_blocking);  // (B, T)
-    batch.y = batch.y.to(device_, non_blocking);  // (B, T)
-  }
-  out.tokens = batch.x.numel();
-  torch::Tensor loss;
-  {
-    PhaseScope s(observer, Phase::kForward);
-    auto logits = model_->forward(batch.x);  // (B, T, V)
-    loss = lm_loss(logits, batch.y);         // ()
-  }
-  {
-    PhaseScope s(observer, Phase::kBackward);
-    loss.backward();
+  const int64_t micro_steps = cfg_.micro_steps();
+  const bool use_graph = cfg_.sw.fused && device_.is_cuda();
+  torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  for (int64_t micro = 0; micro < micro_steps; ++micro) {
+    Batch batch;
+    {
+      PhaseScope s(observer, Phase::kData);
+      batch = data_->batch(step, micro);
+      const bool non_blocking = device_.is_cuda();
+      batch.x = batch.x.to(device_, non_blocking);  // (B, T)
+      batch.y = batch.y.to(device_, non_blocking);  // (B, T)
+    }
+    out.tokens += batch.x.numel();
+    if (use_graph) {
+      // Forward and backward are one replay: the forward phase covers both.
+      PhaseScope s(observer, Phase::kForward);
+      if (!graph_) {
+        graph_ = capture_micro_step(
+            [this](const torch::Tensor& x, const torch::Tensor& y) {
+              auto loss = forward_loss(x, y);
+              loss.backward();
+              return loss.detach();
+            },
+            batch.x, batch.y);
+        optimizer_->zero_grad(/*set_to_none=*/false);  // drop the warmup's gradients
+      }
+      loss_sum += graph_->run(batch.x, batch.y);
+      continue;
+    }
+    torch::Tensor loss;
+    {
+      PhaseScope s(observer, Phase::kForward);
+      loss = forward_loss(batch.x, batch.y);
+    }
+    {
+      PhaseScope s(observer, Phase::kBackward);
+      loss.backward();
+    }
+    loss_sum += loss.detach();
   }
   {
     PhaseScope s(observer, Phase::kOptimizer);
     out.grad_norm = clip_grad_norm(params_, cfg_.train.grad_clip);
     out.lr = learning_rate(cfg_.train, step, decay_steps_);
-    set_learning_rate(*optimizer_, out.lr);
-    optimizer_->step();
-    optimizer_->zero_grad(/*set_to_none=*/true);
+    optimizer_->step(out.lr);
+    optimizer_->zero_grad(/*set_to_none=*/!use_graph);
   }
-  out.loss = loss.detach();
+  out.loss = loss_sum.to(torch::kFloat32);
   return out;
+}
+
+std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  const int64_t hs = cfg.model.n_embd / cfg.model.n_head;
+  const auto dtype = cfg.sw.bf16 ? torch::kBFloat16 : torch::kFloat32;
+  auto q = torch::zeros({cfg.batch, cfg.model.n_head, cfg.seq, hs},
+                        torch::TensorOptions().dtype(dtype).device(device));  // (B, nh, T, hs)
+  q.set_requires_grad(true);
+  const int64_t choice = at::_fused_sdp_choice(q, q, q, {}, 0.0, /*is_causal=*/true);
+  // sdp::SDPBackend: math 0, flash_attention 1, efficient_attention 2,
+  // cudnn_attention 3, overrideable 4.
+  switch (choice) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "efficient";
+    case 3: return "cudnn";
+    case 4: return "overrideable";
+  }
+  return "error";
+}
+
+nlohmann::json TrainStep::describe_switches() const {
+  nlohmann::json j = nlohmann::json::object();
+  auto off = [](const char* why) { return nlohmann::json{{"enabled", false}, {"reason", why}}; };
+  auto on = [](bool effective, const std::string& mechanism, const std::string& reason) {
+    return nlohmann::json{{"enabled", true}, {"effective", effective}, {"mechanism", mechanism},
+                          {"reason", reason}};
+  };
+  const auto& sw = cfg_.sw;
+  j["tf32"] = sw.tf32 ? on(tf32_effect_.effective, tf32_effect_.mechanism, tf32_effect_.reason)
+                      : off("not in this rung");
+  j["bf16"] = sw.bf16 ? on(bf16_effect_.effective, bf16_effect_.mechanism, bf16_effect_.reason)
+                      : off("not in this rung");
+  if (sw.fused) {
+    nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy"};
+    if (device_.is_cuda()) fusions.push_back("cuda_graph_forward_backward");
+    j["fused"] = on(true, "ladder::fused ops (CPU loop / CUDA kernels)",
+                    device_.is_cuda() ? "custom fused kernels and a CUDA graph per micro-step"
+                                      : "custom fused CPU ops; CUDA graphs need CUDA");
+    j["fused"]["fusions_active"] = fusions;
+    j["fused"]["fusions_not_used"] = {
+        {{"name", "addmm_gelu_epilogue"},
+         {"reason", "at::_addmm_activation has no autograd derivative in LibTorch; a training "
+                    "step would have to recompute the pre-activation for GELU's backward"}}};
+  } else {
+    j["fused"] = off("not in this rung");
+  }
+  if (sw.flash) {
+    const std::string backend = sdpa_backend(cfg_, device_);
+    j["flash"] = on(backend != "math", "scaled_dot_product_attention(is_causal=true)",
+                    backend == "math" ? "SDPA fell back to the math backend"
+                                      : fmt::format("SDPA backend: {}", backend));
+    j["flash"]["sdpa_backend"] = backend;
+  } else {
+    j["flash"] = off("not in this rung");
+  }
+  if (sw.vocab_pad) {
+    const bool changed = cfg_.model_vocab() != cfg_.model.vocab_size;
+    j["vocab_pad"] = on(changed, "wte rows padded; padding logits excluded from the softmax",
+                        changed ? fmt::format("V {} -> {}", cfg_.model.vocab_size, cfg_.model_vocab())
+                                : fmt::format("V {} is already a multiple of 128", cfg_.model.vocab_size));
+  } else {
+    j["vocab_pad"] = off("not in this rung");
+  }
+  j["fused_adamw"] = sw.fused_adamw ? on(true, optimizer_->name(), "one multi-tensor kernel per group")
+                                    : off("not in this rung");
+  if (sw.grad_accum) {
+    j["grad_accum"] = on(cfg_.micro_steps() > 1, "loss scaled by 1/micro_steps, one optimizer step",
+                         fmt::format("{} micro-steps of {} tokens = {} tokens per optimizer step",
+                                     cfg_.micro_steps(), cfg_.tokens_per_micro_step(), cfg_.tokens_per_step()));
+  } else {
+    j["grad_accum"] = off("not in this rung");
+  }
+  j["ddp"] = off(sw.ddp ? "not implemented yet" : "not in this rung");
+  return j;
 }
 
 }  // namespace ladder

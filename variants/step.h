@@ -1,19 +1,26 @@
 // variants/step.h: the one GPT-2 training step every rung runs.
 //
 // A step is four phases: data (fetch and copy the batch), forward (logits and
-// loss), backward, optimizer (clip, schedule, AdamW, zero grads). The step
-// never reads a clock: it announces phase boundaries to a PhaseObserver, and
-// the harness (timing) or profiler (ranges) decides what to do with them.
-// Results stay on the device as tensors so the step adds no synchronisation.
+// loss), backward, optimizer (clip, schedule, AdamW, zero grads); with
+// gradient accumulation the first three repeat per micro-step. The rung's
+// switches (variants/rungs.h) select how each phase is done; nothing else
+// differs between rungs. The step never reads a clock: it announces phase
+// boundaries to a PhaseObserver, and the harness (timing) or profiler
+// (ranges) decides what to do with them. Results stay on the device as
+// tensors so the step adds no synchronisation.
 #pragma once
 
 #include <memory>
 
+#include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
 #include "variants/config.h"
 #include "variants/data.h"
+#include "variants/graph_step.h"
 #include "variants/model.h"
+#include "variants/optim.h"
+#include "variants/precision.h"
 
 namespace ladder {
 
@@ -30,7 +37,7 @@ class PhaseObserver {
 };
 
 struct StepOutput {
-  torch::Tensor loss;       // () float32, mean over the step's tokens
+  torch::Tensor loss;       // () float32, mean over the step's tokens (all micro-steps)
   torch::Tensor grad_norm;  // () float32, global L2 norm before clipping
   double lr = 0.0;
   int64_t tokens = 0;       // tokens processed by this step on this rank
@@ -44,21 +51,32 @@ class TrainStep {
   StepOutput run(int64_t step, PhaseObserver& observer);
 
   GPT& model() { return model_; }
-  torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const TokenSource& data() const { return *data_; }
+  // What each switch did on this device: effective or not, and why; the
+  // fusions in use; the attention backend.
+  nlohmann::json describe_switches() const;
 
  private:
+  // Forward and loss under the rung's autocast, scaled by 1/micro_steps.
+  torch::Tensor forward_loss(const torch::Tensor& x, const torch::Tensor& y);  // (B, T) -> ()
+
   RunConfig cfg_;
   torch::Device device_;
   std::unique_ptr<TokenSource> data_;
   GPT model_{nullptr};
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<StepOptimizer> optimizer_;
+  std::unique_ptr<GraphedMicroStep> graph_;  // fused rung on CUDA, captured at the first step
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
+  SwitchEffect tf32_effect_, bf16_effect_;
 };
 
 // clip_grad_norm_ without a host sync: foreach norms, one global norm, and a
 // clamped scale, as PyTorch's foreach implementation. Returns the norm.
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
+
+// The scaled_dot_product_attention backend LibTorch picks for the model's
+// attention shapes: "flash", "efficient", "cudnn", "math" or "overrideable".
+std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device);
 
 }  // namespace ladder

@@ -1,0 +1,214 @@
+// bench/matrix.cpp: matrix files and cell resolution (see matrix.h).
+#include "bench/matrix.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "variants/rungs.h"
+
+namespace ladder {
+
+RunConfig config_for(const std::string& preset_name, const Overrides& o, const std::string& device) {
+  const Preset& preset = find_preset(preset_name);
+  RunConfig c;
+  c.device = device;
+  c.preset = preset.name;
+  c.model = preset.model;
+  c.batch = preset.batch;
+  c.seq = preset.seq;
+  c.total_batch = preset.total_batch;
+  if (o.n_layer) c.model.n_layer = *o.n_layer;
+  if (o.n_head) c.model.n_head = *o.n_head;
+  if (o.n_embd) c.model.n_embd = *o.n_embd;
+  if (o.block_size) c.model.block_size = *o.block_size;
+  if (o.vocab) c.model.vocab_size = *o.vocab;
+  if (o.steps) c.steps = *o.steps;
+  if (o.warmup) c.warmup = *o.warmup;
+  if (o.seed) c.seed = *o.seed;
+  if (o.threads) c.threads = int(*o.threads);
+  if (o.total_batch) c.total_batch = *o.total_batch;
+  if (o.lr) c.train.max_lr = *o.lr;
+  if (o.min_lr_ratio) c.train.min_lr_ratio = *o.min_lr_ratio;
+  if (o.lr_warmup) c.train.lr_warmup_steps = *o.lr_warmup;
+  if (o.lr_decay) c.train.lr_decay_steps = *o.lr_decay;
+  if (o.weight_decay) c.train.weight_decay = *o.weight_decay;
+  if (o.grad_clip) c.train.grad_clip = *o.grad_clip;
+  if (o.peak_tflops) c.peak_tflops = *o.peak_tflops;
+  c.breakdown = o.breakdown;
+  c.fixed_batch = o.fixed_batch;
+  return c;
+}
+
+namespace {
+
+template <class T>
+std::vector<T> as_list(const nlohmann::json& v, const std::string& file, const char* key,
+                       const char* expected) {
+  try {
+    if (v.is_array()) return v.get<std::vector<T>>();
+    return {v.get<T>()};
+  } catch (const nlohmann::json::exception&) {
+    throw ConfigError(fmt::format("{}: key '{}': got {}, expected {} or a list of them", file, key,
+                                  v.dump(), expected));
+  }
+}
+
+template <class T>
+T as_scalar(const nlohmann::json& v, const std::string& file, const char* key, const char* expected) {
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw ConfigError(fmt::format("{}: key '{}': got {}, expected {}", file, key, v.dump(), expected));
+  }
+}
+
+}  // namespace
+
+void read_matrix_file(const std::string& path, MatrixSpec& spec) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError(fmt::format("--matrix: cannot read '{}'", path));
+  std::stringstream buf;
+  buf << f.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(buf.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(fmt::format("--matrix: '{}' is not valid JSON: {}", path, e.what()));
+  }
+  if (!j.is_object())
+    throw ConfigError(fmt::format("--matrix: '{}' must hold a JSON object, got {}", path, j.type_name()));
+  static const std::set<std::string> kKeys = {"presets", "batch", "seq", "rungs", "mode",
+                                              "device", "steps", "warmup", "seed", "threads",
+                                              "total_batch", "parity_steps"};
+  for (const auto& [key, value] : j.items()) {
+    if (!kKeys.count(key)) {
+      std::string known;
+      for (const auto& k : kKeys) known += (known.empty() ? "" : ", ") + k;
+      throw ConfigError(fmt::format("--matrix: '{}': unknown key '{}'; expected one of: {}", path, key, known));
+    }
+  }
+  auto& o = spec.overrides;
+  if (j.contains("presets")) spec.presets = as_list<std::string>(j["presets"], path, "presets", "a preset name");
+  if (j.contains("batch")) spec.batches = as_list<int64_t>(j["batch"], path, "batch", "an integer");
+  if (j.contains("seq")) spec.seqs = as_list<int64_t>(j["seq"], path, "seq", "an integer");
+  if (j.contains("rungs")) spec.rungs = as_list<std::string>(j["rungs"], path, "rungs", "a rung name");
+  if (j.contains("mode")) spec.mode = as_scalar<std::string>(j["mode"], path, "mode", "\"ladder\" or \"ablation\"");
+  if (j.contains("device")) o.device = as_scalar<std::string>(j["device"], path, "device", "a device string");
+  if (j.contains("steps")) o.steps = as_scalar<int64_t>(j["steps"], path, "steps", "an integer");
+  if (j.contains("warmup")) o.warmup = as_scalar<int64_t>(j["warmup"], path, "warmup", "an integer");
+  if (j.contains("seed")) o.seed = as_scalar<uint64_t>(j["seed"], path, "seed", "a non-negative integer");
+  if (j.contains("threads")) o.threads = as_scalar<int64_t>(j["threads"], path, "threads", "an integer");
+  if (j.contains("total_batch"))
+    o.total_batch = as_scalar<int64_t>(j["total_batch"], path, "total_batch", "an integer");
+  if (j.contains("parity_steps"))
+    spec.parity_steps = as_scalar<int64_t>(j["parity_steps"], path, "parity_steps", "an integer");
+}
+
+std::vector<Cell> build_cells(const MatrixSpec& spec) {
+  if (spec.mode != "ladder" && spec.mode != "ablation")
+    throw ConfigError(fmt::format("--mode: '{}' is not a mode; expected ladder or ablation", spec.mode));
+  if (spec.parity_steps < 1)
+    throw ConfigError(fmt::format("--parity-steps: got {}, expected an integer >= 1", spec.parity_steps));
+  std::vector<Rung> rungs;
+  if (!spec.rungs.empty()) {
+    for (const auto& name : spec.rungs) rungs.push_back(parse_rung(name));
+  } else if (spec.mode == "ablation") {
+    rungs = ablation_rungs();
+  } else {
+    rungs = ladder_rungs();
+  }
+  // Every shape needs its fp32 baseline: the reference for speedups and parity.
+  if (rungs.empty() || rungs.front().name != "fp32") {
+    std::vector<Rung> with_base = {ladder_rungs().front()};
+    for (const auto& r : rungs)
+      if (r.name != "fp32") with_base.push_back(r);
+    rungs = with_base;
+  }
+
+  struct Shape {
+    std::string preset;
+    int64_t batch, seq;
+  };
+  std::vector<Shape> shapes;
+  for (const auto& preset : spec.presets) {
+    const Preset& p = find_preset(preset);
+    const auto batches = spec.batches.empty() ? std::vector<int64_t>{p.batch} : spec.batches;
+    const auto seqs = spec.seqs.empty() ? std::vector<int64_t>{p.seq} : spec.seqs;
+    for (int64_t b : batches)
+      for (int64_t t : seqs) shapes.push_back({preset, b, t});
+  }
+  const bool one_shape = shapes.size() == 1;
+
+  std::vector<Cell> cells;
+  for (const auto& shape : shapes) {
+    const std::string prefix =
+        one_shape ? "" : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
+    RunConfig base = config_for(shape.preset, spec.overrides, spec.device);
+    base.batch = shape.batch;
+    base.seq = shape.seq;
+    base.validate();
+    const std::string baseline_id = prefix + "fp32";
+    for (const auto& rung : rungs) {
+      Cell cell;
+      cell.id = prefix + rung.name;
+      cell.role = "measure";
+      cell.cfg = base;
+      cell.cfg.rung = rung.name;
+      cell.cfg.sw = rung.sw;
+      cell.runnable = rung_runnable(rung, &cell.not_runnable_reason);
+      if (cell.runnable) cell.cfg.validate();
+      if (rung.name != "fp32") {
+        cell.parity_ref = baseline_id;
+        cell.parity_subject = cell.id;
+      }
+      if (cell.runnable && rung.sw.grad_accum) {
+        // Accumulation is checked against one step with the same total batch.
+        // At most 4 micro-steps are replayed so the single step fits in memory.
+        const int64_t k = spec.parity_steps;
+        const int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
+        RunConfig single = cell.cfg;
+        single.sw.grad_accum = false;
+        single.batch = cell.cfg.batch * micro;
+        single.steps = k;
+        single.warmup = 0;
+        single.train.lr_decay_steps = cell.cfg.total_steps();
+        single.rung = rung.name + ".parity-single";
+        Cell single_cell{cell.id + ".parity-single", "parity", single};
+        cell.parity_ref = single_cell.id;
+        if (micro != cell.cfg.micro_steps()) {
+          RunConfig accum = cell.cfg;
+          accum.total_batch = cell.cfg.tokens_per_micro_step() * cell.cfg.world_size * micro;
+          accum.steps = k;
+          accum.warmup = 0;
+          accum.train.lr_decay_steps = cell.cfg.total_steps();
+          accum.rung = rung.name + ".parity-accum";
+          Cell accum_cell{cell.id + ".parity-accum", "parity", accum};
+          cell.parity_subject = accum_cell.id;
+          cells.push_back(accum_cell);
+        }
+        cells.push_back(single_cell);
+      }
+      cells.push_back(cell);
+    }
+  }
+  return cells;
+}
+
+nlohmann::json cells_to_json(const std::vector<Cell>& cells) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : cells)
+    out.push_back({{"id", c.id},
+                   {"role", c.role},
+                   {"config", c.cfg},
+                   {"runnable", c.runnable},
+                   {"not_runnable_reason", c.not_runnable_reason},
+                   {"parity_ref", c.parity_ref},
+                   {"parity_subject", c.parity_subject}});
+  return out;
+}
+
+}  // namespace ladder

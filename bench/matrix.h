@@ -1,0 +1,69 @@
+// bench/matrix.h: the benchmark matrix, presets x batch x seq x rungs, as a
+// list of cells, each one fully resolved RunConfig measured in its own child
+// process.
+//
+// A matrix comes from the built-in default (CPU: cpu-default; GPU:
+// gpt2-124m at B16 T1024; the whole ladder), from a JSON matrix file, or from
+// CLI options. Besides the measured rungs it holds the parity cells that
+// correctness checks need: grad-accum is compared against one step with the
+// same total batch.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "variants/config.h"
+
+namespace ladder {
+
+// Explicit `ladder run` values, applied on top of each preset.
+struct Overrides {
+  std::optional<std::string> device;
+  std::optional<int64_t> n_layer, n_head, n_embd, block_size, vocab;
+  std::optional<int64_t> steps, warmup, threads, lr_warmup, lr_decay, total_batch;
+  std::optional<uint64_t> seed;
+  std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
+  bool breakdown = false, fixed_batch = false;
+};
+
+struct MatrixSpec {
+  std::string device;                // resolved: "cpu", "cuda", "cuda:N"
+  std::vector<std::string> presets;  // at least one
+  std::vector<int64_t> batches;      // empty: each preset's default
+  std::vector<int64_t> seqs;         // empty: each preset's default
+  std::vector<std::string> rungs;    // empty: the mode's default set
+  std::string mode = "ladder";       // "ladder" or "ablation"
+  int64_t parity_steps = 5;
+  Overrides overrides;
+};
+
+// Reads a matrix file: keys presets, batch, seq, rungs, mode, device, steps,
+// warmup, seed, threads, total_batch, parity_steps. Unknown keys, wrong types
+// and invalid JSON throw ConfigError naming the file and the key.
+void read_matrix_file(const std::string& path, MatrixSpec& spec);
+
+struct Cell {
+  std::string id;    // directory under the run: "flash", or "gpt2-124m-b16-t1024/flash"
+  std::string role;  // "measure", or "parity" (a short reference run)
+  RunConfig cfg;
+  bool runnable = true;
+  std::string not_runnable_reason;
+  // Loss parity: this cell's first parity_steps losses against `parity_ref`'s
+  // ("" = none: the baseline itself). `parity_subject` is the cell whose
+  // losses are checked (the measured rung, or an accumulation parity cell).
+  std::string parity_ref, parity_subject;
+};
+
+// Resolves presets x batches x seqs x rungs into cells, fp32 first for each
+// shape. Throws ConfigError for unknown presets or rungs and invalid configs
+// (e.g. a total batch not divisible by B*T*world).
+std::vector<Cell> build_cells(const MatrixSpec& spec);
+
+RunConfig config_for(const std::string& preset, const Overrides& o, const std::string& device);
+
+nlohmann::json cells_to_json(const std::vector<Cell>& cells);
+
+}  // namespace ladder

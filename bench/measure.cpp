@@ -1,0 +1,198 @@
+// bench/measure.cpp: see measure.h.
+#include "bench/measure.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "bench/device.h"
+#include "bench/environment.h"
+#include "bench/harness.h"
+#include "bench/memory.h"
+#include "bench/mfu.h"
+#include "bench/op_counter.h"
+#include "bench/progress.h"
+#include "bench/roofline.h"
+#include "bench/stats.h"
+#include "build_info.h"
+#include "reports/atomic_file.h"
+#include "reports/report.h"
+#include "variants/data.h"
+#include "variants/step.h"
+
+namespace ladder {
+
+namespace {
+
+void save_initial_weights(GPT& model, const std::string& path) {
+  c10::Dict<std::string, torch::Tensor> dict;
+  for (const auto& item : model->named_parameters())
+    dict.insert(item.key(), item.value().detach().to(torch::kCPU).clone());
+  const auto bytes = torch::pickle_save(c10::IValue(dict));
+  write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
+}
+
+// The precision MFU is measured against: what the rung's matmuls really ran in.
+Precision mfu_precision(const RunConfig& c, const nlohmann::json& switches) {
+  if (c.sw.bf16 && switches["bf16"].value("effective", false)) return Precision::kBF16;
+  if (c.sw.tf32 && switches["tf32"].value("effective", false)) return Precision::kTF32;
+  return Precision::kFP32;
+}
+
+nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::string& dev_name,
+                           double tokens_per_s, int64_t fpt, const RooflineResult& roof) {
+  nlohmann::json datasheet = {{"peak_tflops", nullptr}, {"device", nullptr}, {"source", nullptr},
+                              {"mfu_pct", nullptr}};
+  if (c.peak_tflops) {
+    datasheet = {{"peak_tflops", *c.peak_tflops}, {"device", dev_name},
+                 {"source", "--peak-tflops override"},
+                 {"mfu_pct", mfu_pct(tokens_per_s, fpt, *c.peak_tflops)}};
+  } else if (auto peak = datasheet_peak(dev_name, precision)) {
+    datasheet = {{"peak_tflops", peak->tflops}, {"device", peak->device}, {"source", peak->source},
+                 {"mfu_pct", mfu_pct(tokens_per_s, fpt, peak->tflops)}};
+  }
+  return {{"precision", precision_name(precision)},
+          {"tokens_per_s_basis", "median tokens_per_s_per_device"},
+          {"datasheet", datasheet},
+          {"measured_roofline",
+           {{"peak_tflops", roof.tflops},
+            {"probe", roof},
+            {"mfu_pct", mfu_pct(tokens_per_s, fpt, roof.tflops)}}}};
+}
+
+nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
+                              const MemoryEstimate& estimate) {
+  const bool cuda = device.is_cuda();
+  const int64_t peak = cuda ? m.peak_reserved_bytes : m.peak_rss_bytes;
+  auto cuda_only = [&](int64_t v) { return cuda ? nlohmann::json(v) : nlohmann::json(); };
+  nlohmann::json measured = {
+      {"peak_allocated_bytes", cuda_only(m.peak_allocated_bytes)},
+      {"peak_reserved_bytes", cuda_only(m.peak_reserved_bytes)},
+      {"peak_active_bytes", cuda_only(m.peak_active_bytes)},
+      {"alloc_retries", m.alloc_retries},
+      {"ooms", m.ooms},
+      {"peak_rss_bytes", m.peak_rss_bytes},
+      {"peak_rss_window",
+       m.peak_rss_reset ? "measured steps (VmHWM reset at start)" : "process lifetime"},
+      {"device_total_bytes", m.device_total_bytes},
+      {"peak_bytes", peak},
+      {"peak_kind", cuda ? "cuda_peak_reserved" : "cpu_peak_rss"},
+      {"peak_pct_of_device", 100.0 * double(peak) / double(m.device_total_bytes)},
+  };
+  return {{"measured", measured}, {"estimate", estimate}};
+}
+
+nlohmann::json base_report(const RunConfig& c, const MeasureOptions& o, const std::string& started_at) {
+  return {{"schema_version", kSchemaVersion},
+          {"kind", "ladder.rung_report"},
+          {"run_id", o.run_id},
+          {"rung", c.rung},
+          {"started_at", started_at},
+          {"suite", {{"name", "ladder"}, {"version", build_info::kVersion},
+                     {"git_commit", build_info::kGitCommit}, {"argv", o.argv}}},
+          {"config", c}};
+}
+
+}  // namespace
+
+nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
+  const std::string started_at = utc_now_iso8601();
+  const torch::Device device = parse_device(c.device);
+  // LibTorch may default to one intra-op thread on a VM: set it explicitly.
+  if (c.threads == 0) c.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(c.threads);
+  Position position;
+  try {
+    SyntheticSpec spec{c.batch, c.seq, c.model.vocab_size, c.seed};
+    spec.fixed_batch = c.fixed_batch;
+    spec.world = c.world_size;
+    spec.micro_steps = c.micro_steps();
+    TrainStep step(c, device, make_synthetic_source(spec));
+    if (!o.save_init.empty()) save_initial_weights(step.model(), o.save_init);
+    if (const char* crash = std::getenv(kCrashHookEnv); crash && c.rung == crash) {
+      fmt::print(stderr, "[{}] {} set: aborting on purpose (test hook)\n", c.rung, kCrashHookEnv);
+      std::fflush(stderr);
+      std::abort();
+    }
+    const nlohmann::json switches = step.describe_switches();
+    const int64_t n_params = step.model()->num_params();
+    const int64_t n_params_no_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);
+    const int64_t fpt = flops_per_token(c.model, n_params_no_wpe, c.seq);
+
+    Progress progress(o.label.empty() ? c.rung : o.label, c.warmup, c.steps, o.quiet);
+    HarnessResult result = run_measurement(
+        step, c, device, [&](const StepRecord& rec, bool warmup) { progress.update(rec, warmup); },
+        &position);
+    progress.finish();
+    nlohmann::json op_counts;
+    if (o.count_ops) {
+      position.phase = "operator count";
+      PhaseObserver none;
+      op_counts = count_ops(device, [&] { step.run(c.total_steps(), none); });
+    }
+    const Precision precision = mfu_precision(c, switches);
+    const RooflineResult roof = probe_matmul(device, precision);
+
+    const int world = c.world_size;
+    nlohmann::json summary = summarize_steps(result.steps, world);
+    const double tok_s = summary["tokens_per_s_per_device"]["median"].get<double>();
+    const double dt_median = summary["dt_ms"]["median"].get<double>();
+    std::vector<double> mfu_steps;
+    for (const auto& s : result.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / world, fpt, roof.tflops));
+    summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
+
+    nlohmann::json report = base_report(c, o, started_at);
+    report.update({
+        {"status", "ok"},
+        {"finished_at", utc_now_iso8601()},
+        {"environment", describe_environment(device)},
+        {"world_size", world},
+        {"switches", switches},
+        {"parity", {{"status", "pending"}, {"class", parity_class(c.sw)}, {"rtol", parity_rtol(c.sw)}}},
+        {"data", step.data().describe()},
+        {"model", {{"n_params", n_params}, {"n_params_without_wpe", n_params_no_wpe},
+                   {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},
+        {"timing", {{"mode", result.timing_mode}, {"timer", result.timer_method},
+                    {"warmup_steps_excluded", c.warmup}, {"measured_steps", c.steps},
+                    {"measured_wall_ms", result.measured_wall_ms},
+                    {"harness_overhead_ms_per_step", result.harness_overhead_ms_per_step},
+                    {"harness_overhead_pct_of_dt", 100.0 * result.harness_overhead_ms_per_step / dt_median}}},
+        {"flops", {{"flops_per_token", fpt}, {"formula", kFlopsFormula},
+                   {"flops_per_step", double(fpt) * double(c.tokens_per_step())}}},
+        {"throughput", {{"tokens_per_step", c.tokens_per_step()},
+                        {"tokens_per_micro_step", c.tokens_per_micro_step()},
+                        {"micro_steps", c.micro_steps()},
+                        {"tokens_per_s_aggregate", summary["tokens_per_s"]["median"]},
+                        {"tokens_per_s_per_device", tok_s}}},
+        {"mfu", mfu_section(c, precision, device_name(device), tok_s, fpt, roof)},
+        {"memory", memory_section(device, result.memory,
+                                  estimate_memory(c.model, n_params, c.batch, c.seq))},
+        {"op_counts", op_counts},
+        {"steps", steps_to_json(result.steps, world)},
+        {"warmup_steps", steps_to_json(result.warmup_steps, world)},
+        {"summary", summary},
+    });
+    write_report(o.report_path, report);
+    return report;
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr;
+    nlohmann::json report = base_report(c, o, started_at);
+    report.update({{"status", oom ? "oom" : "failed"},
+                   {"finished_at", utc_now_iso8601()},
+                   {"failure", {{"reason", oom ? "out of memory" : "exception"},
+                                {"message", std::string(e.what()).substr(0, 2000)},
+                                {"step", position.step},
+                                {"phase", position.phase}}}});
+    write_report(o.report_path, report);
+    throw;
+  }
+}
+
+}  // namespace ladder

@@ -1,0 +1,75 @@
+// bench/table.cpp: see table.h.
+#include "bench/table.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ladder {
+
+using nlohmann::json;
+
+namespace {
+std::string shape_key(const json& row) {
+  return fmt::format("{}|{}|{}", row.value("preset", ""), row.value("batch", 0), row.value("seq", 0));
+}
+}  // namespace
+
+void add_speedups(json& rows) {
+  std::map<std::string, double> fp32, previous;
+  for (auto& row : rows)
+    if (row["rung"] == "fp32" && row["status"] == "ok") fp32[shape_key(row)] = row["tokens_per_s_median"];
+  for (auto& row : rows) {
+    if (row["status"] != "ok") continue;
+    const std::string key = shape_key(row);
+    const double tok_s = row["tokens_per_s_median"];
+    row["speedup_vs_fp32"] = fp32.count(key) ? json(tok_s / fp32[key]) : json();
+    row["speedup_vs_previous"] = previous.count(key) ? json(tok_s / previous[key]) : json();
+    previous[key] = tok_s;
+  }
+}
+
+void print_summary_table(const json& summary, const std::string& summary_path) {
+  const bool color = isatty(STDOUT_FILENO) != 0;
+  auto paint = [&](const std::string& s, const char* code) {
+    return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+  };
+  fmt::print("\n{:<22} {:<9} {:>10} {:>10} {:>7} {:>7} {:>8} {:>10} {:>9}  {}\n", "rung", "status",
+             "dt_ms", "tok/s", "x fp32", "x prev", "MFU %", "peak", "ops/step", "parity");
+  for (const auto& row : summary["rows"]) {
+    const std::string status = row["status"];
+    const std::string name = row["cell"];
+    if (status != "ok") {
+      std::string why = row.value("reason", "");
+      if (row.contains("failure")) why = row["failure"].value("reason", "") + " " + row["failure"].value("message", "");
+      fmt::print("{:<22} {:<9} {}\n", name, paint(status, "31"), why.substr(0, 90));
+      continue;
+    }
+    auto num = [](const json& v, const char* f) { return v.is_null() ? std::string("-") : fmt::format(fmt::runtime(f), v.get<double>()); };
+    const json& ds = row["mfu_pct_datasheet"];
+    const std::string mfu = ds.is_null() ? num(row["mfu_pct_measured_roofline"], "{:.1f}p") : num(ds, "{:.1f}");
+    const json& parity = row["parity"];
+    std::string verdict = parity.value("status", "");
+    if (parity.contains("max_rel_diff") && !parity["max_rel_diff"].is_null())
+      verdict += fmt::format(" {:.1e}<={:.0e}", parity["max_rel_diff"].get<double>(), parity["rtol"].get<double>());
+    verdict = paint(verdict, verdict.rfind("fail", 0) == 0 ? "31" : "32");
+    const auto& ops = row["op_counts"];
+    const int64_t op_count = ops.is_null() ? 0
+                             : ops.value("cuda_kernels_per_step", 0) > 0 ? ops.value("cuda_kernels_per_step", 0)
+                                                                          : ops.value("cpu_ops_per_step", 0);
+    fmt::print("{:<22} {:<9} {:>10.2f} {:>10.0f} {:>7} {:>7} {:>8} {:>10} {:>9}  {}\n", name, status,
+               row["dt_ms_median"].get<double>(), row["tokens_per_s_median"].get<double>(),
+               num(row["speedup_vs_fp32"], "{:.2f}"), num(row["speedup_vs_previous"], "{:.2f}"), mfu,
+               fmt::format("{:.2f} GiB", row["peak_bytes"].get<double>() / (1 << 30)), op_count, verdict);
+  }
+  fmt::print("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline "
+             "(no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.\n");
+  if (!summary["missing"].empty())
+    fmt::print("{} cell(s) missing (interrupted): {}\n", summary["missing"].size(), summary["missing"].dump());
+  fmt::print("summary: {}\n", summary_path);
+}
+
+}  // namespace ladder

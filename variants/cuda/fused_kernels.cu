@@ -1,0 +1,360 @@
+// variants/cuda/fused_kernels.cu: CUDA kernels for residual add + LayerNorm
+// and softmax cross-entropy, forward and backward (see fused_kernels.h).
+//
+// LayerNorm: one warp per row, warp-shuffle reductions; weight/bias gradients
+// by a deterministic two-stage column reduction. Cross-entropy: one block per
+// row, an online (max, sum) softmax in one read of the row, block reduction
+// through shared memory. All accumulation in float; no ATen headers here.
+// The CPU reference for every kernel is in variants/fused_ops.cpp and
+// tests/test_fused_ops.cpp compares both against composite ATen ops.
+#include "variants/cuda/fused_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "bench/cuda/cuda_check.h"
+
+namespace ladder::fused::cuda {
+namespace {
+
+constexpr int kWarpSize = 32;
+constexpr int kLayerNormThreads = 256;  // 8 rows (warps) per block
+constexpr int kCrossEntropyThreads = 1024;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);  // round to nearest even, as on the CPU path
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
+}
+
+// ---- add + LayerNorm ---------------------------------------------------------------
+
+// grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
+template <typename R>
+__global__ void __launch_bounds__(kLayerNormThreads)
+    add_layer_norm_forward_kernel(const float* __restrict__ x,         // (N, C)
+                                  const R* __restrict__ residual,      // (N, C)
+                                  const float* __restrict__ weight,    // (C)
+                                  const float* __restrict__ bias,      // (C)
+                                  float* s,                            // (N, C)
+                                  float* __restrict__ y,               // (N, C)
+                                  float* __restrict__ mean_out,        // (N)
+                                  float* __restrict__ rstd_out,        // (N)
+                                  int64_t N, int C, float eps) {
+  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= N) return;  // uniform across the warp, so the shuffles below stay full-mask
+  const int64_t offset = row * C;
+  const float* x_row = x + offset;
+  const R* r_row = residual + offset;
+  float* s_row = s + offset;
+
+  float sum = 0.f;
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float v = x_row[c] + to_float(r_row[c]);
+    s_row[c] = v;  // re-read below by this same thread, so no fence is needed
+    sum += v;
+  }
+  const float mean = warp_sum(sum) / C;
+
+  float sq = 0.f;
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float d = s_row[c] - mean;
+    sq += d * d;
+  }
+  const float rstd = rsqrtf(warp_sum(sq) / C + eps);
+
+  float* y_row = y + offset;
+  for (int c = lane; c < C; c += kWarpSize) y_row[c] = (s_row[c] - mean) * rstd * weight[c] + bias[c];
+  if (lane == 0) {
+    mean_out[row] = mean;
+    rstd_out[row] = rstd;
+  }
+}
+
+// Per-row input gradient. dy, ds_in, dresidual may be null.
+template <typename R>
+__global__ void __launch_bounds__(kLayerNormThreads)
+    add_layer_norm_backward_rows_kernel(const float* __restrict__ dy,      // (N, C)
+                                        const float* __restrict__ ds_in,   // (N, C)
+                                        const float* __restrict__ s,       // (N, C)
+                                        const float* __restrict__ weight,  // (C)
+                                        const float* __restrict__ mean,    // (N)
+                                        const float* __restrict__ rstd,    // (N)
+                                        float* __restrict__ dx,            // (N, C)
+                                        R* __restrict__ dresidual,         // (N, C)
+                                        int64_t N, int C) {
+  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= N) return;
+  const int64_t offset = row * C;
+  const float mu = mean[row], rs = rstd[row];
+
+  float mean_g = 0.f, mean_gx = 0.f;  // mean(g), mean(g * xhat) with g = dy * weight
+  if (dy != nullptr) {
+    float sum_g = 0.f, sum_gx = 0.f;
+    for (int c = lane; c < C; c += kWarpSize) {
+      const float g = dy[offset + c] * weight[c];
+      sum_g += g;
+      sum_gx += g * (s[offset + c] - mu) * rs;
+    }
+    mean_g = warp_sum(sum_g) / C;
+    mean_gx = warp_sum(sum_gx) / C;
+  }
+  for (int c = lane; c < C; c += kWarpSize) {
+    float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
+    if (dy != nullptr) {
+      const float g = dy[offset + c] * weight[c];
+      const float xhat = (s[offset + c] - mu) * rs;
+      ds += rs * (g - mean_g - xhat * mean_gx);
+    }
+    dx[offset + c] = ds;
+    if (dresidual != nullptr) dresidual[offset + c] = from_float<R>(ds);
+  }
+}
+
+// Stage 1 of dweight/dbias. grid: (ceil(C / 32), chunks); block: (32, 8).
+// Thread (tx, ty) sums rows ty, ty + 8, ... of its chunk for column tx; the
+// 8 partials are then added in a fixed order, so the result is deterministic.
+constexpr int kParamRowsPerBlockStep = 8;
+__global__ void __launch_bounds__(kWarpSize * kParamRowsPerBlockStep)
+    add_layer_norm_backward_params_partial_kernel(const float* __restrict__ dy,    // (N, C)
+                                                  const float* __restrict__ s,     // (N, C)
+                                                  const float* __restrict__ mean,  // (N)
+                                                  const float* __restrict__ rstd,  // (N)
+                                                  float* __restrict__ partial,     // (chunks, 2, C)
+                                                  int64_t N, int C) {
+  __shared__ float dweight_sh[kParamRowsPerBlockStep][kWarpSize + 1];
+  __shared__ float dbias_sh[kParamRowsPerBlockStep][kWarpSize + 1];
+  const int c = blockIdx.x * kWarpSize + threadIdx.x;
+  const int64_t chunk = blockIdx.y;
+  const int64_t row_begin = chunk * kLayerNormRowsPerChunk;
+  const int64_t row_end = min(N, row_begin + kLayerNormRowsPerChunk);
+  float dw = 0.f, db = 0.f;
+  if (c < C) {
+    for (int64_t row = row_begin + threadIdx.y; row < row_end; row += kParamRowsPerBlockStep) {
+      const float g = dy[row * C + c];
+      dw += g * (s[row * C + c] - mean[row]) * rstd[row];
+      db += g;
+    }
+  }
+  dweight_sh[threadIdx.y][threadIdx.x] = dw;
+  dbias_sh[threadIdx.y][threadIdx.x] = db;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    for (int k = 1; k < kParamRowsPerBlockStep; ++k) {
+      dw += dweight_sh[k][threadIdx.x];
+      db += dbias_sh[k][threadIdx.x];
+    }
+    partial[(chunk * 2 + 0) * C + c] = dw;
+    partial[(chunk * 2 + 1) * C + c] = db;
+  }
+}
+
+// Stage 2: sum the chunks in order. grid: ceil(C / 256); block: 256.
+__global__ void add_layer_norm_backward_params_final_kernel(const float* __restrict__ partial,  // (chunks, 2, C)
+                                                            float* __restrict__ dweight,        // (C)
+                                                            float* __restrict__ dbias,          // (C)
+                                                            int64_t chunks, int C) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  float dw = 0.f, db = 0.f;
+  for (int64_t k = 0; k < chunks; ++k) {
+    dw += partial[(k * 2 + 0) * C + c];
+    db += partial[(k * 2 + 1) * C + c];
+  }
+  dweight[c] = dw;
+  dbias[c] = db;
+}
+
+// Fills n floats with zero (dweight/dbias when dy is null).
+__global__ void fill_zero_kernel(float* __restrict__ out, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 0.f;
+}
+
+// ---- softmax cross-entropy ---------------------------------------------------------
+
+// Merges the softmax state (max m, sum of exp(v - m)) of two sets of values.
+__device__ __forceinline__ void merge_softmax_state(float& m, float& sum, float m_other, float sum_other) {
+  const float m_new = fmaxf(m, m_other);
+  if (m_new == -INFINITY) return;  // both empty (or all -inf): sums are 0
+  sum = sum * expf(m - m_new) + sum_other * expf(m_other - m_new);
+  m = m_new;
+}
+
+// grid: N; block: kCrossEntropyThreads; one block per row.
+template <typename T>
+__global__ void __launch_bounds__(kCrossEntropyThreads)
+    softmax_cross_entropy_forward_kernel(const T* __restrict__ logits,          // (N, Vp)
+                                         const int64_t* __restrict__ targets,   // (N)
+                                         float* __restrict__ losses,            // (N)
+                                         float* __restrict__ lse,               // (N)
+                                         int64_t Vp, int64_t V) {
+  __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
+  __shared__ float sum_sh[kCrossEntropyThreads / kWarpSize];
+  const int64_t row = blockIdx.x;
+  const T* row_logits = logits + row * Vp;
+
+  // Online softmax over this thread's strided columns: one read of the row.
+  float m = -INFINITY, sum = 0.f;
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+    const float v = to_float(row_logits[j]);
+    if (v > m) {
+      sum = sum * expf(m - v) + 1.f;  // expf(-inf) = 0 on the first value
+      m = v;
+    } else if (v != -INFINITY) {
+      sum += expf(v - m);  // a NaN v makes sum NaN, and so the loss
+    }
+  }
+  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
+    const float m_other = __shfl_xor_sync(kFullMask, m, offset);
+    const float sum_other = __shfl_xor_sync(kFullMask, sum, offset);
+    merge_softmax_state(m, sum, m_other, sum_other);
+  }
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (lane == 0) {
+    m_sh[warp] = m;
+    sum_sh[warp] = sum;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = blockDim.x / kWarpSize;
+    m = lane < warps ? m_sh[lane] : -INFINITY;
+    sum = lane < warps ? sum_sh[lane] : 0.f;
+    for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
+      const float m_other = __shfl_xor_sync(kFullMask, m, offset);
+      const float sum_other = __shfl_xor_sync(kFullMask, sum, offset);
+      merge_softmax_state(m, sum, m_other, sum_other);
+    }
+    if (lane == 0) {
+      const float row_lse = m + logf(sum);
+      const int64_t t = targets[row];
+      const bool valid = t >= 0 && t < V;
+      losses[row] = valid ? row_lse - to_float(row_logits[valid ? t : 0]) : __int_as_float(0x7fc00000);
+      lse[row] = row_lse;
+    }
+  }
+}
+
+// grid: N; block: kCrossEntropyThreads; one block per row.
+template <typename T>
+__global__ void __launch_bounds__(kCrossEntropyThreads)
+    softmax_cross_entropy_backward_kernel(const T* __restrict__ logits,         // (N, Vp)
+                                          const int64_t* __restrict__ targets,  // (N)
+                                          const float* __restrict__ lse,        // (N)
+                                          const float* __restrict__ dloss,      // ()
+                                          T* __restrict__ grad,                 // (N, Vp)
+                                          int64_t N, int64_t Vp, int64_t V) {
+  const int64_t row = blockIdx.x;
+  const T* row_logits = logits + row * Vp;
+  T* row_grad = grad + row * Vp;
+  const int64_t t = targets[row];
+  const bool valid = t >= 0 && t < V;
+  const float scale = valid ? *dloss / float(N) : __int_as_float(0x7fc00000);
+  const float row_lse = lse[row];
+  for (int64_t j = threadIdx.x; j < Vp; j += blockDim.x) {
+    float g = 0.f;  // padding columns [V, Vp) never enter the softmax
+    if (j < V) g = (expf(to_float(row_logits[j]) - row_lse) - (j == t ? 1.f : 0.f)) * scale;
+    row_grad[j] = from_float<T>(g);
+  }
+}
+
+template <typename F>
+void dispatch_elem_type(ElemType type, const char* what, F&& f) {
+  switch (type) {
+    case ElemType::kFloat32: f(float{}); return;
+    case ElemType::kBFloat16: f(__nv_bfloat16{}); return;
+  }
+  throw std::invalid_argument(std::string(what) + ": unknown ElemType " + std::to_string(int(type)));
+}
+
+unsigned ceil_div(int64_t a, int64_t b) { return unsigned((a + b - 1) / b); }
+
+}  // namespace
+
+void add_layer_norm_forward(const float* x, const void* residual, ElemType residual_type, const float* weight,
+                            const float* bias, float* s, float* y, float* mean, float* rstd, int64_t N, int64_t C,
+                            float eps, cudaStream_t stream) {
+  if (N == 0) return;
+  const unsigned blocks = ceil_div(N, kLayerNormThreads / kWarpSize);
+  dispatch_elem_type(residual_type, "add_layer_norm_forward", [&](auto tag) {
+    using R = decltype(tag);
+    add_layer_norm_forward_kernel<R><<<blocks, kLayerNormThreads, 0, stream>>>(
+        x, static_cast<const R*>(residual), weight, bias, s, y, mean, rstd, N, int(C), eps);
+  });
+  LADDER_CUDA_CHECK(cudaGetLastError());
+}
+
+void add_layer_norm_backward(const float* dy, const float* ds_in, const float* s, const float* weight,
+                             const float* mean, const float* rstd, float* dx, void* dresidual,
+                             ElemType residual_type, float* dweight, float* dbias, float* scratch, int64_t N,
+                             int64_t C, cudaStream_t stream) {
+  if (N > 0) {
+    const unsigned blocks = ceil_div(N, kLayerNormThreads / kWarpSize);
+    dispatch_elem_type(residual_type, "add_layer_norm_backward", [&](auto tag) {
+      using R = decltype(tag);
+      add_layer_norm_backward_rows_kernel<R><<<blocks, kLayerNormThreads, 0, stream>>>(
+          dy, ds_in, s, weight, mean, rstd, dx, static_cast<R*>(dresidual), N, int(C));
+    });
+    LADDER_CUDA_CHECK(cudaGetLastError());
+  }
+  if (dy == nullptr || N == 0) {  // y got no gradient (or there are no rows)
+    fill_zero_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(dweight, C);
+    LADDER_CUDA_CHECK(cudaGetLastError());
+    fill_zero_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(dbias, C);
+    LADDER_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  const int64_t chunks = (N + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk;
+  if (chunks > 65535)  // gridDim.y limit
+    throw std::invalid_argument("add_layer_norm_backward: N = " + std::to_string(N) + " rows exceeds the " +
+                                std::to_string(65535 * kLayerNormRowsPerChunk) + " the weight-gradient grid allows");
+  const dim3 partial_grid(ceil_div(C, kWarpSize), unsigned(chunks));
+  const dim3 partial_block(kWarpSize, kParamRowsPerBlockStep);
+  add_layer_norm_backward_params_partial_kernel<<<partial_grid, partial_block, 0, stream>>>(dy, s, mean, rstd,
+                                                                                           scratch, N, int(C));
+  LADDER_CUDA_CHECK(cudaGetLastError());
+  add_layer_norm_backward_params_final_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(scratch, dweight, dbias,
+                                                                                    chunks, int(C));
+  LADDER_CUDA_CHECK(cudaGetLastError());
+}
+
+void softmax_cross_entropy_forward(const void* logits, ElemType logits_type, const int64_t* targets, float* losses,
+                                   float* lse, int64_t N, int64_t Vp, int64_t V, cudaStream_t stream) {
+  if (N == 0) return;
+  dispatch_elem_type(logits_type, "softmax_cross_entropy_forward", [&](auto tag) {
+    using T = decltype(tag);
+    softmax_cross_entropy_forward_kernel<T><<<unsigned(N), kCrossEntropyThreads, 0, stream>>>(
+        static_cast<const T*>(logits), targets, losses, lse, Vp, V);
+  });
+  LADDER_CUDA_CHECK(cudaGetLastError());
+}
+
+void softmax_cross_entropy_backward(const void* logits, ElemType logits_type, const int64_t* targets,
+                                    const float* lse, const float* dloss, void* grad, int64_t N, int64_t Vp,
+                                    int64_t V, cudaStream_t stream) {
+  if (N == 0) return;
+  dispatch_elem_type(logits_type, "softmax_cross_entropy_backward", [&](auto tag) {
+    using T = decltype(tag);
+    softmax_cross_entropy_backward_kernel<T><<<unsigned(N), kCrossEntropyThreads, 0, stream>>>(
+        static_cast<const T*>(logits), targets, lse, dloss, static_cast<T*>(grad), N, Vp, V);
+  });
+  LADDER_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace ladder::fused::cuda

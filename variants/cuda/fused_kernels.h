@@ -1,0 +1,83 @@
+// variants/cuda/fused_kernels.h: launchers for the CUDA kernels behind
+// variants/fused_ops.h (residual add + LayerNorm, softmax cross-entropy).
+//
+// Plain pointers, sizes and a stream: no LibTorch types, so fused_kernels.cu
+// compiles without ATen headers. All tensors are contiguous, row-major, on the
+// stream's device. Every launcher runs asynchronously on `stream` (no host
+// synchronisation, so it can be captured in a CUDA graph) and throws
+// std::runtime_error with file:line if a launch fails. Float accumulation
+// throughout; bf16 is __nv_bfloat16 where the API allows it.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace ladder::fused::cuda {
+
+// Element type of an input that may be float32 or bfloat16.
+enum class ElemType { kFloat32, kBFloat16 };
+
+// ---- add + LayerNorm -----------------------------------------------------------
+// One warp per row. s = x + residual; y = (s - mean) * rstd * weight + bias.
+void add_layer_norm_forward(const float* x,         // (N, C)
+                            const void* residual,   // (N, C) residual_type
+                            ElemType residual_type,
+                            const float* weight,    // (C)
+                            const float* bias,      // (C)
+                            float* s,               // (N, C) out
+                            float* y,               // (N, C) out
+                            float* mean,            // (N) out
+                            float* rstd,            // (N) out
+                            int64_t N, int64_t C, float eps, cudaStream_t stream);
+
+// The weight/bias gradient is reduced in two deterministic stages: partial
+// sums over chunks of kLayerNormRowsPerChunk rows, then a sum over chunks in
+// order. The caller provides the partial buffer of this many floats.
+inline constexpr int64_t kLayerNormRowsPerChunk = 64;
+inline constexpr int64_t add_layer_norm_backward_scratch_floats(int64_t N, int64_t C) {
+  return 2 * C * ((N + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk);
+}
+
+// dy or ds_in may be null (that output received no gradient: treated as 0).
+// ds = rstd * (g - mean(g) - xhat * mean(g * xhat)) + ds_in, with g = dy * weight.
+// dx gets ds; dresidual, when not null, gets ds in residual_type (pass null when
+// the residual is float32 and dx serves both). dweight = sum_rows dy * xhat,
+// dbias = sum_rows dy (both zero when dy is null).
+void add_layer_norm_backward(const float* dy,       // (N, C) or null
+                             const float* ds_in,    // (N, C) or null
+                             const float* s,        // (N, C) saved forward output
+                             const float* weight,   // (C)
+                             const float* mean,     // (N)
+                             const float* rstd,     // (N)
+                             float* dx,             // (N, C) out
+                             void* dresidual,       // (N, C) out in residual_type, or null
+                             ElemType residual_type,
+                             float* dweight,        // (C) out
+                             float* dbias,          // (C) out
+                             float* scratch,        // add_layer_norm_backward_scratch_floats(N, C)
+                             int64_t N, int64_t C, cudaStream_t stream);
+
+// ---- softmax cross-entropy ---------------------------------------------------------
+// One block per row, over the first V of Vp columns. Writes the per-row loss
+// lse - logits[target] and the per-row logsumexp. A target outside [0, V) is
+// not checked on the host (that would synchronise); its row's loss is NaN.
+void softmax_cross_entropy_forward(const void* logits,     // (N, Vp) logits_type
+                                   ElemType logits_type,
+                                   const int64_t* targets,  // (N)
+                                   float* losses,           // (N) out
+                                   float* lse,              // (N) out
+                                   int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
+
+// grad = (softmax - onehot(target)) * dloss / N over [0, V), exactly 0 over
+// [V, Vp). dloss is a device pointer to the upstream scalar gradient. A row
+// whose target is outside [0, V) gets NaN over [0, V).
+void softmax_cross_entropy_backward(const void* logits,     // (N, Vp) logits_type
+                                    ElemType logits_type,
+                                    const int64_t* targets,  // (N)
+                                    const float* lse,        // (N)
+                                    const float* dloss,      // () device scalar
+                                    void* grad,              // (N, Vp) out, logits_type
+                                    int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
+
+}  // namespace ladder::fused::cuda

@@ -1,0 +1,62 @@
+// variants/cuda/graph_step.cpp: the CUDA-graph adapter (see graph_step.h).
+#include "variants/graph_step.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+namespace ladder {
+
+namespace {
+
+class CudaGraphMicroStep final : public GraphedMicroStep {
+ public:
+  CudaGraphMicroStep(const MicroStepFn& fn, const torch::Tensor& x, const torch::Tensor& y)
+      : static_x_(x.clone()), static_y_(y.clone()) {
+    // Capture must not run on the legacy default stream; warm up there first
+    // so lazy initialisation (cuBLAS handles, workspaces) happens outside it.
+    const auto device = x.device().index();
+    auto main_stream = c10::cuda::getCurrentCUDAStream(device);
+    auto side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device);
+    at::cuda::CUDAEvent ready;
+    ready.record(main_stream);
+    ready.block(side);  // the side stream waits for work already queued
+    {
+      c10::cuda::CUDAStreamGuard guard(side);
+      for (int i = 0; i < 3; ++i) fn(static_x_, static_y_);
+      // Autocast's weight cast cache would hold tensors made during capture.
+      const bool cache = at::autocast::is_autocast_cache_enabled();
+      at::autocast::set_autocast_cache_enabled(false);
+      graph_.capture_begin();
+      static_loss_ = fn(static_x_, static_y_);
+      graph_.capture_end();
+      at::autocast::set_autocast_cache_enabled(cache);
+    }
+    at::cuda::CUDAEvent captured;
+    captured.record(side);
+    captured.block(main_stream);
+  }
+
+  torch::Tensor run(const torch::Tensor& x, const torch::Tensor& y) override {
+    static_x_.copy_(x, /*non_blocking=*/true);
+    static_y_.copy_(y, /*non_blocking=*/true);
+    graph_.replay();
+    return static_loss_;
+  }
+
+ private:
+  torch::Tensor static_x_, static_y_, static_loss_;
+  at::cuda::CUDAGraph graph_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphedMicroStep> capture_micro_step(const MicroStepFn& fn, const torch::Tensor& x,
+                                                      const torch::Tensor& y) {
+  TORCH_CHECK(x.is_cuda(), "capture_micro_step: CUDA graphs need CUDA tensors, got ", x.device());
+  return std::make_unique<CudaGraphMicroStep>(fn, x, y);
+}
+
+}  // namespace ladder

@@ -1,0 +1,74 @@
+// variants/fused_ops.h: the two fused operators of the "fused" rung, each
+// beside the composite-ATen reference it must match (tests/test_fused_ops.cpp).
+//
+//  - add_layer_norm: the residual add and the following LayerNorm in one pass
+//    per row: s = x + residual; y = LayerNorm(s) * weight + bias.
+//  - softmax_cross_entropy: mean cross-entropy over the first valid_vocab
+//    columns of padded logits (llm.c semantics), saving only the per-row
+//    logsumexp for backward and producing grad = (softmax - onehot) / N in one
+//    pass, instead of an (N, V) log-softmax.
+//
+// Both are autograd Functions. On CPU they run fused C++ loops (one task per
+// row, float accumulation); on CUDA the kernels of variants/cuda/fused_kernels.cu
+// on the current stream, without host synchronisation (CUDA-graph safe).
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+
+#include <torch/torch.h>
+
+namespace ladder::fused {
+
+// s = x + residual; y = LayerNorm(s) * weight + bias over the last dim (eps).
+// x: (..., C) float32 (the residual stream); residual: (..., C) float32 or
+// bfloat16 (e.g. a bf16 linear output under autocast; it is added in fp32);
+// weight, bias: (C) float32. Returns {s, y}, both (..., C) float32.
+// Differentiable w.r.t. x, residual, weight and bias.
+std::tuple<torch::Tensor, torch::Tensor> add_layer_norm(const torch::Tensor& x, const torch::Tensor& residual,
+                                                        const torch::Tensor& weight, const torch::Tensor& bias,
+                                                        double eps = 1e-5);
+// Composite ATen ops: s = x + residual.to(x.dtype()); y = at::layer_norm(s, {C}, weight, bias, eps).
+std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::Tensor& x,
+                                                                  const torch::Tensor& residual,
+                                                                  const torch::Tensor& weight,
+                                                                  const torch::Tensor& bias, double eps = 1e-5);
+
+// Mean cross-entropy of logits (N, Vp) against targets (N) int64, where only
+// the first valid_vocab columns are classes: the padding columns [valid_vocab, Vp)
+// never enter the softmax and get exactly 0 gradient; targets must lie in
+// [0, valid_vocab). logits float32 or bfloat16; returns a () float32 loss
+// computed in fp32; the gradient has the logits' dtype.
+// On CUDA the targets are not range-checked (that would synchronise): a row
+// with a bad target makes the loss NaN instead of throwing.
+torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets,
+                                    int64_t valid_vocab);
+// at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float().
+torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
+                                              int64_t valid_vocab);
+
+namespace detail {
+// The autograd Functions behind the ops above; declared here so that tests can
+// inspect what each one saves for backward.
+struct AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFunction> {
+  // Returns {s, y}; saves s, weight, mean (N), rstd (N).
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                                                const torch::Tensor& residual, const torch::Tensor& weight,
+                                                const torch::Tensor& bias, double eps);
+  // Returns {dx, dresidual, dweight, dbias, none}.
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs);
+};
+
+struct SoftmaxCrossEntropyFunction : public torch::autograd::Function<SoftmaxCrossEntropyFunction> {
+  // Returns {loss}; saves logits, targets and the per-row logsumexp (N) float32.
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& logits, const torch::Tensor& targets,
+                                                int64_t valid_vocab);
+  // Returns {dlogits, none, none}.
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs);
+};
+}  // namespace detail
+
+}  // namespace ladder::fused

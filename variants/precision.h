@@ -1,0 +1,49 @@
+// variants/precision.h: the numeric switches of the ladder, and whether each
+// one actually took effect on this device.
+//
+// tf32: on CUDA, float32 matmul precision "high" (TF32 in cuBLAS and cuDNN).
+// On CPU, LibTorch's oneDNN fp32-math mode: TF32 where the CPU supports it,
+// else oneDNN's bf16 fp32-math ("bf32"), else not effective. Effectiveness is
+// measured, not assumed: a probe matmul must change its result.
+// bf16: autocast to bfloat16 around forward and loss, on CUDA and on CPU.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/torch.h>
+
+namespace ladder {
+
+struct SwitchEffect {
+  bool effective = false;
+  std::string mechanism;  // what was set, e.g. "oneDNN fp32 matmul precision 'bf16'"
+  std::string reason;     // why it is or is not effective
+};
+
+// Sets the reduced-precision fp32 matmul mode for the process and probes it.
+SwitchEffect enable_tf32(const torch::Device& device);
+// Restores full-precision fp32 matmuls (the fp32 baseline).
+void disable_tf32(const torch::Device& device);
+
+// bf16 autocast for the current thread while in scope (no-op when disabled).
+class AutocastScope {
+ public:
+  AutocastScope(bool enabled, const torch::Device& device);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  c10::DeviceType type_;
+  bool prev_enabled_ = false;
+  at::ScalarType prev_dtype_ = at::kFloat;
+};
+
+// Probes that autocast really runs a linear in bf16 on this device.
+SwitchEffect probe_bf16_autocast(const torch::Device& device);
+
+void to_json(nlohmann::json& j, const SwitchEffect& e);
+
+}  // namespace ladder
