@@ -40,6 +40,7 @@ int dispatch(const std::vector<std::string>& argv) {
     fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
                ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
                ladder::build_info::kCompiler, ladder::build_info::kTorchVersion);
+    fmt::print("compiled in: {}\n", ladder::build_info::features());
     return 0;
   }
   throw ladder::ConfigError(

@@ -177,7 +177,10 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
         single.warmup = 0;
         single.train.lr_decay_steps = cell.cfg.total_steps();
         single.rung = rung.name + ".parity-single";
-        Cell single_cell{cell.id + ".parity-single", "parity", single};
+        Cell single_cell;
+        single_cell.id = cell.id + ".parity-single";
+        single_cell.role = "parity";
+        single_cell.cfg = single;
         cell.parity_ref = single_cell.id;
         if (micro != cell.cfg.micro_steps()) {
           RunConfig accum = cell.cfg;
@@ -186,7 +189,10 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
           accum.warmup = 0;
           accum.train.lr_decay_steps = cell.cfg.total_steps();
           accum.rung = rung.name + ".parity-accum";
-          Cell accum_cell{cell.id + ".parity-accum", "parity", accum};
+          Cell accum_cell;
+          accum_cell.id = cell.id + ".parity-accum";
+          accum_cell.role = "parity";
+          accum_cell.cfg = accum;
           cell.parity_subject = accum_cell.id;
           cells.push_back(accum_cell);
         }

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""tests/e2e_matrix.py: the matrix runner as a user drives it, on the tiny preset.
+
+usage: e2e_matrix.py LADDER_BIN CASE     (CASE: one of the functions below)
+
+Each case runs the real `ladder` binary in a temporary directory and asserts
+on exit codes, reports and summary.json. Run by ctest, one test per case.
+"""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LADDER = sys.argv[1]
+TINY = ["--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
+
+
+def run(args, env=None, check_code=None):
+    p = subprocess.run([LADDER, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if check_code is not None:
+        assert p.returncode == check_code, f"exit {p.returncode} != {check_code}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def validate(path):
+    data = load(path)
+    schema_file = {"ladder.rung_report": "rung_report", "ladder.run_summary": "run_summary"}[data["kind"]]
+    schema = load(ROOT / "reports" / f"{schema_file}.schema.json")
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(data)
+    return data
+
+
+def rows(run_dir):
+    return {r["cell"]: r for r in load(run_dir / "summary.json")["rows"]}
+
+
+def every_rung_matches_fp32(d):
+    """The whole ladder on tiny: every runnable rung passes loss parity."""
+    run(["run", *TINY, "--out", str(d)], check_code=0)
+    summary = validate(d / "summary.json")
+    assert summary["status"] == "complete"
+    r = rows(d)
+    expected = ["fp32", "tf32", "bf16", "fused", "flash", "vocab-pad", "fused-adamw", "grad-accum", "ddp"]
+    assert list(r) == expected, list(r)
+    assert r["ddp"]["status"] == "not_runnable"
+    for name in expected[1:-1]:
+        assert r[name]["status"] == "ok", r[name]
+        p = r[name]["parity"]
+        assert p["status"] == "pass", (name, p)
+        assert p["steps_compared"] == 4, p
+        assert p["max_rel_diff"] <= p["rtol"]
+    assert r["grad-accum"]["parity"]["reference"] == "grad-accum.parity-single"
+    for report in d.glob("*/report.json"):
+        validate(report)
+    ga = load(d / "grad-accum" / "report.json")
+    assert ga["throughput"]["micro_steps"] == 4 and ga["throughput"]["tokens_per_step"] == 1024
+    assert ga["throughput"]["tokens_per_micro_step"] == 256
+    vp = load(d / "vocab-pad" / "report.json")
+    assert vp["model"]["model_vocab"] == 1024 and vp["switches"]["vocab_pad"]["effective"]
+    fused = load(d / "fused" / "report.json")
+    assert "residual_add_layer_norm" in fused["switches"]["fused"]["fusions_active"]
+    flash = load(d / "flash" / "report.json")
+    assert flash["switches"]["flash"]["sdpa_backend"] in ("flash", "efficient", "cudnn", "math")
+
+
+def crash_is_isolated(d):
+    """A rung that crashes (test hook) is recorded; the matrix completes."""
+    p = run(["run", *TINY, "--rungs", "fp32,tf32,bf16,fused", "--out", str(d)],
+            env={"LADDER_TEST_CRASH_RUNG": "bf16"}, check_code=1)
+    r = rows(d)
+    assert r["bf16"]["status"] == "crashed", r["bf16"]
+    assert "SIGABRT" in r["bf16"]["failure"]["reason"] or "Abort" in r["bf16"]["failure"]["reason"], r["bf16"]
+    assert r["fused"]["status"] == "ok" and r["tf32"]["status"] == "ok"
+    assert load(d / "summary.json")["status"] == "complete"
+    validate(d / "bf16" / "report.json")
+    assert "the matrix carries on" in p.stderr
+
+
+def wait_for(path, proc, timeout=120):
+    t0 = time.time()
+    while not path.exists():
+        assert proc.poll() is None, f"ladder exited early: {proc.returncode}"
+        assert time.time() - t0 < timeout, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def resume_after_kill(d):
+    """SIGKILL the whole run after fp32 is done; --resume keeps fp32 and finishes."""
+    args = [LADDER, "run", *TINY, "--rungs", "fp32,flash,fused", "--out", str(d), "--quiet"]
+    proc = subprocess.Popen(args, start_new_session=True)
+    wait_for(d / "fp32" / "report.json", proc)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (d / "summary.json").exists()
+    first = load(d / "fp32" / "report.json")
+    run(["run", "--resume", str(d), "--quiet"], check_code=0)
+    kept = load(d / "fp32" / "report.json")
+    assert kept["started_at"] == first["started_at"], "fp32 was re-run instead of kept"
+    r = rows(d)
+    assert all(r[c]["status"] == "ok" for c in ("fp32", "flash", "fused")), r
+    assert r["flash"]["parity"]["status"] == "pass"
+    assert not list(d.rglob("*.tmp.*")), "a half-written file was left behind"
+
+
+def interrupt_keeps_reports(d):
+    """Ctrl-C (SIGINT) stops cleanly: exit 130, reports kept, missing cells listed."""
+    args = [LADDER, "run", *TINY, "--steps", "200", "--rungs", "fp32,flash,fused", "--out", str(d), "--quiet"]
+    proc = subprocess.Popen(args, start_new_session=True)
+    wait_for(d / "fp32" / "report.json", proc)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    assert proc.wait(timeout=60) == 130
+    summary = validate(d / "summary.json")
+    assert summary["status"] == "interrupted"
+    assert "fused" in summary["missing"], summary["missing"]
+    assert rows(d)["fp32"]["status"] == "ok"
+    run(["run", "--resume", str(d), "--quiet"], check_code=0)
+    assert load(d / "summary.json")["status"] == "complete"
+
+
+def bad_inputs(d):
+    """Each bad input exits 2 with a message naming it, and writes nothing."""
+    def bad(args, *parts):
+        out = d / "out"
+        p = run([*args, "--out", str(out)] if "--resume" not in args else args, check_code=2)
+        for part in parts:
+            assert part in p.stderr, f"{part!r} not in: {p.stderr}"
+        assert not list(out.rglob("report.json")) if out.exists() else True
+
+    bad(["run", *TINY, "--rungs", "fp32,turbo"], "--rungs", "'turbo'", "vocab-pad")
+    bad(["run", *TINY, "--mode", "sideways"], "--mode", "'sideways'")
+    (d / "bad.json").write_text('{"presets": ["tiny"],')
+    bad(["run", "--matrix", str(d / "bad.json")], "bad.json", "not valid JSON")
+    (d / "keys.json").write_text('{"presets": ["tiny"], "rungz": ["fp32"]}')
+    bad(["run", "--matrix", str(d / "keys.json")], "unknown key 'rungz'")
+    bad(["run", *TINY, "--rungs", "grad-accum", "--total-batch", "1000"], "--total-batch: 1000", "256")
+    (d / "not_a_run").mkdir()
+    bad(["run", "--resume", str(d / "not_a_run")], "--resume", "not a run directory")
+    good = d / "good"
+    run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)
+    bad(["run", "--resume", str(good), "--preset", "tiny", "--batch", "2", "--rungs", "fp32"],
+        "--resume", "different config")
+
+
+CASES = {f.__name__: f for f in (every_rung_matches_fp32, crash_is_isolated, resume_after_kill,
+                                  interrupt_keeps_reports, bad_inputs)}
+
+if __name__ == "__main__":
+    case = CASES[sys.argv[2]]
+    with tempfile.TemporaryDirectory(prefix=f"ladder_{case.__name__}_") as tmp:
+        case(pathlib.Path(tmp))
+    print(f"{case.__name__}: ok")

@@ -1,0 +1,158 @@
+// tests/test_rungs.cpp: the ladder is data: each rung adds exactly one
+// switch; names parse; ablation produces the expected set; the matrix
+// resolves cells and rejects bad configurations.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "bench/matrix.h"
+#include "variants/config.h"
+#include "variants/rungs.h"
+
+namespace ladder {
+namespace {
+
+int count_on(const Switches& s) {
+  int n = 0;
+  for (const auto& info : switch_table()) n += s.*info.member;
+  return n;
+}
+
+TEST(Rungs, LadderOrderAndEachRungAddsOneSwitch) {
+  const auto& l = ladder_rungs();
+  std::vector<std::string> names;
+  for (const auto& r : l) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"fp32", "tf32", "bf16", "fused", "flash", "vocab-pad",
+                                             "fused-adamw", "grad-accum", "ddp"}));
+  EXPECT_EQ(count_on(l[0].sw), 0);
+  for (size_t i = 1; i < l.size(); ++i) {
+    EXPECT_EQ(count_on(l[i].sw), int(i)) << l[i].name;
+    // Everything the previous rung had is still on.
+    for (const auto& info : switch_table())
+      if (l[i - 1].sw.*info.member) {
+        EXPECT_TRUE(l[i].sw.*info.member) << l[i].name << " dropped " << info.name;
+      }
+  }
+  EXPECT_FALSE(rung_runnable(l.back()));
+}
+
+TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
+  const Rung solo = parse_rung("fp32+flash+fused-adamw");
+  EXPECT_TRUE(solo.sw.flash && solo.sw.fused_adamw);
+  EXPECT_EQ(count_on(solo.sw), 2);
+  const Rung top = parse_rung("top-bf16");
+  EXPECT_FALSE(top.sw.bf16);
+  EXPECT_FALSE(top.sw.ddp);
+  EXPECT_EQ(count_on(top.sw), 6);
+  EXPECT_THROW(parse_rung("turbo"), ConfigError);
+  EXPECT_THROW(parse_rung("fp32+warp"), ConfigError);
+  EXPECT_THROW(parse_rung("top-ddp"), ConfigError);
+  try {
+    parse_rung("turbo", "--rungs");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--rungs: 'turbo'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("vocab-pad"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
+  std::vector<std::string> names;
+  for (const auto& r : ablation_rungs()) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "fp32", "fp32+tf32", "fp32+bf16", "fp32+fused", "fp32+flash", "fp32+vocab-pad",
+                       "fp32+fused-adamw", "fp32+grad-accum", "top", "top-tf32", "top-bf16", "top-fused",
+                       "top-flash", "top-vocab-pad", "top-fused-adamw", "top-grad-accum"}));
+  MatrixSpec spec;
+  spec.device = "cpu";
+  spec.presets = {"tiny"};
+  spec.mode = "ablation";
+  std::vector<std::string> measured;
+  int parity_cells = 0;
+  for (const auto& c : build_cells(spec)) {
+    if (c.role == "measure") measured.push_back(c.id);
+    parity_cells += c.role == "parity";
+  }
+  EXPECT_EQ(measured, names);
+  // Each rung with accumulation gets its single-step reference: fp32+grad-accum,
+  // top, and top-X for the six X other than grad-accum.
+  EXPECT_EQ(parity_cells, 8);
+}
+
+TEST(Rungs, ParityTolerancesFollowTheLoosestNumericChange) {
+  EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("fp32").sw), 1e-5);
+  EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("fp32+flash+fused").sw), 1e-5);
+  EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("tf32").sw), 5e-3);
+  EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("grad-accum").sw), 2e-2);
+}
+
+TEST(Matrix, CellsPutFp32FirstAndNameShapesWhenThereAreSeveral) {
+  MatrixSpec spec;
+  spec.device = "cpu";
+  spec.presets = {"tiny"};
+  spec.rungs = {"flash"};
+  auto cells = build_cells(spec);
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].id, "fp32");
+  EXPECT_EQ(cells[1].id, "flash");
+  EXPECT_EQ(cells[1].parity_ref, "fp32");
+  spec.batches = {2, 4};
+  cells = build_cells(spec);
+  ASSERT_EQ(cells.size(), 4u);
+  EXPECT_EQ(cells[0].id, "tiny-b2-t64/fp32");
+  EXPECT_EQ(cells[3].id, "tiny-b4-t64/flash");
+  EXPECT_EQ(cells[3].cfg.batch, 4);
+}
+
+TEST(Matrix, GradAccumGetsASingleStepReferenceWithTheSameTotalBatch) {
+  MatrixSpec spec;
+  spec.device = "cpu";
+  spec.presets = {"tiny"};  // B4 T64, total 1024 tokens: 4 micro-steps
+  spec.rungs = {"grad-accum"};
+  auto cells = build_cells(spec);
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[1].id, "grad-accum.parity-single");
+  EXPECT_EQ(cells[1].cfg.batch, 16);
+  EXPECT_FALSE(cells[1].cfg.sw.grad_accum);
+  EXPECT_EQ(cells[2].cfg.micro_steps(), 4);
+  EXPECT_EQ(cells[2].parity_ref, "grad-accum.parity-single");
+  EXPECT_EQ(cells[2].parity_subject, "grad-accum");
+}
+
+TEST(Matrix, TotalBatchNotDivisibleByMicroBatchIsRejected) {
+  MatrixSpec spec;
+  spec.device = "cpu";
+  spec.presets = {"tiny"};
+  spec.rungs = {"grad-accum"};
+  spec.overrides.total_batch = 1000;  // not a multiple of 4*64
+  try {
+    build_cells(spec);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--total-batch: 1000"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("256"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Matrix, MatrixFileRejectsUnknownKeysAndBadJson) {
+  const std::string path = ::testing::TempDir() + "ladder_matrix_test.json";
+  MatrixSpec spec;
+  std::ofstream(path) << R"({"presets": ["tiny"], "rungz": ["fp32"]})";
+  try {
+    read_matrix_file(path, spec);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'rungz'"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << R"({"presets": ["tiny"], )";
+  EXPECT_THROW(read_matrix_file(path, spec), ConfigError);
+  std::ofstream(path) << R"({"presets": "tiny", "batch": [2, 4], "rungs": ["fp32", "flash"], "steps": 3})";
+  read_matrix_file(path, spec);
+  EXPECT_EQ(spec.presets, std::vector<std::string>{"tiny"});
+  EXPECT_EQ(spec.batches, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(*spec.overrides.steps, 3);
+  std::ofstream(path) << R"({"batch": "four"})";
+  EXPECT_THROW(read_matrix_file(path, spec), ConfigError);
+}
+
+}  // namespace
+}  // namespace ladder
