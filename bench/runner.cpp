@@ -157,18 +157,30 @@ void write_matrix_json(const std::vector<Cell>& cells, const RunnerOptions& o) {
   write_file_atomically((fs::path(o.run_dir) / "matrix.json").string(), j.dump(2) + "\n");
 }
 
-std::vector<double> losses(const json& report) {
+std::vector<double> series(const json& report, const char* column) {
   std::vector<double> out;
   for (const char* key : {"warmup_steps", "steps"})
-    for (const auto& v : report[key]["loss"]) out.push_back(v.is_number() ? v.get<double>() : NAN);
+    for (const auto& v : report[key][column]) out.push_back(v.is_number() ? v.get<double>() : NAN);
   return out;
 }
 
-// Compares the subject's first losses with the reference's, writes the
-// verdict into the measured cell's report and returns it.
+// Largest relative difference over the first k entries (inf if any is NaN).
+double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b, size_t k) {
+  double worst = 0;
+  for (size_t i = 0; i < k; ++i) {
+    const double rel = std::fabs(a[i] - b[i]) / std::max(std::fabs(b[i]), 1e-12);
+    worst = std::isnan(rel) ? INFINITY : std::max(worst, rel);
+  }
+  return worst;
+}
+
+// Compares the subject's first losses and gradient norms with the
+// reference's. Early losses sit near ln V whatever the model does, so the
+// gradient norm, which reacts to any change in the maths, is checked too.
 json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id,
                   const RunnerOptions& o) {
-  json p = {{"class", parity_class(cell.cfg.sw)}, {"rtol", parity_rtol(cell.cfg.sw)},
+  const double rtol = parity_rtol(cell.cfg.sw);
+  json p = {{"class", parity_class(cell.cfg.sw)}, {"rtol", rtol},
             {"reference", cell.parity_ref}, {"subject", cell.parity_subject}};
   if (cell.parity_ref.empty()) {
     p["status"] = "baseline";
@@ -181,18 +193,19 @@ json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by
     p["reason"] = fmt::format("needs complete reports of '{}' and '{}'", cell.parity_subject, cell.parity_ref);
     return p;
   }
-  const auto a = losses(*subject), b = losses(*ref);
-  const size_t k = std::min<size_t>({size_t(o.parity_steps), a.size(), b.size()});
-  double worst = 0;
-  for (size_t i = 0; i < k; ++i) {
-    const double rel = std::fabs(a[i] - b[i]) / std::max(std::fabs(b[i]), 1e-12);
-    worst = std::isnan(rel) ? INFINITY : std::max(worst, rel);
-  }
+  const auto loss_a = series(*subject, "loss"), loss_b = series(*ref, "loss");
+  const auto norm_a = series(*subject, "grad_norm"), norm_b = series(*ref, "grad_norm");
+  const size_t k = std::min<size_t>({size_t(o.parity_steps), loss_a.size(), loss_b.size()});
+  const double loss_diff = max_rel_diff(loss_a, loss_b, k);
+  const double norm_diff = max_rel_diff(norm_a, norm_b, k);
+  auto finite_or_null = [](double v) { return std::isfinite(v) ? json(v) : json(); };
   p["steps_compared"] = k;
-  p["max_rel_diff"] = std::isfinite(worst) ? json(worst) : json();
-  p["subject_losses"] = std::vector<double>(a.begin(), a.begin() + long(k));
-  p["reference_losses"] = std::vector<double>(b.begin(), b.begin() + long(k));
-  p["status"] = std::isfinite(worst) && worst <= parity_rtol(cell.cfg.sw) ? "pass" : "fail";
+  p["max_rel_diff"] = finite_or_null(loss_diff);
+  p["grad_norm_max_rel_diff"] = finite_or_null(norm_diff);
+  p["subject_losses"] = std::vector<double>(loss_a.begin(), loss_a.begin() + long(k));
+  p["reference_losses"] = std::vector<double>(loss_b.begin(), loss_b.begin() + long(k));
+  const bool pass = std::isfinite(loss_diff) && std::isfinite(norm_diff) && loss_diff <= rtol && norm_diff <= rtol;
+  p["status"] = pass ? "pass" : "fail";
   return p;
 }
 

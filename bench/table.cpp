@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -53,8 +55,11 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
     const std::string mfu = ds.is_null() ? num(row["mfu_pct_measured_roofline"], "{:.1f}p") : num(ds, "{:.1f}");
     const json& parity = row["parity"];
     std::string verdict = parity.value("status", "");
-    if (parity.contains("max_rel_diff") && !parity["max_rel_diff"].is_null())
-      verdict += fmt::format(" {:.1e}<={:.0e}", parity["max_rel_diff"].get<double>(), parity["rtol"].get<double>());
+    if (parity.contains("max_rel_diff") && !parity["max_rel_diff"].is_null() &&
+        !parity["grad_norm_max_rel_diff"].is_null()) {
+      const double worst = std::max(parity["max_rel_diff"].get<double>(), parity["grad_norm_max_rel_diff"].get<double>());
+      verdict += fmt::format(" {:.1e}<={:.0e}", worst, parity["rtol"].get<double>());
+    }
     verdict = paint(verdict, verdict.rfind("fail", 0) == 0 ? "31" : "32");
     const auto& ops = row["op_counts"];
     const int64_t op_count = ops.is_null() ? 0
@@ -66,7 +71,9 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
                fmt::format("{:.2f} GiB", row["peak_bytes"].get<double>() / (1 << 30)), op_count, verdict);
   }
   fmt::print("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline "
-             "(no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.\n");
+             "at the rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.\n"
+             "parity: worst relative difference of loss and grad norm to the reference over the first "
+             "steps <= the rung's tolerance.\n");
   if (!summary["missing"].empty())
     fmt::print("{} cell(s) missing (interrupted): {}\n", summary["missing"].size(), summary["missing"].dump());
   fmt::print("summary: {}\n", summary_path);
