@@ -196,6 +196,12 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     ro.run_dir = c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : c.out_dir;
     ensure_writable_dir(ro.run_dir, "--out");
   }
+  for (const auto& cell : cells)
+    if (cell.role == "measure" && cell.runnable && cell.cfg.micro_steps() > 64)
+      fmt::print(stderr,
+                 "ladder: warning: {} runs {} micro-steps of {} tokens per step ({} tokens); pass "
+                 "--total-batch to scale it down for this device\n",
+                 cell.id, cell.cfg.micro_steps(), cell.cfg.tokens_per_micro_step(), cell.cfg.tokens_per_step());
   if (!ro.quiet) {
     size_t measured = 0;
     for (const auto& cell : cells) measured += cell.role == "measure" && cell.runnable;
