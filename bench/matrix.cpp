@@ -168,31 +168,29 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
       if (cell.runnable && rung.sw.grad_accum) {
         // Accumulation is checked against one step with the same total batch.
         // At most 4 micro-steps are replayed so the single step fits in memory.
-        const int64_t k = spec.parity_steps;
         const int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
+        // A short parity run of `cfg`: parity_steps steps, no warmup, and the
+        // measured rung's LR horizon so the schedule is the same.
+        auto parity_cell = [&](const char* suffix, RunConfig cfg) {
+          cfg.steps = spec.parity_steps;
+          cfg.warmup = 0;
+          cfg.train.lr_decay_steps = cell.cfg.total_steps();
+          cfg.rung = rung.name + suffix;
+          Cell c;
+          c.id = cell.id + suffix;
+          c.role = "parity";
+          c.cfg = cfg;
+          return c;
+        };
         RunConfig single = cell.cfg;
         single.sw.grad_accum = false;
         single.batch = cell.cfg.batch * micro;
-        single.steps = k;
-        single.warmup = 0;
-        single.train.lr_decay_steps = cell.cfg.total_steps();
-        single.rung = rung.name + ".parity-single";
-        Cell single_cell;
-        single_cell.id = cell.id + ".parity-single";
-        single_cell.role = "parity";
-        single_cell.cfg = single;
+        const Cell single_cell = parity_cell(".parity-single", single);
         cell.parity_ref = single_cell.id;
         if (micro != cell.cfg.micro_steps()) {
           RunConfig accum = cell.cfg;
           accum.total_batch = cell.cfg.tokens_per_micro_step() * cell.cfg.world_size * micro;
-          accum.steps = k;
-          accum.warmup = 0;
-          accum.train.lr_decay_steps = cell.cfg.total_steps();
-          accum.rung = rung.name + ".parity-accum";
-          Cell accum_cell;
-          accum_cell.id = cell.id + ".parity-accum";
-          accum_cell.role = "parity";
-          accum_cell.cfg = accum;
+          const Cell accum_cell = parity_cell(".parity-accum", accum);
           cell.parity_subject = accum_cell.id;
           cells.push_back(accum_cell);
         }
