@@ -56,6 +56,10 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       fmt::print("{}", usage());
       return false;
     }
+    if (arg.rfind("--", 0) != 0 && positionals_) {
+      positionals_->push_back(arg);
+      continue;
+    }
     if (arg.rfind("--", 0) != 0)
       throw ConfigError(fmt::format("{}: unexpected argument '{}'; options start with --, see "
                                     "'ladder {} --help'",

@@ -22,6 +22,8 @@ class ArgParser {
   void add_value(std::string name, std::string metavar, std::string help,
                  std::function<void(const std::string&)> apply);
   void add_flag(std::string name, std::string help, std::function<void()> apply);
+  // Collects non-option arguments into `out` instead of rejecting them.
+  void allow_positionals(std::vector<std::string>* out) { positionals_ = out; }
 
   // Applies options in order. Returns false when --help was given (the usage
   // has then been printed to stdout).
@@ -38,6 +40,7 @@ class ArgParser {
 
   std::string command_, summary_;
   std::vector<Option> options_;
+  std::vector<std::string>* positionals_ = nullptr;
 };
 
 }  // namespace ladder

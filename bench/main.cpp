@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/compare.h"
+#include "bench/export.h"
 #include "bench/run_command.h"
 #include "build_info.h"
 #include "variants/config.h"
@@ -23,6 +25,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  run        run the benchmark matrix (the whole ladder by default), write reports\n"
     "  measure    measure one rung in this process (what each rung of run executes)\n"
+    "  compare    compare runs (GPUs, machines, days) with significance tests\n"
+    "  export     export a run, e.g. as google/benchmark JSON (--gbench)\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";
@@ -36,6 +40,8 @@ int dispatch(const std::vector<std::string>& argv) {
   const std::vector<std::string> args(argv.begin() + 2, argv.end());
   if (command == "run") return ladder::run_command(args, argv);
   if (command == "measure") return ladder::measure_command(args, argv);
+  if (command == "compare") return ladder::compare_command(args);
+  if (command == "export") return ladder::export_command(args);
   if (command == "version") {
     fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
                ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
@@ -44,7 +50,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, version (see 'ladder --help')",
                   command));
 }
 

@@ -1,0 +1,413 @@
+// bench/compare.cpp: the comparison model, its text/markdown/CSV forms and
+// the `ladder compare` command (see compare.h).
+#include "bench/compare.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/cli.h"
+#include "reports/atomic_file.h"
+#include "reports/html_report.h"  // render_comparison_html
+#include "reports/mann_whitney.h"
+#include "variants/config.h"
+
+namespace ladder {
+
+using nlohmann::json;
+
+namespace {
+
+// Flattens nested objects into "a.b.c" -> value.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out[prefix] = j;
+  }
+}
+
+// Config fields that define what was measured: a difference makes the
+// comparison meaningless. Everything else in the config (steps, seed, device,
+// threads) may differ.
+const std::vector<std::string>& defining_config_keys() {
+  static const std::vector<std::string> kKeys = {
+      "preset", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
+      "model.vocab_size", "batch", "seq", "total_batch", "micro_steps", "world_size",
+      "model_vocab", "fixed_batch"};
+  return kKeys;
+}
+
+// Environment keys that make up the subject of a comparison when they differ.
+bool is_subject_key(const std::string& k) {
+  for (const char* prefix : {"host", "os", "cpu_model", "cpu_capability", "threads.", "device.name",
+                             "device.count", "device.memory_bytes", "device.compute_capability",
+                             "versions.", "compiler", "build_type"})
+    if (k.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+std::string shape_prefix(const std::string& cell) {
+  const auto slash = cell.rfind('/');
+  return slash == std::string::npos ? "" : cell.substr(0, slash + 1);
+}
+
+std::vector<double> dt_samples(const json& report) {
+  std::vector<double> out;
+  for (const auto& v : report["steps"]["dt_ms"]) out.push_back(v.get<double>());
+  return out;
+}
+
+bool ok(const json* r) { return r && r->value("status", "") == "ok"; }
+
+json input_cell(const json* r, const json* fp32) {
+  if (!r) return {{"status", "missing"}};
+  if (!ok(r)) return {{"status", r->value("status", "missing")}};
+  const auto& s = (*r)["summary"];
+  const auto& mfu = (*r)["mfu"];
+  const json& sheet = mfu["datasheet"]["mfu_pct"];
+  json c = {{"status", "ok"},
+            {"dt_ms_median", s["dt_ms"]["median"]},
+            {"dt_ms_cv", s["dt_ms"]["cv"]},
+            {"tokens_per_s_median", s["tokens_per_s"]["median"]},
+            {"mfu_pct", sheet.is_null() ? mfu["measured_roofline"]["mfu_pct"] : sheet},
+            {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
+            {"peak_bytes", (*r)["memory"]["measured"].value("peak_bytes", int64_t(0))},
+            {"dt_ms_samples", dt_samples(*r)},
+            {"speedup_vs_fp32", nullptr}};
+  if (ok(fp32))
+    c["speedup_vs_fp32"] = s["tokens_per_s"]["median"].get<double>() /
+                           (*fp32)["summary"]["tokens_per_s"]["median"].get<double>();
+  return c;
+}
+
+json verdict(const json& base, const json& other, double alpha) {
+  if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
+  const auto a = base["dt_ms_samples"].get<std::vector<double>>();
+  const auto b = other["dt_ms_samples"].get<std::vector<double>>();
+  json v = {{"ratio_tokens_per_s", other["tokens_per_s_median"].get<double>() / base["tokens_per_s_median"].get<double>()},
+            {"ratio_dt_ms", other["dt_ms_median"].get<double>() / base["dt_ms_median"].get<double>()},
+            {"n", {a.size(), b.size()}}};
+  if (a.size() < kMinSamplesForVerdict || b.size() < kMinSamplesForVerdict) {
+    v["verdict"] = "too few samples";
+    v["p_value"] = nullptr;
+    return v;
+  }
+  const MannWhitneyResult mw = mann_whitney_u(a, b);
+  v["p_value"] = mw.p_value;
+  v["u"] = mw.u;
+  v["method"] = mw.method;
+  v["verdict"] = mw.p_value >= alpha                       ? "no significant difference"
+                 : v["ratio_dt_ms"].get<double>() < 1.0 ? "faster"
+                                                           : "slower";
+  return v;
+}
+
+}  // namespace
+
+json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
+  json cmp = {{"schema_version", 1}, {"kind", "ladder.comparison"}, {"alpha", opts.alpha},
+              {"metric", "dt_ms"}, {"inputs", json::array()}, {"warnings", json::array()},
+              {"forced_differences", json::array()}, {"subject", json::object()}};
+  // Inputs and the subject: environment keys whose values differ.
+  std::vector<std::map<std::string, json>> envs;
+  for (const auto& run : runs) {
+    std::map<std::string, json> env;
+    flatten(run.environment(), "", env);
+    std::map<std::string, json> shown;
+    for (const auto& [k, v] : env)
+      if (is_subject_key(k)) shown[k] = v;
+    envs.push_back(shown);
+    cmp["inputs"].push_back({{"label", run.label}, {"path", run.path}, {"run_id", run.run_id},
+                             {"device", env.count("device.name") ? env["device.name"] : json("?")},
+                             {"environment", shown}});
+  }
+  std::set<std::string> env_keys;
+  for (const auto& e : envs)
+    for (const auto& [k, v] : e) env_keys.insert(k);
+  for (const auto& k : env_keys) {
+    json values = json::array();
+    bool differs = false;
+    for (const auto& e : envs) {
+      values.push_back(e.count(k) ? e.at(k) : json());
+      differs = differs || values.back() != values.front();
+    }
+    if (differs) cmp["subject"][k] = values;
+  }
+
+  // Rungs in the order they first appear.
+  std::vector<std::string> cells;
+  for (const auto& run : runs)
+    for (const auto& c : run.cells)
+      if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
+
+  // Comparability: what was measured must be the same.
+  std::vector<std::string> refusals;
+  for (const auto& cell : cells) {
+    const json* base = runs[0].find(cell);
+    if (!base || !base->contains("config")) continue;
+    std::map<std::string, json> bc;
+    flatten((*base)["config"], "", bc);
+    for (size_t i = 1; i < runs.size(); ++i) {
+      const json* other = runs[i].find(cell);
+      if (!other || !other->contains("config")) continue;
+      std::map<std::string, json> oc;
+      flatten((*other)["config"], "", oc);
+      std::vector<std::string> keys = defining_config_keys();
+      for (const auto& [k, v] : bc)
+        if (k.rfind("switches.", 0) == 0) keys.push_back(k);
+      for (const auto& k : keys) {
+        const json a = bc.count(k) ? bc[k] : json(), b = oc.count(k) ? oc[k] : json();
+        if (a != b)
+          refusals.push_back(fmt::format("rung '{}': config.{} is {} in {} ({}) but {} in {} ({})", cell, k,
+                                         a.dump(), runs[0].label, runs[0].path, b.dump(), runs[i].label,
+                                         runs[i].path));
+      }
+    }
+  }
+  if (!refusals.empty() && !opts.force) {
+    std::string msg = "the inputs measured different things, so their times are not comparable:\n";
+    for (size_t i = 0; i < refusals.size() && i < 8; ++i) msg += "  " + refusals[i] + "\n";
+    if (refusals.size() > 8) msg += fmt::format("  ... and {} more\n", refusals.size() - 8);
+    msg += "use --force to compare anyway (the differences are then listed in the output)";
+    throw ConfigError(msg);
+  }
+  cmp["forced_differences"] = refusals;
+
+  // Per rung: each input's figures, and the verdict against the baseline.
+  std::vector<double> log_ratio_sum(runs.size(), 0.0), log_dt_sum(runs.size(), 0.0);
+  std::vector<int> ratio_count(runs.size(), 0);
+  cmp["rungs"] = json::array();
+  cmp["ladder_shape"] = json::array();
+  for (const auto& cell : cells) {
+    json row = {{"rung", cell}, {"inputs", json::array()}, {"vs_baseline", json::array()}};
+    std::vector<std::string> missing_in;
+    for (const auto& run : runs) {
+      const json* r = run.find(cell);
+      row["inputs"].push_back(input_cell(r, run.find(shape_prefix(cell) + "fp32")));
+      if (row["inputs"].back()["status"] != "ok") missing_in.push_back(run.label);
+    }
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (i == 0) {
+        row["vs_baseline"].push_back(nullptr);
+        continue;
+      }
+      json v = verdict(row["inputs"][0], row["inputs"][i], opts.alpha);
+      if (v.contains("ratio_tokens_per_s")) {
+        log_ratio_sum[i] += std::log(v["ratio_tokens_per_s"].get<double>());
+        log_dt_sum[i] += std::log(v["ratio_dt_ms"].get<double>());
+        ++ratio_count[i];
+      }
+      if (v["verdict"] == "too few samples")
+        cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} samples is too few for a verdict (need {} each)",
+                                              cell, v["n"][0].get<int>(), v["n"][1].get<int>(), kMinSamplesForVerdict));
+      row["vs_baseline"].push_back(v);
+    }
+    if (!missing_in.empty()) {
+      std::string who;
+      for (const auto& l : missing_in) who += (who.empty() ? "" : ", ") + l;
+      cmp["warnings"].push_back(fmt::format("rung '{}': missing or failed in {}", cell, who));
+    }
+    json shape = {{"rung", cell}, {"speedup_vs_fp32", json::array()}, {"ratio_to_baseline", json::array()}};
+    for (const auto& in : row["inputs"]) shape["speedup_vs_fp32"].push_back(in.value("speedup_vs_fp32", json()));
+    for (const auto& s : shape["speedup_vs_fp32"])
+      shape["ratio_to_baseline"].push_back(s.is_null() || shape["speedup_vs_fp32"][0].is_null()
+                                               ? json()
+                                               : json(s.get<double>() / shape["speedup_vs_fp32"][0].get<double>()));
+    shape["ratio_to_baseline"][0] = nullptr;
+    cmp["ladder_shape"].push_back(shape);
+    cmp["rungs"].push_back(row);
+  }
+  cmp["geomean"] = json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i == 0 || ratio_count[i] == 0) {
+      cmp["geomean"].push_back(nullptr);
+      continue;
+    }
+    cmp["geomean"].push_back({{"ratio_tokens_per_s", std::exp(log_ratio_sum[i] / ratio_count[i])},
+                              {"ratio_dt_ms", std::exp(log_dt_sum[i] / ratio_count[i])},
+                              {"rungs", ratio_count[i]}});
+  }
+  return cmp;
+}
+
+namespace {
+
+std::string num(const json& v, const char* f) {
+  return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : "-";
+}
+
+// One line per rung x input: the common content of the text, markdown and
+// CSV forms.
+struct Line {
+  std::string rung, input, status, dt, tok, mfu, peak, ratio, p, verdict;
+};
+
+std::vector<Line> lines(const json& cmp) {
+  std::vector<Line> out;
+  for (const auto& row : cmp["rungs"]) {
+    for (size_t i = 0; i < row["inputs"].size(); ++i) {
+      const json& in = row["inputs"][i];
+      const json& v = row["vs_baseline"][i];
+      Line l;
+      l.rung = i == 0 ? row["rung"].get<std::string>() : "";
+      l.input = cmp["inputs"][i]["label"].get<std::string>();
+      l.status = in["status"].get<std::string>();
+      if (in["status"] == "ok") {
+        l.dt = num(in["dt_ms_median"], "{:.2f}");
+        l.tok = num(in["tokens_per_s_median"], "{:.0f}");
+        l.mfu = num(in["mfu_pct"], "{:.1f}") + (in["mfu_basis"] == "measured_roofline" ? "p" : "");
+        l.peak = fmt::format("{:.2f}", in["peak_bytes"].get<double>() / (1 << 30));
+      }
+      if (!v.is_null()) {
+        l.ratio = num(v.value("ratio_tokens_per_s", json()), "{:.3f}");
+        l.p = num(v.value("p_value", json()), "{:.3g}");
+        l.verdict = v["verdict"];
+      }
+      out.push_back(l);
+    }
+  }
+  return out;
+}
+
+std::string header_text(const json& cmp) {
+  std::string h;
+  for (const auto& in : cmp["inputs"])
+    h += fmt::format("{}: {} (run {}, {})\n", in["label"].get<std::string>(), in["path"].get<std::string>(),
+                     in["run_id"].get<std::string>(), in["device"].is_string() ? in["device"].get<std::string>() : "?");
+  if (cmp["subject"].empty()) {
+    h += "subject: same environment (an A/A comparison)\n";
+  } else {
+    h += "subject (what differs):\n";
+    for (const auto& [k, v] : cmp["subject"].items()) {
+      std::string vals;
+      for (const auto& x : v) vals += (vals.empty() ? "" : " | ") + (x.is_string() ? x.get<std::string>() : x.dump());
+      h += fmt::format("  {}: {}\n", k, vals);
+    }
+  }
+  for (const auto& f : cmp["forced_differences"]) h += "FORCED: " + f.get<std::string>() + "\n";
+  for (const auto& w : cmp["warnings"]) h += "warning: " + w.get<std::string>() + "\n";
+  return h;
+}
+
+std::string geomean_text(const json& cmp, const char* fmt_line) {
+  std::string out;
+  for (size_t i = 1; i < cmp["geomean"].size(); ++i) {
+    const json& g = cmp["geomean"][i];
+    if (g.is_null()) continue;
+    out += fmt::format(fmt::runtime(fmt_line), cmp["inputs"][i]["label"].get<std::string>(),
+                       g["ratio_tokens_per_s"].get<double>(), g["rungs"].get<int>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_compare_text(const json& cmp, bool color) {
+  auto paint = [&](const std::string& s) {
+    if (!color) return s;
+    const char* code = s == "faster" ? "32" : s == "slower" ? "31" : s == "missing" || s == "too few samples" ? "33" : "";
+    return *code ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+  };
+  std::string out = header_text(cmp) + "\n";
+  out += fmt::format("{:<22} {:<5} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9}  {}\n", "rung", "input", "dt_ms",
+                     "tok/s", "MFU %", "peak GiB", "x base", "p", "verdict (two-sided Mann-Whitney U)");
+  for (const auto& l : lines(cmp)) {
+    if (l.status != "ok") {
+      out += fmt::format("{:<22} {:<5} {:>10}{:>40}  {}\n", l.rung, l.input, l.status, "", paint(l.verdict));
+      continue;
+    }
+    out += fmt::format("{:<22} {:<5} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9}  {}\n", l.rung, l.input, l.dt, l.tok,
+                       l.mfu, l.peak, l.ratio, l.p, paint(l.verdict));
+  }
+  out += geomean_text(cmp, "geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs\n");
+  out += "\nladder shape (speedup over each input's own fp32):\n";
+  for (const auto& s : cmp["ladder_shape"]) {
+    std::string cols;
+    for (size_t i = 0; i < s["speedup_vs_fp32"].size(); ++i)
+      cols += fmt::format(" {}={:>6}", cmp["inputs"][i]["label"].get<std::string>(), num(s["speedup_vs_fp32"][i], "{:.2f}"));
+    std::string ratios;
+    for (size_t i = 1; i < s["ratio_to_baseline"].size(); ++i)
+      ratios += fmt::format(" {}/A={}", cmp["inputs"][i]["label"].get<std::string>(), num(s["ratio_to_baseline"][i], "{:.2f}"));
+    out += fmt::format("  {:<20}{} |{}\n", s["rung"].get<std::string>(), cols, ratios);
+  }
+  out += fmt::format("verdicts at alpha {} over per-step dt samples; MFU 'p' = against the measured roofline\n",
+                     cmp["alpha"].get<double>());
+  return out;
+}
+
+std::string format_compare_markdown(const json& cmp) {
+  std::string out = "```\n" + header_text(cmp) + "```\n\n";
+  out += "| rung | input | status | dt_ms | tok/s | MFU % | peak GiB | x base | p | verdict |\n";
+  out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& l : lines(cmp))
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", l.rung, l.input, l.status, l.dt,
+                       l.tok, l.mfu, l.peak, l.ratio, l.p, l.verdict);
+  out += "\n" + geomean_text(cmp, "Geomean tokens/s ratio {} / baseline: **{:.3f}** over {} rungs.\n");
+  return out;
+}
+
+std::string format_compare_csv(const json& cmp) {
+  std::string out = "rung,input,status,dt_ms_median,tokens_per_s_median,mfu_pct,peak_gib,ratio_tokens_per_s,p_value,verdict\n";
+  std::string rung;
+  for (const auto& l : lines(cmp)) {
+    if (!l.rung.empty()) rung = l.rung;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", rung, l.input, l.status, l.dt, l.tok, l.mfu, l.peak,
+                       l.ratio, l.p, l.verdict);
+  }
+  return out;
+}
+
+int compare_command(const std::vector<std::string>& args) {
+  CompareOptions opts;
+  std::string format = "text", html;
+  std::vector<std::string> inputs;
+  ArgParser ap("compare",
+               "Compare runs: ladder compare BASELINE OTHER [MORE ...]. Each input is a run directory,\n"
+               "a summary.json or a rung report. Verdicts come from a two-sided Mann-Whitney U test\n"
+               "over the per-step dt samples. Different presets, batches, sequence lengths or rung\n"
+               "definitions are refused unless --force.");
+  ap.add_value("--alpha", "P", "significance level (default 0.05)",
+               [&](const std::string& v) { opts.alpha = parse_double("--alpha", v); });
+  ap.add_value("--format", "text|md|json|csv", "output format (default text)", [&](const std::string& v) { format = v; });
+  ap.add_value("--html", "OUT.html", "also write a self-contained HTML page with charts", [&](const std::string& v) { html = v; });
+  ap.add_flag("--force", "compare even when the configs differ", [&] { opts.force = true; });
+  ap.allow_positionals(&inputs);
+  if (!ap.parse(args)) return 0;
+  if (inputs.size() < 2)
+    throw ConfigError(fmt::format("compare: got {} input(s), expected at least two (a baseline and another)", inputs.size()));
+  if (!(opts.alpha > 0 && opts.alpha < 1))
+    throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
+  if (format != "text" && format != "md" && format != "json" && format != "csv")
+    throw ConfigError(fmt::format("--format: '{}' is not a format; expected text, md, json or csv", format));
+  if (!html.empty() && std::filesystem::path(html).has_parent_path())
+    ensure_writable_dir(std::filesystem::path(html).parent_path().string(), "--html");
+  std::vector<LoadedRun> runs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    runs.push_back(load_run(inputs[i], i < 26 ? std::string(1, char('A' + i)) : fmt::format("I{}", i)));
+  // Single rung reports of different rungs (fp32 vs bf16, say) are compared
+  // as one row; their differing switches then need --force.
+  bool all_single = true;
+  for (const auto& r : runs) all_single = all_single && r.cells.size() == 1;
+  if (all_single)
+    for (auto& r : runs) r.cells[0] = runs[0].cells[0];
+  const json cmp = compare_runs(runs, opts);
+  if (format == "json") fmt::print("{}\n", cmp.dump(2));
+  if (format == "md") fmt::print("{}", format_compare_markdown(cmp));
+  if (format == "csv") fmt::print("{}", format_compare_csv(cmp));
+  if (format == "text") fmt::print("{}", format_compare_text(cmp, isatty(STDOUT_FILENO) != 0));
+  if (!html.empty()) {
+    write_file_atomically(html, render_comparison_html(cmp));
+    fmt::print(stderr, "html: {}\n", html);
+  }
+  return 0;
+}
+
+}  // namespace ladder

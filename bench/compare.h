@@ -1,0 +1,39 @@
+// bench/compare.h: `ladder compare A B [C ...]`, which compares runs across
+// GPUs, machines, builds and days.
+//
+// The first input is the baseline. For each rung: the median dt, tokens/s,
+// MFU and peak memory of every input, the ratio to the baseline, and a
+// verdict from a two-sided Mann-Whitney U test over the per-step dt samples
+// (faster, slower, no significant difference, too few samples, missing); a
+// geomean row; and the ladder's shape (each rung's speedup over its own
+// fp32, side by side). Before comparing, configs are diffed: a different
+// preset, batch, sequence length or rung definition is refused unless
+// --force; a different device, driver, CUDA/LibTorch version or host is the
+// subject of the comparison and is shown in the header.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "reports/report_loader.h"
+
+namespace ladder {
+
+struct CompareOptions {
+  double alpha = 0.05;
+  bool force = false;
+};
+
+// The comparison model that every output format renders. Throws ConfigError
+// when configs differ and !force.
+nlohmann::json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts);
+
+std::string format_compare_text(const nlohmann::json& cmp, bool color);
+std::string format_compare_markdown(const nlohmann::json& cmp);
+std::string format_compare_csv(const nlohmann::json& cmp);
+
+int compare_command(const std::vector<std::string>& args);
+
+}  // namespace ladder

@@ -1,0 +1,105 @@
+// bench/export.cpp: see export.h.
+#include "bench/export.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/cli.h"
+#include "bench/stats.h"
+#include "reports/atomic_file.h"
+#include "variants/config.h"
+
+namespace ladder {
+
+using nlohmann::json;
+
+json to_gbench(const LoadedRun& run) {
+  const json env = run.environment();
+  const json threads = env.contains("threads") ? env["threads"] : json::object();
+  json context = {
+      {"date", ""},
+      {"host_name", env.value("host", "")},
+      {"executable", "ladder"},
+      {"num_cpus", env.value("cpu_logical_cores", 0)},
+      {"mhz_per_cpu", 0},
+      {"cpu_scaling_enabled", false},
+      {"caches", json::array()},
+      {"load_avg", json::array()},
+      {"library_build_type", "release"},
+      // Custom context keys, as google/benchmark's AddCustomContext writes them.
+      {"ladder_run_id", run.run_id},
+      {"ladder_device", env.contains("device") ? env["device"].value("name", "") : ""},
+      {"ladder_libtorch", env.contains("versions") ? env["versions"].value("libtorch", "") : ""},
+      {"ladder_threads", threads.value("intra_op", 0)},
+  };
+  json benchmarks = json::array();
+  int family = 0;
+  for (size_t c = 0; c < run.cells.size(); ++c) {
+    const json& r = run.reports[c];
+    if (r.value("status", "") != "ok") continue;
+    if (context["date"] == "") context["date"] = r.value("started_at", "");
+    const std::string name = "ladder/" + run.cells[c];
+    const auto& steps = r["steps"];
+    const size_t n = steps["dt_ms"].size();
+    auto record = [&](const std::string& run_type, double dt, double tok_s) {
+      return json{{"name", name},
+                  {"family_index", family},
+                  {"per_family_instance_index", 0},
+                  {"run_name", name},
+                  {"run_type", run_type},
+                  {"repetitions", n},
+                  {"threads", 1},
+                  {"iterations", 1},
+                  {"real_time", dt},
+                  {"cpu_time", dt},
+                  {"time_unit", "ms"},
+                  {"tokens_per_s", tok_s}};
+    };
+    for (size_t i = 0; i < n; ++i) {
+      json b = record("iteration", steps["dt_ms"][i].get<double>(), steps["tokens_per_s"][i].get<double>());
+      b["repetition_index"] = i;
+      benchmarks.push_back(b);
+    }
+    const Summary dt = summarize(steps["dt_ms"].get<std::vector<double>>());
+    const Summary tok = summarize(steps["tokens_per_s"].get<std::vector<double>>());
+    for (auto [agg, d, t] : {std::tuple{"mean", dt.mean, tok.mean}, std::tuple{"median", dt.median, tok.median},
+                             std::tuple{"stddev", dt.stddev, tok.stddev}}) {
+      json b = record("aggregate", d, t);
+      b["name"] = name + "_" + agg;
+      b["aggregate_name"] = agg;
+      b["aggregate_unit"] = "time";
+      benchmarks.push_back(b);
+    }
+    ++family;
+  }
+  return {{"context", context}, {"benchmarks", benchmarks}};
+}
+
+int export_command(const std::vector<std::string>& args) {
+  std::string out;
+  bool gbench = false;
+  std::vector<std::string> inputs;
+  ArgParser ap("export",
+               "Export a run in another tool's format: ladder export --gbench RUN [--out FILE].\n"
+               "RUN is a run directory, a summary.json or a rung report.");
+  ap.add_flag("--gbench", "google/benchmark JSON (readable by its tools/compare.py)", [&] { gbench = true; });
+  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  ap.allow_positionals(&inputs);
+  if (!ap.parse(args)) return 0;
+  if (!gbench) throw ConfigError("export: choose a format; expected --gbench");
+  if (inputs.size() != 1)
+    throw ConfigError(fmt::format("export: got {} inputs, expected exactly one RUN", inputs.size()));
+  const json j = to_gbench(load_run(inputs[0], "A"));
+  if (out.empty()) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    if (std::filesystem::path(out).has_parent_path())
+      ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
+    write_file_atomically(out, j.dump(2) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace ladder

@@ -1,0 +1,19 @@
+// bench/export.h: `ladder export --gbench RUN`, a run as google/benchmark
+// JSON (a `context` and one `benchmarks` record per measured step, as
+// repetitions, plus median/mean/stddev aggregates), so google/benchmark's
+// tools/compare.py can read ladder runs too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "reports/report_loader.h"
+
+namespace ladder {
+
+nlohmann::json to_gbench(const LoadedRun& run);
+int export_command(const std::vector<std::string>& args);
+
+}  // namespace ladder

@@ -1,0 +1,32 @@
+// reports/report_loader.h: reads what `ladder compare` and `ladder export`
+// take as input: a run directory, a summary.json, or one rung report.
+//
+// Every problem is a ConfigError naming the file and what is wrong: not JSON
+// (truncated, not UTF-8), not a ladder report, a newer schema_version than
+// this build reads, or an older one it cannot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ladder {
+
+struct LoadedRun {
+  std::string label;  // "A", "B", ... in argument order
+  std::string path;   // as given
+  std::string run_id;
+  std::vector<std::string> cells;  // in run order: "fp32", "flash", or "<shape>/<rung>"
+  std::vector<nlohmann::json> reports;  // parallel to cells; any status
+  const nlohmann::json* find(const std::string& cell) const;
+  // The environment of the first complete report (empty if none).
+  nlohmann::json environment() const;
+};
+
+LoadedRun load_run(const std::string& path, const std::string& label);
+
+// Parses a JSON file; throws ConfigError naming the file on any failure.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace ladder

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""tests/e2e_compare.py: `ladder compare` and `ladder export` on real runs.
+
+usage: e2e_compare.py LADDER_BIN WORK_DIR CASE
+
+The runs are made once per WORK_DIR (fixture case `make_runs`): two ladders
+back to back on the tiny preset (the A/A pair), and a third run with only
+fp32 (a rung missing). Every case then reads them.
+"""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+LADDER, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
+TINY = ["--preset", "tiny", "--steps", "20", "--warmup", "2", "--threads", "1", "--quiet"]
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def ladder(*args, code=0):
+    p = subprocess.run([LADDER, *map(str, args)], capture_output=True, text=True)
+    assert p.returncode == code, f"exit {p.returncode} != {code}: {args}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def make_runs():
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    WORK.mkdir(parents=True)
+    ladder("run", *TINY, "--out", WORK / "a")
+    ladder("run", *TINY, "--out", WORK / "b")
+    ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / "only_fp32")
+
+
+def aa_comparison_gives_a_verdict_per_rung():
+    cmp = json.loads(ladder("compare", WORK / "a", WORK / "b", "--format", "json").stdout)
+    assert cmp["kind"] == "ladder.comparison"
+    rungs = [r for r in cmp["rungs"] if r["inputs"][0]["status"] == "ok"]
+    assert len(rungs) == 8, [r["rung"] for r in cmp["rungs"]]
+    verdicts = [r["vs_baseline"][1]["verdict"] for r in rungs]
+    assert all(v in ("faster", "slower", "no significant difference") for v in verdicts), verdicts
+    flagged = [r["rung"] for r, v in zip(rungs, verdicts) if v != "no significant difference"]
+    print(f"A/A: {len(flagged)} of {len(rungs)} rungs flagged significant at alpha 0.05: {flagged}")
+    assert cmp["subject"] == {}, cmp["subject"]  # same machine, same build
+    assert cmp["geomean"][1]["rungs"] == 8
+    text = ladder("compare", WORK / "a", WORK / "b").stdout
+    assert "geomean" in text and "ladder shape" in text and "same environment" in text
+
+
+def ab_comparison_is_significant():
+    """fp32 against bf16 on the same preset truly differ; they need --force."""
+    a, b = WORK / "a" / "fp32" / "report.json", WORK / "a" / "bf16" / "report.json"
+    p = ladder("compare", a, b, code=2)
+    assert "config.switches.bf16" in p.stderr and "--force" in p.stderr, p.stderr
+    cmp = json.loads(ladder("compare", a, b, "--force", "--format", "json").stdout)
+    v = cmp["rungs"][0]["vs_baseline"][1]
+    assert v["verdict"] in ("faster", "slower"), v
+    assert v["p_value"] < 0.05
+    assert any("switches.bf16" in d for d in cmp["forced_differences"])
+    print(f"A/B fp32 vs bf16: {v['verdict']}, p = {v['p_value']:.2e}, tok/s ratio {v['ratio_tokens_per_s']:.3f}")
+
+
+def refuses_different_shapes():
+    other = WORK / "other_batch"
+    if not other.exists():
+        ladder("run", "--preset", "tiny", "--batch", "2", "--steps", "5", "--rungs", "fp32", "--quiet", "--out", other)
+    p = ladder("compare", WORK / "a", other, code=2)
+    assert "config.batch is 4" in p.stderr and "--force" in p.stderr, p.stderr
+    out = ladder("compare", WORK / "a", other, "--force").stdout
+    assert "FORCED: rung 'fp32': config.batch" in out
+
+
+def missing_rung_does_not_stop():
+    cmp = json.loads(ladder("compare", WORK / "a", WORK / "only_fp32", "--format", "json").stdout)
+    by = {r["rung"]: r for r in cmp["rungs"]}
+    assert by["flash"]["inputs"][1]["status"] == "missing"
+    assert by["flash"]["vs_baseline"][1]["verdict"] == "missing"
+    assert by["fp32"]["vs_baseline"][1]["verdict"] != "missing"
+    assert any("'flash': missing" in w for w in cmp["warnings"])
+
+
+def formats():
+    md = ladder("compare", WORK / "a", WORK / "b", "--format", "md").stdout
+    assert "| rung | input |" in md and "| fp32 | A |" in md
+    csv = ladder("compare", WORK / "a", WORK / "b", "--format", "csv").stdout.splitlines()
+    assert csv[0].startswith("rung,input,status,dt_ms_median")
+    assert len(csv) == 1 + 2 * 9  # 9 rungs (ddp included) x 2 inputs
+    ladder("compare", WORK / "a", WORK / "b", "--format", "yaml", code=2)
+
+
+def bad_inputs():
+    bad = WORK / "bad"
+    bad.mkdir(exist_ok=True)
+    report = json.loads((WORK / "a" / "fp32" / "report.json").read_text())
+
+    def refused(path, *parts):
+        p = ladder("compare", WORK / "a" / "fp32" / "report.json", path, code=2)
+        for part in parts:
+            assert part in p.stderr, f"{part!r} not in {p.stderr!r}"
+
+    (bad / "other.json").write_text('{"hello": 1}')
+    refused(bad / "other.json", "other.json", "not a ladder report")
+    (bad / "newer.json").write_text(json.dumps({**report, "schema_version": 99}))
+    refused(bad / "newer.json", "newer.json", "schema_version 99 is newer")
+    (bad / "older.json").write_text(json.dumps({**report, "schema_version": 0}))
+    refused(bad / "older.json", "older.json", "schema_version 0")
+    text = (WORK / "a" / "fp32" / "report.json").read_text()
+    (bad / "truncated.json").write_text(text[: len(text) // 2])
+    refused(bad / "truncated.json", "truncated.json", "not valid JSON")
+    (bad / "latin1.json").write_bytes(b'{"kind": "ladder.rung_report", "rung": "caf\xe9"}')
+    refused(bad / "latin1.json", "latin1.json", "not valid JSON")
+    refused(bad / "nowhere.json", "nowhere.json", "no such file")
+    (bad / "empty_dir").mkdir(exist_ok=True)
+    refused(bad / "empty_dir", "empty_dir", "not a run directory")
+    ladder("compare", WORK / "a", code=2)
+
+
+def gbench_export():
+    out = WORK / "gbench.json"
+    ladder("export", "--gbench", WORK / "a", "--out", out)
+    j = json.loads(out.read_text())
+    assert {"context", "benchmarks"} <= j.keys()
+    for key in ("date", "host_name", "executable", "num_cpus", "library_build_type"):
+        assert key in j["context"], key
+    iters = [b for b in j["benchmarks"] if b["run_type"] == "iteration"]
+    aggs = [b for b in j["benchmarks"] if b["run_type"] == "aggregate"]
+    assert len(iters) == 8 * 20 and len(aggs) == 8 * 3
+    b = iters[0]
+    assert b["name"] == "ladder/fp32" and b["time_unit"] == "ms" and b["real_time"] > 0
+    assert b["repetitions"] == 20 and "tokens_per_s" in b
+    assert {a["aggregate_name"] for a in aggs} == {"mean", "median", "stddev"}
+    ladder("export", WORK / "a", code=2)
+
+
+def html_renders_in_a_browser():
+    page, shot = WORK / "compare.html", WORK / "compare.png"
+    ladder("compare", WORK / "a", WORK / "only_fp32", WORK / "b", "--html", page)
+    p = subprocess.run([sys.executable, HERE / "check_html.py", page, shot], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    assert p.returncode == 0
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[3]]()
+    print(f"{sys.argv[3]}: ok")

@@ -1,0 +1,103 @@
+// tests/test_html_report.cpp: the comparison page rendered from
+// tests/fixtures/comparison.json has its four charts, names every input and
+// the subject, shows missing rungs, escapes strings from the JSON and
+// survives nulls. It is written to TempDir()/comparison.html for a look.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/html_report.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+json load_fixture() {
+  const std::string path = std::string(LADDER_FIXTURES_DIR) + "/comparison.json";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  return json::parse(in);
+}
+
+bool contains(const std::string& page, const std::string& needle) { return page.find(needle) != std::string::npos; }
+
+TEST(HtmlReport, FixtureHasAllFourChartsAndIsWritten) {
+  const std::string page = render_comparison_html(load_fixture());
+  for (const char* id : {"chart-tokens", "chart-speedup", "chart-memory", "chart-dt"})
+    EXPECT_TRUE(contains(page, std::string("<svg class=\"chart\" id=\"") + id + "\"")) << id;
+  EXPECT_TRUE(contains(page, "<!DOCTYPE html>"));
+  EXPECT_FALSE(contains(page, "http://fonts") || contains(page, "<script src") || contains(page, "<link"))
+      << "the page must not load anything from the network";
+  const std::string out = ::testing::TempDir() + "comparison.html";
+  std::ofstream(out) << page;
+  EXPECT_TRUE(std::ifstream(out).good()) << out;
+}
+
+TEST(HtmlReport, NamesEveryInputAndTheSubject) {
+  const json cmp = load_fixture();
+  const std::string page = render_comparison_html(cmp);
+  for (const auto& in : cmp["inputs"]) {
+    EXPECT_TRUE(contains(page, in["label"].get<std::string>()));
+    EXPECT_TRUE(contains(page, in["path"].get<std::string>()));
+    EXPECT_TRUE(contains(page, in["run_id"].get<std::string>()));
+  }
+  for (const auto& [key, values] : cmp["subject"].items()) {
+    EXPECT_TRUE(contains(page, key)) << key;
+    for (const auto& v : values) EXPECT_TRUE(contains(page, v.get<std::string>())) << v;
+  }
+  EXPECT_TRUE(contains(page, "rung &#39;ddp&#39;: missing in A, B")) << "the fixture's warning, escaped";
+}
+
+TEST(HtmlReport, MissingRungSaysMissingInItsTable) {
+  const std::string page = render_comparison_html(load_fixture());
+  const size_t table = page.find("<caption>ddp</caption>");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rung = page.substr(table, page.find("</table>", table) - table);
+  EXPECT_TRUE(contains(rung, ">missing<")) << rung;
+  EXPECT_FALSE(contains(rung, "nan")) << rung;
+}
+
+TEST(HtmlReport, ForcedDifferencesAreAVisibleWarning) {
+  json cmp = load_fixture();
+  cmp["forced_differences"] = {"rung 'fp32': config.batch is 8 in A (runs/a100) but 16 in B (runs/h100)"};
+  const std::string page = render_comparison_html(cmp);
+  EXPECT_TRUE(contains(page, "class=\"forced\""));
+  EXPECT_TRUE(contains(page, "config.batch is 8 in A"));
+}
+
+TEST(HtmlReport, EscapesStringsFromTheJson) {
+  json cmp = load_fixture();
+  cmp["inputs"][1]["path"] = "runs/<script>alert(1)</script>";
+  cmp["inputs"][1]["label"] = "B&<b>";
+  cmp["rungs"][0]["rung"] = "fp32\"><script>alert(2)</script>";
+  const std::string page = render_comparison_html(cmp);
+  EXPECT_FALSE(contains(page, "<script>alert"));
+  EXPECT_FALSE(contains(page, "B&<b>"));
+  EXPECT_TRUE(contains(page, "runs/&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_TRUE(contains(page, "B&amp;&lt;b&gt;"));
+}
+
+TEST(HtmlReport, SurvivesNullsAndAbsentFields) {
+  json cmp = load_fixture();
+  for (auto& rung : cmp["rungs"])
+    for (auto& in : rung["inputs"])
+      for (const char* key : {"dt_ms_median", "mfu_pct", "peak_bytes", "speedup_vs_fp32"}) in[key] = nullptr;
+  cmp["rungs"][0]["inputs"][1].erase("dt_ms_samples");
+  cmp["rungs"][1]["vs_baseline"][1]["p_value"] = nullptr;
+  cmp["geomean"] = nullptr;
+  std::string page;
+  ASSERT_NO_THROW(page = render_comparison_html(cmp));
+  EXPECT_TRUE(contains(page, "id=\"chart-dt\""));
+  EXPECT_NO_THROW(render_comparison_html(json::object()));
+  EXPECT_NO_THROW(render_comparison_html(json()));
+  EXPECT_NO_THROW(render_comparison_html(json{{"inputs", {{{"label", 1}, {"environment", "not an object"}}}},
+                                              {"subject", "not an object"},
+                                              {"rungs", {{{"rung", "fp32"}, {"inputs", "not an array"}}}}}));
+}
+
+}  // namespace
+}  // namespace ladder
