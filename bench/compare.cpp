@@ -67,33 +67,61 @@ std::vector<double> dt_samples(const json& report) {
 
 bool ok(const json* r) { return r && r->value("status", "") == "ok"; }
 
-json input_cell(const json* r, const json* fp32) {
-  if (!r) return {{"status", "missing"}};
-  if (!ok(r)) return {{"status", r->value("status", "missing")}};
-  const auto& s = (*r)["summary"];
-  const auto& mfu = (*r)["mfu"];
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// One input's figures for a rung. For a group of repeated runs, dt samples
+// are pooled for the median and each run's median is kept for the test.
+json input_cell(const LoadedRun& run, const std::string& cell) {
+  std::vector<const LoadedRun*> members;
+  if (run.repeats.empty()) members.push_back(&run);
+  for (const auto& r : run.repeats) members.push_back(&r);
+  std::vector<double> pooled, run_medians, tok_medians;
+  const json* first = nullptr;
+  for (const LoadedRun* m : members) {
+    const json* r = m->find(cell);
+    if (!r) return {{"status", "missing"}};
+    if (!ok(r)) return {{"status", r->value("status", "missing")}};
+    if (!first) first = r;
+    const auto samples = dt_samples(*r);
+    pooled.insert(pooled.end(), samples.begin(), samples.end());
+    run_medians.push_back((*r)["summary"]["dt_ms"]["median"].get<double>());
+    tok_medians.push_back((*r)["summary"]["tokens_per_s"]["median"].get<double>());
+  }
+  const auto& mfu = (*first)["mfu"];
   const json& sheet = mfu["datasheet"]["mfu_pct"];
   json c = {{"status", "ok"},
-            {"dt_ms_median", s["dt_ms"]["median"]},
-            {"dt_ms_cv", s["dt_ms"]["cv"]},
-            {"tokens_per_s_median", s["tokens_per_s"]["median"]},
+            {"runs", members.size()},
+            {"dt_ms_median", median_of(pooled)},
+            {"tokens_per_s_median", median_of(tok_medians)},
             {"mfu_pct", sheet.is_null() ? mfu["measured_roofline"]["mfu_pct"] : sheet},
             {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
-            {"peak_bytes", (*r)["memory"]["measured"].value("peak_bytes", int64_t(0))},
-            {"dt_ms_samples", dt_samples(*r)},
+            {"peak_bytes", (*first)["memory"]["measured"].value("peak_bytes", int64_t(0))},
+            {"dt_ms_samples", pooled},
+            {"dt_ms_run_medians", run_medians},
             {"speedup_vs_fp32", nullptr}};
+  const json* fp32 = run.find(shape_prefix(cell) + "fp32");
   if (ok(fp32))
-    c["speedup_vs_fp32"] = s["tokens_per_s"]["median"].get<double>() /
+    c["speedup_vs_fp32"] = c["tokens_per_s_median"].get<double>() /
                            (*fp32)["summary"]["tokens_per_s"]["median"].get<double>();
   return c;
 }
 
+// With 4+ runs on each side the test is over per-run medians (processes are
+// the independent unit); otherwise over the per-step samples.
 json verdict(const json& base, const json& other, double alpha) {
   if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
-  const auto a = base["dt_ms_samples"].get<std::vector<double>>();
-  const auto b = other["dt_ms_samples"].get<std::vector<double>>();
+  const bool per_run = base["runs"].get<size_t>() >= kMinSamplesForVerdict &&
+                       other["runs"].get<size_t>() >= kMinSamplesForVerdict;
+  const char* key = per_run ? "dt_ms_run_medians" : "dt_ms_samples";
+  const auto a = base[key].get<std::vector<double>>();
+  const auto b = other[key].get<std::vector<double>>();
   json v = {{"ratio_tokens_per_s", other["tokens_per_s_median"].get<double>() / base["tokens_per_s_median"].get<double>()},
             {"ratio_dt_ms", other["dt_ms_median"].get<double>() / base["dt_ms_median"].get<double>()},
+            {"sample_unit", per_run ? "runs" : "steps"},
             {"n", {a.size(), b.size()}}};
   if (a.size() < kMinSamplesForVerdict || b.size() < kMinSamplesForVerdict) {
     v["verdict"] = "too few samples";
@@ -184,14 +212,14 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   // Per rung: each input's figures, and the verdict against the baseline.
   std::vector<double> log_ratio_sum(runs.size(), 0.0), log_dt_sum(runs.size(), 0.0);
   std::vector<int> ratio_count(runs.size(), 0);
+  bool per_step_verdicts = false;
   cmp["rungs"] = json::array();
   cmp["ladder_shape"] = json::array();
   for (const auto& cell : cells) {
     json row = {{"rung", cell}, {"inputs", json::array()}, {"vs_baseline", json::array()}};
     std::vector<std::string> missing_in;
     for (const auto& run : runs) {
-      const json* r = run.find(cell);
-      row["inputs"].push_back(input_cell(r, run.find(shape_prefix(cell) + "fp32")));
+      row["inputs"].push_back(input_cell(run, cell));
       if (row["inputs"].back()["status"] != "ok") missing_in.push_back(run.label);
     }
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -205,6 +233,7 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
         log_dt_sum[i] += std::log(v["ratio_dt_ms"].get<double>());
         ++ratio_count[i];
       }
+      if (v.value("sample_unit", "") == "steps") per_step_verdicts = true;
       if (v["verdict"] == "too few samples")
         cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} samples is too few for a verdict (need {} each)",
                                               cell, v["n"][0].get<int>(), v["n"][1].get<int>(), kMinSamplesForVerdict));
@@ -225,6 +254,11 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     cmp["ladder_shape"].push_back(shape);
     cmp["rungs"].push_back(row);
   }
+  if (per_step_verdicts)
+    cmp["warnings"].push_back(
+        "verdicts use the per-step samples of one run per input; steps of one process are not "
+        "independent, so small differences can be flagged. Give 4 or more runs per input "
+        "(A1,A2,A3,A4 B1,B2,B3,B4) to test per-run medians");
   cmp["geomean"] = json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i == 0 || ratio_count[i] == 0) {
@@ -371,7 +405,8 @@ int compare_command(const std::vector<std::string>& args) {
   std::vector<std::string> inputs;
   ArgParser ap("compare",
                "Compare runs: ladder compare BASELINE OTHER [MORE ...]. Each input is a run directory,\n"
-               "a summary.json or a rung report. Verdicts come from a two-sided Mann-Whitney U test\n"
+               "a summary.json or a rung report, or repeated runs joined by commas (a1,a2,a3,a4):\n"
+               "with 4+ runs per input the test is over per-run medians. Verdicts come from a two-sided Mann-Whitney U test\n"
                "over the per-step dt samples. Different presets, batches, sequence lengths or rung\n"
                "definitions are refused unless --force.");
   ap.add_value("--alpha", "P", "significance level (default 0.05)",
@@ -391,13 +426,16 @@ int compare_command(const std::vector<std::string>& args) {
     ensure_writable_dir(std::filesystem::path(html).parent_path().string(), "--html");
   std::vector<LoadedRun> runs;
   for (size_t i = 0; i < inputs.size(); ++i)
-    runs.push_back(load_run(inputs[i], i < 26 ? std::string(1, char('A' + i)) : fmt::format("I{}", i)));
+    runs.push_back(load_run_group(inputs[i], i < 26 ? std::string(1, char('A' + i)) : fmt::format("I{}", i)));
   // Single rung reports of different rungs (fp32 vs bf16, say) are compared
   // as one row; their differing switches then need --force.
   bool all_single = true;
   for (const auto& r : runs) all_single = all_single && r.cells.size() == 1;
   if (all_single)
-    for (auto& r : runs) r.cells[0] = runs[0].cells[0];
+    for (auto& r : runs) {
+      r.cells[0] = runs[0].cells[0];
+      for (auto& rep : r.repeats) rep.cells[0] = runs[0].cells[0];
+    }
   const json cmp = compare_runs(runs, opts);
   if (format == "json") fmt::print("{}\n", cmp.dump(2));
   if (format == "md") fmt::print("{}", format_compare_markdown(cmp));

@@ -115,4 +115,25 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
   return run;
 }
 
+LoadedRun load_run_group(const std::string& paths, const std::string& label) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= paths.size()) {
+    const size_t end = std::min(paths.find(',', start), paths.size());
+    if (end > start) parts.push_back(paths.substr(start, end - start));
+    start = end + 1;
+  }
+  if (parts.empty()) throw ConfigError(fmt::format("input '{}' names no run", paths));
+  if (parts.size() == 1) return load_run(parts[0], label);
+  LoadedRun group;
+  for (const auto& p : parts) group.repeats.push_back(load_run(p, label));
+  const LoadedRun& first = group.repeats.front();
+  group.label = label;
+  group.path = paths;
+  group.run_id = first.run_id + fmt::format(" (+{} repeats)", parts.size() - 1);
+  group.cells = first.cells;
+  group.reports = first.reports;
+  return group;
+}
+
 }  // namespace ladder

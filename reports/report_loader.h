@@ -22,9 +22,16 @@ struct LoadedRun {
   const nlohmann::json* find(const std::string& cell) const;
   // The environment of the first complete report (empty if none).
   nlohmann::json environment() const;
+  // A group of repeated runs ("a1,a2,a3,a4"): every run, this one first.
+  // Empty for a single run.
+  std::vector<LoadedRun> repeats;
 };
 
 LoadedRun load_run(const std::string& path, const std::string& label);
+
+// "p1,p2,...": repeated runs of the same thing, compared per run. The group
+// takes the first run's cells and config; `repeats` holds all of them.
+LoadedRun load_run_group(const std::string& comma_separated_paths, const std::string& label);
 
 // Parses a JSON file; throws ConfigError naming the file on any failure.
 nlohmann::json read_json_file(const std::string& path);

@@ -25,23 +25,48 @@ def ladder(*args, code=0):
 
 
 def make_runs():
+    """Four A runs and four B runs of the same build, interleaved (a1 b1 a2 b2
+    ...) so that drift on the machine spreads over both sides."""
     if WORK.exists():
         shutil.rmtree(WORK)
     WORK.mkdir(parents=True)
-    ladder("run", *TINY, "--out", WORK / "a")
-    ladder("run", *TINY, "--out", WORK / "b")
+    for i in range(1, 5):
+        ladder("run", *TINY, "--out", WORK / f"a{i}")
+        ladder("run", *TINY, "--out", WORK / f"b{i}")
+    (WORK / "a").symlink_to("a1")
+    (WORK / "b").symlink_to("b1")
     ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / "only_fp32")
 
 
+def group(side):
+    return ",".join(str(WORK / f"{side}{i}") for i in range(1, 5))
+
+
+def flagged(cmp):
+    rungs = [r for r in cmp["rungs"] if r["inputs"][0]["status"] == "ok"]
+    return rungs, [r["rung"] for r in rungs if r["vs_baseline"][1]["verdict"] != "no significant difference"]
+
+
 def aa_comparison_gives_a_verdict_per_rung():
+    # Per run: four processes a side, the U test over per-run medians.
+    cmp = json.loads(ladder("compare", group("a"), group("b"), "--format", "json").stdout)
+    rungs, per_run_flags = flagged(cmp)
+    assert len(rungs) == 8
+    for r in rungs:
+        v = r["vs_baseline"][1]
+        assert v["sample_unit"] == "runs" and v["n"] == [4, 4], v
+        assert v["verdict"] in ("faster", "slower", "no significant difference"), v
+    print(f"A/A per run (4 vs 4 processes): {len(per_run_flags)} of 8 rungs flagged at alpha 0.05: {per_run_flags}")
+    # Per step: one process a side.
     cmp = json.loads(ladder("compare", WORK / "a", WORK / "b", "--format", "json").stdout)
     assert cmp["kind"] == "ladder.comparison"
     rungs = [r for r in cmp["rungs"] if r["inputs"][0]["status"] == "ok"]
     assert len(rungs) == 8, [r["rung"] for r in cmp["rungs"]]
     verdicts = [r["vs_baseline"][1]["verdict"] for r in rungs]
     assert all(v in ("faster", "slower", "no significant difference") for v in verdicts), verdicts
-    flagged = [r["rung"] for r, v in zip(rungs, verdicts) if v != "no significant difference"]
-    print(f"A/A: {len(flagged)} of {len(rungs)} rungs flagged significant at alpha 0.05: {flagged}")
+    _, per_step_flags = flagged(cmp)
+    print(f"A/A per step (one process a side): {len(per_step_flags)} of 8 rungs flagged: {per_step_flags}")
+    assert any("not independent" in w for w in cmp["warnings"])
     assert cmp["subject"] == {}, cmp["subject"]  # same machine, same build
     assert cmp["geomean"][1]["rungs"] == 8
     text = ladder("compare", WORK / "a", WORK / "b").stdout
