@@ -1,6 +1,7 @@
 // bench/cli.cpp: see cli.h.
 #include "bench/cli.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -28,6 +29,17 @@ double parse_double(const std::string& option, const std::string& value) {
     throw ConfigError(fmt::format("{}: '{}' is not a number; expected e.g. {} 0.5", option, value,
                                   option));
   return v;
+}
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
 }
 
 ArgParser::ArgParser(std::string command, std::string summary)

@@ -14,6 +14,8 @@ namespace ladder {
 
 int64_t parse_int(const std::string& option, const std::string& value);
 double parse_double(const std::string& option, const std::string& value);
+// "a,b,,c" -> {"a", "b", "c"}
+std::vector<std::string> split_csv(const std::string& s);
 
 class ArgParser {
  public:

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/cli.h"
 #include "reports/report.h"
 #include "variants/config.h"
 
@@ -116,13 +117,7 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
 }
 
 LoadedRun load_run_group(const std::string& paths, const std::string& label) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= paths.size()) {
-    const size_t end = std::min(paths.find(',', start), paths.size());
-    if (end > start) parts.push_back(paths.substr(start, end - start));
-    start = end + 1;
-  }
+  const std::vector<std::string> parts = split_csv(paths);
   if (parts.empty()) throw ConfigError(fmt::format("input '{}' names no run", paths));
   if (parts.size() == 1) return load_run(parts[0], label);
   LoadedRun group;
