@@ -95,8 +95,15 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       throw ConfigError(fmt::format("{}: takes no value, got '{}'", arg, value));
     }
     opt->apply(value);
+    given_.push_back(opt->name);
   }
   return true;
+}
+
+bool ArgParser::any_given_except(std::initializer_list<const char*> ignored) const {
+  for (const auto& name : given_)
+    if (std::none_of(ignored.begin(), ignored.end(), [&](const char* i) { return name == i; })) return true;
+  return false;
 }
 
 std::string ArgParser::usage() const {

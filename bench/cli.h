@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ class ArgParser {
   // Applies options in order. Returns false when --help was given (the usage
   // has then been printed to stdout).
   bool parse(const std::vector<std::string>& args);
+  // Whether any option other than `ignored` was given to parse().
+  bool any_given_except(std::initializer_list<const char*> ignored) const;
   std::string usage() const;
 
  private:
@@ -43,6 +46,7 @@ class ArgParser {
   std::string command_, summary_;
   std::vector<Option> options_;
   std::vector<std::string>* positionals_ = nullptr;
+  std::vector<std::string> given_;
 };
 
 }  // namespace ladder

@@ -73,15 +73,33 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The runs of an input: the group's repeats, or the run itself.
+std::vector<const LoadedRun*> members(const LoadedRun& run) {
+  std::vector<const LoadedRun*> out;
+  if (run.repeats.empty()) out.push_back(&run);
+  for (const auto& r : run.repeats) out.push_back(&r);
+  return out;
+}
+
+// The median over an input's runs of each run's median tokens/s, or -1 when
+// a run lacks a complete report of the cell.
+double tokens_per_s_median(const LoadedRun& run, const std::string& cell) {
+  std::vector<double> medians;
+  for (const LoadedRun* m : members(run)) {
+    const json* r = m->find(cell);
+    if (!ok(r)) return -1;
+    medians.push_back((*r)["summary"]["tokens_per_s"]["median"].get<double>());
+  }
+  return median_of(medians);
+}
+
 // One input's figures for a rung. For a group of repeated runs, dt samples
 // are pooled for the median and each run's median is kept for the test.
 json input_cell(const LoadedRun& run, const std::string& cell) {
-  std::vector<const LoadedRun*> members;
-  if (run.repeats.empty()) members.push_back(&run);
-  for (const auto& r : run.repeats) members.push_back(&r);
-  std::vector<double> pooled, run_medians, tok_medians;
+  std::vector<double> pooled, run_medians;
   const json* first = nullptr;
-  for (const LoadedRun* m : members) {
+  const auto runs = members(run);
+  for (const LoadedRun* m : runs) {
     const json* r = m->find(cell);
     if (!r) return {{"status", "missing"}};
     if (!ok(r)) return {{"status", r->value("status", "missing")}};
@@ -89,25 +107,21 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
     const auto samples = dt_samples(*r);
     pooled.insert(pooled.end(), samples.begin(), samples.end());
     run_medians.push_back((*r)["summary"]["dt_ms"]["median"].get<double>());
-    tok_medians.push_back((*r)["summary"]["tokens_per_s"]["median"].get<double>());
   }
   const auto& mfu = (*first)["mfu"];
   const json& sheet = mfu["datasheet"]["mfu_pct"];
-  json c = {{"status", "ok"},
-            {"runs", members.size()},
-            {"dt_ms_median", median_of(pooled)},
-            {"tokens_per_s_median", median_of(tok_medians)},
-            {"mfu_pct", sheet.is_null() ? mfu["measured_roofline"]["mfu_pct"] : sheet},
-            {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
-            {"peak_bytes", (*first)["memory"]["measured"].value("peak_bytes", int64_t(0))},
-            {"dt_ms_samples", pooled},
-            {"dt_ms_run_medians", run_medians},
-            {"speedup_vs_fp32", nullptr}};
-  const json* fp32 = run.find(shape_prefix(cell) + "fp32");
-  if (ok(fp32))
-    c["speedup_vs_fp32"] = c["tokens_per_s_median"].get<double>() /
-                           (*fp32)["summary"]["tokens_per_s"]["median"].get<double>();
-  return c;
+  const double tok_s = tokens_per_s_median(run, cell);
+  const double fp32_tok_s = tokens_per_s_median(run, shape_prefix(cell) + "fp32");
+  return {{"status", "ok"},
+          {"runs", runs.size()},
+          {"dt_ms_median", median_of(pooled)},
+          {"tokens_per_s_median", tok_s},
+          {"mfu_pct", sheet.is_null() ? mfu["measured_roofline"]["mfu_pct"] : sheet},
+          {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
+          {"peak_bytes", (*first)["memory"]["measured"].value("peak_bytes", int64_t(0))},
+          {"dt_ms_samples", pooled},
+          {"dt_ms_run_medians", run_medians},
+          {"speedup_vs_fp32", fp32_tok_s > 0 ? json(tok_s / fp32_tok_s) : json()}};
 }
 
 // With 4+ runs on each side the test is over per-run medians (processes are

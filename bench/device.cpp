@@ -83,7 +83,6 @@ int64_t physical_memory_bytes() {
   return int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
 }
 
-bool g_rss_reset = false;
 }  // namespace
 
 std::unique_ptr<StepTimer> make_step_timer(const torch::Device& device) {
@@ -101,8 +100,7 @@ bool reset_memory_peaks(const torch::Device& device) {
   std::ofstream f("/proc/self/clear_refs");
   f << "5";
   f.flush();
-  g_rss_reset = bool(f);
-  return g_rss_reset;
+  return bool(f);
 }
 
 MemoryStats read_memory(const torch::Device& device) {
@@ -117,7 +115,6 @@ MemoryStats read_memory(const torch::Device& device) {
     hwm = int64_t(ru.ru_maxrss) * 1024;
   }
   m.peak_rss_bytes = hwm;
-  m.peak_rss_reset = g_rss_reset;
   if (!device.is_cuda()) m.device_total_bytes = physical_memory_bytes();
   return m;
 }

@@ -44,7 +44,7 @@ struct MemoryStats {
   int64_t device_total_bytes = 0;  // GPU memory, or physical RAM on CPU
   // Process peak resident set (VmHWM) since the last reset.
   int64_t peak_rss_bytes = 0;
-  bool peak_rss_reset = false;  // false: VmHWM could not be reset (lifetime peak)
+  bool peak_rss_reset = false;  // set by the caller from reset_memory_peaks(); false: lifetime peak
 };
 // Resets peaks (and empties the CUDA cache) at the start of measurement.
 // Returns whether the CPU peak-RSS reset took effect.

@@ -73,7 +73,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
     on_step(r.warmup_steps.back(), true);
   }
   synchronize(device);
-  reset_memory_peaks(device);
+  const bool rss_reset = reset_memory_peaks(device);
   r.steps.reserve(size_t(cfg.steps));
   const auto wall0 = Clock::now();
   for (int64_t i = cfg.warmup; i < cfg.total_steps(); ++i) {
@@ -83,6 +83,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   synchronize(device);
   r.measured_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall0).count();
   r.memory = read_memory(device);
+  r.memory.peak_rss_reset = rss_reset;
   double sum_dt = 0;
   for (const auto& s : r.steps) sum_dt += s.dt_ms;
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());

@@ -138,18 +138,17 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   if (rungs) spec.rungs = split_csv(*rungs);
   if (mode) spec.mode = *mode;
   if (parity_steps) spec.parity_steps = *parity_steps;
-  // CLI values win over the matrix file.
-  Overrides& o = spec.overrides;
-  const Overrides& cli = c.o;
-  auto take = [](auto& dst, const auto& src) { if (src) dst = src; };
-  take(o.device, cli.device); take(o.n_layer, cli.n_layer); take(o.n_head, cli.n_head);
-  take(o.n_embd, cli.n_embd); take(o.block_size, cli.block_size); take(o.vocab, cli.vocab);
-  take(o.steps, cli.steps); take(o.warmup, cli.warmup); take(o.threads, cli.threads);
-  take(o.lr_warmup, cli.lr_warmup); take(o.lr_decay, cli.lr_decay); take(o.total_batch, cli.total_batch);
-  take(o.seed, cli.seed); take(o.lr, cli.lr); take(o.min_lr_ratio, cli.min_lr_ratio);
-  take(o.weight_decay, cli.weight_decay); take(o.grad_clip, cli.grad_clip); take(o.peak_tflops, cli.peak_tflops);
-  o.breakdown = cli.breakdown;
-  o.fixed_batch = cli.fixed_batch;
+  // CLI values win over the matrix file, which sets only these overrides.
+  Overrides o = c.o;
+  const Overrides& file = spec.overrides;
+  auto fallback = [](auto& cli, const auto& from_file) { if (!cli) cli = from_file; };
+  fallback(o.device, file.device);
+  fallback(o.steps, file.steps);
+  fallback(o.warmup, file.warmup);
+  fallback(o.seed, file.seed);
+  fallback(o.threads, file.threads);
+  fallback(o.total_batch, file.total_batch);
+  spec.overrides = o;
   spec.device = resolve_device(o);
   if (c.preset) spec.presets = {*c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
@@ -165,13 +164,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     ro.run_dir = resume_dir;
     ro.resume = true;
     std::vector<Cell> saved = load_run_dir(resume_dir, ro);
-    const Overrides& x = c.o;
-    const bool matrix_options = c.preset || c.batch || c.seq || rungs || mode || parity_steps ||
-                                !matrix_file.empty() || x.device || x.n_layer || x.n_head ||
-                                x.n_embd || x.block_size || x.vocab || x.steps || x.warmup ||
-                                x.threads || x.lr_warmup || x.lr_decay || x.total_batch || x.seed ||
-                                x.lr || x.min_lr_ratio || x.weight_decay || x.grad_clip ||
-                                x.peak_tflops || x.breakdown || x.fixed_batch;
+    // Options that shape the matrix must describe the saved one.
+    const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout"});
     if (matrix_options) {
       const auto requested = cells_to_json(build_cells(spec));
       if (requested != cells_to_json(saved))

@@ -209,11 +209,15 @@ json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by
   return p;
 }
 
+// What every summary row has, whatever happened to the cell.
+json row_base(const Cell& c, const std::string& status, const json& parity) {
+  return {{"cell", c.id},    {"preset", c.cfg.preset}, {"batch", c.cfg.batch},  {"seq", c.cfg.seq},
+          {"rung", c.cfg.rung}, {"switches", c.cfg.sw},   {"status", status},      {"parity", parity}};
+}
+
 json summary_row(const Cell& c, const json& report, const json& parity) {
-  json row = {{"cell", c.id},           {"preset", c.cfg.preset}, {"batch", c.cfg.batch},
-              {"seq", c.cfg.seq},       {"rung", c.cfg.rung},     {"switches", c.cfg.sw},
-              {"status", report.value("status", "missing")},      {"parity", parity},
-              {"report", fs::path(c.id) / "report.json"}};
+  json row = row_base(c, report.value("status", "missing"), parity);
+  row["report"] = fs::path(c.id) / "report.json";
   if (report.contains("failure")) row["failure"] = report["failure"];
   if (row["status"] != "ok") return row;
   const auto& s = report["summary"];
@@ -325,22 +329,18 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   for (const auto& cell : cells) {
     if (cell.role != "measure") continue;
     auto report = read_json(cell_report(o, cell));
-    json parity;
     if (!cell.runnable) {
-      parity = {{"status", "not_run"}};
-      rows.push_back({{"cell", cell.id}, {"rung", cell.cfg.rung}, {"preset", cell.cfg.preset},
-                      {"batch", cell.cfg.batch}, {"seq", cell.cfg.seq}, {"switches", cell.cfg.sw},
-                      {"status", "not_runnable"}, {"reason", cell.not_runnable_reason}, {"parity", parity}});
+      json row = row_base(cell, "not_runnable", {{"status", "not_run"}});
+      row["reason"] = cell.not_runnable_reason;
+      rows.push_back(row);
       continue;
     }
     if (!report) {
-      rows.push_back({{"cell", cell.id}, {"rung", cell.cfg.rung}, {"preset", cell.cfg.preset},
-                      {"batch", cell.cfg.batch}, {"seq", cell.cfg.seq}, {"switches", cell.cfg.sw},
-                      {"status", "missing"}, {"parity", {{"status", "unavailable"}}}});
+      rows.push_back(row_base(cell, "missing", {{"status", "unavailable"}}));
       all_good = false;
       continue;
     }
-    parity = check_parity(cell, by_id, o);
+    const json parity = check_parity(cell, by_id, o);
     if ((*report)["status"] == "ok") {
       (*report)["parity"] = parity;
       write_report(cell_report(o, cell).string(), *report);
