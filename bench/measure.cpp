@@ -19,7 +19,6 @@
 #include "bench/progress.h"
 #include "bench/roofline.h"
 #include "bench/stats.h"
-#include "build_info.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
 #include "variants/data.h"
@@ -87,17 +86,6 @@ nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
   return {{"measured", measured}, {"estimate", estimate}};
 }
 
-nlohmann::json base_report(const RunConfig& c, const MeasureOptions& o, const std::string& started_at) {
-  return {{"schema_version", kSchemaVersion},
-          {"kind", "ladder.rung_report"},
-          {"run_id", o.run_id},
-          {"rung", c.rung},
-          {"started_at", started_at},
-          {"suite", {{"name", "ladder"}, {"version", build_info::kVersion},
-                     {"git_commit", build_info::kGitCommit}, {"argv", o.argv}}},
-          {"config", c}};
-}
-
 }  // namespace
 
 nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
@@ -146,7 +134,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     for (const auto& s : result.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / world, fpt, roof.tflops));
     summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
 
-    nlohmann::json report = base_report(c, o, started_at);
+    nlohmann::json report = rung_report_header(c, o.run_id, o.argv, started_at);
     report.update({
         {"status", "ok"},
         {"finished_at", utc_now_iso8601()},
@@ -183,7 +171,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     throw;
   } catch (const std::exception& e) {
     const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr;
-    nlohmann::json report = base_report(c, o, started_at);
+    nlohmann::json report = rung_report_header(c, o.run_id, o.argv, started_at);
     report.update({{"status", oom ? "oom" : "failed"},
                    {"finished_at", utc_now_iso8601()},
                    {"failure", {{"reason", oom ? "out of memory" : "exception"},

@@ -128,20 +128,14 @@ ChildOutcome run_child(const std::vector<std::string>& args, double timeout_s) {
 // A report for a cell whose process died without writing one.
 void write_failure(const RunnerOptions& o, const Cell& c, const std::string& status,
                    const std::string& reason, const ChildOutcome& out) {
-  json report = {
-      {"schema_version", kSchemaVersion},
-      {"kind", "ladder.rung_report"},
-      {"run_id", o.run_id},
-      {"rung", c.cfg.rung},
-      {"status", status},
-      {"started_at", utc_now_iso8601()},
-      {"finished_at", utc_now_iso8601()},
-      {"config", c.cfg},
-      {"failure", {{"reason", reason},
-                   {"exit_code", out.exited ? json(out.exit_code) : json()},
-                   {"signal", out.signal ? json(strsignal(out.signal)) : json()},
-                   {"seconds", out.seconds}}},
-  };
+  const std::string now = utc_now_iso8601();
+  json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
+  report.update({{"status", status},
+                 {"finished_at", now},
+                 {"failure", {{"reason", reason},
+                              {"exit_code", out.exited ? json(out.exit_code) : json()},
+                              {"signal", out.signal ? json(strsignal(out.signal)) : json()},
+                              {"seconds", out.seconds}}}});
   write_report(cell_report(o, c).string(), report);
 }
 

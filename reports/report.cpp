@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "bench/stats.h"
+#include "build_info.h"
 #include "reports/atomic_file.h"
 
 namespace ladder {
@@ -77,6 +78,18 @@ std::string new_run_id() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
   return fmt::format("{}-{}", buf, getpid());
+}
+
+nlohmann::json rung_report_header(const RunConfig& cfg, const std::string& run_id,
+                                  const std::vector<std::string>& argv, const std::string& started_at) {
+  return {{"schema_version", kSchemaVersion},
+          {"kind", "ladder.rung_report"},
+          {"run_id", run_id},
+          {"rung", cfg.rung},
+          {"started_at", started_at},
+          {"suite", {{"name", "ladder"}, {"version", build_info::kVersion},
+                     {"git_commit", build_info::kGitCommit}, {"argv", argv}}},
+          {"config", cfg}};
 }
 
 std::string report_path(const std::string& run_dir, const std::string& rung) {

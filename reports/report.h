@@ -27,6 +27,11 @@ nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, int world_s
 std::string utc_now_iso8601();
 std::string new_run_id();
 
+// The fields every rung report starts with, complete or failed: format,
+// run id, rung, start time, the suite that wrote it, and the config.
+nlohmann::json rung_report_header(const RunConfig& cfg, const std::string& run_id,
+                                  const std::vector<std::string>& argv, const std::string& started_at);
+
 // <run_dir>/<rung>/report.json
 std::string report_path(const std::string& run_dir, const std::string& rung);
 
