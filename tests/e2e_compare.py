@@ -74,16 +74,21 @@ def aa_comparison_gives_a_verdict_per_rung():
 
 
 def ab_comparison_is_significant():
-    """fp32 against bf16 on the same preset truly differ; they need --force."""
-    a, b = WORK / "a" / "fp32" / "report.json", WORK / "a" / "bf16" / "report.json"
-    p = ladder("compare", a, b, code=2)
+    """Reports of different rungs need --force; a pair that truly differs is
+    flagged. fp32 against bf16 on tiny is too close to call on this CPU (no
+    AMX; it came out level under load), so the significant pair is fp32
+    against grad-accum, which does 4 micro-steps per step."""
+    a = WORK / "a" / "fp32" / "report.json"
+    p = ladder("compare", a, WORK / "a" / "bf16" / "report.json", code=2)
     assert "config.switches.bf16" in p.stderr and "--force" in p.stderr, p.stderr
+    b = WORK / "a" / "grad-accum" / "report.json"
+    ladder("compare", a, b, code=2)
     cmp = json.loads(ladder("compare", a, b, "--force", "--format", "json").stdout)
     v = cmp["rungs"][0]["vs_baseline"][1]
-    assert v["verdict"] in ("faster", "slower"), v
+    assert v["verdict"] == "slower", v
     assert v["p_value"] < 0.05
-    assert any("switches.bf16" in d for d in cmp["forced_differences"])
-    print(f"A/B fp32 vs bf16: {v['verdict']}, p = {v['p_value']:.2e}, tok/s ratio {v['ratio_tokens_per_s']:.3f}")
+    assert any("switches.grad-accum" in d for d in cmp["forced_differences"])
+    print(f"A/B fp32 vs grad-accum: {v['verdict']}, p = {v['p_value']:.2e}, dt ratio {v['ratio_dt_ms']:.2f}")
 
 
 def refuses_different_shapes():
