@@ -14,9 +14,14 @@
 
 namespace ladder {
 
-nlohmann::json describe_environment(const torch::Device& device) {
+std::string host_name() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+nlohmann::json describe_environment(const torch::Device& device) {
+  const std::string host = host_name();
   utsname u{};
   uname(&u);
   auto cpu = describe_device(torch::Device(torch::kCPU));

@@ -2,11 +2,14 @@
 // device, library versions, compiler). Compare refuses or explains from this.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
 namespace ladder {
 
 nlohmann::json describe_environment(const torch::Device& device);
+std::string host_name();
 
 }  // namespace ladder

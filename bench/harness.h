@@ -31,6 +31,13 @@ struct StepRecord {
   int64_t tokens = 0;
   bool has_phases = false;
   std::array<double, 4> phase_ms{};  // indexed like kPhases
+  // ddp: the gradient all-reduce of this step, from the comm events.
+  bool has_comm = false;
+  int buckets = 0;
+  int64_t allreduce_bytes = 0;
+  double allreduce_ms = 0;          // wall time some bucket was in flight (union of intervals)
+  double allreduce_exposed_ms = 0;  // in flight after backward's compute ended (the wait)
+  double overlap_pct = 0;           // share of allreduce_ms hidden behind backward
 };
 
 struct HarnessResult {

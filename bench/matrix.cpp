@@ -38,6 +38,10 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   if (o.weight_decay) c.train.weight_decay = *o.weight_decay;
   if (o.grad_clip) c.train.grad_clip = *o.grad_clip;
   if (o.peak_tflops) c.peak_tflops = *o.peak_tflops;
+  if (o.bucket_cap_mb) c.ddp.bucket_cap_mb = *o.bucket_cap_mb;
+  if (o.ddp_timeout) c.ddp.timeout_s = *o.ddp_timeout;
+  if (o.ddp_first_timeout) c.ddp.first_timeout_s = *o.ddp_first_timeout;
+  if (o.connect_timeout) c.ddp.connect_timeout_s = *o.connect_timeout;
   c.breakdown = o.breakdown;
   c.fixed_batch = o.fixed_batch;
   return c;
@@ -159,7 +163,8 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
       cell.cfg = base;
       cell.cfg.rung = rung.name;
       cell.cfg.sw = rung.sw;
-      cell.runnable = rung_runnable(rung, &cell.not_runnable_reason);
+      if (rung.sw.ddp) cell.cfg.world_size = spec.nproc_per_node;
+      cell.runnable = rung_runnable(rung, spec.device, &cell.not_runnable_reason);
       if (cell.runnable) cell.cfg.validate();
       if (rung.name != "fp32") {
         cell.parity_ref = baseline_id;
@@ -182,9 +187,12 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
           c.cfg = cfg;
           return c;
         };
+        // One process, no accumulation, the same rows: B * micro * world.
         RunConfig single = cell.cfg;
         single.sw.grad_accum = false;
-        single.batch = cell.cfg.batch * micro;
+        single.sw.ddp = false;
+        single.world_size = 1;
+        single.batch = cell.cfg.batch * micro * cell.cfg.world_size;
         const Cell single_cell = parity_cell(".parity-single", single);
         cell.parity_ref = single_cell.id;
         if (micro != cell.cfg.micro_steps()) {

@@ -26,6 +26,7 @@ struct Overrides {
   std::optional<int64_t> steps, warmup, threads, lr_warmup, lr_decay, total_batch;
   std::optional<uint64_t> seed;
   std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
+  std::optional<double> bucket_cap_mb, ddp_timeout, ddp_first_timeout, connect_timeout;
   bool breakdown = false, fixed_batch = false;
 };
 
@@ -37,6 +38,7 @@ struct MatrixSpec {
   std::vector<std::string> rungs;    // empty: the mode's default set
   std::string mode = "ladder";       // "ladder" or "ablation"
   int64_t parity_steps = 5;
+  int nproc_per_node = 1;            // ranks of the ddp rung (resolved by the caller)
   Overrides overrides;
 };
 

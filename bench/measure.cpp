@@ -22,13 +22,14 @@
 #include "reports/atomic_file.h"
 #include "reports/report.h"
 #include "variants/data.h"
+#include "variants/ddp/process_group.h"
 #include "variants/step.h"
 
 namespace ladder {
 
 namespace {
 
-void save_initial_weights(GPT& model, const std::string& path) {
+void save_weights(GPT& model, const std::string& path) {
   c10::Dict<std::string, torch::Tensor> dict;
   for (const auto& item : model->named_parameters())
     dict.insert(item.key(), item.value().detach().to(torch::kCPU).clone());
@@ -86,43 +87,149 @@ nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
   return {{"measured", measured}, {"estimate", estimate}};
 }
 
+// Test-only fault injection for the ddp rung: LADDER_TEST_FAULT=kill:R:S
+// (rank R sends itself SIGKILL after step S) or hang:R:S (SIGSTOP: a hung
+// rank). The fault tests check that the other ranks fail within the timeout.
+struct FaultHook {
+  std::string action;
+  int64_t step = -1;
+  void after_step(int64_t s) const {
+    if (action.empty() || s != step) return;
+    fmt::print(stderr, "{} set: {} this rank after step {} (test hook)\n", kFaultHookEnv, action, s);
+    std::fflush(stderr);
+    std::raise(action == "kill" ? SIGKILL : SIGSTOP);
+  }
+};
+
+FaultHook read_fault_hook(int rank) {
+  const char* v = std::getenv(kFaultHookEnv);
+  if (!v) return {};
+  char action[16] = {0};
+  int r = -1;
+  long long s = -1;
+  if (std::sscanf(v, "%15[a-z]:%d:%lld", action, &r, &s) != 3 ||
+      (std::string(action) != "kill" && std::string(action) != "hang"))
+    throw ConfigError(fmt::format("{}='{}': expected kill:RANK:STEP or hang:RANK:STEP", kFaultHookEnv, v));
+  if (r != rank) return {};
+  return {action, s};
+}
+
+// One rank's figures for rank 0's report: per-step arrays and medians.
+nlohmann::json rank_figures(const RunConfig& c, const HarnessResult& r) {
+  nlohmann::json cols = steps_to_json(r.steps, c.world_size);
+  nlohmann::json j = {{"rank", c.rank}, {"local_rank", c.local_rank}, {"host", host_name()},
+                      {"peak_rss_bytes", r.memory.peak_rss_bytes},
+                      {"peak_reserved_bytes", r.memory.peak_reserved_bytes}};
+  // Per device: this rank's own tokens over its own step times.
+  std::vector<double> own_tok_s;
+  for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
+  j["tokens_per_s_per_device"] = own_tok_s;
+  for (const char* key : {"dt_ms", "allreduce_ms", "allreduce_exposed_ms", "allreduce_overlap_pct",
+                          "allreduce_pct_of_dt"})
+    if (cols.contains(key)) j[key] = cols[key];
+  nlohmann::json med;
+  for (auto& [key, v] : j.items())
+    if (v.is_array()) med[key] = summarize(v.get<std::vector<double>>()).median;
+  j["median"] = med;
+  return j;
+}
+
+// The ddp section of rank 0's report: every rank's figures and their spread.
+nlohmann::json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGroup& pg,
+                           const HarnessResult& r) {
+  nlohmann::json mine = rank_figures(c, r);
+  if (c.rank != 0) {
+    pg.set(fmt::format("figures/{}", c.rank), mine.dump());
+    return nullptr;
+  }
+  nlohmann::json ranks = nlohmann::json::array({mine});
+  for (int k = 1; k < c.world_size; ++k) ranks.push_back(nlohmann::json::parse(pg.get(fmt::format("figures/{}", k))));
+  nlohmann::json agg;
+  for (const char* key : {"dt_ms", "tokens_per_s_per_device", "allreduce_ms", "allreduce_pct_of_dt",
+                          "allreduce_overlap_pct"}) {
+    std::vector<double> medians;
+    for (const auto& rk : ranks)
+      if (rk["median"].contains(key)) medians.push_back(rk["median"][key].get<double>());
+    if (!medians.empty()) agg[key] = summarize(medians);
+  }
+  return {{"world_size", c.world_size},
+          {"backend", pg.backend_name()},
+          {"launcher", env.launcher},
+          {"master", fmt::format("{}:{}", env.master_addr, env.master_port)},
+          {"timeouts_s", {{"first_step", c.ddp.first_timeout_s}, {"steady", c.ddp.timeout_s},
+                          {"connect", c.ddp.connect_timeout_s}}},
+          {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
+          {"comm_timing", pg.backend_name() == "gloo"
+                              ? "host clock at launch and at the work's completion callback"
+                              : "host clock at launch and completion callback (NCCL: see the trace for device time)"},
+          {"per_rank", ranks},
+          {"across_ranks_of_medians", agg}};
+}
+
 }  // namespace
 
 nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
   const std::string started_at = utc_now_iso8601();
   const torch::Device device = parse_device(c.device);
   // LibTorch may default to one intra-op thread on a VM: set it explicitly.
-  if (c.threads == 0) c.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // Ranks on one machine share its cores.
+  if (c.threads == 0)
+    c.threads = int(std::max(1u, std::thread::hardware_concurrency() / unsigned(std::max(1, c.local_world_size))));
   at::set_num_threads(c.threads);
   Position position;
   try {
+    std::unique_ptr<ProcessGroup> pg;
+    if (c.sw.ddp) {
+      position.phase = "rendezvous";
+      DistOptions d;
+      d.rank = c.rank;
+      d.world_size = c.world_size;
+      d.master_addr = o.launch.master_addr.empty() ? "127.0.0.1" : o.launch.master_addr;
+      d.master_port = o.launch.master_port;
+      d.connect_timeout_s = c.ddp.connect_timeout_s;
+      d.timeout_s = c.ddp.first_timeout_s;
+      d.device = device;
+      pg = ProcessGroup::create(d);
+      position.phase = "setup";
+    }
     SyntheticSpec spec{c.batch, c.seq, c.model.vocab_size, c.seed};
     spec.fixed_batch = c.fixed_batch;
+    spec.rank = c.rank;
     spec.world = c.world_size;
     spec.micro_steps = c.micro_steps();
-    TrainStep step(c, device, make_synthetic_source(spec));
-    if (!o.save_init.empty()) save_initial_weights(step.model(), o.save_init);
+    TrainStep step(c, device, make_synthetic_source(spec), pg.get());
+    if (!o.save_init.empty()) save_weights(step.model(), o.save_init);
     if (const char* crash = std::getenv(kCrashHookEnv); crash && c.rung == crash) {
       fmt::print(stderr, "[{}] {} set: aborting on purpose (test hook)\n", c.rung, kCrashHookEnv);
       std::fflush(stderr);
       std::abort();
     }
-    const nlohmann::json switches = step.describe_switches();
     const int64_t n_params = step.model()->num_params();
     const int64_t n_params_no_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);
     const int64_t fpt = flops_per_token(c.model, n_params_no_wpe, c.seq);
 
-    Progress progress(o.label.empty() ? c.rung : o.label, c.warmup, c.steps, o.quiet);
+    // One progress line per job: rank 0's.
+    Progress progress(o.label.empty() ? c.rung : o.label, c.warmup, c.steps, o.quiet || c.rank != 0);
+    const FaultHook fault = read_fault_hook(c.rank);
     HarnessResult result = run_measurement(
-        step, c, device, [&](const StepRecord& rec, bool warmup) { progress.update(rec, warmup); },
+        step, c, device,
+        [&](const StepRecord& rec, bool warmup) {
+          progress.update(rec, warmup);
+          fault.after_step(rec.step);
+        },
         &position);
     progress.finish();
+    // After the run: the gradient sync's event order is known by now.
+    const nlohmann::json switches = step.describe_switches();
+    if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);
     nlohmann::json op_counts;
     if (o.count_ops) {
       position.phase = "operator count";
       PhaseObserver none;
       op_counts = count_ops(device, [&] { step.run(c.total_steps(), none); });
     }
+    const nlohmann::json ddp = pg ? ddp_section(c, o.launch, *pg, result) : nlohmann::json();
+    if (c.rank != 0) return nullptr;  // rank 0 writes the job's report
     const Precision precision = mfu_precision(c, switches);
     const RooflineResult roof = probe_matmul(device, precision);
 
@@ -161,6 +268,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"memory", memory_section(device, result.memory,
                                   estimate_memory(c.model, n_params, c.batch, c.seq))},
         {"op_counts", op_counts},
+        {"ddp", ddp},
         {"steps", steps_to_json(result.steps, world)},
         {"warmup_steps", steps_to_json(result.warmup_steps, world)},
         {"summary", summary},
@@ -170,6 +278,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
+    if (c.rank != 0) throw;  // rank 0 reports for the job
     const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr;
     nlohmann::json report = rung_report_header(c, o.run_id, o.argv, started_at);
     report.update({{"status", oom ? "oom" : "failed"},
@@ -177,7 +286,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                    {"failure", {{"reason", oom ? "out of memory" : "exception"},
                                 {"message", std::string(e.what()).substr(0, 2000)},
                                 {"step", position.step},
-                                {"phase", position.phase}}}});
+                                {"phase", position.phase},
+                                {"rank", c.rank}}}});
     write_report(o.report_path, report);
     throw;
   }

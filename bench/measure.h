@@ -4,6 +4,10 @@
 // measure`), and what a user runs to debug a single rung in-process. On an
 // exception (an OOM included) it writes a report with status "failed" or
 // "oom" that names the step and phase where it happened, then rethrows.
+//
+// The ddp rung runs one measure_rung per rank (bench/launch_env.h): every rank
+// runs the same steps; rank 0 gathers the others' per-step figures through
+// the rendezvous store and alone writes the report (and --save-final).
 #pragma once
 
 #include <string>
@@ -11,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "bench/launch_env.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -19,10 +24,12 @@ struct MeasureOptions {
   std::string run_id;
   std::string report_path;  // <run_dir>/<cell>/report.json
   std::string save_init;    // optional: initial weights for scripts/reference.py
+  std::string save_final;   // optional: weights after the last step (rank 0)
   std::string label;        // progress-line label (the cell id)
   std::vector<std::string> argv;
   bool quiet = false;
   bool count_ops = true;    // one extra profiled step for operator/kernel counts
+  LaunchEnv launch;         // the ddp rung: rank, world and rendezvous (cfg.rank etc. agree)
 };
 
 // Returns the report that was written.
@@ -31,5 +38,7 @@ nlohmann::json measure_rung(RunConfig cfg, const MeasureOptions& opts);
 // Environment variable of the test-only crash hook: when it names the rung
 // being measured, the process aborts at its first step (SIGABRT).
 inline constexpr const char* kCrashHookEnv = "LADDER_TEST_CRASH_RUNG";
+// Test-only: kill:RANK:STEP or hang:RANK:STEP stops one ddp rank (measure.cpp).
+inline constexpr const char* kFaultHookEnv = "LADDER_TEST_FAULT";
 
 }  // namespace ladder

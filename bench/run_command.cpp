@@ -12,6 +12,7 @@
 
 #include "bench/cli.h"
 #include "bench/device.h"
+#include "bench/launch_env.h"
 #include "bench/matrix.h"
 #include "bench/measure.h"
 #include "bench/runner.h"
@@ -77,6 +78,14 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
   ap.add_value("--grad-clip", "X", "global grad-norm clip (default 1.0)", number(o.grad_clip, "--grad-clip"));
   ap.add_value("--peak-tflops", "X", "peak TFLOPS for MFU, overriding the datasheet table",
                number(o.peak_tflops, "--peak-tflops"));
+  ap.add_value("--bucket-cap-mb", "MB", "ddp: gradient bucket size (default 25, as PyTorch DDP)",
+               number(o.bucket_cap_mb, "--bucket-cap-mb"));
+  ap.add_value("--ddp-first-timeout", "SECONDS", "ddp: collective timeout of the first step (default 300)",
+               number(o.ddp_first_timeout, "--ddp-first-timeout"));
+  ap.add_value("--ddp-timeout", "SECONDS", "ddp: collective timeout from the second step (default 100)",
+               number(o.ddp_timeout, "--ddp-timeout"));
+  ap.add_value("--dist-connect-timeout", "SECONDS", "ddp: time allowed to reach MASTER_ADDR (default 60)",
+               number(o.connect_timeout, "--dist-connect-timeout"));
   ap.add_flag("--breakdown", "time data/forward/backward/optimizer (synchronises; perturbs dt)",
               [&o] { o.breakdown = true; });
   ap.add_flag("--fixed-batch", "every step sees the same batch (overfitting checks)",
@@ -91,6 +100,12 @@ std::string resolve_device(const Overrides& o) {
 
 std::string default_preset(const std::string& device) {
   return device.rfind("cuda", 0) == 0 ? "gpt2-124m" : "cpu-default";
+}
+
+// The ddp rung's default rank count: one per visible GPU; on CPU two ranks
+// that split the cores (enough to exercise real data parallelism over Gloo).
+int64_t default_nproc(const std::string& device) {
+  return device.rfind("cuda", 0) == 0 ? std::max<int64_t>(1, int64_t(torch::cuda::device_count())) : 2;
 }
 
 std::string self_exe() {
@@ -129,8 +144,13 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                [&](const std::string& v) { ro.rung_timeout_s = parse_double("--rung-timeout", v); });
   ap.add_value("--parity-steps", "K", "steps whose losses must match fp32 (default 5)",
                [&](const std::string& v) { parity_steps = parse_int("--parity-steps", v); });
+  std::optional<int64_t> nproc;
+  ap.add_value("--nproc-per-node", "N", "ranks of the ddp rung on this machine (default: GPUs, or 2 on CPU)",
+               [&](const std::string& v) { nproc = parse_int("--nproc-per-node", v); });
   ap.add_flag("--quiet", "no progress lines or table", [&] { ro.quiet = true; });
   if (!ap.parse(args)) return 0;
+  if (nproc && (*nproc < 1 || *nproc > 256))
+    throw ConfigError(fmt::format("--nproc-per-node: got {}, expected 1..256 ranks", *nproc));
   if (!(ro.rung_timeout_s > 0))
     throw ConfigError(fmt::format("--rung-timeout: got {}, expected seconds > 0", ro.rung_timeout_s));
 
@@ -150,6 +170,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   fallback(o.total_batch, file.total_batch);
   spec.overrides = o;
   spec.device = resolve_device(o);
+  spec.nproc_per_node = int(nproc.value_or(default_nproc(spec.device)));
   if (c.preset) spec.presets = {*c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
   if (c.batch) spec.batches = {*c.batch};
@@ -212,10 +233,15 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   ap.add_value("--run-id", "ID", "run id recorded in the report", [&](const std::string& v) { mo.run_id = v; });
   ap.add_value("--save-init", "FILE", "write the initial weights (torch.load-able) for scripts/reference.py",
                [&](const std::string& v) { mo.save_init = v; });
+  ap.add_value("--save-final", "FILE", "write the weights after the last step (rank 0)",
+               [&](const std::string& v) { mo.save_final = v; });
   ap.add_flag("--no-op-count", "skip the extra profiled step that counts ops", [&] { mo.count_ops = false; });
   ap.add_flag("--quiet", "no progress line", [&] { mo.quiet = true; });
   if (!ap.parse(args)) return 0;
 
+  // Under torchrun, mpirun or srun (or `ladder run --nproc-per-node`) this
+  // process is one rank of the ddp rung.
+  mo.launch = detect_launch_env(process_environment());
   RunConfig cfg;
   if (!config_file.empty()) {
     std::ifstream f(config_file);
@@ -231,10 +257,30 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
     if (c.batch) cfg.batch = *c.batch;
     if (c.seq) cfg.seq = *c.seq;
     const Rung rung = parse_rung(rung_name, "--rung");
-    std::string why;
-    if (!rung_runnable(rung, &why)) throw ConfigError(fmt::format("--rung {}: {}", rung_name, why));
     cfg.rung = rung.name;
     cfg.sw = rung.sw;
+    cfg.world_size = mo.launch.world_size;
+  }
+  const LaunchEnv& env = mo.launch;
+  if (env.distributed()) {
+    if (cfg.world_size != env.world_size)
+      throw ConfigError(fmt::format("--config: '{}' is for world_size {} but the {} environment says "
+                                    "{} ranks; launch it with {} ranks",
+                                    config_file, cfg.world_size, env.launcher, env.world_size, cfg.world_size));
+    if (env.world_size > 1 && !cfg.sw.ddp)
+      throw ConfigError(fmt::format("--rung {}: launched as rank {} of {} by {}, but only the ddp rung "
+                                    "runs on several ranks (use --rung ddp)",
+                                    cfg.rung, env.rank, env.world_size, env.launcher));
+    cfg.rank = env.rank;
+    cfg.local_rank = env.local_rank;
+    cfg.local_world_size = env.local_world_size;
+    // One GPU per rank, chosen by the local rank.
+    if (cfg.sw.ddp && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
+  }
+  {
+    std::string why;
+    if (!rung_runnable(Rung{cfg.rung, "", cfg.sw}, cfg.device, &why))
+      throw ConfigError(fmt::format("--rung {}: {}", cfg.rung, why));
   }
   cfg.validate();
   parse_device(cfg.device);
@@ -246,8 +292,9 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   } else {
     ensure_writable_dir(fs::path(mo.report_path).parent_path().string(), "--report");
   }
-  if (!mo.save_init.empty() && fs::path(mo.save_init).has_parent_path())
-    ensure_writable_dir(fs::path(mo.save_init).parent_path().string(), "--save-init");
+  for (const auto& [file, flag] : {std::pair{mo.save_init, "--save-init"}, std::pair{mo.save_final, "--save-final"}})
+    if (!file.empty() && fs::path(file).has_parent_path())
+      ensure_writable_dir(fs::path(file).parent_path().string(), flag);
   mo.argv = argv;
   measure_rung(cfg, mo);
   if (!mo.quiet && mo.label.empty()) fmt::print(stderr, "report: {}\n", mo.report_path);

@@ -3,6 +3,9 @@
 #include "bench/runner.h"
 
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,12 +35,18 @@ using nlohmann::json;
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-std::atomic<pid_t> g_child{0};
+// The running children (one, or one per rank of a ddp cell), for Ctrl-C.
+constexpr int kMaxChildren = 256;
+std::atomic<pid_t> g_children[kMaxChildren];
+std::atomic<int> g_n_children{0};
 
 void on_interrupt(int sig) {
   g_interrupted = true;
-  const pid_t child = g_child.load();
-  if (child > 0) kill(child, sig);  // async-signal-safe
+  const int n = g_n_children.load();
+  for (int i = 0; i < n; ++i) {
+    const pid_t child = g_children[i].load();
+    if (child > 0) kill(child, sig);  // async-signal-safe
+  }
 }
 
 class InterruptHandler {
@@ -84,45 +93,103 @@ struct ChildOutcome {
   double seconds = 0;
 };
 
-ChildOutcome run_child(const std::vector<std::string>& args, double timeout_s) {
+// A free TCP port on loopback for a ddp cell's rendezvous.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    throw std::runtime_error(fmt::format("cannot find a free port: {}", std::strerror(errno)));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// Runs one process per entry of `envs` (the same args, its own environment
+// additions), waits for all of them and returns their outcomes in order.
+// After `timeout_s` all are stopped (SIGTERM, then SIGKILL 10 s later). Once
+// one fails, the rest get `grace_s` to end on their own before they are
+// stopped too: a ddp rank must notice a dead peer within its timeout.
+std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, const std::vector<EnvVars>& envs,
+                                       double timeout_s, double grace_s) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    execv(argv[0], argv.data());
-    std::fprintf(stderr, "ladder: cannot exec %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  g_child = pid;
-  ChildOutcome out;
-  bool term_sent = false;
-  std::chrono::steady_clock::time_point term_at;
-  int status = 0;
-  while (true) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!term_sent && elapsed > timeout_s) {
-      out.timed_out = true;
-      kill(pid, SIGTERM);
-      term_sent = true;
-      term_at = std::chrono::steady_clock::now();
+  const size_t n = envs.size();
+  if (n > size_t(kMaxChildren)) throw std::runtime_error(fmt::format("at most {} ranks", kMaxChildren));
+  std::vector<pid_t> pids(n, 0);
+  std::vector<ChildOutcome> out(n);
+  std::vector<bool> running(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
+    if (pid == 0) {
+      for (const auto& [k, v] : envs[i]) {
+        if (v.empty()) unsetenv(k.c_str()); else setenv(k.c_str(), v.c_str(), 1);
+      }
+      execv(argv[0], argv.data());
+      std::fprintf(stderr, "ladder: cannot exec %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
     }
-    if (term_sent && std::chrono::steady_clock::now() - term_at > std::chrono::seconds(10)) kill(pid, SIGKILL);
+    pids[i] = pid;
+    running[i] = true;
+    g_children[i] = pid;
+    g_n_children = int(i + 1);
+  }
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  double deadline = timeout_s;
+  bool term_sent = false;
+  double term_at = 0;
+  size_t left = n;
+  while (left > 0) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!running[i]) continue;
+      int status = 0;
+      if (waitpid(pids[i], &status, WNOHANG) != pids[i]) continue;
+      running[i] = false;
+      --left;
+      out[i].seconds = elapsed();
+      if (WIFEXITED(status)) {
+        out[i].exited = true;
+        out[i].exit_code = WEXITSTATUS(status);
+      } else if (WIFSIGNALED(status)) {
+        out[i].signal = WTERMSIG(status);
+      }
+      if (!(out[i].exited && out[i].exit_code == 0)) deadline = std::min(deadline, elapsed() + grace_s);
+    }
+    if (left == 0) break;
+    if (!term_sent && elapsed() > deadline) {
+      for (size_t i = 0; i < n; ++i)
+        if (running[i]) {
+          out[i].timed_out = true;
+          kill(pids[i], SIGTERM);
+        }
+      term_sent = true;
+      term_at = elapsed();
+    }
+    if (term_sent && elapsed() - term_at > 10)
+      for (size_t i = 0; i < n; ++i)
+        if (running[i]) kill(pids[i], SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  g_child = 0;
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (WIFEXITED(status)) {
-    out.exited = true;
-    out.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    out.signal = WTERMSIG(status);
-  }
+  g_n_children = 0;
   return out;
+}
+
+// What happened to a child, in words.
+std::string describe_outcome(const ChildOutcome& out) {
+  if (out.timed_out) return fmt::format("stopped after {:.1f} s (no result in time)", out.seconds);
+  if (out.signal) return fmt::format("killed by signal {} ({}) after {:.1f} s", out.signal, strsignal(out.signal), out.seconds);
+  return fmt::format("exited with code {} after {:.1f} s", out.exit_code, out.seconds);
 }
 
 // A report for a cell whose process died without writing one.
@@ -291,7 +358,38 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
                                      "--report", cell_report(o, cell).string(), "--label", cell.id,
                                      "--run-id", o.run_id};
     if (o.quiet) args.push_back("--quiet");
-    const ChildOutcome out = run_child(args, o.rung_timeout_s);
+    // A ddp cell is one process per rank, launched as torchrun would.
+    const int world = cell.cfg.world_size;
+    std::vector<EnvVars> envs(static_cast<size_t>(world));
+    if (cell.cfg.sw.ddp) {
+      const std::string port = std::to_string(free_port());
+      for (int r = 0; r < world; ++r) {
+        envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
+                           {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
+                           {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
+        // An outer launcher's variables would describe another job.
+        for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+                              "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+                              "SLURM_NTASKS_PER_NODE"})
+          envs[size_t(r)].emplace_back(v, "");
+      }
+    }
+    // After a rank fails the others must notice within their timeout (plus
+    // the few seconds of the census that names the missing rank).
+    const double grace_s = cell.cfg.ddp.timeout_s + 10;
+    const std::vector<ChildOutcome> outs = run_children(args, envs, o.rung_timeout_s, grace_s);
+    // Rank 0 writes the report; the first rank to fail is the one to name.
+    size_t first_bad = 0;
+    bool any_bad = false;
+    for (size_t r = 0; r < outs.size(); ++r) {
+      const bool bad = !(outs[r].exited && outs[r].exit_code == 0);
+      if (bad && (!any_bad || outs[r].seconds < outs[first_bad].seconds)) first_bad = r;
+      any_bad = any_bad || bad;
+    }
+    const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
+    json rank_outcomes = json::array();
+    for (size_t r = 0; r < outs.size() && world > 1; ++r)
+      rank_outcomes.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
     if (g_interrupted) {
       // A child stopped by Ctrl-C leaves no report: the cell is missing.
       if (!report_complete(o, cell)) {
@@ -301,19 +399,34 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
       continue;
     }
     auto report = read_json(cell_report(o, cell));
-    const bool ok = out.exited && out.exit_code == 0 && report && report->value("status", "") == "ok";
+    const bool ok = !any_bad && report && report->value("status", "") == "ok";
     if (ok) continue;
+    const std::string who = world > 1 ? fmt::format("rank {} of {}: ", first_bad, world) : "";
     if (report && report->value("status", "ok") != "ok") {
-      if (!o.quiet) fmt::print(stderr, "[{}] {}: {}\n", cell.id, (*report)["status"].get<std::string>(),
+      // The child recorded its own failure (an OOM, an exception); add how each rank ended.
+      if (world > 1) {
+        (*report)["failure"]["first_failed_rank"] = first_bad;
+        (*report)["failure"]["ranks"] = rank_outcomes;
+        write_report(cell_report(o, cell).string(), *report);
+      }
+      if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", cell.id, (*report)["status"].get<std::string>(),
+                               world > 1 ? fmt::format("first failure: rank {} {}; ", first_bad, describe_outcome(out)) : "",
                                (*report)["failure"].value("message", ""));
-      continue;  // the child recorded its own failure (an OOM, an exception)
+      continue;
     }
     const std::string status = out.timed_out ? "timeout" : "crashed";
     const std::string reason =
-        out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
-        : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
-                      : fmt::format("exited with code {} without a report", out.exit_code);
+        who + (out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
+               : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
+               : report      ? fmt::format("exited with code {}", out.exit_code)
+                             : fmt::format("exited with code {} without a report", out.exit_code));
     write_failure(o, cell, status, reason, out);
+    if (world > 1) {
+      auto failed = read_json(cell_report(o, cell));
+      (*failed)["failure"]["first_failed_rank"] = first_bad;
+      (*failed)["failure"]["ranks"] = rank_outcomes;
+      write_report(cell_report(o, cell).string(), *failed);
+    }
     if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", cell.id, status, reason);
   }
 

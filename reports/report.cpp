@@ -44,6 +44,15 @@ nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_siz
           column(steps, [&](const StepRecord& s) { return s.phase_ms[p]; });
     j["phase_ms"] = phases;
   }
+  if (!steps.empty() && steps.front().has_comm) {
+    j["allreduce_ms"] = column(steps, [](const StepRecord& s) { return s.allreduce_ms; });
+    j["allreduce_exposed_ms"] = column(steps, [](const StepRecord& s) { return s.allreduce_exposed_ms; });
+    j["allreduce_overlap_pct"] = column(steps, [](const StepRecord& s) { return s.overlap_pct; });
+    j["allreduce_pct_of_dt"] =
+        column(steps, [](const StepRecord& s) { return 100.0 * s.allreduce_ms / s.dt_ms; });
+    j["allreduce_bytes"] = column(steps, [](const StepRecord& s) { return double(s.allreduce_bytes); });
+    j["allreduce_buckets"] = column(steps, [](const StepRecord& s) { return double(s.buckets); });
+  }
   return j;
 }
 
@@ -52,6 +61,8 @@ nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, int world_s
   nlohmann::json j;
   for (const char* key : {"dt_ms", "tokens_per_s", "tokens_per_s_per_device", "loss", "grad_norm"})
     j[key] = summarize(cols[key].get<std::vector<double>>());
+  for (const char* key : {"allreduce_ms", "allreduce_exposed_ms", "allreduce_overlap_pct", "allreduce_pct_of_dt"})
+    if (cols.contains(key)) j[key] = summarize(cols[key].get<std::vector<double>>());
   if (cols.contains("phase_ms")) {
     for (auto& [name, values] : cols["phase_ms"].items())
       j["phase_ms"][name] = summarize(values.get<std::vector<double>>());

@@ -53,14 +53,18 @@ def every_rung_matches_fp32(d):
     r = rows(d)
     expected = ["fp32", "tf32", "bf16", "fused", "flash", "vocab-pad", "fused-adamw", "grad-accum", "ddp"]
     assert list(r) == expected, list(r)
-    assert r["ddp"]["status"] == "not_runnable"
-    for name in expected[1:-1]:
+    for name in expected[1:]:
         assert r[name]["status"] == "ok", r[name]
         p = r[name]["parity"]
         assert p["status"] == "pass", (name, p)
         assert p["steps_compared"] == 4, p
         assert p["max_rel_diff"] <= p["rtol"]
     assert r["grad-accum"]["parity"]["reference"] == "grad-accum.parity-single"
+    # ddp: 2 ranks (the CPU default) of B4 against one process at B*micro*world.
+    assert r["ddp"]["parity"]["reference"] == "ddp.parity-single"
+    ddp = load(d / "ddp" / "report.json")
+    assert ddp["world_size"] == 2 and len(ddp["ddp"]["per_rank"]) == 2
+    assert load(d / "ddp.parity-single" / "config.json")["batch"] == 4 * 2 * 2
     for report in d.glob("*/report.json"):
         validate(report)
     ga = load(d / "grad-accum" / "report.json")

@@ -33,7 +33,14 @@ TEST(Rungs, LadderOrderAndEachRungAddsOneSwitch) {
         EXPECT_TRUE(l[i].sw.*info.member) << l[i].name << " dropped " << info.name;
       }
   }
-  EXPECT_FALSE(rung_runnable(l.back()));
+  EXPECT_TRUE(rung_runnable(l.back(), "cpu"));  // ddp runs on Gloo
+#ifdef LADDER_WITH_NCCL
+  EXPECT_TRUE(rung_runnable(l.back(), "cuda"));
+#else
+  std::string why;
+  EXPECT_FALSE(rung_runnable(l.back(), "cuda", &why));
+  EXPECT_NE(why.find("NCCL"), std::string::npos);
+#endif
 }
 
 TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {

@@ -78,6 +78,19 @@ void RunConfig::validate() const {
           "positive multiple of {}",
           total_batch, batch, seq, world_size, per_micro, per_micro));
   }
+  if (world_size < 1)
+    throw ConfigError(fmt::format("world_size: got {}, expected >= 1", world_size));
+  if (world_size > 1 && !sw.ddp)
+    throw ConfigError(fmt::format("world_size {}: rung '{}' has no ddp switch; only the ddp rung "
+                                  "runs on several ranks",
+                                  world_size, rung));
+  auto positive = [](double v, const char* flag) {
+    if (!(v > 0)) throw ConfigError(fmt::format("{}: got {}, expected a number > 0", flag, v));
+  };
+  positive(ddp.bucket_cap_mb, "--bucket-cap-mb");
+  positive(ddp.first_timeout_s, "--ddp-first-timeout");
+  positive(ddp.timeout_s, "--ddp-timeout");
+  positive(ddp.connect_timeout_s, "--dist-connect-timeout");
   if (peak_tflops && !(*peak_tflops > 0))
     throw ConfigError(fmt::format("--peak-tflops: got {}, expected a number > 0", *peak_tflops));
 }
@@ -101,6 +114,20 @@ void to_json(nlohmann::json& j, const TrainConfig& t) {
        {"grad_clip", t.grad_clip}};
 }
 
+void to_json(nlohmann::json& j, const DdpConfig& d) {
+  j = {{"bucket_cap_mb", d.bucket_cap_mb},
+       {"first_timeout_s", d.first_timeout_s},
+       {"timeout_s", d.timeout_s},
+       {"connect_timeout_s", d.connect_timeout_s}};
+}
+
+void from_json(const nlohmann::json& j, DdpConfig& d) {
+  j.at("bucket_cap_mb").get_to(d.bucket_cap_mb);
+  j.at("first_timeout_s").get_to(d.first_timeout_s);
+  j.at("timeout_s").get_to(d.timeout_s);
+  j.at("connect_timeout_s").get_to(d.connect_timeout_s);
+}
+
 void to_json(nlohmann::json& j, const RunConfig& r) {
   j = {{"preset", r.preset},
        {"model", r.model},
@@ -110,6 +137,7 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"total_batch", r.total_batch},
        {"micro_steps", r.micro_steps()},
        {"world_size", r.world_size},
+       {"ddp", r.ddp},
        {"model_vocab", r.model_vocab()},
        {"batch", r.batch},
        {"seq", r.seq},
@@ -151,6 +179,7 @@ void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("switches").get_to(r.sw);
   j.at("total_batch").get_to(r.total_batch);
   j.at("world_size").get_to(r.world_size);
+  j.at("ddp").get_to(r.ddp);
   j.at("batch").get_to(r.batch);
   j.at("seq").get_to(r.seq);
   j.at("steps").get_to(r.steps);

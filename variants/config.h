@@ -57,6 +57,16 @@ struct TrainConfig {
   double grad_clip = 1.0;
 };
 
+// The ddp rung's knobs (torchtitan's practice: a generous timeout while the
+// first step warms up NCCL, a shorter one from the second step on, so a dead
+// or hung rank fails the others quickly).
+struct DdpConfig {
+  double bucket_cap_mb = 25;      // gradient bucket size, PyTorch DDP's default
+  double first_timeout_s = 300;   // collectives up to the end of the first step
+  double timeout_s = 100;         // collectives from the second step on
+  double connect_timeout_s = 60;  // reaching the rendezvous at MASTER_ADDR:MASTER_PORT
+};
+
 struct RunConfig {
   std::string preset = "cpu-default";
   ModelConfig model;
@@ -75,6 +85,10 @@ struct RunConfig {
   Switches sw;              // what the rung changes; all off is the fp32 baseline
   int64_t total_batch = 0;  // grad-accum: tokens per optimizer step (all ranks)
   int world_size = 1;
+  DdpConfig ddp;
+  // This process's place in the job, from the launcher's environment at run
+  // time (bench/launch_env.h); not part of a cell's saved config.
+  int rank = 0, local_rank = 0, local_world_size = 1;
 
   int64_t total_steps() const { return warmup + steps; }
   int64_t tokens_per_micro_step() const { return batch * seq; }
@@ -93,7 +107,9 @@ struct RunConfig {
 
 void to_json(nlohmann::json& j, const ModelConfig& m);
 void to_json(nlohmann::json& j, const TrainConfig& t);
+void to_json(nlohmann::json& j, const DdpConfig& d);
 void to_json(nlohmann::json& j, const RunConfig& r);
+void from_json(const nlohmann::json& j, DdpConfig& d);
 void from_json(const nlohmann::json& j, ModelConfig& m);
 void from_json(const nlohmann::json& j, TrainConfig& t);
 void from_json(const nlohmann::json& j, RunConfig& r);

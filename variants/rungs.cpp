@@ -44,11 +44,16 @@ const std::vector<Rung>& ladder_rungs() {
   return kLadder;
 }
 
-bool rung_runnable(const Rung& r, std::string* why_not) {
-  if (r.sw.ddp) {
-    if (why_not) *why_not = "the ddp rung is not implemented yet (data parallelism is its own issue)";
+bool rung_runnable(const Rung& r, const std::string& device, std::string* why_not) {
+#ifndef LADDER_WITH_NCCL
+  if (r.sw.ddp && device.rfind("cuda", 0) == 0) {
+    if (why_not) *why_not = "the ddp rung on CUDA needs NCCL, and this build has none (see `ladder version`)";
     return false;
   }
+#endif
+  (void)r;
+  (void)device;
+  (void)why_not;
   return true;
 }
 

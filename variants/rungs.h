@@ -45,10 +45,11 @@ struct Rung {
   Switches sw;
 };
 
-// The cumulative ladder, fp32 first. The ddp rung keeps its slot but is not
-// runnable until data parallelism lands.
+// The cumulative ladder, fp32 first.
 const std::vector<Rung>& ladder_rungs();
-bool rung_runnable(const Rung& r, std::string* why_not = nullptr);
+// Whether this build can run `r` on `device` ("cpu", "cuda", "cuda:N"): the
+// ddp rung on CUDA needs NCCL compiled in.
+bool rung_runnable(const Rung& r, const std::string& device, std::string* why_not = nullptr);
 
 // Parses a ladder rung name, "fp32+a+b" or "top-a". Throws ConfigError
 // naming `option`, the value and the valid names.

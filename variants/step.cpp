@@ -30,8 +30,10 @@ class PhaseScope {
 };
 }  // namespace
 
-TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data)
-    : cfg_(cfg), device_(device), data_(std::move(data)) {
+TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data,
+                     ProcessGroup* pg)
+    : cfg_(cfg), device_(device), data_(std::move(data)), pg_(pg) {
+  TORCH_CHECK(cfg.sw.ddp == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
   if (cfg.sw.tf32) {
     tf32_effect_ = enable_tf32(device);
   } else {
@@ -46,8 +48,14 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   model_->train();
   optimizer_ = make_optimizer(model_, cfg.train, cfg.sw.fused_adamw);
   params_ = model_->parameters();
+  if (pg_) {
+    pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
+    sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6));
+  }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
 }
+
+TrainStep::~TrainStep() = default;
 
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   std::vector<torch::Tensor> grads;
@@ -72,7 +80,8 @@ torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tenso
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
   StepOutput out;
   const int64_t micro_steps = cfg_.micro_steps();
-  const bool use_graph = cfg_.sw.fused && device_.is_cuda();
+  // A CUDA graph cannot hold the all-reduce hooks: DDP runs the fused rung eagerly.
+  const bool use_graph = cfg_.sw.fused && device_.is_cuda() && !sync_;
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
     Batch batch;
@@ -107,7 +116,11 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
     }
     {
       PhaseScope s(observer, Phase::kBackward);
+      // no_sync on all but the last micro-step: gradients accumulate locally.
+      const bool last = micro == micro_steps - 1;
+      if (sync_) sync_->prepare(last, observer);
       loss.backward();
+      if (sync_ && last) sync_->finish(step);  // as DDP: backward ends with averaged gradients
     }
     loss_sum += loss.detach();
   }
@@ -116,10 +129,24 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
     out.grad_norm = clip_grad_norm(params_, cfg_.train.grad_clip);
     out.lr = learning_rate(cfg_.train, step, decay_steps_);
     optimizer_->step(out.lr);
-    optimizer_->zero_grad(/*set_to_none=*/!use_graph);
+    if (sync_) {
+      sync_->zero_grads();  // gradients stay views of the all-reduce buckets
+    } else {
+      optimizer_->zero_grad(/*set_to_none=*/!use_graph);
+    }
   }
+  // The first step had the generous timeout (NCCL warm-up); then steady state.
+  if (pg_ && step == 0) pg_->set_timeout(cfg_.ddp.timeout_s);
   out.loss = loss_sum.to(torch::kFloat32);
   return out;
+}
+
+void TrainStep::reduce_for_report(StepOutput& out) {
+  if (!pg_ || pg_->world_size() == 1) return;
+  torch::NoGradGuard no_grad;
+  auto loss = out.loss.detach().clone();  // ()
+  pg_->allreduce_sum(loss)->wait();
+  out.loss = loss / double(pg_->world_size());
 }
 
 std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device) {
@@ -194,7 +221,16 @@ nlohmann::json TrainStep::describe_switches() const {
   } else {
     j["grad_accum"] = off("not in this rung");
   }
-  j["ddp"] = off(sw.ddp ? "not implemented yet" : "not in this rung");
+  if (sw.ddp) {
+    j["ddp"] = on(pg_->world_size() > 1,
+                  fmt::format("c10d {} bucketed all-reduce overlapped with backward", pg_->backend_name()),
+                  fmt::format("{} rank(s); each reads its own rows of the token stream", pg_->world_size()));
+    j["ddp"]["grad_sync"] = sync_->describe();
+    if (cfg_.sw.fused && device_.is_cuda())
+      j["ddp"]["cuda_graph"] = "off: the all-reduce hooks run on the host during backward";
+  } else {
+    j["ddp"] = off("not in this rung");
+  }
   return j;
 }
 

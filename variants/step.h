@@ -17,6 +17,8 @@
 
 #include "variants/config.h"
 #include "variants/data.h"
+#include "variants/ddp/grad_sync.h"
+#include "variants/ddp/process_group.h"
 #include "variants/graph_step.h"
 #include "variants/model.h"
 #include "variants/optim.h"
@@ -34,6 +36,12 @@ class PhaseObserver {
   virtual ~PhaseObserver() = default;
   virtual void begin(Phase) {}
   virtual void end(Phase) {}
+  // The ddp rung's gradient sync, inside the backward phase: bucket `bucket`
+  // (`bytes`) handed to the all-reduce; its result ready (may be called from a
+  // communication thread); backward's compute over, waiting for the buckets.
+  virtual void comm_launched(int bucket, int64_t bytes) {}
+  virtual void comm_done(int bucket) {}
+  virtual void comm_wait_begin() {}
 };
 
 struct StepOutput {
@@ -45,10 +53,19 @@ struct StepOutput {
 
 class TrainStep {
  public:
-  TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data);
+  // With the ddp switch `pg` is the job's process group: the initial weights
+  // are broadcast from rank 0 and gradients are all-reduced during backward
+  // (variants/ddp/grad_sync.h). Otherwise pass nullptr.
+  TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data,
+            ProcessGroup* pg = nullptr);
+  ~TrainStep();
 
   // Runs optimizer step `step` (0-based, counting warmup steps).
   StepOutput run(int64_t step, PhaseObserver& observer);
+
+  // Averages the step's loss over ranks for reporting (a blocking all-reduce;
+  // the harness calls it outside the timed step). A no-op on one process.
+  void reduce_for_report(StepOutput& out);
 
   GPT& model() { return model_; }
   const TokenSource& data() const { return *data_; }
@@ -66,6 +83,8 @@ class TrainStep {
   GPT model_{nullptr};
   std::unique_ptr<StepOptimizer> optimizer_;
   std::unique_ptr<GraphedMicroStep> graph_;  // fused rung on CUDA, captured at the first step
+  ProcessGroup* pg_ = nullptr;
+  std::unique_ptr<GradientSync> sync_;       // ddp rung
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
   SwitchEffect tf32_effect_, bf16_effect_;

@@ -1,0 +1,159 @@
+// variants/ddp/grad_sync.cpp: buckets, hooks, launches and the wait (see
+// grad_sync.h).
+#include "variants/ddp/grad_sync.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include "variants/step.h"
+
+namespace ladder {
+
+namespace {
+constexpr int64_t kFirstBucketBytes = 1 << 20;  // PyTorch DDP's first-bucket cap
+
+// Runs after autograd has accumulated a parameter's gradient.
+class ReadyHook final : public torch::autograd::PostAccumulateGradHook {
+ public:
+  ReadyHook(GradientSync* sync, size_t index) : sync_(sync), index_(index) {}
+  void operator()(const torch::autograd::Variable&) override { sync_->on_grad_ready(index_); }
+
+ private:
+  GradientSync* sync_;
+  size_t index_;
+};
+}  // namespace
+
+struct GradientSync::Bucket {
+  torch::Tensor flat;          // (numel,) gradient buffer; params' grads are views of it
+  std::vector<size_t> params;  // indices into params_
+  size_t pending = 0;          // gradients not yet ready in this backward
+  bool launched = false;
+  c10::intrusive_ptr<c10d::Work> work;
+};
+
+GradientSync::GradientSync(const std::vector<torch::Tensor>& params, ProcessGroup& pg,
+                           int64_t bucket_cap_bytes)
+    : pg_(pg), params_(params), bucket_cap_bytes_(bucket_cap_bytes) {
+  TORCH_CHECK(!params_.empty(), "GradientSync: no parameters");
+  bucket_of_param_.assign(params_.size(), 0);
+  // Reverse order: the last layers' gradients are ready first.
+  std::vector<std::vector<size_t>> groups(1);
+  int64_t bytes = 0;
+  for (size_t k = params_.size(); k-- > 0;) {
+    const int64_t b = params_[k].numel() * int64_t(params_[k].element_size());
+    const int64_t cap = groups.size() == 1 ? std::min(kFirstBucketBytes, bucket_cap_bytes_) : bucket_cap_bytes_;
+    if (!groups.back().empty() && bytes + b > cap) {
+      groups.emplace_back();
+      bytes = 0;
+    }
+    groups.back().push_back(k);
+    bytes += b;
+  }
+  const auto opts = params_.front().options().requires_grad(false);
+  for (auto& g : groups) {
+    auto bucket = std::make_unique<Bucket>();
+    int64_t numel = 0;
+    for (size_t k : g) numel += params_[k].numel();
+    bucket->flat = torch::zeros({numel}, opts);  // (numel,)
+    int64_t offset = 0;
+    for (size_t k : g) {
+      auto& p = params_[k];
+      TORCH_CHECK(p.scalar_type() == params_.front().scalar_type() && p.device() == params_.front().device(),
+                  "GradientSync: parameters must share one dtype and device");
+      p.mutable_grad() = bucket->flat.narrow(0, offset, p.numel()).view(p.sizes());
+      offset += p.numel();
+      bucket_of_param_[k] = buckets_.size();
+    }
+    bucket->params = std::move(g);
+    buckets_.push_back(std::move(bucket));
+  }
+  for (size_t k = 0; k < params_.size(); ++k) {
+    param_names_.push_back(fmt::format("param {} ({})", k, fmt::join(params_[k].sizes(), "x")));
+    torch::autograd::impl::set_post_acc_grad_hooks(params_[k], std::make_unique<ReadyHook>(this, k));
+  }
+}
+
+GradientSync::~GradientSync() {
+  for (auto& p : params_) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+}
+
+void GradientSync::prepare(bool sync, PhaseObserver& observer) {
+  sync_ = sync;
+  observer_ = &observer;
+  next_launch_ = 0;
+  for (auto& b : buckets_) {
+    b->pending = b->params.size();
+    b->launched = false;
+    b->work.reset();
+  }
+}
+
+void GradientSync::on_grad_ready(size_t k) {
+  if (!sync_) return;
+  Bucket& b = *buckets_[bucket_of_param_[k]];
+  if (logging_) event_order_.push_back(fmt::format("ready {} (bucket {})", param_names_[k], bucket_of_param_[k]));
+  if (b.pending > 0) --b.pending;
+  // Collectives must be issued in the same order on every rank: launch
+  // complete buckets strictly in index order.
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_]->pending == 0) launch(next_launch_++);
+}
+
+void GradientSync::launch(size_t i) {
+  Bucket& b = *buckets_[i];
+  if (logging_) event_order_.push_back(fmt::format("launch bucket {}", i));
+  b.flat.div_(double(pg_.world_size()));  // sum of g / world = the average
+  observer_->comm_launched(int(i), b.flat.numel() * int64_t(b.flat.element_size()));
+  b.work = pg_.allreduce_sum(b.flat);
+  b.launched = true;
+  PhaseObserver* obs = observer_;
+  const int index = int(i);
+  b.work->getFuture()->addCallback([obs, index](c10::ivalue::Future&) { obs->comm_done(index); });
+}
+
+void GradientSync::finish(int64_t step) {
+  if (!sync_) return;
+  observer_->comm_wait_begin();
+  if (logging_) event_order_.push_back("backward returned; waiting for all buckets");
+  logging_ = false;
+  while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    try {
+      buckets_[i]->work->wait();
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      what = what.substr(0, what.find('\n'));
+      const double window = std::min(5.0, pg_.timeout_s() / 2);
+      throw std::runtime_error(fmt::format(
+          "rank {} of {}: all-reduce of gradient bucket {} failed at step {} ({} backend, timeout "
+          "{} s): {}; {}",
+          pg_.rank(), pg_.world_size(), i, step, pg_.backend_name(), pg_.timeout_s(), what,
+          pg_.census(fmt::format("step{}", step), window)));
+    }
+  }
+}
+
+void GradientSync::zero_grads() {
+  for (auto& b : buckets_) b->flat.zero_();
+}
+
+nlohmann::json GradientSync::describe() const {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const auto& b : buckets_)
+    buckets.push_back({{"bytes", b->flat.numel() * int64_t(b->flat.element_size())},
+                       {"n_params", b->params.size()}});
+  return {{"mechanism", "c10d " + pg_.backend_name() +
+                            " all-reduce per bucket, launched from post-accumulate-grad hooks"},
+          {"bucket_cap_bytes", bucket_cap_bytes_},
+          {"first_bucket_cap_bytes", std::min(kFirstBucketBytes, bucket_cap_bytes_)},
+          {"bucket_order", "reverse parameter order"},
+          {"gradient_as_bucket_view", true},
+          {"buckets", buckets},
+          {"first_sync_event_order", event_order_}};
+}
+
+}  // namespace ladder

@@ -1,0 +1,76 @@
+// variants/ddp/grad_sync.h: DDP's job, done with c10d: bucketed gradient
+// all-reduce overlapped with backward.
+//
+// LibTorch C++ has no DistributedDataParallel, so this is its Reducer in
+// small:
+//  - parameters are grouped into buckets in reverse order (the order backward
+//    produces gradients); the first bucket is capped at 1 MiB so communication
+//    starts early, the others at bucket_cap_bytes (25 MB by default), as in
+//    PyTorch's DDP;
+//  - each parameter's .grad is a view into its bucket's flat buffer, so
+//    autograd accumulates straight into what is all-reduced (DDP's
+//    gradient_as_bucket_view) and nothing is copied;
+//  - a post-accumulate-grad hook on every parameter counts it ready; when a
+//    bucket is complete it is divided by the world size and its asynchronous
+//    all-reduce is launched at once, while backward goes on with the earlier
+//    layers. Buckets launch in index order on every rank, as collectives must;
+//  - finish() waits for every bucket before the optimizer (gradients are then
+//    averaged on all ranks);
+//  - on an accumulation micro-step that is not the last, prepare(sync=false)
+//    turns the hooks off, so gradients only accumulate locally (no_sync).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/torch.h>
+
+#include "variants/ddp/process_group.h"
+
+namespace ladder {
+
+class PhaseObserver;
+
+class GradientSync {
+ public:
+  // `params` in model order; all on one device and of one dtype.
+  GradientSync(const std::vector<torch::Tensor>& params, ProcessGroup& pg, int64_t bucket_cap_bytes);
+  ~GradientSync();
+
+  // Before a micro-step's backward: all-reduce during it (the last micro-step
+  // of a step) or only accumulate (no_sync). Comm events go to `observer`.
+  void prepare(bool sync, PhaseObserver& observer);
+  // After a synced backward: launch any bucket whose gradients never came
+  // (unused parameters), then wait for all. Throws with the failing bucket,
+  // step and the census of ranks when a collective fails or times out.
+  void finish(int64_t step);
+  // Zeroes the gradient buffers in place (grads stay bucket views).
+  void zero_grads();
+
+  // Buckets (count, bytes, parameters each) and the event order of the first
+  // synced backward: "ready <param>" and "launch bucket <i>" entries.
+  nlohmann::json describe() const;
+
+  // Called by the per-parameter hooks.
+  void on_grad_ready(size_t param_index);
+
+ private:
+  struct Bucket;
+  void launch(size_t b);
+
+  ProcessGroup& pg_;
+  std::vector<torch::Tensor> params_;
+  std::vector<std::string> param_names_;
+  std::vector<std::unique_ptr<Bucket>> buckets_;
+  std::vector<size_t> bucket_of_param_;
+  size_t next_launch_ = 0;
+  bool sync_ = false;
+  PhaseObserver* observer_ = nullptr;
+  bool logging_ = true;  // the first synced backward's event order
+  std::vector<std::string> event_order_;
+  int64_t bucket_cap_bytes_;
+};
+
+}  // namespace ladder

@@ -1,0 +1,133 @@
+// variants/ddp/process_group.cpp: TCPStore rendezvous and the c10d backend
+// (see process_group.h).
+#include "variants/ddp/process_group.h"
+
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/utils/tensor_flatten.h>
+
+#include "variants/config.h"
+#include "variants/ddp/cuda/nccl_backend.h"
+
+namespace ladder {
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(int64_t(seconds * 1000.0));
+}
+
+namespace {
+
+bool is_loopback(const std::string& addr) {
+  return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
+}
+
+// Gloo's transport device: GLOO_SOCKET_IFNAME names the interface as in
+// PyTorch; on one machine loopback; otherwise the interface this host's name
+// resolves to.
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  if (is_loopback(master_addr)) return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
+  std::unique_ptr<ProcessGroup> pg(new ProcessGroup(o));
+  c10d::TCPStoreOptions so;
+  so.port = uint16_t(o.master_port);
+  so.isServer = o.rank == 0;
+  so.numWorkers = size_t(o.world_size);
+  so.waitWorkers = true;
+  so.timeout = to_ms(o.connect_timeout_s);
+  try {
+    pg->store_ = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    throw ConfigError(fmt::format(
+        "rank {} of {}: rendezvous at MASTER_ADDR={} MASTER_PORT={} did not complete within "
+        "--dist-connect-timeout {} s ({}); expected rank 0 to listen there and all {} ranks to join",
+        o.rank, o.world_size, o.master_addr, o.master_port, o.connect_timeout_s, what, o.world_size));
+  }
+  pg->store_->setTimeout(to_ms(o.timeout_s));
+  auto backend_store = c10::make_intrusive<c10d::PrefixStore>("c10d/", pg->store_);
+  if (o.device.is_cuda()) {
+    pg->backend_ = make_nccl_backend(backend_store, o.rank, o.world_size, to_ms(o.timeout_s));
+  } else {
+    auto opts = c10d::ProcessGroupGloo::Options::create(to_ms(o.timeout_s));
+    opts->devices.push_back(gloo_device(o.master_addr));
+    pg->backend_ = c10::make_intrusive<c10d::ProcessGroupGloo>(backend_store, o.rank, o.world_size, opts);
+  }
+  return pg;
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+std::string ProcessGroup::backend_name() const { return o_.device.is_cuda() ? "nccl" : "gloo"; }
+
+c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_sum(at::Tensor& t) {
+  std::vector<at::Tensor> one{t};
+  return backend_->allreduce(one);
+}
+
+void ProcessGroup::broadcast_from_rank0(const std::vector<at::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> flat{torch::utils::flatten_dense_tensors(tensors)};  // (sum numel,)
+  c10d::BroadcastOptions opts;
+  opts.rootRank = 0;
+  backend_->broadcast(flat, opts)->wait();
+  const auto parts = torch::utils::unflatten_dense_tensors(flat[0], tensors);
+  for (size_t i = 0; i < tensors.size(); ++i) tensors[i].copy_(parts[i]);
+}
+
+void ProcessGroup::barrier() { backend_->barrier()->wait(); }
+
+void ProcessGroup::set_timeout(double seconds) {
+  timeout_s_ = seconds;
+  backend_->setTimeout(to_ms(seconds));
+  store_->setTimeout(to_ms(seconds));
+}
+
+void ProcessGroup::set(const std::string& key, const std::string& value) {
+  store_->set("ladder/" + key, std::vector<uint8_t>(value.begin(), value.end()));
+}
+
+std::string ProcessGroup::get(const std::string& key) {
+  const auto v = store_->get("ladder/" + key);
+  return std::string(v.begin(), v.end());
+}
+
+std::string ProcessGroup::census(const std::string& tag, double window_s) {
+  const auto key = [&](int r) { return fmt::format("ladder/census/{}/{}", tag, r); };
+  std::vector<int> missing;
+  try {
+    store_->set(key(o_.rank), std::vector<uint8_t>{1});
+    const auto deadline = std::chrono::steady_clock::now() + to_ms(window_s);
+    do {
+      missing.clear();
+      for (int r = 0; r < o_.world_size; ++r)
+        if (!store_->check({key(r)})) missing.push_back(r);
+      if (missing.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } while (std::chrono::steady_clock::now() < deadline);
+  } catch (const std::exception&) {
+    return fmt::format("rank 0, which hosts the rendezvous store at {}:{}, is unreachable: rank 0 "
+                       "died or its host went away",
+                       o_.master_addr, o_.master_port);
+  }
+  if (missing.empty())
+    return "every rank is alive (the failure was in the transport, not a missing rank)";
+  std::string ranks;
+  for (int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  return fmt::format("rank{} {} did not answer within {} s after the failure: dead or hung",
+                     missing.size() > 1 ? "s" : "", ranks, window_s);
+}
+
+}  // namespace ladder

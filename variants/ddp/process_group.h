@@ -1,0 +1,71 @@
+// variants/ddp/process_group.h: the c10d process group the ddp rung runs on.
+//
+// A TCPStore rendezvous at MASTER_ADDR:MASTER_PORT (rank 0 hosts it), then
+// c10d's own backends: Gloo on CPU, NCCL on CUDA (one GPU per rank). Nothing
+// of the transport is ours. The store also carries the few strings ranks
+// exchange outside collectives (per-rank metrics for rank 0's report, and the
+// census that names a dead or hung rank after a collective fails).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/torch.h>
+
+namespace ladder {
+
+struct DistOptions {
+  int rank = 0, world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  double connect_timeout_s = 60;  // rendezvous
+  double timeout_s = 300;         // collectives and store reads until set_timeout
+  torch::Device device = torch::kCPU;
+};
+
+class ProcessGroup {
+ public:
+  // Joins the job. A rendezvous that cannot complete within
+  // connect_timeout_s (unreachable master, a rank that never comes) throws
+  // ConfigError naming the address, the rank and the timeout.
+  static std::unique_ptr<ProcessGroup> create(const DistOptions& o);
+  ~ProcessGroup();
+
+  int rank() const { return o_.rank; }
+  int world_size() const { return o_.world_size; }
+  std::string backend_name() const;  // "gloo" or "nccl"
+
+  // Sum over ranks, in place, asynchronously: wait() on the result.
+  c10::intrusive_ptr<c10d::Work> allreduce_sum(at::Tensor& t);
+  // Copies rank 0's values into `tensors` on every rank (one flat transfer).
+  void broadcast_from_rank0(const std::vector<at::Tensor>& tensors);
+  void barrier();
+  // The timeout for collectives and store reads from now on.
+  void set_timeout(double seconds);
+  double timeout_s() const { return timeout_s_; }
+
+  // Store strings under a "ladder/" prefix; get() waits up to the timeout.
+  void set(const std::string& key, const std::string& value);
+  std::string get(const std::string& key);
+
+  // After a collective failed: every surviving rank checks in under `tag`;
+  // returns a sentence naming the ranks that did not within `window_s` (dead
+  // or hung), or saying that rank 0's store is gone.
+  std::string census(const std::string& tag, double window_s);
+
+ private:
+  explicit ProcessGroup(const DistOptions& o) : o_(o), timeout_s_(o.timeout_s) {}
+  DistOptions o_;
+  double timeout_s_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::Backend> backend_;
+};
+
+std::chrono::milliseconds to_ms(double seconds);
+
+}  // namespace ladder
