@@ -155,7 +155,7 @@ nlohmann::json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGrou
   return {{"world_size", c.world_size},
           {"backend", pg.backend_name()},
           {"launcher", env.launcher},
-          {"master", fmt::format("{}:{}", env.master_addr, env.master_port)},
+          {"master", pg.master()},
           {"timeouts_s", {{"first_step", c.ddp.first_timeout_s}, {"steady", c.ddp.timeout_s},
                           {"connect", c.ddp.connect_timeout_s}}},
           {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
@@ -185,7 +185,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       d.rank = c.rank;
       d.world_size = c.world_size;
       d.master_addr = o.launch.master_addr.empty() ? "127.0.0.1" : o.launch.master_addr;
-      d.master_port = o.launch.master_port;
+      // Without a launcher this is a one-rank job: any free port will do.
+      d.master_port = o.launch.distributed() ? o.launch.master_port : 0;
       d.connect_timeout_s = c.ddp.connect_timeout_s;
       d.timeout_s = c.ddp.first_timeout_s;
       d.device = device;

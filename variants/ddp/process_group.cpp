@@ -47,7 +47,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
   so.waitWorkers = true;
   so.timeout = to_ms(o.connect_timeout_s);
   try {
-    pg->store_ = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+    pg->o_.master_port = int(tcp->getPort());  // the real one when 0 asked for any
+    pg->store_ = tcp;
   } catch (const std::exception& e) {
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
@@ -69,6 +71,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
 }
 
 ProcessGroup::~ProcessGroup() = default;
+
+std::string ProcessGroup::master() const { return fmt::format("{}:{}", o_.master_addr, o_.master_port); }
 
 std::string ProcessGroup::backend_name() const { return o_.device.is_cuda() ? "nccl" : "gloo"; }
 

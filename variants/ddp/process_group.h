@@ -39,6 +39,7 @@ class ProcessGroup {
   int rank() const { return o_.rank; }
   int world_size() const { return o_.world_size; }
   std::string backend_name() const;  // "gloo" or "nccl"
+  std::string master() const;        // the rendezvous, "host:port"
 
   // Sum over ranks, in place, asynchronously: wait() on the result.
   c10::intrusive_ptr<c10d::Work> allreduce_sum(at::Tensor& t);
