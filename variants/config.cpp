@@ -78,6 +78,17 @@ void RunConfig::validate() const {
           "positive multiple of {}",
           total_batch, batch, seq, world_size, per_micro, per_micro));
   }
+  if (data.format != "auto" && data.format != "raw-u16")
+    throw ConfigError(fmt::format("--data-format: '{}' is not a token-shard format; expected auto "
+                                  "(llm.c header, detected) or raw-u16 (nanoGPT)",
+                                  data.format));
+  if (data.path.empty() && data.format != "auto")
+    throw ConfigError(fmt::format("--data-format {}: needs --data PATH|GLOB (the synthetic stream "
+                                  "has no format)",
+                                  data.format));
+  if (world_size < 1 || rank < 0 || rank >= world_size)
+    throw ConfigError(fmt::format("rank {} of world size {}: expected 0 <= rank < world size >= 1",
+                                  rank, world_size));
   if (peak_tflops && !(*peak_tflops > 0))
     throw ConfigError(fmt::format("--peak-tflops: got {}, expected a number > 0", *peak_tflops));
 }
@@ -101,6 +112,12 @@ void to_json(nlohmann::json& j, const TrainConfig& t) {
        {"grad_clip", t.grad_clip}};
 }
 
+void to_json(nlohmann::json& j, const DataConfig& d) {
+  j = {{"path", d.path.empty() ? nlohmann::json() : nlohmann::json(d.path)},
+       {"format", d.format},
+       {"prefetch", d.prefetch}};
+}
+
 void to_json(nlohmann::json& j, const RunConfig& r) {
   j = {{"preset", r.preset},
        {"model", r.model},
@@ -110,6 +127,8 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"total_batch", r.total_batch},
        {"micro_steps", r.micro_steps()},
        {"world_size", r.world_size},
+       {"rank", r.rank},
+       {"data", r.data},
        {"model_vocab", r.model_vocab()},
        {"batch", r.batch},
        {"seq", r.seq},
@@ -143,6 +162,13 @@ void from_json(const nlohmann::json& j, TrainConfig& t) {
   j.at("grad_clip").get_to(t.grad_clip);
 }
 
+void from_json(const nlohmann::json& j, DataConfig& d) {
+  const auto& path = j.at("path");
+  d.path = path.is_null() ? std::string() : path.get<std::string>();
+  j.at("format").get_to(d.format);
+  j.at("prefetch").get_to(d.prefetch);
+}
+
 void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("preset").get_to(r.preset);
   j.at("model").get_to(r.model);
@@ -151,6 +177,9 @@ void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("switches").get_to(r.sw);
   j.at("total_batch").get_to(r.total_batch);
   j.at("world_size").get_to(r.world_size);
+  // Configs written before rank and data existed: rank 0, synthetic data.
+  r.rank = j.value("rank", 0);
+  if (j.contains("data")) j.at("data").get_to(r.data);
   j.at("batch").get_to(r.batch);
   j.at("seq").get_to(r.seq);
   j.at("steps").get_to(r.steps);

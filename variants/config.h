@@ -57,6 +57,14 @@ struct TrainConfig {
   double grad_clip = 1.0;
 };
 
+// Where the step's tokens come from (variants/data_source.h). An empty path
+// is the seeded synthetic stream.
+struct DataConfig {
+  std::string path;             // --data: a token shard, or a glob of shards
+  std::string format = "auto";  // --data-format: "auto" (llm.c header) or "raw-u16" (nanoGPT)
+  bool prefetch = true;         // produce the next batch on a background thread
+};
+
 struct RunConfig {
   std::string preset = "cpu-default";
   ModelConfig model;
@@ -75,6 +83,8 @@ struct RunConfig {
   Switches sw;              // what the rung changes; all off is the fp32 baseline
   int64_t total_batch = 0;  // grad-accum: tokens per optimizer step (all ranks)
   int world_size = 1;
+  int rank = 0;
+  DataConfig data;
 
   int64_t total_steps() const { return warmup + steps; }
   int64_t tokens_per_micro_step() const { return batch * seq; }
@@ -93,9 +103,11 @@ struct RunConfig {
 
 void to_json(nlohmann::json& j, const ModelConfig& m);
 void to_json(nlohmann::json& j, const TrainConfig& t);
+void to_json(nlohmann::json& j, const DataConfig& d);
 void to_json(nlohmann::json& j, const RunConfig& r);
 void from_json(const nlohmann::json& j, ModelConfig& m);
 void from_json(const nlohmann::json& j, TrainConfig& t);
+void from_json(const nlohmann::json& j, DataConfig& d);
 void from_json(const nlohmann::json& j, RunConfig& r);
 
 }  // namespace ladder
