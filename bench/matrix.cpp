@@ -38,6 +38,9 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   if (o.weight_decay) c.train.weight_decay = *o.weight_decay;
   if (o.grad_clip) c.train.grad_clip = *o.grad_clip;
   if (o.peak_tflops) c.peak_tflops = *o.peak_tflops;
+  if (o.data_path) c.data.path = *o.data_path;
+  if (o.data_format) c.data.format = *o.data_format;
+  c.data.prefetch = !o.no_prefetch;
   c.breakdown = o.breakdown;
   c.fixed_batch = o.fixed_batch;
   return c;

@@ -26,7 +26,8 @@ struct Overrides {
   std::optional<int64_t> steps, warmup, threads, lr_warmup, lr_decay, total_batch;
   std::optional<uint64_t> seed;
   std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
-  bool breakdown = false, fixed_batch = false;
+  std::optional<std::string> data_path, data_format;  // --data (made absolute), --data-format
+  bool breakdown = false, fixed_batch = false, no_prefetch = false;
 };
 
 struct MatrixSpec {
