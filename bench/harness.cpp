@@ -78,24 +78,26 @@ class CommClock {
   std::optional<Clock::time_point> wait_begin_;
 };
 
-// Records the current phase; with `timed`, also synchronises the device at
-// phase boundaries and times each phase.
+// Records the current phase and times the data phase on the host; with
+// `timed`, also synchronises the device at phase boundaries and times each
+// phase. The data phase's host time excludes those synchronisations.
 class PhaseClock final : public PhaseObserver {
  public:
   PhaseClock(const torch::Device& device, bool timed, Position* position)
       : device_(device), timed_(timed), position_(position) {}
   void begin(Phase p) override {
     if (position_) position_->phase = phase_name(p);
-    if (!timed_) return;
-    synchronize(device_);
+    if (timed_) synchronize(device_);
     t0_ = Clock::now();
   }
   void end(Phase p) override {
+    const auto t1 = Clock::now();
+    if (p == Phase::kData) data_ms_ += ms(t1 - t0_);
     if (!timed_) return;
     synchronize(device_);
-    ms_[size_t(p)] += std::chrono::duration<double, std::milli>(Clock::now() - t0_).count();
+    ms_[size_t(p)] += ms(Clock::now() - t0_);
   }
-  std::array<double, 4> take() {
+  std::array<double, 4> take_phases() {
     auto out = ms_;
     ms_ = {};
     return out;
@@ -104,13 +106,20 @@ class PhaseClock final : public PhaseObserver {
   void comm_done(int bucket) override { comm.done(bucket); }
   void comm_wait_begin() override { comm.wait_begin(); }
   CommClock comm;
+  double take_data_ms() {
+    const double out = data_ms_;
+    data_ms_ = 0;
+    return out;
+  }
 
  private:
+  static double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
   torch::Device device_;
   bool timed_;
   Position* position_;
   Clock::time_point t0_;
   std::array<double, 4> ms_{};
+  double data_ms_ = 0;
 };
 }  // namespace
 
@@ -138,9 +147,10 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
     rec.loss = out.loss.item<double>();
     rec.grad_norm = out.grad_norm.item<double>();
     rec.lr = out.lr;
+    rec.data_ms = phase_clock.take_data_ms();
     if (cfg.breakdown) {
       rec.has_phases = true;
-      rec.phase_ms = phase_clock.take();
+      rec.phase_ms = phase_clock.take_phases();
     }
     return rec;
   };

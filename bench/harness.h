@@ -1,7 +1,10 @@
 // bench/harness.h: the only code that times anything.
 //
 // Runs warmup steps (excluded from figures), then N measured steps. Each step
-// is bracketed by a StepTimer (CUDA events or a steady clock). In breakdown
+// is bracketed by a StepTimer (CUDA events or a steady clock). The data phase
+// is always timed on the host (data_ms: how long the step waited for its
+// batch and issued its copy to the device; no synchronisation, so on CUDA a
+// non_blocking copy still in flight is not counted). In breakdown
 // mode the device is synchronised at every phase boundary to time data,
 // forward, backward and optimizer separately; that perturbs dt, so the mode
 // is recorded. Memory peaks are reset when measurement starts.
@@ -29,6 +32,8 @@ struct StepRecord {
   double grad_norm = 0;
   double lr = 0;
   int64_t tokens = 0;
+  // Host wall time in the data phase, summed over micro-steps (see above).
+  double data_ms = 0;
   bool has_phases = false;
   std::array<double, 4> phase_ms{};  // indexed like kPhases
   // ddp: the gradient all-reduce of this step, from the comm events.

@@ -42,6 +42,9 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   if (o.ddp_timeout) c.ddp.timeout_s = *o.ddp_timeout;
   if (o.ddp_first_timeout) c.ddp.first_timeout_s = *o.ddp_first_timeout;
   if (o.connect_timeout) c.ddp.connect_timeout_s = *o.connect_timeout;
+  if (o.data_path) c.data.path = *o.data_path;
+  if (o.data_format) c.data.format = *o.data_format;
+  c.data.prefetch = !o.no_prefetch;
   c.breakdown = o.breakdown;
   c.fixed_batch = o.fixed_batch;
   return c;

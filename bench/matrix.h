@@ -27,7 +27,8 @@ struct Overrides {
   std::optional<uint64_t> seed;
   std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
   std::optional<double> bucket_cap_mb, ddp_timeout, ddp_first_timeout, connect_timeout;
-  bool breakdown = false, fixed_batch = false;
+  std::optional<std::string> data_path, data_format;  // --data (made absolute), --data-format
+  bool breakdown = false, fixed_batch = false, no_prefetch = false;
 };
 
 struct MatrixSpec {

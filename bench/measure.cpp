@@ -21,7 +21,7 @@
 #include "bench/stats.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
-#include "variants/data.h"
+#include "variants/data_source.h"
 #include "variants/ddp/process_group.h"
 #include "variants/step.h"
 
@@ -193,12 +193,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       pg = ProcessGroup::create(d);
       position.phase = "setup";
     }
-    SyntheticSpec spec{c.batch, c.seq, c.model.vocab_size, c.seed};
-    spec.fixed_batch = c.fixed_batch;
-    spec.rank = c.rank;
-    spec.world = c.world_size;
-    spec.micro_steps = c.micro_steps();
-    TrainStep step(c, device, make_synthetic_source(spec), pg.get());
+    TrainStep step(c, device, make_token_source(c, device), pg.get());
     if (!o.save_init.empty()) save_weights(step.model(), o.save_init);
     if (const char* crash = std::getenv(kCrashHookEnv); crash && c.rung == crash) {
       fmt::print(stderr, "[{}] {} set: aborting on purpose (test hook)\n", c.rung, kCrashHookEnv);
@@ -238,6 +233,11 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     nlohmann::json summary = summarize_steps(result.steps, world);
     const double tok_s = summary["tokens_per_s_per_device"]["median"].get<double>();
     const double dt_median = summary["dt_ms"]["median"].get<double>();
+    double sum_dt = 0, sum_data = 0;
+    for (const auto& s : result.steps) {
+      sum_dt += s.dt_ms;
+      sum_data += s.data_ms;
+    }
     std::vector<double> mfu_steps;
     for (const auto& s : result.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / world, fpt, roof.tflops));
     summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
@@ -257,7 +257,11 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                     {"warmup_steps_excluded", c.warmup}, {"measured_steps", c.steps},
                     {"measured_wall_ms", result.measured_wall_ms},
                     {"harness_overhead_ms_per_step", result.harness_overhead_ms_per_step},
-                    {"harness_overhead_pct_of_dt", 100.0 * result.harness_overhead_ms_per_step / dt_median}}},
+                    {"harness_overhead_pct_of_dt", 100.0 * result.harness_overhead_ms_per_step / dt_median},
+                    {"data_ms_per_step", sum_data / double(result.steps.size())},
+                    {"data_pct_of_dt", 100.0 * sum_data / sum_dt},
+                    {"data_time", "host wall time of the data phase (waiting for the batch, issuing its "
+                                  "copy to the device), not synchronised; steps.data_ms per step"}}},
         {"flops", {{"flops_per_token", fpt}, {"formula", kFlopsFormula},
                    {"flops_per_step", double(fpt) * double(c.tokens_per_step())}}},
         {"throughput", {{"tokens_per_step", c.tokens_per_step()},

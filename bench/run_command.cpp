@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "bench/runner.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
+#include "variants/data_source.h"
 
 namespace ladder {
 
@@ -86,6 +88,16 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
                number(o.ddp_timeout, "--ddp-timeout"));
   ap.add_value("--dist-connect-timeout", "SECONDS", "ddp: time allowed to reach MASTER_ADDR (default 60)",
                number(o.connect_timeout, "--dist-connect-timeout"));
+  ap.add_value("--data", "PATH|GLOB",
+               "token shards (llm.c .bin, or raw uint16 with --data-format raw-u16) instead of synthetic tokens",
+               [&o](const std::string& v) {
+                 if (v.empty()) throw ConfigError("--data: got '', expected a token shard path or glob");
+                 o.data_path = fs::absolute(v).string();  // children may run elsewhere
+               });
+  ap.add_value("--data-format", "auto|raw-u16", "shard format: auto (llm.c header) or raw-u16 (nanoGPT)",
+               [&o](const std::string& v) { o.data_format = v; });
+  ap.add_flag("--no-prefetch", "make each batch in the step's data phase (no background producer)",
+              [&o] { o.no_prefetch = true; });
   ap.add_flag("--breakdown", "time data/forward/backward/optimizer (synchronises; perturbs dt)",
               [&o] { o.breakdown = true; });
   ap.add_flag("--fixed-batch", "every step sees the same batch (overfitting checks)",
@@ -106,6 +118,20 @@ std::string default_preset(const std::string& device) {
 // that split the cores (enough to exercise real data parallelism over Gloo).
 int64_t default_nproc(const std::string& device) {
   return device.rfind("cuda", 0) == 0 ? std::max<int64_t>(1, int64_t(torch::cuda::device_count())) : 2;
+}
+
+// Opens and checks each distinct data set-up the cells will read (token
+// shards depend on B, T, V and the world size), so bad data exits 2 before
+// any child runs.
+void check_cells_data(const std::vector<Cell>& cells) {
+  std::set<std::string> seen;
+  for (const auto& cell : cells) {
+    if (!cell.runnable || cell.cfg.data.path.empty()) continue;
+    const auto& c = cell.cfg;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", c.data.path, c.data.format, c.batch,
+                                        c.seq, c.model.vocab_size, c.world_size);
+    if (seen.insert(key).second) check_token_source(c);
+  }
 }
 
 std::string self_exe() {
@@ -201,6 +227,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     ro.run_dir = c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : c.out_dir;
     ensure_writable_dir(ro.run_dir, "--out");
   }
+  check_cells_data(cells);
   for (const auto& cell : cells)
     if (cell.role == "measure" && cell.runnable && cell.cfg.micro_steps() > 64)
       fmt::print(stderr,
@@ -284,6 +311,7 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   }
   cfg.validate();
   parse_device(cfg.device);
+  check_token_source(cfg);
   if (mo.run_id.empty()) mo.run_id = new_run_id();
   if (mo.report_path.empty()) {
     const std::string out = c.out_dir.empty() ? (fs::path("runs") / mo.run_id).string() : c.out_dir;

@@ -285,6 +285,7 @@ json summary_row(const Cell& c, const json& report, const json& parity) {
   row["dt_ms_median"] = s["dt_ms"]["median"];
   row["dt_ms_cv"] = s["dt_ms"]["cv"];
   row["tokens_per_s_median"] = s["tokens_per_s"]["median"];
+  if (report["timing"].contains("data_pct_of_dt")) row["data_pct_of_dt"] = report["timing"]["data_pct_of_dt"];
   row["mfu_pct_datasheet"] = report["mfu"]["datasheet"]["mfu_pct"];
   row["mfu_pct_measured_roofline"] = report["mfu"]["measured_roofline"]["mfu_pct"];
   row["peak_bytes"] = report["memory"]["measured"]["peak_bytes"];

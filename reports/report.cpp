@@ -37,6 +37,7 @@ nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_siz
   j["loss"] = column(steps, [](const StepRecord& s) { return s.loss; });
   j["grad_norm"] = column(steps, [](const StepRecord& s) { return s.grad_norm; });
   j["lr"] = column(steps, [](const StepRecord& s) { return s.lr; });
+  j["data_ms"] = column(steps, [](const StepRecord& s) { return s.data_ms; });
   if (!steps.empty() && steps.front().has_phases) {
     nlohmann::json phases;
     for (size_t p = 0; p < std::size(kPhases); ++p)
@@ -59,7 +60,7 @@ nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_siz
 nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, int world_size) {
   nlohmann::json cols = steps_to_json(steps, world_size);
   nlohmann::json j;
-  for (const char* key : {"dt_ms", "tokens_per_s", "tokens_per_s_per_device", "loss", "grad_norm"})
+  for (const char* key : {"dt_ms", "tokens_per_s", "tokens_per_s_per_device", "loss", "grad_norm", "data_ms"})
     j[key] = summarize(cols[key].get<std::vector<double>>());
   for (const char* key : {"allreduce_ms", "allreduce_exposed_ms", "allreduce_overlap_pct", "allreduce_pct_of_dt"})
     if (cols.contains(key)) j[key] = summarize(cols[key].get<std::vector<double>>());

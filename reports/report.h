@@ -16,7 +16,8 @@ namespace ladder {
 
 inline constexpr int kSchemaVersion = 1;
 
-// The per-step columns: step, dt_ms, tokens_per_s, loss, grad_norm, lr and,
+// The per-step columns: step, dt_ms, tokens_per_s, loss, grad_norm, lr,
+// data_ms (host time in the data phase) and,
 // in breakdown mode, phase_ms.{data,forward,backward,optimizer}.
 nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_size = 1);
 

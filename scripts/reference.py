@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plain PyTorch-eager reference of ladder's GPT-2 training step.
 
-The same model (variants/model.cpp), synthetic tokens (variants/data.cpp),
+The same model (variants/model.cpp), synthetic tokens (variants/data.cpp) or
+token shards read with the same row order (variants/token_shards.h),
 AdamW groups and LR schedule (variants/optim.cpp) and step order
 (variants/step.cpp) as the C++ code, written the way nanoGPT would.
 
@@ -17,6 +18,8 @@ Example:
   scripts/reference.py bench --preset gpt2-124m --batch 4 --seq 64 --steps 10
 """
 import argparse
+import bisect
+import glob
 import json
 import math
 import os
@@ -185,6 +188,68 @@ def synthetic_batch(cfg, step):
     return tokens[:, :T].contiguous(), tokens[:, 1:].contiguous()
 
 
+class ShardReader:
+    """variants/token_shards.h in numpy: the shards of cfg["data"], memory-mapped,
+    and the same (seed, step, micro, rank) -> row formula (one rank, no accumulation)."""
+
+    LLMC_MAGIC, LLMC_HEADER_BYTES = 20240520, 1024
+
+    def __init__(self, cfg):
+        data = cfg["data"]
+        self.B, self.T, self.seed = cfg["batch"], cfg["seq"], cfg["seed"]
+        self.fixed = cfg["fixed_batch"]
+        paths = sorted(glob.glob(data["path"]), key=os.fsencode)  # byte order, as the C++ reader
+        if not paths:
+            raise InputError(f"data: '{data['path']}' matched no files")
+        self.tokens, self.starts, self.rows = [], [], []
+        total = 0
+        for path in paths:
+            header = 0
+            if data["format"] == "auto":
+                magic, version, count = np.fromfile(path, dtype="<i4", count=3)
+                if magic != self.LLMC_MAGIC or version != 1:
+                    raise InputError(f"{path}: not an llm.c version-1 shard")
+                header = self.LLMC_HEADER_BYTES
+            t = np.memmap(path, dtype="<u2", mode="r", offset=header)  # (n,)
+            self.tokens.append(t)
+            self.starts.append(total)
+            self.rows.append((len(t) - 1) // self.T)
+            total += self.rows[-1]
+        self.total = total
+
+    def locate(self, n):
+        """Logical row n -> (shard, row in that shard)."""
+        epoch, i = divmod(n, self.total)
+        s = bisect.bisect_right(self.starts, i) - 1
+        rows, j = self.rows[s], i - self.starts[s]
+        mask = 2**64 - 1
+        base = (self.seed * 0xD1B54A32D192ED03 + epoch * 0x9E3779B97F4A7C15 + 2 * s) & mask
+        mix = splitmix64(np.array([base, (base + 1) & mask], dtype=np.uint64))
+        a, c = int(mix[0]) % rows, int(mix[1]) % rows
+        while math.gcd(a, rows) != 1:
+            a = (a + 1) % rows
+        return s, (a * j + c) % rows
+
+    def batch(self, step):
+        """x (B, T), y (B, T) int64 of optimizer step `step`."""
+        if self.fixed:
+            step = 0
+        windows = []
+        for b in range(self.B):
+            s, k = self.locate(step * self.B + b)
+            windows.append(np.asarray(self.tokens[s][k * self.T:k * self.T + self.T + 1], dtype=np.int64))
+        tokens = torch.from_numpy(np.stack(windows))  # (B, T+1)
+        return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+
+
+def make_batches(cfg):
+    """step -> (x, y): the synthetic stream, or the shards the run read."""
+    data = cfg.get("data") or {}
+    if data.get("path"):
+        return ShardReader(cfg).batch
+    return lambda step: synthetic_batch(cfg, step)
+
+
 # ---------------------------------------------------------------- optimizer and step
 
 
@@ -208,6 +273,7 @@ class TrainStep:
 
     def __init__(self, model, cfg):
         self.model, self.cfg, self.t = model, cfg, cfg["train"]
+        self.batch = make_batches(cfg)
         self.params = list(model.parameters())
         decay = [p for p in self.params if p.dim() >= 2]
         no_decay = [p for p in self.params if p.dim() < 2]
@@ -221,7 +287,7 @@ class TrainStep:
 
     def run(self, step):
         """Returns (loss, pre-clip grad norm, lr) of optimizer step `step` (0-based)."""
-        x, y = synthetic_batch(self.cfg, step)  # (B, T), (B, T)
+        x, y = self.batch(step)  # (B, T), (B, T)
         logits = self.model(x)  # (B, T, V)
         loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))  # ()
         loss.backward()
@@ -261,6 +327,7 @@ def read_report(path):
                     for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
     cfg["train"] = {k: field(report, "config.train." + k, path) for k in DEFAULT_TRAIN}
     cfg["device"] = report["config"].get("device", "cpu")
+    cfg["data"] = report["config"].get("data")
     recorded = {k: field(report, f"warmup_steps.{k}", path) + field(report, f"steps.{k}", path)
                 for k in ("step", "loss", "grad_norm", "lr")}
     return cfg, recorded

@@ -41,6 +41,10 @@ mutations = {
     "wrong schema_version": lambda r: r.update(schema_version=99),
     "missing environment": lambda r: r.pop("environment"),
     "bad timestamp": lambda r: r.update(started_at="yesterday"),
+    "negative data time": lambda r: r["steps"]["data_ms"].__setitem__(0, -1.0),
+    "data without tokens consumed": lambda r: r["data"].pop("tokens_consumed"),
+    "token shards without a shard list": lambda r: r["data"].update(kind="token_shards"),
+    "unknown data format": lambda r: r["config"]["data"].update(format="u32"),
 }
 for name, mutate in mutations.items():
     assert list(validator.iter_errors(broken(mutate))), f"schema accepted a report with {name}"

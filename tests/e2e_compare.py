@@ -38,6 +38,9 @@ def make_runs():
     ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / "only_fp32")
 
 
+N_RUNGS = 9  # the whole ladder, fp32 to ddp
+
+
 def group(side):
     return ",".join(str(WORK / f"{side}{i}") for i in range(1, 5))
 
@@ -51,24 +54,24 @@ def aa_comparison_gives_a_verdict_per_rung():
     # Per run: four processes a side, the U test over per-run medians.
     cmp = json.loads(ladder("compare", group("a"), group("b"), "--format", "json").stdout)
     rungs, per_run_flags = flagged(cmp)
-    assert len(rungs) == 8
+    assert len(rungs) == N_RUNGS
     for r in rungs:
         v = r["vs_baseline"][1]
         assert v["sample_unit"] == "runs" and v["n"] == [4, 4], v
         assert v["verdict"] in ("faster", "slower", "no significant difference"), v
-    print(f"A/A per run (4 vs 4 processes): {len(per_run_flags)} of 8 rungs flagged at alpha 0.05: {per_run_flags}")
+    print(f"A/A per run (4 vs 4 processes): {len(per_run_flags)} of {N_RUNGS} rungs flagged at alpha 0.05: {per_run_flags}")
     # Per step: one process a side.
     cmp = json.loads(ladder("compare", WORK / "a", WORK / "b", "--format", "json").stdout)
     assert cmp["kind"] == "ladder.comparison"
     rungs = [r for r in cmp["rungs"] if r["inputs"][0]["status"] == "ok"]
-    assert len(rungs) == 8, [r["rung"] for r in cmp["rungs"]]
+    assert len(rungs) == N_RUNGS, [r["rung"] for r in cmp["rungs"]]
     verdicts = [r["vs_baseline"][1]["verdict"] for r in rungs]
     assert all(v in ("faster", "slower", "no significant difference") for v in verdicts), verdicts
     _, per_step_flags = flagged(cmp)
-    print(f"A/A per step (one process a side): {len(per_step_flags)} of 8 rungs flagged: {per_step_flags}")
+    print(f"A/A per step (one process a side): {len(per_step_flags)} of {N_RUNGS} rungs flagged: {per_step_flags}")
     assert any("not independent" in w for w in cmp["warnings"])
     assert cmp["subject"] == {}, cmp["subject"]  # same machine, same build
-    assert cmp["geomean"][1]["rungs"] == 8
+    assert cmp["geomean"][1]["rungs"] == N_RUNGS
     text = ladder("compare", WORK / "a", WORK / "b").stdout
     assert "geomean" in text and "ladder shape" in text and "same environment" in text
 
@@ -155,7 +158,7 @@ def gbench_export():
         assert key in j["context"], key
     iters = [b for b in j["benchmarks"] if b["run_type"] == "iteration"]
     aggs = [b for b in j["benchmarks"] if b["run_type"] == "aggregate"]
-    assert len(iters) == 8 * 20 and len(aggs) == 8 * 3
+    assert len(iters) == N_RUNGS * 20 and len(aggs) == N_RUNGS * 3
     b = iters[0]
     assert b["name"] == "ladder/fp32" and b["time_unit"] == "ms" and b["real_time"] > 0
     assert b["repetitions"] == 20 and "tokens_per_s" in b

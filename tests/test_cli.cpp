@@ -1,8 +1,6 @@
 // tests/test_cli.cpp: `ladder` as a user runs it. Every bad input exits with
 // code 2, names the option, the value and what is allowed, and writes no
 // report; a good run writes one.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,26 +9,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tests/run_ladder.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result run_ladder(const std::string& args) {
-  const std::string cmd = std::string(LADDER_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using ladder::test::Result;
+using ladder::test::run_ladder;
 
 class Cli : public ::testing::Test {
  protected:

@@ -91,6 +91,17 @@ void RunConfig::validate() const {
   positive(ddp.first_timeout_s, "--ddp-first-timeout");
   positive(ddp.timeout_s, "--ddp-timeout");
   positive(ddp.connect_timeout_s, "--dist-connect-timeout");
+  if (data.format != "auto" && data.format != "raw-u16")
+    throw ConfigError(fmt::format("--data-format: '{}' is not a token-shard format; expected auto "
+                                  "(llm.c header, detected) or raw-u16 (nanoGPT)",
+                                  data.format));
+  if (data.path.empty() && data.format != "auto")
+    throw ConfigError(fmt::format("--data-format {}: needs --data PATH|GLOB (the synthetic stream "
+                                  "has no format)",
+                                  data.format));
+  if (rank < 0 || rank >= world_size)
+    throw ConfigError(fmt::format("rank {} of world size {}: expected 0 <= rank < world size",
+                                  rank, world_size));
   if (peak_tflops && !(*peak_tflops > 0))
     throw ConfigError(fmt::format("--peak-tflops: got {}, expected a number > 0", *peak_tflops));
 }
@@ -128,6 +139,12 @@ void from_json(const nlohmann::json& j, DdpConfig& d) {
   j.at("connect_timeout_s").get_to(d.connect_timeout_s);
 }
 
+void to_json(nlohmann::json& j, const DataConfig& d) {
+  j = {{"path", d.path.empty() ? nlohmann::json() : nlohmann::json(d.path)},
+       {"format", d.format},
+       {"prefetch", d.prefetch}};
+}
+
 void to_json(nlohmann::json& j, const RunConfig& r) {
   j = {{"preset", r.preset},
        {"model", r.model},
@@ -138,6 +155,7 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"micro_steps", r.micro_steps()},
        {"world_size", r.world_size},
        {"ddp", r.ddp},
+       {"data", r.data},
        {"model_vocab", r.model_vocab()},
        {"batch", r.batch},
        {"seq", r.seq},
@@ -171,6 +189,13 @@ void from_json(const nlohmann::json& j, TrainConfig& t) {
   j.at("grad_clip").get_to(t.grad_clip);
 }
 
+void from_json(const nlohmann::json& j, DataConfig& d) {
+  const auto& path = j.at("path");
+  d.path = path.is_null() ? std::string() : path.get<std::string>();
+  j.at("format").get_to(d.format);
+  j.at("prefetch").get_to(d.prefetch);
+}
+
 void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("preset").get_to(r.preset);
   j.at("model").get_to(r.model);
@@ -180,6 +205,7 @@ void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("total_batch").get_to(r.total_batch);
   j.at("world_size").get_to(r.world_size);
   j.at("ddp").get_to(r.ddp);
+  if (j.contains("data")) j.at("data").get_to(r.data);  // configs from before --data: synthetic
   j.at("batch").get_to(r.batch);
   j.at("seq").get_to(r.seq);
   j.at("steps").get_to(r.steps);

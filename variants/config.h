@@ -67,6 +67,14 @@ struct DdpConfig {
   double connect_timeout_s = 60;  // reaching the rendezvous at MASTER_ADDR:MASTER_PORT
 };
 
+// Where the step's tokens come from (variants/data_source.h). An empty path
+// is the seeded synthetic stream.
+struct DataConfig {
+  std::string path;             // --data: a token shard, or a glob of shards
+  std::string format = "auto";  // --data-format: "auto" (llm.c header) or "raw-u16" (nanoGPT)
+  bool prefetch = true;         // produce the next batch on a background thread
+};
+
 struct RunConfig {
   std::string preset = "cpu-default";
   ModelConfig model;
@@ -89,6 +97,7 @@ struct RunConfig {
   // This process's place in the job, from the launcher's environment at run
   // time (bench/launch_env.h); not part of a cell's saved config.
   int rank = 0, local_rank = 0, local_world_size = 1;
+  DataConfig data;
 
   int64_t total_steps() const { return warmup + steps; }
   int64_t tokens_per_micro_step() const { return batch * seq; }
@@ -108,10 +117,12 @@ struct RunConfig {
 void to_json(nlohmann::json& j, const ModelConfig& m);
 void to_json(nlohmann::json& j, const TrainConfig& t);
 void to_json(nlohmann::json& j, const DdpConfig& d);
+void to_json(nlohmann::json& j, const DataConfig& d);
 void to_json(nlohmann::json& j, const RunConfig& r);
 void from_json(const nlohmann::json& j, DdpConfig& d);
 void from_json(const nlohmann::json& j, ModelConfig& m);
 void from_json(const nlohmann::json& j, TrainConfig& t);
+void from_json(const nlohmann::json& j, DataConfig& d);
 void from_json(const nlohmann::json& j, RunConfig& r);
 
 }  // namespace ladder

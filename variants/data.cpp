@@ -21,17 +21,23 @@ class SyntheticTokens final : public TokenSource {
   Batch batch(int64_t step, int64_t micro) override {
     if (s_.fixed_batch) step = micro = 0;
     const int64_t B = s_.batch, T = s_.seq;
-    auto buf = torch::empty({B, T + 1}, torch::kInt64);  // (B, T+1)
-    auto* out = buf.data_ptr<int64_t>();
+    const auto opts = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(s_.pin_memory);
+    auto x = torch::empty({B, T}, opts);  // (B, T)
+    auto y = torch::empty({B, T}, opts);  // (B, T)
+    int64_t* px = x.data_ptr<int64_t>();
+    int64_t* py = y.data_ptr<int64_t>();
     const uint64_t base = s_.seed * 0xD1B54A32D192ED03ULL;
     const int64_t first_row = ((step * s_.micro_steps + micro) * s_.world + s_.rank) * B;
     for (int64_t b = 0; b < B; ++b) {
       const uint64_t row = uint64_t(first_row + b);
-      for (int64_t j = 0; j <= T; ++j)
-        out[b * (T + 1) + j] = int64_t(splitmix64(base + row * uint64_t(T + 1) + uint64_t(j)) %
-                                       uint64_t(s_.vocab));
+      for (int64_t j = 0; j <= T; ++j) {
+        const auto token = int64_t(splitmix64(base + row * uint64_t(T + 1) + uint64_t(j)) %
+                                   uint64_t(s_.vocab));
+        if (j < T) px[b * T + j] = token;
+        if (j > 0) py[b * T + j - 1] = token;
+      }
     }
-    return {buf.slice(1, 0, T).contiguous(), buf.slice(1, 1, T + 1).contiguous()};
+    return {x, y};
   }
 
   nlohmann::json describe() const override {
@@ -41,7 +47,8 @@ class SyntheticTokens final : public TokenSource {
             {"vocab_size", s_.vocab},
             {"rank", s_.rank},
             {"world_size", s_.world},
-            {"fixed_batch", s_.fixed_batch}};
+            {"fixed_batch", s_.fixed_batch},
+            {"pinned_memory", s_.pin_memory}};
   }
 
  private:

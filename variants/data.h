@@ -1,8 +1,10 @@
 // variants/data.h: where a step's tokens come from.
 //
-// TokenSource is the interface the step reads; a token-shard reader slots in
-// beside SyntheticTokens later. Batches are a pure function of (step, rank),
-// so a re-run or resumed rung sees exactly the same data.
+// TokenSource is the interface the step reads: the seeded synthetic stream
+// here, memory-mapped token shards in variants/token_shards.h, and the
+// prefetching wrapper in variants/prefetch.h (variants/data_source.h picks
+// one from the run's config). Batches are a pure function of (seed, step,
+// micro-step, rank), so a re-run or resumed rung sees exactly the same data.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,7 @@ class TokenSource {
   virtual ~TokenSource() = default;
   // The batch for optimizer step `step` (micro-step `micro` of it) on `rank`.
   virtual Batch batch(int64_t step, int64_t micro = 0) = 0;
-  // What the report records about the data.
+  // What the report records about the data (JSON object with a "kind").
   virtual nlohmann::json describe() const = 0;
 };
 
@@ -38,6 +40,7 @@ struct SyntheticSpec {
   uint64_t seed;
   int64_t rank = 0, world = 1, micro_steps = 1;
   bool fixed_batch = false;
+  bool pin_memory = false;  // allocate batches in page-locked memory (CUDA copies)
 };
 std::unique_ptr<TokenSource> make_synthetic_source(const SyntheticSpec& spec);
 
