@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/range.h"
+
 namespace ladder {
 
 const char* phase_name(Phase p) {
@@ -16,22 +18,25 @@ const char* phase_name(Phase p) {
 }
 
 namespace {
-// Opens a phase on construction and closes it on scope exit.
+// Opens a phase on construction and closes it on scope exit: a named range
+// for Nsight and Kineto (profiler/range.h), and the observer's begin/end
+// inside it.
 class PhaseScope {
  public:
-  PhaseScope(PhaseObserver& o, Phase p) : o_(o), p_(p) { o_.begin(p_); }
+  PhaseScope(PhaseObserver& o, Phase p) : range_(phase_name(p)), o_(o), p_(p) { o_.begin(p_); }
   ~PhaseScope() { o_.end(p_); }
   PhaseScope(const PhaseScope&) = delete;
   PhaseScope& operator=(const PhaseScope&) = delete;
 
  private:
+  profiler::ScopedRange range_;
   PhaseObserver& o_;
   Phase p_;
 };
 }  // namespace
 
 TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data)
-    : cfg_(cfg), device_(device), data_(std::move(data)) {
+    : cfg_(cfg), device_(device), data_(std::move(data)), step_range_name_(profiler::names::step(cfg.rung)) {
   if (cfg.sw.tf32) {
     tf32_effect_ = enable_tf32(device);
   } else {
@@ -40,7 +45,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   if (cfg.sw.bf16) bf16_effect_ = probe_bf16_autocast(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
-  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused});
+  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused, cfg.layer_ranges});
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
@@ -70,6 +75,7 @@ torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tenso
 }
 
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
+  profiler::ScopedRange range(step_range_name_);  // "step <rung>"
   StepOutput out;
   const int64_t micro_steps = cfg_.micro_steps();
   const bool use_graph = cfg_.sw.fused && device_.is_cuda();
