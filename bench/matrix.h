@@ -27,6 +27,8 @@ struct Overrides {
   std::optional<uint64_t> seed;
   std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
   bool breakdown = false, fixed_batch = false;
+  std::optional<std::string> profile;  // trace schedule for measured rungs (not parity runs)
+  bool layer_ranges = false;
 };
 
 struct MatrixSpec {

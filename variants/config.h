@@ -75,6 +75,11 @@ struct RunConfig {
   Switches sw;              // what the rung changes; all off is the fp32 baseline
   int64_t total_batch = 0;  // grad-accum: tokens per optimizer step (all ranks)
   int world_size = 1;
+  int rank = 0;
+  // Profiling (profiler/): a trace schedule "wait,warmup,active[,repeat]"
+  // ("" = no traces), and per-layer ranges in forward and backward.
+  std::string profile;
+  bool layer_ranges = false;
 
   int64_t total_steps() const { return warmup + steps; }
   int64_t tokens_per_micro_step() const { return batch * seq; }
