@@ -92,15 +92,28 @@ std::unique_ptr<StepTimer> make_step_timer(const torch::Device& device) {
   return std::make_unique<ClockTimer>();
 }
 
-bool reset_memory_peaks(const torch::Device& device) {
-#ifdef LADDER_WITH_CUDA
-  if (device.is_cuda()) cuda::reset_memory_peaks(device.index());
-#endif
-  // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0).
+namespace {
+// Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0).
+bool reset_peak_rss() {
   std::ofstream f("/proc/self/clear_refs");
   f << "5";
   f.flush();
   return bool(f);
+}
+}  // namespace
+
+bool reset_memory_peaks(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) cuda::reset_memory_peaks(device.index());
+#endif
+  return reset_peak_rss();
+}
+
+bool reset_peak_memory(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) cuda::reset_peak_stats(device.index());
+#endif
+  return reset_peak_rss();
 }
 
 MemoryStats read_memory(const torch::Device& device) {

@@ -49,6 +49,10 @@ struct MemoryStats {
 // Resets peaks (and empties the CUDA cache) at the start of measurement.
 // Returns whether the CPU peak-RSS reset took effect.
 bool reset_memory_peaks(const torch::Device& device);
+// Resets only the peaks (CUDA allocator peaks, the host's VmHWM), keeping the
+// cache and the accumulated counters: between two steps. Returns whether the
+// peak-RSS reset took effect.
+bool reset_peak_memory(const torch::Device& device);
 MemoryStats read_memory(const torch::Device& device);
 
 // Name, count, memory, driver and library versions for the report.

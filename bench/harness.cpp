@@ -7,6 +7,8 @@
 #include <mutex>
 #include <optional>
 
+#include "profiler/range.h"
+
 namespace ladder {
 
 namespace {
@@ -121,37 +123,54 @@ class PhaseClock final : public PhaseObserver {
   std::array<double, 4> ms_{};
   double data_ms_ = 0;
 };
+
+// One step between the timer's start and stop; `hooks` may be null.
+StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, PhaseObserver& observer,
+                      profiler::StepHooks* hooks) {
+  timer.start();
+  if (hooks) hooks->step_begins(i);
+  StepOutput out = step.run(i, observer);
+  if (hooks) hooks->step_ends(i);
+  timer.stop();
+  StepRecord rec;
+  rec.step = i;
+  rec.dt_ms = timer.elapsed_ms();  // waits for the device
+  step.reduce_for_report(out);      // the mean loss over ranks, outside the timed step
+  rec.tokens = out.tokens * step.world_size();  // the whole job's tokens
+  rec.tokens_per_s = double(rec.tokens) / (rec.dt_ms * 1e-3);
+  rec.loss = out.loss.item<double>();
+  rec.grad_norm = out.grad_norm.item<double>();
+  rec.lr = out.lr;
+  return rec;
+}
 }  // namespace
 
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const StepCallback& on_step, Position* position) {
+                              const StepCallback& on_step, Position* position, profiler::StepHooks* hooks) {
   HarnessResult r;
   auto timer = make_step_timer(device);
   r.timer_method = timer->method();
   r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
   PhaseClock phase_clock(device, cfg.breakdown, position);
+  MemoryMonitor* monitor = nullptr;  // measured steps only
 
   auto one_step = [&](int64_t i) {
     if (position) position->step = i;
+    if (hooks) hooks->before_step(i);
+    if (monitor) monitor->before_step();
     phase_clock.comm.reset();
-    timer->start();
-    StepOutput out = step.run(i, phase_clock);
-    timer->stop();
-    StepRecord rec;
-    rec.step = i;
-    rec.dt_ms = timer->elapsed_ms();  // waits for the device
+    StepRecord rec = timed_step(step, i, *timer, phase_clock, hooks);
     phase_clock.comm.take(rec);
-    step.reduce_for_report(out);  // the mean loss over ranks, outside the timed step
-    rec.tokens = out.tokens * cfg.world_size;  // the whole job's tokens
-    rec.tokens_per_s = double(out.tokens) / (rec.dt_ms * 1e-3);
-    rec.loss = out.loss.item<double>();
-    rec.grad_norm = out.grad_norm.item<double>();
-    rec.lr = out.lr;
     rec.data_ms = phase_clock.take_data_ms();
+    if (monitor) {
+      rec.has_memory = true;
+      rec.memory = monitor->after_step();
+    }
     if (cfg.breakdown) {
       rec.has_phases = true;
       rec.phase_ms = phase_clock.take_phases();
     }
+    if (hooks) hooks->after_step(i);
     return rec;
   };
 
@@ -159,23 +178,37 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
     r.warmup_steps.push_back(one_step(i));
     on_step(r.warmup_steps.back(), true);
   }
-  synchronize(device);
-  const bool rss_reset = reset_memory_peaks(device);
+  MemoryMonitor memory(device);  // synchronises, empties the cache, resets peaks
+  monitor = &memory;
   r.steps.reserve(size_t(cfg.steps));
   const auto wall0 = Clock::now();
-  for (int64_t i = cfg.warmup; i < cfg.total_steps(); ++i) {
-    r.steps.push_back(one_step(i));
-    on_step(r.steps.back(), false);
+  {
+    profiler::ScopedRange range(profiler::names::kMeasuredSteps);
+    for (int64_t i = cfg.warmup; i < cfg.total_steps(); ++i) {
+      r.steps.push_back(one_step(i));
+      on_step(r.steps.back(), false);
+    }
+    synchronize(device);
   }
-  synchronize(device);
   r.measured_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall0).count();
-  r.memory = read_memory(device);
-  r.memory.peak_rss_reset = rss_reset;
+  r.memory = memory.totals();
   double sum_dt = 0;
   for (const auto& s : r.steps) sum_dt += s.dt_ms;
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
   if (position) position->phase = "after measurement";
   return r;
+}
+
+std::vector<StepRecord> run_extra_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
+                                        profiler::StepHooks& hooks, PhaseObserver& observer) {
+  auto timer = make_step_timer(device);
+  std::vector<StepRecord> records;
+  for (int64_t i = first; i < first + n; ++i) {
+    hooks.before_step(i);
+    records.push_back(timed_step(step, i, *timer, observer, &hooks));
+    hooks.after_step(i);
+  }
+  return records;
 }
 
 }  // namespace ladder

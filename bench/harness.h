@@ -7,7 +7,11 @@
 // non_blocking copy still in flight is not counted). In breakdown
 // mode the device is synchronised at every phase boundary to time data,
 // forward, backward and optimizer separately; that perturbs dt, so the mode
-// is recorded. Memory peaks are reset when measurement starts.
+// is recorded. Memory is read per measured step by a MemoryMonitor (peaks
+// reset and the CUDA cache emptied when measurement starts). The measured
+// loop is one "measured steps" range (profiler/range.h; the nsys capture
+// range). A profiler follows the loop through profiler::StepHooks; with none
+// attached, nothing of it runs.
 #pragma once
 
 #include <array>
@@ -19,6 +23,8 @@
 #include <torch/torch.h>
 
 #include "bench/device.h"
+#include "bench/memory_monitor.h"
+#include "profiler/step_hooks.h"
 #include "variants/config.h"
 #include "variants/step.h"
 
@@ -43,6 +49,8 @@ struct StepRecord {
   double allreduce_ms = 0;          // wall time some bucket was in flight (union of intervals)
   double allreduce_exposed_ms = 0;  // in flight after backward's compute ended (the wait)
   double overlap_pct = 0;           // share of allreduce_ms hidden behind backward
+  bool has_memory = false;           // measured steps only
+  StepMemory memory;
 };
 
 struct HarnessResult {
@@ -66,7 +74,15 @@ struct Position {
   const char* phase = "setup";
 };
 
+// `hooks` (a trace profiler) follows the warmup and measured steps.
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const StepCallback& on_step, Position* position = nullptr);
+                              const StepCallback& on_step, Position* position = nullptr,
+                              profiler::StepHooks* hooks = nullptr);
+
+// Runs `n` more steps from step `first` for a collector (the op breakdown),
+// timed like measured steps, with `hooks` and `observer` attached. Returns
+// their records (dt_ms is the harness's figure for each).
+std::vector<StepRecord> run_extra_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
+                                        profiler::StepHooks& hooks, PhaseObserver& observer);
 
 }  // namespace ladder

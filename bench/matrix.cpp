@@ -47,6 +47,8 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   c.data.prefetch = !o.no_prefetch;
   c.breakdown = o.breakdown;
   c.fixed_batch = o.fixed_batch;
+  if (o.profile) c.profile = *o.profile;
+  c.layer_ranges = o.layer_ranges;
   return c;
 }
 
@@ -182,6 +184,7 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
         auto parity_cell = [&](const char* suffix, RunConfig cfg) {
           cfg.steps = spec.parity_steps;
           cfg.warmup = 0;
+          cfg.profile.clear();  // traces are for the measured rung
           cfg.train.lr_decay_steps = cell.cfg.total_steps();
           cfg.rung = rung.name + suffix;
           Cell c;

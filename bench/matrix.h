@@ -29,6 +29,8 @@ struct Overrides {
   std::optional<double> bucket_cap_mb, ddp_timeout, ddp_first_timeout, connect_timeout;
   std::optional<std::string> data_path, data_format;  // --data (made absolute), --data-format
   bool breakdown = false, fixed_batch = false, no_prefetch = false;
+  std::optional<std::string> profile;  // trace schedule for measured rungs (not parity runs)
+  bool layer_ranges = false;
 };
 
 struct MatrixSpec {

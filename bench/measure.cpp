@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,10 +16,12 @@
 #include "bench/harness.h"
 #include "bench/memory.h"
 #include "bench/mfu.h"
-#include "bench/op_counter.h"
+#include "bench/op_breakdown.h"
 #include "bench/progress.h"
 #include "bench/roofline.h"
 #include "bench/stats.h"
+#include "profiler/range.h"
+#include "profiler/trace_profiler.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
 #include "variants/data_source.h"
@@ -70,6 +73,7 @@ nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
   const bool cuda = device.is_cuda();
   const int64_t peak = cuda ? m.peak_reserved_bytes : m.peak_rss_bytes;
   auto cuda_only = [&](int64_t v) { return cuda ? nlohmann::json(v) : nlohmann::json(); };
+  auto pct = [&](int64_t v) { return 100.0 * double(v) / double(m.device_total_bytes); };
   nlohmann::json measured = {
       {"peak_allocated_bytes", cuda_only(m.peak_allocated_bytes)},
       {"peak_reserved_bytes", cuda_only(m.peak_reserved_bytes)},
@@ -82,7 +86,11 @@ nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
       {"device_total_bytes", m.device_total_bytes},
       {"peak_bytes", peak},
       {"peak_kind", cuda ? "cuda_peak_reserved" : "cpu_peak_rss"},
-      {"peak_pct_of_device", 100.0 * double(peak) / double(m.device_total_bytes)},
+      {"peak_pct_of_device", pct(peak)},
+      {"peak_active_pct_of_device", cuda ? nlohmann::json(pct(m.peak_active_bytes)) : nlohmann::json()},
+      {"peak_reserved_pct_of_device", cuda ? nlohmann::json(pct(m.peak_reserved_bytes)) : nlohmann::json()},
+      {"monitor", "torchtitan-style: CUDA cache emptied and peaks and counters reset when measurement "
+                  "starts; peaks reset before every measured step and read after it (steps.peak_*)"},
   };
   return {{"measured", measured}, {"estimate", estimate}};
 }
@@ -193,6 +201,23 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       pg = ProcessGroup::create(d);
       position.phase = "setup";
     }
+    // Built first: a bad --profile schedule stops here, with exit code 2.
+    std::unique_ptr<profiler::TraceProfiler> tracer;
+    if (!c.profile.empty()) {
+      profiler::TraceOptions t;
+      t.schedule = c.profile;
+      t.total_steps = c.total_steps();
+      t.dir = (std::filesystem::path(o.report_path).parent_path() / "traces").string();
+      t.rank = c.rank;
+      t.world_size = c.world_size;
+      t.cuda = device.is_cuda();
+      t.quiet = o.quiet;
+      if (pg) {
+        t.backend = pg->backend_name();
+        t.barrier = [p = pg.get()] { p->barrier(); };
+      }
+      tracer = std::make_unique<profiler::TraceProfiler>(std::move(t));
+    }
     TrainStep step(c, device, make_token_source(c, device), pg.get());
     if (!o.save_init.empty()) save_weights(step.model(), o.save_init);
     if (const char* crash = std::getenv(kCrashHookEnv); crash && c.rung == crash) {
@@ -213,16 +238,18 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
           progress.update(rec, warmup);
           fault.after_step(rec.step);
         },
-        &position);
+        &position, tracer.get());
+    if (tracer) tracer->finish(c.total_steps() - 1);
     progress.finish();
     // After the run: the gradient sync's event order is known by now.
     const nlohmann::json switches = step.describe_switches();
     if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);
-    nlohmann::json op_counts;
-    if (o.count_ops) {
-      position.phase = "operator count";
-      PhaseObserver none;
-      op_counts = count_ops(device, [&] { step.run(c.total_steps(), none); });
+    nlohmann::json op_counts, op_breakdown;
+    if (o.count_ops && profiler::compiled_in()) {
+      position.phase = "op breakdown";
+      OpProfile ops = profile_ops(step, device, c.total_steps());
+      op_counts = std::move(ops.op_counts);
+      op_breakdown = std::move(ops.op_breakdown);
     }
     const nlohmann::json ddp = pg ? ddp_section(c, o.launch, *pg, result) : nlohmann::json();
     if (c.rank != 0) return nullptr;  // rank 0 writes the job's report
@@ -274,6 +301,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                                   estimate_memory(c.model, n_params, c.batch, c.seq))},
         {"op_counts", op_counts},
         {"ddp", ddp},
+        {"op_breakdown", op_breakdown},
+        {"profile", tracer ? tracer->to_json() : nlohmann::json()},
         {"steps", steps_to_json(result.steps, world)},
         {"warmup_steps", steps_to_json(result.warmup_steps, world)},
         {"summary", summary},

@@ -102,6 +102,12 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
               [&o] { o.breakdown = true; });
   ap.add_flag("--fixed-batch", "every step sees the same batch (overfitting checks)",
               [&o] { o.fixed_batch = true; });
+  ap.add_value("--profile", "W,WU,A[,R]",
+               "Kineto traces: wait W, warm up WU, record A steps, R cycles (default 1, 0 = until the "
+               "end); steps count from 0, warmup included; <run>/<rung>/traces/rank<r>_step<s>.json",
+               [&o](const std::string& v) { o.profile = v; });
+  ap.add_flag("--layer-ranges", "also name each layer in forward and backward (NVTX and Kineto ranges)",
+              [&o] { o.layer_ranges = true; });
 }
 
 std::string resolve_device(const Overrides& o) {
@@ -262,7 +268,8 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
                [&](const std::string& v) { mo.save_init = v; });
   ap.add_value("--save-final", "FILE", "write the weights after the last step (rank 0)",
                [&](const std::string& v) { mo.save_final = v; });
-  ap.add_flag("--no-op-count", "skip the extra profiled step that counts ops", [&] { mo.count_ops = false; });
+  ap.add_flag("--no-op-count", "skip the extra profiled step (op counts and op_breakdown)",
+              [&] { mo.count_ops = false; });
   ap.add_flag("--quiet", "no progress line", [&] { mo.quiet = true; });
   if (!ap.parse(args)) return 0;
 

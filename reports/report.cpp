@@ -54,6 +54,21 @@ nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_siz
     j["allreduce_bytes"] = column(steps, [](const StepRecord& s) { return double(s.allreduce_bytes); });
     j["allreduce_buckets"] = column(steps, [](const StepRecord& s) { return double(s.buckets); });
   }
+  if (!steps.empty() && steps.front().has_memory) {
+    auto bytes = [&](auto f) {
+      std::vector<int64_t> out;
+      for (const auto& s : steps) out.push_back(f(s.memory));
+      return out;
+    };
+    j["peak_rss_bytes"] = bytes([](const StepMemory& m) { return m.peak_rss_bytes; });
+    if (steps.front().memory.cuda) {
+      j["peak_active_bytes"] = bytes([](const StepMemory& m) { return m.peak_active_bytes; });
+      j["peak_reserved_bytes"] = bytes([](const StepMemory& m) { return m.peak_reserved_bytes; });
+      j["peak_allocated_bytes"] = bytes([](const StepMemory& m) { return m.peak_allocated_bytes; });
+      j["alloc_retries"] = bytes([](const StepMemory& m) { return m.alloc_retries; });
+      j["ooms"] = bytes([](const StepMemory& m) { return m.ooms; });
+    }
+  }
   return j;
 }
 

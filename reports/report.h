@@ -17,8 +17,11 @@ namespace ladder {
 inline constexpr int kSchemaVersion = 1;
 
 // The per-step columns: step, dt_ms, tokens_per_s, loss, grad_norm, lr,
-// data_ms (host time in the data phase) and,
-// in breakdown mode, phase_ms.{data,forward,backward,optimizer}.
+// data_ms (host time in the data phase); in breakdown mode
+// phase_ms.{data,forward,backward,optimizer}; for measured steps the memory
+// monitor's peak_rss_bytes and, on CUDA, peak_active_bytes,
+// peak_reserved_bytes, peak_allocated_bytes, alloc_retries and ooms; for the
+// ddp rung allreduce_{ms,exposed_ms,overlap_pct,pct_of_dt,bytes,buckets}.
 nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_size = 1);
 
 // Summary statistics of every per-step column.

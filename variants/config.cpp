@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "profiler/range.h"
+#include "profiler/schedule.h"
+
 namespace ladder {
 
 const std::vector<Preset>& presets() {
@@ -104,6 +107,11 @@ void RunConfig::validate() const {
                                   rank, world_size));
   if (peak_tflops && !(*peak_tflops > 0))
     throw ConfigError(fmt::format("--peak-tflops: got {}, expected a number > 0", *peak_tflops));
+  if (!profile.empty()) profiler::parse_schedule(profile, total_steps());
+  if ((!profile.empty() || layer_ranges) && !profiler::compiled_in())
+    throw ConfigError(fmt::format("{}: this build has the profiler compiled out (configured with "
+                                  "-DLADDER_WITH_PROFILER=OFF); reconfigure with -DLADDER_WITH_PROFILER=ON",
+                                  profile.empty() ? "--layer-ranges" : "--profile"));
 }
 
 void to_json(nlohmann::json& j, const ModelConfig& m) {
@@ -166,6 +174,8 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"threads", r.threads},
        {"breakdown", r.breakdown},
        {"fixed_batch", r.fixed_batch},
+       {"profile", r.profile.empty() ? nlohmann::json() : nlohmann::json(r.profile)},
+       {"layer_ranges", r.layer_ranges},
        {"peak_tflops_override", r.peak_tflops ? nlohmann::json(*r.peak_tflops) : nlohmann::json()}};
 }
 
@@ -215,6 +225,10 @@ void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("threads").get_to(r.threads);
   j.at("breakdown").get_to(r.breakdown);
   j.at("fixed_batch").get_to(r.fixed_batch);
+  // Absent from configs written before the profiler existed.
+  const auto profile = j.value("profile", nlohmann::json());
+  r.profile = profile.is_null() ? "" : profile.get<std::string>();
+  r.layer_ranges = j.value("layer_ranges", false);
   const auto& peak = j.at("peak_tflops_override");
   r.peak_tflops = peak.is_null() ? std::nullopt : std::optional<double>(peak.get<double>());
 }

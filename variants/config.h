@@ -98,6 +98,10 @@ struct RunConfig {
   // time (bench/launch_env.h); not part of a cell's saved config.
   int rank = 0, local_rank = 0, local_world_size = 1;
   DataConfig data;
+  // Profiling (profiler/): a trace schedule "wait,warmup,active[,repeat]"
+  // ("" = no traces), and per-layer ranges in forward and backward.
+  std::string profile;
+  bool layer_ranges = false;
 
   int64_t total_steps() const { return warmup + steps; }
   int64_t tokens_per_micro_step() const { return batch * seq; }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #ifdef LADDER_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
@@ -570,6 +571,9 @@ variable_list SoftmaxCrossEntropyFunction::backward(AutogradContext* ctx, variab
 std::tuple<torch::Tensor, torch::Tensor> add_layer_norm(const torch::Tensor& x, const torch::Tensor& residual,
                                                         const torch::Tensor& weight, const torch::Tensor& bias,
                                                         double eps) {
+  // Named like an ATen operator, so profilers attribute its time (backward
+  // is named by autograd: CppNode<...AddLayerNormFunction>).
+  RECORD_FUNCTION("ladder::add_layer_norm", std::vector<c10::IValue>({x, residual}));
   auto outputs = detail::AddLayerNormFunction::apply(x, residual, weight, bias, eps);
   return {outputs[0], outputs[1]};
 }
@@ -585,6 +589,7 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
 
 torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets,
                                     int64_t valid_vocab) {
+  RECORD_FUNCTION("ladder::softmax_cross_entropy", std::vector<c10::IValue>({logits, targets}));
   return detail::SoftmaxCrossEntropyFunction::apply(logits, targets, valid_vocab)[0];
 }
 

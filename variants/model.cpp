@@ -2,7 +2,10 @@
 #include "variants/model.h"
 
 #include <cmath>
+#include <optional>
 
+#include "profiler/layer_ranges.h"
+#include "profiler/range.h"
 #include "variants/fused_ops.h"
 
 namespace ladder {
@@ -87,7 +90,19 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   if (options_.fused) {
     x = forward_fused(x);
   } else {
-    for (const auto& block : *h) x = block->as<Block>()->forward(x);
+    const int64_t L = int64_t(h->size());
+    const bool ranges = options_.layer_ranges;
+    // Backward: the boundary below block 0 closes its range (layer_ranges.h).
+    if (ranges) x = profiler::layer_boundary({x}, /*close_layer=*/0, /*open_layer=*/-1)[0];
+    for (int64_t i = 0; i < L; ++i) {
+      {
+        std::optional<profiler::ScopedRange> range;
+        if (ranges) range.emplace(profiler::names::layer(i));
+        x = h[i]->as<Block>()->forward(x);  // (B, T, C)
+      }
+      // Backward: closes layer i+1's range, opens layer i's.
+      if (ranges) x = profiler::layer_boundary({x}, i + 1 < L ? i + 1 : -1, i)[0];
+    }
     x = ln_f(x);  // (B, T, C)
   }
   return torch::matmul(x, wte->weight.t());  // (B, T, V), lm_head tied to wte
@@ -100,13 +115,26 @@ torch::Tensor GPTImpl::forward_fused(torch::Tensor x) {
   };
   auto block = [&](int64_t i) { return h[i]->as<Block>(); };
   torch::Tensor normed = block(0)->ln_1(x);  // (B, T, C)
+  const bool ranges = options_.layer_ranges;
+  // Both streams cross each block boundary: the residual x and its LayerNorm.
+  auto boundary = [&](int64_t close_layer, int64_t open_layer) {
+    auto xs = profiler::layer_boundary({x, normed}, close_layer, open_layer);
+    x = xs[0];
+    normed = xs[1];
+  };
+  if (ranges) boundary(/*close_layer=*/0, /*open_layer=*/-1);
   for (int64_t i = 0; i < L; ++i) {
-    auto* blk = block(i);
-    auto [w2, b2] = norm(blk->ln_2);
-    std::tie(x, normed) = fused::add_layer_norm(x, blk->attn(normed), w2, b2);  // x += attn; ln_2
-    const auto& next = i + 1 < L ? block(i + 1)->ln_1 : ln_f;
-    auto [w1, b1] = norm(next);
-    std::tie(x, normed) = fused::add_layer_norm(x, blk->mlp(normed), w1, b1);  // x += mlp; next LN
+    {
+      std::optional<profiler::ScopedRange> range;
+      if (ranges) range.emplace(profiler::names::layer(i));
+      auto* blk = block(i);
+      auto [w2, b2] = norm(blk->ln_2);
+      std::tie(x, normed) = fused::add_layer_norm(x, blk->attn(normed), w2, b2);  // x += attn; ln_2
+      const auto& next = i + 1 < L ? block(i + 1)->ln_1 : ln_f;
+      auto [w1, b1] = norm(next);
+      std::tie(x, normed) = fused::add_layer_norm(x, blk->mlp(normed), w1, b1);  // x += mlp; next LN
+    }
+    if (ranges) boundary(i + 1 < L ? i + 1 : -1, i);
   }
   return normed;  // ln_f(x): (B, T, C)
 }

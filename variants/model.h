@@ -17,6 +17,7 @@ namespace ladder {
 struct ModelOptions {
   bool flash = false;  // scaled_dot_product_attention(is_causal) instead of explicit attention
   bool fused = false;  // fused residual-add + LayerNorm between sub-blocks
+  bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/layer_ranges.h)
 };
 
 class CausalSelfAttentionImpl : public torch::nn::Module {

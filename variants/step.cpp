@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/range.h"
+
 namespace ladder {
 
 const char* phase_name(Phase p) {
@@ -16,15 +18,18 @@ const char* phase_name(Phase p) {
 }
 
 namespace {
-// Opens a phase on construction and closes it on scope exit.
+// Opens a phase on construction and closes it on scope exit: a named range
+// for Nsight and Kineto (profiler/range.h), and the observer's begin/end
+// inside it.
 class PhaseScope {
  public:
-  PhaseScope(PhaseObserver& o, Phase p) : o_(o), p_(p) { o_.begin(p_); }
+  PhaseScope(PhaseObserver& o, Phase p) : range_(phase_name(p)), o_(o), p_(p) { o_.begin(p_); }
   ~PhaseScope() { o_.end(p_); }
   PhaseScope(const PhaseScope&) = delete;
   PhaseScope& operator=(const PhaseScope&) = delete;
 
  private:
+  profiler::ScopedRange range_;
   PhaseObserver& o_;
   Phase p_;
 };
@@ -32,7 +37,8 @@ class PhaseScope {
 
 TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data,
                      ProcessGroup* pg)
-    : cfg_(cfg), device_(device), data_(std::move(data)), pg_(pg) {
+    : cfg_(cfg), device_(device), data_(std::move(data)), pg_(pg),
+      step_range_name_(profiler::names::step(cfg.rung)) {
   TORCH_CHECK(cfg.sw.ddp == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
   if (cfg.sw.tf32) {
     tf32_effect_ = enable_tf32(device);
@@ -42,7 +48,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   if (cfg.sw.bf16) bf16_effect_ = probe_bf16_autocast(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
-  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused});
+  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused, cfg.layer_ranges});
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
@@ -78,6 +84,7 @@ torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tenso
 }
 
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
+  profiler::ScopedRange range(step_range_name_);  // "step <rung>"
   StepOutput out;
   const int64_t micro_steps = cfg_.micro_steps();
   // A CUDA graph cannot hold the all-reduce hooks: DDP runs the fused rung eagerly.
@@ -145,7 +152,7 @@ void TrainStep::reduce_for_report(StepOutput& out) {
   if (!pg_ || pg_->world_size() == 1) return;
   torch::NoGradGuard no_grad;
   auto loss = out.loss.detach().clone();  // ()
-  pg_->allreduce_sum(loss)->wait();
+  pg_->wait(pg_->allreduce_sum(loss), "all-reduce of the loss for the report");
   out.loss = loss / double(pg_->world_size());
 }
 

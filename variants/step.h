@@ -4,10 +4,12 @@
 // loss), backward, optimizer (clip, schedule, AdamW, zero grads); with
 // gradient accumulation the first three repeat per micro-step. The rung's
 // switches (variants/rungs.h) select how each phase is done; nothing else
-// differs between rungs. The step never reads a clock: it announces phase
-// boundaries to a PhaseObserver, and the harness (timing) or profiler
-// (ranges) decides what to do with them. Results stay on the device as
-// tensors so the step adds no synchronisation.
+// differs between rungs. The step never reads a clock: it names the step and
+// its phases as ranges (profiler/range.h: NVTX for Nsight, RecordFunction
+// for Kineto traces), as llm.c's NVTX_RANGE_FN does, and announces phase
+// boundaries to a PhaseObserver, where the harness times phases and the op
+// breakdown tags kernels. Results stay on the device as tensors so the step
+// adds no synchronisation.
 #pragma once
 
 #include <memory>
@@ -67,6 +69,7 @@ class TrainStep {
   // the harness calls it outside the timed step). A no-op on one process.
   void reduce_for_report(StepOutput& out);
 
+  int world_size() const { return cfg_.world_size; }
   GPT& model() { return model_; }
   const TokenSource& data() const { return *data_; }
   // What each switch did on this device: effective or not, and why; the
@@ -88,6 +91,7 @@ class TrainStep {
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
   SwitchEffect tf32_effect_, bf16_effect_;
+  std::string step_range_name_;  // "step <rung>"
 };
 
 // clip_grad_norm_ without a host sync: foreach norms, one global norm, and a

@@ -63,6 +63,10 @@ void reset_memory_peaks(int device_index) {
   c10::cuda::CUDACachingAllocator::resetAccumulatedStats(c10::DeviceIndex(device_index));
 }
 
+void reset_peak_stats(int device_index) {
+  c10::cuda::CUDACachingAllocator::resetPeakStats(c10::DeviceIndex(device_index));
+}
+
 MemoryStats read_memory(int device_index) {
   using c10::CachingAllocator::StatType;
   const auto stats =

@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include "profiler/range.h"
 #include "variants/step.h"
 
 namespace ladder {
@@ -108,7 +109,10 @@ void GradientSync::launch(size_t i) {
   if (logging_) event_order_.push_back(fmt::format("launch bucket {}", i));
   b.flat.div_(double(pg_.world_size()));  // sum of g / world = the average
   observer_->comm_launched(int(i), b.flat.numel() * int64_t(b.flat.element_size()));
-  b.work = pg_.allreduce_sum(b.flat);
+  {
+    profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)));  // Nsight and Kineto
+    b.work = pg_.allreduce_sum(b.flat);
+  }
   b.launched = true;
   PhaseObserver* obs = observer_;
   const int index = int(i);
@@ -121,20 +125,8 @@ void GradientSync::finish(int64_t step) {
   if (logging_) event_order_.push_back("backward returned; waiting for all buckets");
   logging_ = false;
   while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    try {
-      buckets_[i]->work->wait();
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      what = what.substr(0, what.find('\n'));
-      const double window = std::min(5.0, pg_.timeout_s() / 2);
-      throw std::runtime_error(fmt::format(
-          "rank {} of {}: all-reduce of gradient bucket {} failed at step {} ({} backend, timeout "
-          "{} s): {}; {}",
-          pg_.rank(), pg_.world_size(), i, step, pg_.backend_name(), pg_.timeout_s(), what,
-          pg_.census(fmt::format("step{}", step), window)));
-    }
-  }
+  for (size_t i = 0; i < buckets_.size(); ++i)
+    pg_.wait(buckets_[i]->work, fmt::format("all-reduce of gradient bucket {} at step {}", i, step));
 }
 
 void GradientSync::zero_grads() {

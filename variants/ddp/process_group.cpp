@@ -81,6 +81,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_sum(at::Tensor& t) {
   return backend_->allreduce(one);
 }
 
+void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+  try {
+    work->wait();
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    const double window = std::min(5.0, timeout_s_ / 2);
+    throw std::runtime_error(fmt::format("rank {} of {}: {} failed ({} backend, timeout {} s): {}; {}", o_.rank,
+                                         o_.world_size, what, backend_name(), timeout_s_, why,
+                                         census("failure", window)));
+  }
+}
+
 void ProcessGroup::broadcast_from_rank0(const std::vector<at::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
   std::vector<at::Tensor> flat{torch::utils::flatten_dense_tensors(tensors)};  // (sum numel,)

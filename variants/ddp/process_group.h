@@ -43,6 +43,9 @@ class ProcessGroup {
 
   // Sum over ranks, in place, asynchronously: wait() on the result.
   c10::intrusive_ptr<c10d::Work> allreduce_sum(at::Tensor& t);
+  // Waits for `work`; if it fails or times out, throws an error that says
+  // `what` failed, with the backend's reason and the census of ranks.
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
   // Copies rank 0's values into `tensors` on every rank (one flat transfer).
   void broadcast_from_rank0(const std::vector<at::Tensor>& tensors);
   void barrier();
@@ -54,7 +57,8 @@ class ProcessGroup {
   void set(const std::string& key, const std::string& value);
   std::string get(const std::string& key);
 
-  // After a collective failed: every surviving rank checks in under `tag`;
+  // After a collective failed: every surviving rank checks in under `tag`
+  // (the same for every rank, whichever collective failed on it);
   // returns a sentence naming the ranks that did not within `window_s` (dead
   // or hung), or saying that rank 0's store is gone.
   std::string census(const std::string& tag, double window_s);

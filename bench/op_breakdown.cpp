@@ -1,0 +1,168 @@
+// bench/op_breakdown.cpp: see op_breakdown.h.
+#include "bench/op_breakdown.h"
+
+#include <memory>
+#include <numeric>
+
+#include <ATen/record_function.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include "bench/device.h"
+#include "bench/harness.h"
+#include "profiler/kernel_activity.h"
+#include "profiler/kineto_session.h"
+#include "profiler/op_categories.h"
+#include "profiler/range.h"
+
+namespace ladder {
+
+namespace {
+
+namespace pf = profiler;
+
+// Wraps each step in ProfilerStep#N, the span the host breakdown is cut to.
+class StepMarkers final : public pf::StepHooks {
+ public:
+  void step_begins(int64_t step) override {
+    marker_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+    if (marker_->isActive()) marker_->before(pf::names::profiler_step(step));
+  }
+  void step_ends(int64_t) override { marker_.reset(); }
+
+ private:
+  std::unique_ptr<at::RecordFunction> marker_;
+};
+
+double mean_dt(const std::vector<StepRecord>& records) {
+  double s = 0;
+  for (const auto& r : records) s += r.dt_ms;
+  return records.empty() ? 0.0 : s / double(records.size());
+}
+
+struct KinetoCounts {
+  double cpu_ops = 0, cuda_kernels = 0, cuda_memcpy_memset = 0;  // per step
+  pf::Breakdown host;   // summed over the steps
+  int64_t steps = 0;
+  double dt_ms = 0;     // the harness's mean dt of these steps
+};
+
+// `n` steps under Kineto: operator counts and the host breakdown.
+KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+  pf::KinetoSession session({device.is_cuda(), /*record_shapes=*/false, /*profile_memory=*/false});
+  session.start();
+  StepMarkers markers;
+  PhaseObserver none;
+  const auto records = run_extra_steps(step, device, first, n, markers, none);
+  synchronize(device);
+  const auto result = session.stop();
+  KinetoCounts k;
+  k.dt_ms = mean_dt(records);
+  for (const auto& span : pf::step_spans(*result)) {
+    k.host += pf::host_breakdown(pf::host_events(*result, span.thread), span.begin_ns, span.end_ns);
+    ++k.steps;
+  }
+  for (const auto& ev : result->events()) {
+    const std::string name = ev.name();
+    if (ev.deviceType() == c10::DeviceType::CPU) {
+      if (name.rfind("aten::", 0) == 0) ++k.cpu_ops;
+    } else if (ev.deviceType() == c10::DeviceType::CUDA) {
+      const bool copy = name.find("Memcpy") != std::string::npos || name.find("Memset") != std::string::npos;
+      ++(copy ? k.cuda_memcpy_memset : k.cuda_kernels);
+    }
+  }
+  const double per = double(std::max<int64_t>(n, 1));
+  k.cpu_ops /= per;
+  k.cuda_kernels /= per;
+  k.cuda_memcpy_memset /= per;
+  return k;
+}
+
+// Tags every launch of the optimizer phase (CUPTI external correlation).
+class PhaseTagger final : public PhaseObserver {
+ public:
+  explicit PhaseTagger(pf::KernelActivity& activity) : activity_(activity) {}
+  void begin(Phase p) override { activity_.push_phase(p == Phase::kOptimizer); }
+  void end(Phase) override { activity_.pop_phase(); }
+
+ private:
+  pf::KernelActivity& activity_;
+};
+
+// Step spans on CUPTI's clock: from the step's first launch to the end of its
+// device work.
+class DeviceSpans final : public pf::StepHooks {
+ public:
+  DeviceSpans(pf::KernelActivity& activity, const torch::Device& device) : activity_(activity), device_(device) {}
+  void step_begins(int64_t) override { spans_.push_back({activity_.now_ns(), 0}); }
+  void step_ends(int64_t) override {
+    synchronize(device_);
+    spans_.back().second = activity_.now_ns();
+  }
+  const std::vector<std::pair<int64_t, int64_t>>& spans() const { return spans_; }
+
+ private:
+  pf::KernelActivity& activity_;
+  torch::Device device_;
+  std::vector<std::pair<int64_t, int64_t>> spans_;
+};
+
+nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+  std::unique_ptr<pf::KernelActivity> activity;
+  try {
+    activity = pf::start_kernel_activity();
+  } catch (const pf::KernelActivityUnavailable& e) {
+    return {{"source", "cupti: CUDA kernels"}, {"unavailable", e.what()}};
+  }
+  PhaseTagger tagger(*activity);
+  DeviceSpans spans(*activity, device);
+  const auto records = run_extra_steps(step, device, first, n, spans, tagger);
+  const pf::KernelActivityRecords rec = activity->stop();
+  pf::Breakdown total;
+  int64_t graph_launches = 0;
+  for (const auto& [b, e] : spans.spans()) {
+    total += pf::device_breakdown(rec.events, b, e);
+    for (int64_t t : rec.graph_launch_ns) graph_launches += t >= b && t <= e;
+  }
+  const double dt = mean_dt(records);
+  nlohmann::json j = pf::breakdown_json(total, n, dt);
+  const double per = double(std::max<int64_t>(n, 1));
+  j.update({{"source", "cupti: CUDA kernels"},
+            {"unavailable", nullptr},
+            {"steps_profiled", n},
+            {"step_dt_ms", dt},
+            {"kernel_launches_per_step", double(total.kernels) / per},
+            {"memcpy_memset_per_step", double(total.memcpy_memset) / per},
+            {"graph_launches_per_step", double(graph_launches) / per},
+            {"dropped_records", rec.dropped_records}});
+  return j;
+}
+
+}  // namespace
+
+OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
+                      int64_t breakdown_steps) {
+  OpProfile out;
+  if (!device.is_cuda()) {
+    const KinetoCounts k = kineto_steps(step, device, first, breakdown_steps);
+    out.op_counts = {{"cpu_ops_per_step", int64_t(k.cpu_ops + 0.5)},
+                     {"cuda_kernels_per_step", 0},
+                     {"cuda_memcpy_memset_per_step", 0},
+                     {"source", "kineto"}};
+    out.op_breakdown = pf::breakdown_json(k.host, k.steps, k.dt_ms);
+    out.op_breakdown.update({{"source", "kineto: CPU operators"},
+                             {"unavailable", nullptr},
+                             {"steps_profiled", k.steps},
+                             {"step_dt_ms", k.dt_ms},
+                             {"ops_per_step", k.cpu_ops}});
+    return out;
+  }
+  const KinetoCounts k = kineto_steps(step, device, first, 1);
+  out.op_counts = {{"cpu_ops_per_step", int64_t(k.cpu_ops + 0.5)},
+                   {"cuda_kernels_per_step", int64_t(k.cuda_kernels + 0.5)},
+                   {"cuda_memcpy_memset_per_step", int64_t(k.cuda_memcpy_memset + 0.5)},
+                   {"source", "kineto"}};
+  out.op_breakdown = device_breakdown_json(step, device, first + 1, breakdown_steps);
+  return out;
+}
+
+}  // namespace ladder

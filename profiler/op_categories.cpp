@@ -1,0 +1,245 @@
+// profiler/op_categories.cpp: the category table and the two breakdowns
+// (see op_categories.h).
+#include "profiler/op_categories.h"
+
+#include <algorithm>
+#include <mutex>
+#include <regex>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+namespace ladder::profiler {
+
+const char* category_key(Category c) {
+  switch (c) {
+    case Category::kGemm: return "gemm";
+    case Category::kAttention: return "attention";
+    case Category::kElementwiseNorm: return "elementwise_norm";
+    case Category::kSoftmaxLoss: return "softmax_loss";
+    case Category::kOptimizer: return "optimizer";
+    case Category::kCommunication: return "communication";
+    case Category::kMemcpyMemset: return "memcpy_memset";
+    case Category::kIdleOther: return "idle_other";
+  }
+  return "?";
+}
+
+namespace {
+
+// First match wins, so the order matters: "addmm" is GEMM before "add" is
+// elementwise, "flash" is attention before "softmax" is loss. Names are
+// ATen operators (aten::addmm), autograd nodes (AddmmBackward0, also inside
+// "autograd::engine::evaluate_function: ..."), ladder's fused ops
+// (ladder::add_layer_norm) and CUDA kernel names (sm90_xmma_gemm_...,
+// flash_fwd_kernel, vectorized_elementwise_kernel, ncclDevKernel_AllReduce...).
+struct Rule {
+  Category category;
+  std::regex pattern;
+};
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> kRules = [] {
+    const auto icase = std::regex::icase | std::regex::optimize;
+    std::vector<Rule> r;
+    r.push_back({Category::kCommunication,
+                 std::regex("nccl|gloo|c10d|allreduce|all_reduce|all-reduce|allgather|all_gather|"
+                            "reduce_scatter|reducescatter|broadcast|alltoall|record_param_comms",
+                            icase)});
+    r.push_back({Category::kOptimizer, std::regex("adam|multi_tensor_apply|fused_sgd", icase)});
+    r.push_back({Category::kAttention,
+                 std::regex("scaled_dot_product|flash|efficient_attention|fmha|sdpa|attention|cudnn_mha", icase)});
+    r.push_back({Category::kSoftmaxLoss,
+                 std::regex("softmax|cross_entropy|crossentropy|nll_loss|nllloss|logsumexp", icase)});
+    r.push_back({Category::kGemm,
+                 std::regex("gemm|addmm|bmm|matmul|linear|cutlass|xmma|nvjet|cublas|"
+                            "(^|[^a-z])mm([^a-z]|backward|$)",
+                            icase)});
+    r.push_back({Category::kMemcpyMemset,
+                 std::regex("memcpy|memset|copy_|fill_|fillfunctor|zero_|_to_copy|(^|:)to$|zeros|"
+                            "ones(_like)?$|clone|contiguous",
+                            icase)});
+    r.push_back({Category::kElementwiseNorm,
+                 std::regex("norm|gelu|tanh|add|sub|mul|div|pow|exp|sqrt|neg|where|masked_fill|clamp|"
+                            "elementwise|vectorized|unrolled|reduce|sum|mean|relu|sigmoid|dropout|abs",
+                            icase)});
+    return r;
+  }();
+  return kRules;
+}
+
+bool is_optimizer_range(const HostEvent& e) { return e.user_range && e.name == "optimizer"; }
+bool is_bucket_range(const HostEvent& e) {
+  return e.user_range && e.name.rfind("all-reduce bucket", 0) == 0;
+}
+
+double ms(int64_t ns) { return double(ns) * 1e-6; }
+
+}  // namespace
+
+std::optional<Category> category_of_name(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::optional<Category>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  std::optional<Category> found;
+  for (const auto& rule : rules()) {
+    if (std::regex_search(name, rule.pattern)) {
+      found = rule.category;
+      break;
+    }
+  }
+  cache.emplace(name, found);
+  return found;
+}
+
+double Breakdown::sum_ms() const {
+  double s = 0;
+  for (double v : ms) s += v;
+  return s;
+}
+
+Breakdown& Breakdown::operator+=(const Breakdown& o) {
+  for (size_t i = 0; i < kCategoryCount; ++i) ms[i] += o.ms[i];
+  span_ms += o.span_ms;
+  idle_ms += o.idle_ms;
+  other_ms += o.other_ms;
+  overlap_ms += o.overlap_ms;
+  events += o.events;
+  kernels += o.kernels;
+  memcpy_memset += o.memcpy_memset;
+  for (const auto& [name, v] : o.other_by_name_ms) other_by_name_ms[name] += v;
+  return *this;
+}
+
+Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns, int64_t end_ns) {
+  Breakdown b;
+  b.span_ms = ms(end_ns - begin_ns);
+  struct Node {
+    const HostEvent* e;
+    int64_t start, end;
+    int parent = -1;
+    int64_t children_ns = 0;
+  };
+  std::vector<Node> nodes;
+  for (const auto& e : events)
+    if (e.start_ns >= begin_ns && e.end_ns <= end_ns && e.end_ns >= e.start_ns)
+      nodes.push_back({&e, e.start_ns, e.end_ns});
+  // Outer events first: by start, then the longer one.
+  std::sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& c) {
+    return a.start != c.start ? a.start < c.start : a.end > c.end;
+  });
+  std::vector<int> stack;
+  int64_t top_level_ns = 0;
+  for (int i = 0; i < int(nodes.size()); ++i) {
+    Node& n = nodes[size_t(i)];
+    while (!stack.empty() && nodes[size_t(stack.back())].end <= n.start) stack.pop_back();
+    if (!stack.empty()) {
+      Node& p = nodes[size_t(stack.back())];
+      n.end = std::min(n.end, p.end);  // events of one thread nest; clip if the clock says otherwise
+      n.parent = stack.back();
+      p.children_ns += n.end - n.start;
+    } else {
+      top_level_ns += n.end - n.start;
+    }
+    stack.push_back(i);
+  }
+  b.events = int64_t(nodes.size());
+  for (const Node& n : nodes) {
+    const int64_t self_ns = std::max<int64_t>(0, (n.end - n.start) - n.children_ns);
+    std::optional<Category> cat;
+    // Context: the innermost optimizer range, bucket range or communication op.
+    for (const Node* c = &n; c && !cat; c = c->parent >= 0 ? &nodes[size_t(c->parent)] : nullptr) {
+      if (is_optimizer_range(*c->e)) cat = Category::kOptimizer;
+      else if (is_bucket_range(*c->e)) cat = Category::kCommunication;
+      else if (!c->e->user_range && category_of_name(c->e->name) == Category::kCommunication)
+        cat = Category::kCommunication;
+    }
+    // Otherwise the innermost operator with a category.
+    for (const Node* c = &n; c && !cat; c = c->parent >= 0 ? &nodes[size_t(c->parent)] : nullptr)
+      if (!c->e->user_range) cat = category_of_name(c->e->name);
+    if (cat) {
+      b.ms[size_t(*cat)] += ms(self_ns);
+    } else {
+      b.other_ms += ms(self_ns);
+      b.other_by_name_ms[n.e->name] += ms(self_ns);
+    }
+  }
+  b.idle_ms = ms(std::max<int64_t>(0, (end_ns - begin_ns) - top_level_ns));
+  b.ms[size_t(Category::kIdleOther)] += b.idle_ms + b.other_ms;
+  return b;
+}
+
+Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin_ns, int64_t end_ns) {
+  Breakdown b;
+  b.span_ms = ms(end_ns - begin_ns);
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  int64_t busy_ns = 0;
+  for (const auto& e : events) {
+    const int64_t s = std::max(e.start_ns, begin_ns), t = std::min(e.end_ns, end_ns);
+    if (t <= s) continue;
+    intervals.emplace_back(s, t);
+    busy_ns += t - s;
+    ++b.events;
+    std::optional<Category> cat;
+    if (e.kind != DeviceEvent::Kind::kKernel) {
+      ++b.memcpy_memset;
+      cat = Category::kMemcpyMemset;
+    } else {
+      ++b.kernels;
+      cat = category_of_name(e.name);
+      if (e.in_optimizer && cat != Category::kCommunication) cat = Category::kOptimizer;
+    }
+    if (cat) {
+      b.ms[size_t(*cat)] += ms(t - s);
+    } else {
+      b.other_ms += ms(t - s);
+      b.other_by_name_ms[e.name] += ms(t - s);
+    }
+  }
+  std::sort(intervals.begin(), intervals.end());
+  int64_t union_ns = 0, cur_s = 0, cur_e = -1;
+  for (const auto& [s, t] : intervals) {
+    if (s > cur_e) {
+      if (cur_e > cur_s) union_ns += cur_e - cur_s;
+      cur_s = s;
+      cur_e = t;
+    } else {
+      cur_e = std::max(cur_e, t);
+    }
+  }
+  if (cur_e > cur_s) union_ns += cur_e - cur_s;
+  b.idle_ms = ms((end_ns - begin_ns) - union_ns);
+  b.overlap_ms = ms(busy_ns - union_ns);
+  b.ms[size_t(Category::kIdleOther)] += b.idle_ms + b.other_ms;
+  return b;
+}
+
+nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms) {
+  const double n = double(std::max<int64_t>(steps, 1));
+  nlohmann::json cat_ms, cat_pct;
+  for (size_t i = 0; i < kCategoryCount; ++i) {
+    const char* key = category_key(Category(i));
+    cat_ms[key] = total.ms[i] / n;
+    cat_pct[key] = dt_ms > 0 ? 100.0 * total.ms[i] / n / dt_ms : 0.0;
+  }
+  // The five largest contributors to "other", so it is never a mystery.
+  std::vector<std::pair<double, std::string>> other;
+  for (const auto& [name, v] : total.other_by_name_ms) other.emplace_back(v / n, name);
+  std::sort(other.rbegin(), other.rend());
+  nlohmann::json top = nlohmann::json::array();
+  for (size_t i = 0; i < other.size() && i < 5; ++i)
+    top.push_back({{"name", other[i].second}, {"ms", other[i].first}});
+  const double sum = total.sum_ms() / n;
+  return {{"categories_ms", cat_ms},
+          {"categories_pct_of_dt", cat_pct},
+          {"sum_ms", sum},
+          {"sum_pct_of_dt", dt_ms > 0 ? 100.0 * sum / dt_ms : 0.0},
+          {"span_ms", total.span_ms / n},
+          {"idle_ms", total.idle_ms / n},
+          {"other_ms", total.other_ms / n},
+          {"overlap_ms", total.overlap_ms / n},
+          {"other_top", top}};
+}
+
+}  // namespace ladder::profiler

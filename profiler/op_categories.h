@@ -1,0 +1,101 @@
+// profiler/op_categories.h: where a step's time went, by category.
+//
+// The categories (the report's op_breakdown): GEMM, attention, elementwise
+// and norm, softmax and loss, optimizer, communication, memcpy and memset,
+// and idle/other. Pure functions over plain event records, so they are unit
+// tested with hand-made events; the records come from Kineto on CPU
+// (profiler/kineto_session.h) and from CUPTI on CUDA (kernel_activity.h).
+//
+// Host (CPU) breakdown, over the operators of one thread within one step:
+//  - operators nest (aten::linear > aten::addmm); each event's *self* time
+//    (its duration minus its children's) is counted once, so the categories
+//    sum to the step's span exactly, with no double counting;
+//  - context decides first: anything inside the "optimizer" range counts as
+//    optimizer, anything inside a communication op or an all-reduce bucket
+//    range as communication;
+//  - otherwise the innermost operator whose name matches a category decides
+//    (the self time of aten::t inside aten::linear is GEMM);
+//  - time in no operator (gaps, host code between ops) is idle; operators
+//    that match nothing are other; both make up idle_other.
+// Device (CUDA) breakdown, over kernels, memcpy and memset within one step:
+//  - each kernel by its name, or optimizer when launched in the optimizer phase;
+//  - idle is the step span not covered by any device activity; when streams
+//    overlap, the categories exceed the span by overlap_ms.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ladder::profiler {
+
+enum class Category {
+  kGemm,
+  kAttention,
+  kElementwiseNorm,
+  kSoftmaxLoss,
+  kOptimizer,
+  kCommunication,
+  kMemcpyMemset,
+  kIdleOther,
+};
+inline constexpr size_t kCategoryCount = 8;
+// JSON key of a category: "gemm", "attention", "elementwise_norm", "softmax_loss",
+// "optimizer", "communication", "memcpy_memset", "idle_other".
+const char* category_key(Category c);
+
+// The category an operator or kernel name belongs to by itself, if any
+// (case-insensitive patterns; see op_categories.cpp for the table).
+std::optional<Category> category_of_name(const std::string& name);
+
+// One host event: an operator, or a user range (profiler/range.h).
+struct HostEvent {
+  std::string name;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool user_range = false;  // a ScopedRange: matched by exact name only
+};
+
+// One device activity.
+struct DeviceEvent {
+  enum class Kind { kKernel, kMemcpy, kMemset };
+  std::string name;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  Kind kind = Kind::kKernel;
+  bool in_optimizer = false;  // launched while the step was in its optimizer phase
+};
+
+struct Breakdown {
+  std::array<double, kCategoryCount> ms{};  // per category; idle_other = idle_ms + other_ms
+  double span_ms = 0;     // the step as the trace saw it
+  double idle_ms = 0;     // host: time in no operator; device: no activity on the device
+  double other_ms = 0;    // operators or kernels no category matched
+  double overlap_ms = 0;  // device: activity time beyond its union (concurrent streams)
+  int64_t events = 0;     // operators (host, nested included) or device activities
+  int64_t kernels = 0;    // device: kernel activities
+  int64_t memcpy_memset = 0;
+  std::map<std::string, double> other_by_name_ms;  // what makes up other_ms
+
+  double sum_ms() const;
+  Breakdown& operator+=(const Breakdown& o);
+};
+
+// `events`: one thread's events; those entirely inside [begin_ns, end_ns]
+// (one step, e.g. its ProfilerStep#N range, which must not be in `events`)
+// are counted.
+Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns, int64_t end_ns);
+
+// Activities are clipped to [begin_ns, end_ns].
+Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin_ns, int64_t end_ns);
+
+// Categories in ms and in % of `dt_ms` (the harness's step time), averaged
+// over `steps` steps whose breakdowns were summed into `total`.
+nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms);
+
+}  // namespace ladder::profiler

@@ -1,0 +1,98 @@
+// profiler/trace_profiler.h: per-rank Kineto traces on a schedule, as
+// torchtitan's profiler does.
+//
+// A scoped object over LibTorch's Kineto profiler (kineto_session.h): CPU
+// activities, plus CUDA on a CUDA device; input shapes and memory events
+// recorded. `--profile wait,warmup,active[,repeat]` (profiler/schedule.h) is
+// validated when the object is built: a bad schedule throws ConfigError
+// (exit code 2). Each recorded step is wrapped in "ProfilerStep#<step>" and
+// every trace carries top-level "distributedInfo" {backend, rank,
+// world_size}, so Holistic Trace Analysis reads it without edits; Perfetto
+// and chrome://tracing open it as it is.
+//
+// Traces go to fixed paths, <run>/<rung>/traces/rank<r>_step<s>.json (s: the
+// last step of the cycle), written atomically (temp file, fsync, rename).
+// The time to stop the profiler and to write each trace is measured and
+// reported; after each trace every rank waits at `barrier` (set by the
+// data-parallel code to its process group's barrier; empty with one rank),
+// so a slow dump on one rank does not skew the next steps of the others.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "profiler/schedule.h"
+#include "profiler/step_hooks.h"
+
+namespace at {
+class RecordFunction;
+}
+
+namespace ladder::profiler {
+
+class KinetoSession;
+
+struct TraceOptions {
+  std::string schedule;     // "wait,warmup,active[,repeat]"
+  int64_t total_steps = 0;  // steps the run makes, warmup included
+  std::string dir;          // <run>/<rung>/traces
+  int rank = 0;
+  int world_size = 1;
+  bool cuda = false;        // add CUDA activities
+  std::string backend;      // process-group backend for distributedInfo; "" for none
+  std::function<void()> barrier;  // across ranks, after each trace; empty: none
+  bool quiet = false;       // no line on stderr per trace
+};
+
+struct TraceRecord {
+  std::string path;
+  int64_t first_step = 0, last_step = 0;  // the recorded steps
+  double stop_ms = 0;     // disableProfiler: collection and event post-processing
+  double dump_ms = 0;     // writing the JSON and renaming it into place
+  double barrier_ms = 0;  // waiting for the other ranks
+  int64_t bytes = 0;
+};
+
+// <dir>/rank<rank>_step<step>.json
+std::string trace_path(const std::string& dir, int rank, int64_t step);
+
+class TraceProfiler final : public StepHooks {
+ public:
+  // Throws ConfigError for a bad schedule, an unwritable directory, or a
+  // build with the profiler compiled out.
+  explicit TraceProfiler(TraceOptions options);
+  ~TraceProfiler() override;
+  TraceProfiler(const TraceProfiler&) = delete;
+  TraceProfiler& operator=(const TraceProfiler&) = delete;
+
+  void before_step(int64_t step) override;
+  void step_begins(int64_t step) override;
+  void step_ends(int64_t step) override;
+  void after_step(int64_t step) override;
+  // Writes a cycle the end of the run cut short (as torch.profiler does on
+  // exit) and drops a warmup that never recorded. Called after the last step.
+  void finish(int64_t last_step);
+
+  const ProfileSchedule& schedule() const { return schedule_; }
+  const std::vector<TraceRecord>& traces() const { return traces_; }
+  // The report's "profile" section.
+  nlohmann::json to_json() const;
+
+ private:
+  void write_trace(int64_t last_step);
+
+  TraceOptions options_;
+  ProfileSchedule schedule_;
+  std::unique_ptr<KinetoSession> session_;
+  std::unique_ptr<at::RecordFunction> marker_;  // ProfilerStep#N of the step running
+  int64_t first_recorded_ = -1;
+  std::vector<int64_t> recorded_steps_;
+  std::vector<TraceRecord> traces_;
+};
+
+}  // namespace ladder::profiler

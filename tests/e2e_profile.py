@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""tests/e2e_profile.py: traces, the report's profiler sections and scripts/nsys, end to end.
+
+usage: e2e_profile.py LADDER_BIN CASE [WORLD_SIZE]   (CASE: one of the functions below)
+
+Each case runs the real `ladder` binary (or scripts/nsys) in a temporary
+directory. The trace case takes the world size: every rank must write its own
+valid Chrome-trace JSON. One rank runs `ladder measure`; a world size above one
+needs the data-parallel launcher, whose command line goes in launch().
+"""
+import json
+import socket
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LADDER = sys.argv[1]
+# 5 steps (0..4) with --profile 1,1,2: wait step 0, warm up at 1, record 2 and 3;
+# the trace is written after step 3.
+RECORDED_STEPS, TRACE_STEP = [2, 3], 3
+STEP_RANGES = {"data", "forward", "backward", "optimizer"}
+
+
+def rung_for(world_size):
+    """fp32 on one rank; fp32 plus data parallelism on several."""
+    return "fp32" if world_size == 1 else "fp32+ddp"
+
+
+def traced(schedule="1,1,2", rung="fp32"):
+    return ["--rung", rung, "--preset", "tiny", "--steps", "4", "--warmup", "1", "--threads", "1",
+            "--profile", schedule, "--quiet"]
+
+
+def run(cmd, env=None, check_code=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if check_code is not None:
+        assert p.returncode == check_code, f"{cmd}: exit {p.returncode} != {check_code}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def validate(path):
+    data = load(path)
+    schema = load(ROOT / "reports" / "rung_report.schema.json")
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(data)
+    return data
+
+
+def launch(world_size, out):
+    """The command that runs the traced rung on `world_size` ranks."""
+    if world_size == 1:
+        return [LADDER, "measure", *traced(), "--out", str(out)]
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return [str(ROOT / ".venv" / "bin" / "torchrun"), "--nproc-per-node", str(world_size), "--master-addr",
+            "127.0.0.1", "--master-port", str(port), "--no-python", LADDER, "measure",
+            *traced(rung=rung_for(world_size)), "--out", str(out)]
+
+
+def check_trace(path, rank, world_size):
+    """One rank's trace: valid Chrome-trace JSON with ranges, step markers and rank metadata."""
+    trace = load(path)  # json.loads raises on anything but complete, valid JSON
+    events = trace["traceEvents"]
+    assert isinstance(events, list) and events, path
+    for e in events:
+        assert "ph" in e and "name" in e, e
+    info = trace.get("distributedInfo")
+    assert info is not None, f"{path}: no distributedInfo: {sorted(trace)}"
+    assert info["rank"] == rank and info["world_size"] == world_size, info
+    rung = rung_for(world_size)
+    names = {e["name"] for e in events if e.get("ph") == "X"}
+    annotations = {e["name"] for e in events if e.get("cat") == "user_annotation"}
+    markers = sorted(n for n in annotations if n.startswith("ProfilerStep#"))
+    assert markers == [f"ProfilerStep#{s}" for s in RECORDED_STEPS], markers
+    expected = STEP_RANGES | {f"step {rung}"}
+    if world_size > 1:  # one range per gradient bucket; tiny's 0.7 MB fit in one
+        assert info["backend"] == "gloo", info
+        expected |= {"all-reduce bucket 0"}
+    assert expected <= annotations, f"missing ranges {expected - annotations} in {path}"
+    assert any(n.startswith("aten::") for n in names), "no operators in the trace"
+    # record_shapes: operators carry their input dimensions.
+    assert any("Input Dims" in e.get("args", {}) for e in events if e.get("cat") == "cpu_op"), "no input shapes"
+    # Each marker holds one whole step: forward and optimizer ranges fall inside it.
+    steps = [e for e in events if e["name"].startswith("ProfilerStep#") and e.get("ph") == "X"]
+    for s in steps:
+        inside = {e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                  and e.get("tid") == s.get("tid") and s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]}
+        assert {"forward", "optimizer"} <= inside, (s["name"], inside)
+    return trace
+
+
+def traces_per_rank(d, world_size=1):
+    """A traced run writes one valid trace per rank at the fixed path, and the report says so."""
+    run(launch(world_size, d), check_code=0)
+    rung = rung_for(world_size)
+    trace_dir = d / rung / "traces"
+    expected = sorted(f"rank{r}_step{TRACE_STEP}.json" for r in range(world_size))
+    assert sorted(p.name for p in trace_dir.iterdir()) == expected, list(trace_dir.iterdir())
+    for r in range(world_size):
+        check_trace(trace_dir / f"rank{r}_step{TRACE_STEP}.json", r, world_size)
+    report = validate(d / rung / "report.json")  # rank 0's report
+    prof = report["profile"]
+    assert prof["schedule"] == {"wait": 1, "warmup": 1, "active": 2, "repeat": 1}, prof
+    assert prof["recorded_steps"] == RECORDED_STEPS, prof
+    (t,) = prof["traces"]
+    assert pathlib.Path(t["path"]) == trace_dir / f"rank0_step{TRACE_STEP}.json", t
+    assert (t["first_step"], t["last_step"]) == (RECORDED_STEPS[0], TRACE_STEP), t
+    assert t["bytes"] == (trace_dir / f"rank0_step{TRACE_STEP}.json").stat().st_size, t
+    assert t["dump_ms"] >= 0 and t["stop_ms"] >= 0 and prof["dump_ms_total"] == t["dump_ms"], t
+    assert report["config"]["profile"] == "1,1,2"
+
+
+def repeated_cycles(d):
+    """--profile 0,1,1,2 over 5 steps: two cycles, traces after steps 1 and 3; no temp files left."""
+    run([LADDER, "measure", *traced("0,1,1,2"), "--out", str(d)], check_code=0)
+    trace_dir = d / "fp32" / "traces"
+    assert sorted(p.name for p in trace_dir.iterdir()) == ["rank0_step1.json", "rank0_step3.json"], \
+        list(trace_dir.iterdir())
+    for name in ("rank0_step1.json", "rank0_step3.json"):
+        load(trace_dir / name)
+    report = validate(d / "fp32" / "report.json")
+    assert report["profile"]["recorded_steps"] == [1, 3], report["profile"]
+
+
+def report_has_breakdown_and_memory(d):
+    """Every report: op_breakdown over the categories, op counts, and the memory monitor per step."""
+    run([LADDER, "measure", "--rung", "fp32", "--preset", "tiny", "--steps", "3", "--warmup", "1",
+         "--threads", "1", "--quiet", "--out", str(d)], check_code=0)
+    report = validate(d / "fp32" / "report.json")
+    b = report["op_breakdown"]
+    assert b["source"] == "kineto: CPU operators" and b["unavailable"] is None, b
+    assert set(b["categories_ms"]) == {"gemm", "attention", "elementwise_norm", "softmax_loss", "optimizer",
+                                       "communication", "memcpy_memset", "idle_other"}, b
+    assert abs(sum(b["categories_ms"].values()) - b["sum_ms"]) < 1e-6 * max(1.0, b["sum_ms"])
+    assert b["ops_per_step"] == report["op_counts"]["cpu_ops_per_step"] > 0, b
+    steps = report["steps"]
+    assert len(steps["peak_rss_bytes"]) == len(steps["dt_ms"]) == 3, steps
+    mem = report["memory"]["measured"]
+    assert mem["peak_rss_bytes"] == max(steps["peak_rss_bytes"]), (mem, steps["peak_rss_bytes"])
+    assert report["profile"] is None
+
+
+def nsys_explains_itself(d):
+    """scripts/nsys --help says what it does and how to use it."""
+    p = run([str(ROOT / "scripts" / "nsys"), "--help"], check_code=0)
+    for part in ("Nsight Systems", "--capture-range=nvtx", "measured steps", "cublas", "nsys stats", "NSYS="):
+        assert part in p.stdout, (part, p.stdout)
+
+
+def nsys_absent_fails_clearly(d):
+    """Without nsys, scripts/nsys exits 2 and says how to get it; it never starts a run."""
+    p = run([str(ROOT / "scripts" / "nsys"), "--rung", "fp32"], env={"NSYS": str(d / "no-such-nsys")}, check_code=2)
+    assert "NSYS=" in p.stderr and "not an executable" in p.stderr, p.stderr
+    searched = [pathlib.Path("/usr/local/cuda/bin/nsys"), *pathlib.Path("/").glob("opt/nvidia/nsight-systems/*/bin/nsys")]
+    if not any(c.exists() for c in searched):
+        env = {k: v for k, v in os.environ.items() if k != "NSYS"}
+        env["PATH"] = "/usr/bin:/bin"
+        p = subprocess.run([str(ROOT / "scripts" / "nsys"), "--rung", "fp32"], capture_output=True, text=True, env=env)
+        assert p.returncode == 2, (p.returncode, p.stderr)
+        assert "Nsight Systems (nsys) not found" in p.stderr and "NSYS=/path/to/nsys" in p.stderr, p.stderr
+    assert not (ROOT / "runs" / "nsys" / "fp32.run").exists()
+
+
+if __name__ == "__main__":
+    case = sys.argv[2]
+    extra = [int(a) for a in sys.argv[3:]]
+    with tempfile.TemporaryDirectory(prefix=f"ladder_{case}_") as tmp:
+        globals()[case](pathlib.Path(tmp), *extra)
+    print(f"{case}: ok")
