@@ -112,6 +112,7 @@ LaunchEnv detect_launch_env(const EnvLookup& env) {
   } else {
     out.master_addr = "127.0.0.1";
   }
+  out.launcher_hosts_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   bool has_port = false;
   const int port = read_int(env, "MASTER_PORT", 1, &has_port);
   if (has_port) {

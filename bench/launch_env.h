@@ -27,6 +27,9 @@ struct LaunchEnv {
   int world_size = 1, local_world_size = 1;
   std::string master_addr;  // empty for a single process
   int master_port = 29500;
+  // torchrun's agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True): rank 0 joins it as a client.
+  bool launcher_hosts_store = false;
   bool distributed() const { return launcher != "none"; }
 };
 

@@ -195,6 +195,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       d.master_addr = o.launch.master_addr.empty() ? "127.0.0.1" : o.launch.master_addr;
       // Without a launcher this is a one-rank job: any free port will do.
       d.master_port = o.launch.distributed() ? o.launch.master_port : 0;
+      d.store_is_hosted = o.launch.launcher_hosts_store;
       d.connect_timeout_s = c.ddp.connect_timeout_s;
       d.timeout_s = c.ddp.first_timeout_s;
       d.device = device;

@@ -44,6 +44,9 @@ TEST(LaunchEnv, Torchrun) {
   EXPECT_EQ(e.local_world_size, 2);
   EXPECT_EQ(e.master_addr, "node0");
   EXPECT_EQ(e.master_port, 29400);
+  EXPECT_FALSE(e.launcher_hosts_store);
+  EXPECT_TRUE(detect_launch_env(fake({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}}))
+                  .launcher_hosts_store);
 }
 
 TEST(LaunchEnv, OpenMpiWithExportedMaster) {

@@ -42,7 +42,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
   std::unique_ptr<ProcessGroup> pg(new ProcessGroup(o));
   c10d::TCPStoreOptions so;
   so.port = uint16_t(o.master_port);
-  so.isServer = o.rank == 0;
+  so.isServer = o.rank == 0 && !o.store_is_hosted;
   so.numWorkers = size_t(o.world_size);
   so.waitWorkers = true;
   so.timeout = to_ms(o.connect_timeout_s);

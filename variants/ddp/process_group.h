@@ -23,6 +23,7 @@ struct DistOptions {
   int rank = 0, world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  bool store_is_hosted = false;   // the launcher serves the store (torchrun): rank 0 is a client
   double connect_timeout_s = 60;  // rendezvous
   double timeout_s = 300;         // collectives and store reads until set_timeout
   torch::Device device = torch::kCPU;
