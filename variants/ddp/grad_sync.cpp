@@ -125,8 +125,11 @@ void GradientSync::finish(int64_t step) {
   if (logging_) event_order_.push_back("backward returned; waiting for all buckets");
   logging_ = false;
   while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
-  for (size_t i = 0; i < buckets_.size(); ++i)
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    // The exposed communication: a range the op breakdown counts as such.
+    profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)) + " wait");
     pg_.wait(buckets_[i]->work, fmt::format("all-reduce of gradient bucket {} at step {}", i, step));
+  }
 }
 
 void GradientSync::zero_grads() {
