@@ -11,6 +11,7 @@
 
 #include "bench/compare.h"
 #include "bench/export.h"
+#include "bench/micro/command.h"
 #include "bench/run_command.h"
 #include "build_info.h"
 #include "variants/config.h"
@@ -27,6 +28,7 @@ constexpr const char* kUsage =
     "  measure    measure one rung in this process (what each rung of run executes)\n"
     "  compare    compare runs (GPUs, machines, days) with significance tests\n"
     "  export     export a run, e.g. as google/benchmark JSON (--gbench)\n"
+    "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";
@@ -42,6 +44,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "measure") return ladder::measure_command(args, argv);
   if (command == "compare") return ladder::compare_command(args);
   if (command == "export") return ladder::export_command(args);
+  if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "version") {
     fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
                ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
@@ -50,7 +53,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bench, version (see 'ladder --help')",
                   command));
 }
 

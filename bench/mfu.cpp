@@ -7,8 +7,14 @@
 namespace ladder {
 
 int64_t flops_per_token(const ModelConfig& m, int64_t n_params_without_wpe, int64_t seq) {
-  const int64_t L = m.n_layer, H = m.n_head, Q = m.n_embd / m.n_head, T = seq;
-  return 6 * n_params_without_wpe + 12 * L * H * Q * T;
+  const int64_t Q = m.n_embd / m.n_head;
+  return 6 * n_params_without_wpe + m.n_layer * attention_flops_per_token(m.n_head, Q, seq);
+}
+
+int64_t matmul_flops(int64_t m, int64_t n, int64_t k) { return 2 * m * n * k; }
+
+int64_t attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq) {
+  return 12 * n_head * head_size * seq;
 }
 
 double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops) {

@@ -21,6 +21,15 @@ inline constexpr const char* kFlopsFormula =
 
 int64_t flops_per_token(const ModelConfig& model, int64_t n_params_without_wpe, int64_t seq);
 
+// The pieces of that formula, for the micro-benchmarks (bench/micro/):
+// one (M, K) @ (K, N) matmul is 2 M N K FLOPs (a multiply and an add per
+// multiply-accumulate); forward + backward of a matmul is three of them, the
+// "6" of 6 N. One layer's attention scores, forward + backward, cost
+// 12 H Q T per token: QK^T and AV over the full T x T (no causal discount),
+// 2 FLOPs each, times 3 for the backward.
+int64_t matmul_flops(int64_t m, int64_t n, int64_t k);
+int64_t attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq);
+
 // Model FLOPs utilisation in percent of `peak_tflops`.
 double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops);
 

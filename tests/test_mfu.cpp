@@ -18,6 +18,15 @@ TEST(Mfu, FlopsPerTokenForGpt2SmallMatchesHandComputation) {
   EXPECT_EQ(flops_per_token(m, 123'653'376, 64), 748'998'144);
 }
 
+TEST(Mfu, MicroBenchmarkFlopsMatchHandComputation) {
+  // c_attn at B*T = 1024 tokens: 2 * 1024 * 2304 * 768 = 3,623,878,656.
+  EXPECT_EQ(matmul_flops(1024, 2304, 768), 3'623'878'656);
+  // One GPT-2-small layer at T = 1024: 12 * 12 * 64 * 1024 = 9,437,184 per token,
+  // and L of them make the attention term of flops_per_token (113,246,208 / 12).
+  EXPECT_EQ(attention_flops_per_token(12, 64, 1024), 9'437'184);
+  EXPECT_EQ(12 * attention_flops_per_token(12, 64, 1024), 113'246'208);
+}
+
 TEST(Mfu, MfuPercentMatchesHandComputation) {
   // 10,000 tok/s * 855,166,464 FLOP/tok = 8.55166464e12 FLOP/s; / 312e12 = 2.7409181538%.
   EXPECT_NEAR(mfu_pct(10'000.0, 855'166'464, 312.0), 2.7409181538, 1e-9);

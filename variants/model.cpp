@@ -27,28 +27,25 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  torch::Tensor y;
-  if (flash_) {
-    // Fused attention; the backend (flash, memory-efficient, cuDNN, math) is
-    // LibTorch's choice and is recorded in the report.
-    y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
-  } else {
-    y = explicit_attention(q, k, v);  // (B, nh, T, hs)
-  }
+  auto y = flash_ ? sdpa_causal_attention(q, k, v)                 // (B, nh, T, hs)
+                 : explicit_causal_attention(q, k, v, causal_mask_);  // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
   return c_proj(y);
 }
 
-torch::Tensor CausalSelfAttentionImpl::explicit_attention(const torch::Tensor& q,
-                                                          const torch::Tensor& k,
-                                                          const torch::Tensor& v) {
+torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                        const torch::Tensor& v, const torch::Tensor& causal_mask) {
   const int64_t T = q.size(2), hs = q.size(3);
-  // Explicit attention, as in nanoGPT's slow path.
   auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, T)
-  auto mask = causal_mask_.slice(0, 0, T).slice(1, 0, T);                           // (T, T)
+  auto mask = causal_mask.slice(0, 0, T).slice(1, 0, T);                            // (T, T)
   att = att.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
   att = torch::softmax(att, -1);
   return torch::matmul(att, v);  // (B, nh, T, hs)
+}
+
+torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                    const torch::Tensor& v) {
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
 }
 
 MLPImpl::MLPImpl(const ModelConfig& cfg) {

@@ -13,6 +13,18 @@
 
 namespace ladder {
 
+// The two attention cores the flash rung switches between; q, k, v:
+// (B, nh, T, hs) -> (B, nh, T, hs). The explicit one is nanoGPT's slow path:
+// masked softmax(q k^T / sqrt(hs)) v over the full (B, nh, T, T) score matrix;
+// causal_mask is (>= T, >= T) bool, true where attention is allowed. The SDPA
+// one is scaled_dot_product_attention(is_causal), whose backend (flash,
+// memory-efficient, cuDNN, math) LibTorch picks. The micro-benchmarks time
+// exactly these (bench/micro/attention.cpp).
+torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                        const torch::Tensor& v, const torch::Tensor& causal_mask);
+torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                    const torch::Tensor& v);
+
 // Rung switches that change the forward pass (variants/rungs.h).
 struct ModelOptions {
   bool flash = false;  // scaled_dot_product_attention(is_causal) instead of explicit attention
@@ -29,10 +41,6 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   torch::nn::Linear c_proj{nullptr};  // C -> C, a residual projection
 
  private:
-  // q, k, v: (B, nh, T, hs) -> (B, nh, T, hs), masked softmax(q k^T / sqrt(hs)) v
-  torch::Tensor explicit_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                   const torch::Tensor& v);
-
   int64_t n_head_;
   int64_t n_embd_;
   bool flash_;

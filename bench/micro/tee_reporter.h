@@ -1,0 +1,52 @@
+// bench/micro/tee_reporter.h: a google/benchmark reporter that shows the run
+// on the terminal (console, json or csv, as --benchmark_format asks) and
+// keeps google/benchmark's own JSON in memory, so that the command can write
+// <run_dir>/micro.json atomically when the run ends. It also counts the
+// benchmarks that ended in an error (a failed check, an exception).
+#pragma once
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+namespace ladder::micro {
+
+class TeeReporter final : public benchmark::BenchmarkReporter {
+ public:
+  explicit TeeReporter(std::unique_ptr<benchmark::BenchmarkReporter> display) : display_(std::move(display)) {
+    json_.SetOutputStream(&json_text_);
+    json_.SetErrorStream(&json_text_);
+  }
+
+  bool ReportContext(const Context& context) override {
+    json_.ReportContext(context);
+    return display_->ReportContext(context);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) errors_.push_back(r.benchmark_name() + ": " + r.error_message);
+    }
+    json_.ReportRuns(runs);
+    display_->ReportRuns(runs);
+  }
+  void Finalize() override {
+    json_.Finalize();
+    display_->Finalize();
+  }
+
+  // google/benchmark's JSON of everything reported so far (complete after Finalize).
+  std::string json() const { return json_text_.str(); }
+  // "name: message" for every run that ended in an error.
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
+  benchmark::JSONReporter json_;
+  std::ostringstream json_text_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace ladder::micro

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""tests/e2e_micro.py: the micro-benchmarks (`ladder bench`, `ladder-micro`)
+end to end, on the tiny preset with a minimal time, on the CPU.
+
+usage: e2e_micro.py LADDER_BIN LADDER_MICRO_BIN WORK_DIR CASE
+
+No timing is asserted: only that the JSON is produced, that every family ran
+on the CPU with its correctness check passed before it was timed, that a
+failed check fails the run, and that bad input exits 2.
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+LADDER, MICRO, WORK = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+TINY = ["--preset", "tiny", "--device", "cpu", "--threads", "2", "--benchmark_min_time=0.001"]
+
+# Benchmarks per family on the CPU for the tiny preset (C=64, H=2, T=64, V=1000):
+# matmul 5 GEMMs x 3 precisions; attention T=128 x 2 kinds x 2 precisions;
+# cross_entropy V 1000/1024 x 2 precisions; adamw torch/fused; gelu 2 kinds x 2
+# precisions; layernorm composite/fused; allreduce: 1 to 3 DDP bucket sizes.
+FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "gelu": 4, "layernorm": 2,
+            "allreduce": None}
+FLOP_FAMILIES = {"matmul", "attention", "cross_entropy"}
+
+
+def run(binary, *args, code=0, env=None):
+    p = subprocess.run([binary, *map(str, args)], capture_output=True, text=True,
+                       env={**os.environ, **(env or {})})
+    assert p.returncode == code, f"exit {p.returncode} != {code}: {args}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def fresh(name):
+    d = WORK / name
+    if d.exists():
+        shutil.rmtree(d)
+    return d
+
+
+def smoke_every_family_checked():
+    out = fresh("smoke")
+    run(LADDER, "bench", *TINY, "--out", out)
+    doc = json.loads((out / "micro.json").read_text())
+    ctx = doc["context"]
+    # The environment fields of the reports, and the config.
+    for key in ("ladder.environment.host", "ladder.environment.cpu_model", "ladder.environment.versions.libtorch",
+                "ladder.environment.threads.intra_op", "ladder.environment.device.name", "ladder.run_id"):
+        assert ctx.get(key), f"context lacks {key}: {sorted(ctx)}"
+    assert ctx["ladder.preset"] == "tiny" and ctx["ladder.devices"] == "cpu", ctx
+    assert ctx["ladder.environment.threads.intra_op"] == "2", ctx
+    benches = doc["benchmarks"]
+    by_family = {}
+    for b in benches:
+        assert not b.get("error_occurred"), f"{b['name']}: {b.get('error_message')}"
+        family = b["name"].split("/")[0]
+        assert family in FAMILIES, b["name"]
+        assert "/cpu/" in b["name"], b["name"]
+        # The correctness check ran before timing, and passed within its tolerance.
+        assert b["check_passed"] == 1 and b["check_rel_err"] <= b["check_tolerance"], b
+        assert b["label"].startswith("checked "), b
+        assert b["iterations"] >= 1 and b["time_unit"] == "ms", b
+        if family in FLOP_FAMILIES:
+            assert b["flop_per_s"] > 0 and b["peak_tflops"] > 0 and "pct_of_peak" in b, b
+            assert "peak: measured roofline" in b["label"], b
+        else:
+            assert b["bytes_per_s"] > 0, b
+        by_family.setdefault(family, []).append(b["name"])
+    for family, count in FAMILIES.items():
+        got = len(by_family.get(family, []))
+        assert got >= 1, f"family {family} did not run"
+        assert count is None or got == count, f"{family}: {got} benchmarks, expected {count}: {by_family[family]}"
+    print(f"{len(benches)} benchmarks in {len(by_family)} families, every check passed")
+
+
+def failed_check_fails_the_run():
+    out = fresh("perturbed")
+    p = run(LADDER, "bench", *TINY, "--out", out, "--benchmark_filter=^(gelu|layernorm)/", code=1,
+            env={"LADDER_MICRO_PERTURB": "gelu"})
+    assert "correctness check failed" in p.stderr, p.stderr
+    benches = json.loads((out / "micro.json").read_text())["benchmarks"]
+    gelu = [b for b in benches if b["name"].startswith("gelu/")]
+    assert len(gelu) == 4 and all(b["error_occurred"] for b in gelu), gelu
+    assert all("correctness check failed" in b["error_message"] for b in gelu), gelu
+    # The other family still ran and passed.
+    ln = [b for b in benches if b["name"].startswith("layernorm/")]
+    assert len(ln) == 2 and all(not b.get("error_occurred") and b["check_passed"] == 1 for b in ln), ln
+
+
+def ladder_micro_lists_every_family():
+    p = run(MICRO, "--preset", "tiny", "--device", "cpu", "--benchmark_list_tests=true")
+    names = p.stdout.split()
+    for family in FAMILIES:
+        assert any(n.startswith(family + "/") for n in names), (family, names)
+
+
+def bad_inputs():
+    out = fresh("bad")
+    cases = [
+        (["--preset", "gpt9"], ["--preset", "'gpt9'", "tiny"]),
+        (["--batch", "0"], ["--batch", "got 0"]),
+        (["--device", "tpu"], ["--device", "'tpu'"]),
+        (["--benchmark_format=xml"], ["--benchmark_format", "'xml'", "console, json or csv"]),
+        (["--benchmark_filter=^no_such_family/"], ["--benchmark_filter", "no_such_family", "matches no benchmark"]),
+        (["--benchmark_frobnicate=1"], ["--benchmark_frobnicate=1"]),
+        (["--bogus"], ["unknown option '--bogus'"]),
+    ]
+    for args, parts in cases:
+        p = run(LADDER, "bench", "--preset", "tiny", "--device", "cpu", "--out", out, *args, code=2)
+        for part in parts:
+            assert part in p.stderr, f"{args}: missing {part!r} in {p.stderr}"
+        assert not (out / "micro.json").exists(), args
+
+
+CASES = {f.__name__: f for f in (smoke_every_family_checked, failed_check_fails_the_run,
+                                 ladder_micro_lists_every_family, bad_inputs)}
+
+if __name__ == "__main__":
+    WORK.mkdir(parents=True, exist_ok=True)
+    CASES[sys.argv[4]]()
