@@ -43,8 +43,10 @@ void bench_matmul(benchmark::State& state, const std::string& name, const torch:
     return compare_all({{out.slice(0, 0, rows), want}}, tolerance_for(precision),
                        fmt::format("{} matmul against float64 (first {} rows)", precision_tag(precision), rows));
   });
-  const std::string extra =
-      precision == Precision::kTF32 ? (scope.effective() ? "" : "tf32 not effective: " + scope.reason()) : "";
+  // What tf32 means on this device: TF32 tensor cores, oneDNN's bf16 "bf32" mode on CPU, or nothing.
+  const std::string extra = precision == Precision::kTF32
+                                ? (scope.effective() ? "tf32: " : "tf32 not effective: ") + scope.reason()
+                                : "";
   if (!passed_check(state, check, extra)) return;
   const double s = time_iterations(state, device, [&] { torch::mm_out(out, x, wt); });
   set_flop_counters(state, double(matmul_flops(M, g.n, g.k)), s, device, precision);
