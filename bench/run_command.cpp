@@ -332,7 +332,7 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
       ensure_writable_dir(fs::path(file).parent_path().string(), flag);
   mo.argv = argv;
   measure_rung(cfg, mo);
-  if (!mo.quiet && mo.label.empty()) fmt::print(stderr, "report: {}\n", mo.report_path);
+  if (!mo.quiet && mo.label.empty() && cfg.rank == 0) fmt::print(stderr, "report: {}\n", mo.report_path);
   return 0;
 }
 
