@@ -8,17 +8,16 @@ The shards are written by scripts/make-token-shards from a generated text
 `ladder` binary in a temporary directory. Run by ctest, one test per case.
 """
 import hashlib
-import json
 import os
 import pathlib
 import subprocess
 import sys
 import tempfile
 
-import jsonschema
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from e2e_common import ROOT, load, validate
+
 LADDER = sys.argv[1]
 PYTHON = sys.executable
 TINY = ["--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
@@ -31,16 +30,6 @@ def run(cmd, check_code=0):
     return p
 
 
-def load(path):
-    return json.loads(pathlib.Path(path).read_text())
-
-
-def validate(path):
-    data = load(path)
-    name = {"ladder.rung_report": "rung_report", "ladder.run_summary": "run_summary"}[data["kind"]]
-    schema = load(ROOT / "reports" / f"{name}.schema.json")
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(data)
-    return data
 
 
 def sample_text():

@@ -7,7 +7,6 @@ Ranks are started the way torchrun starts them (RANK, LOCAL_RANK, WORLD_SIZE,
 LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by `ladder run
 --nproc-per-node`, or by the real torchrun from the venv.
 """
-import json
 import os
 import pathlib
 import socket
@@ -19,9 +18,8 @@ import time
 import torch
 import torch.jit._pickle  # noqa: F401 (restore_type_tag, referenced by LibTorch's pickle_save)
 
-from e2e_matrix import validate  # the reports' JSON Schema check
+from e2e_common import ROOT, load, validate
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 LADDER = sys.argv[1]
 TINY = ["--preset", "tiny", "--threads", "1", "--no-op-count", "--quiet"]
 LAUNCHER_VARS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
@@ -65,9 +63,6 @@ def run(args, env=None, check_code=None, timeout=600):
         assert p.returncode == check_code, f"exit {p.returncode} != {check_code}\n{p.stdout}\n{p.stderr}"
     return p
 
-
-def load_json(path):
-    return json.loads(pathlib.Path(path).read_text())
 
 
 def load_weights(path):
@@ -113,8 +108,8 @@ def accumulation(d):
                  "--save-final", str(d / "ddp.pt")], world=2)
     run(["measure", "--rung", "fp32+grad-accum", *common, "--out", str(d / "one"),
          "--save-final", str(d / "one.pt")], check_code=0)
-    a = load_json(d / "ddp" / "fp32+grad-accum+ddp" / "report.json")
-    b = load_json(d / "one" / "fp32+grad-accum" / "report.json")
+    a = load(d / "ddp" / "fp32+grad-accum+ddp" / "report.json")
+    b = load(d / "one" / "fp32+grad-accum" / "report.json")
     assert a["throughput"]["micro_steps"] == 2 and b["throughput"]["micro_steps"] == 4
     assert_same_weights(d / "ddp.pt", d / "one.pt")
 
@@ -123,7 +118,7 @@ def overlap(d):
     """Bucket 0's all-reduce is launched while backward is still producing gradients."""
     spawn_ranks(["measure", "--rung", "fp32+ddp", *TINY, "--steps", "3", "--warmup", "1",
                  "--bucket-cap-mb", "0.05", "--out", str(d)], world=2)
-    r = load_json(d / "fp32+ddp" / "report.json")
+    r = load(d / "fp32+ddp" / "report.json")
     sync = r["switches"]["ddp"]["grad_sync"]
     assert len(sync["buckets"]) >= 4, sync["buckets"]
     order = sync["first_sync_event_order"]
@@ -153,7 +148,7 @@ def torchrun_spawn(d):
     assert p.returncode == 0, p.stdout + p.stderr
     # torchrun's agent serves the store; rank 0 joins it instead of binding the port again.
     assert "failed to bind" not in p.stderr, p.stderr
-    r = load_json(d / "ddp" / "report.json")
+    r = load(d / "ddp" / "report.json")
     assert r["status"] == "ok" and r["world_size"] == 2
     assert r["ddp"]["launcher"] == "torchrun" and r["ddp"]["backend"] == "gloo"
     assert [x["rank"] for x in r["ddp"]["per_rank"]] == [0, 1]
@@ -166,7 +161,7 @@ def fault_kill(d):
              "--nproc-per-node", "2", "--ddp-timeout", "10", "--out", str(d), "--quiet"],
             env={"LADDER_TEST_FAULT": "kill:1:3"}, check_code=1)
     elapsed = time.time() - t0
-    rows = {r["cell"]: r for r in load_json(d / "summary.json")["rows"]}
+    rows = {r["cell"]: r for r in load(d / "summary.json")["rows"]}
     assert rows["ddp"]["status"] == "failed", rows["ddp"]
     assert rows["tf32"]["status"] == "ok", rows["tf32"]  # the matrix carried on
     f = validate(d / "ddp" / "report.json")["failure"]
@@ -184,7 +179,7 @@ def fault_hang(d):
     run(["run", "--preset", "tiny", "--threads", "1", "--steps", "50", "--warmup", "1", "--rungs", "ddp",
          "--nproc-per-node", "2", "--ddp-timeout", "4", "--out", str(d), "--quiet"],
         env={"LADDER_TEST_FAULT": "hang:1:3"}, check_code=1)
-    f = load_json(d / "ddp" / "report.json")["failure"]
+    f = load(d / "ddp" / "report.json")["failure"]
     assert "rank 1 did not answer" in f["message"], f["message"]
     assert "exited with code 1" in f["ranks"][0]["outcome"], f["ranks"]
     assert "stopped after" in f["ranks"][1]["outcome"], f["ranks"]  # the runner ended the hung rank

@@ -6,7 +6,6 @@ usage: e2e_matrix.py LADDER_BIN CASE     (CASE: one of the functions below)
 Each case runs the real `ladder` binary in a temporary directory and asserts
 on exit codes, reports and summary.json. Run by ctest, one test per case.
 """
-import json
 import os
 import pathlib
 import signal
@@ -15,9 +14,8 @@ import sys
 import tempfile
 import time
 
-import jsonschema
+from e2e_common import load, validate
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 LADDER = sys.argv[1]
 TINY = ["--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 
@@ -29,16 +27,6 @@ def run(args, env=None, check_code=None):
     return p
 
 
-def load(path):
-    return json.loads(pathlib.Path(path).read_text())
-
-
-def validate(path):
-    data = load(path)
-    schema_file = {"ladder.rung_report": "rung_report", "ladder.run_summary": "run_summary"}[data["kind"]]
-    schema = load(ROOT / "reports" / f"{schema_file}.schema.json")
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(data)
-    return data
 
 
 def rows(run_dir):

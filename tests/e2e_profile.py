@@ -8,17 +8,15 @@ directory. The trace case takes the world size: every rank must write its own
 valid Chrome-trace JSON. One rank runs `ladder measure`; a world size above one
 needs the data-parallel launcher, whose command line goes in launch().
 """
-import json
-import socket
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import tempfile
 
-import jsonschema
+from e2e_common import ROOT, load, validate
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 LADDER = sys.argv[1]
 # 5 steps (0..4) with --profile 1,1,2: wait step 0, warm up at 1, record 2 and 3;
 # the trace is written after step 3.
@@ -43,15 +41,6 @@ def run(cmd, env=None, check_code=None):
     return p
 
 
-def load(path):
-    return json.loads(pathlib.Path(path).read_text())
-
-
-def validate(path):
-    data = load(path)
-    schema = load(ROOT / "reports" / "rung_report.schema.json")
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(data)
-    return data
 
 
 def launch(world_size, out):
