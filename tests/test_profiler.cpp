@@ -3,8 +3,6 @@
 // table and both breakdowns on hand-made events with exact results, the op
 // breakdown of real tiny steps against the harness's own step time, the
 // CUPTI collector failing gracefully without a GPU, and the memory monitor.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -20,6 +18,7 @@
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
 #include "profiler/schedule.h"
+#include "tests/run_ladder.h"
 #include "variants/config.h"
 #include "variants/rungs.h"
 #include "variants/step.h"
@@ -78,21 +77,6 @@ TEST(ProfileSchedule, BadSchedulesNameTheFieldAndTheFix) {
 }
 
 // `ladder` exits 2 on a bad --profile, with the message, and writes no report.
-struct CliResult {
-  int exit_code;
-  std::string output;
-};
-CliResult run_ladder(const std::string& args) {
-  const std::string cmd = std::string(LADDER_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST(ProfileSchedule, InvalidProfileExitsTwoFromMeasureAndRun) {
   const fs::path dir = fs::temp_directory_path() / "ladder_profile_cli";
   fs::remove_all(dir);
@@ -100,7 +84,7 @@ TEST(ProfileSchedule, InvalidProfileExitsTwoFromMeasureAndRun) {
     for (const auto& [spec, part] : std::vector<std::pair<std::string, std::string>>{
              {"1,1", "has 2 field(s)"}, {"1,1,0", "active is 0"}, {"x,1,1", "wait is 'x'"},
              {"3,3,3", "the run has 3 steps"}}) {
-      const CliResult r = run_ladder(command + " --preset tiny --steps 2 --warmup 1 --quiet --out " + dir.string() +
+      const test::Result r = test::run_ladder(command + " --preset tiny --steps 2 --warmup 1 --quiet --out " + dir.string() +
                                " --profile " + spec);
       EXPECT_EQ(r.exit_code, 2) << command << " --profile " << spec << "\n" << r.output;
       EXPECT_NE(r.output.find("--profile: '" + spec + "'"), std::string::npos) << r.output;
