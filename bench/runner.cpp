@@ -193,8 +193,9 @@ std::string describe_outcome(const ChildOutcome& out) {
 }
 
 // A report for a cell whose process died without writing one.
+// `extra` adds fields to its failure section (a ddp cell's per-rank outcomes).
 void write_failure(const RunnerOptions& o, const Cell& c, const std::string& status,
-                   const std::string& reason, const ChildOutcome& out) {
+                   const std::string& reason, const ChildOutcome& out, const json& extra = json::object()) {
   const std::string now = utc_now_iso8601();
   json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
   report.update({{"status", status},
@@ -203,6 +204,7 @@ void write_failure(const RunnerOptions& o, const Cell& c, const std::string& sta
                               {"exit_code", out.exited ? json(out.exit_code) : json()},
                               {"signal", out.signal ? json(strsignal(out.signal)) : json()},
                               {"seconds", out.seconds}}}});
+  report["failure"].update(extra);
   write_report(cell_report(o, c).string(), report);
 }
 
@@ -388,9 +390,14 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
       any_bad = any_bad || bad;
     }
     const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
-    json rank_outcomes = json::array();
-    for (size_t r = 0; r < outs.size() && world > 1; ++r)
-      rank_outcomes.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
+    // With several ranks, the failure says which rank failed first and how each ended.
+    json rank_failure = json::object();
+    if (world > 1) {
+      json ranks = json::array();
+      for (size_t r = 0; r < outs.size(); ++r)
+        ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
+      rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
+    }
     if (g_interrupted) {
       // A child stopped by Ctrl-C leaves no report: the cell is missing.
       if (!report_complete(o, cell)) {
@@ -406,8 +413,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
     if (report && report->value("status", "ok") != "ok") {
       // The child recorded its own failure (an OOM, an exception); add how each rank ended.
       if (world > 1) {
-        (*report)["failure"]["first_failed_rank"] = first_bad;
-        (*report)["failure"]["ranks"] = rank_outcomes;
+        (*report)["failure"].update(rank_failure);
         write_report(cell_report(o, cell).string(), *report);
       }
       if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", cell.id, (*report)["status"].get<std::string>(),
@@ -421,13 +427,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
                : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
                : report      ? fmt::format("exited with code {}", out.exit_code)
                              : fmt::format("exited with code {} without a report", out.exit_code));
-    write_failure(o, cell, status, reason, out);
-    if (world > 1) {
-      auto failed = read_json(cell_report(o, cell));
-      (*failed)["failure"]["first_failed_rank"] = first_bad;
-      (*failed)["failure"]["ranks"] = rank_outcomes;
-      write_report(cell_report(o, cell).string(), *failed);
-    }
+    write_failure(o, cell, status, reason, out, rank_failure);
     if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", cell.id, status, reason);
   }
 
