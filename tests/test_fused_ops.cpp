@@ -308,7 +308,9 @@ TEST(FusedAddLayerNorm, CudaMatchesReference) {
       for (auto* t : {&x, &r, &w, &b}) t->mutable_grad().reset();
       auto [s, y] = fused ? add_layer_norm(x, r, w, b) : add_layer_norm_reference(x, r, w, b);
       torch::autograd::backward({s, y}, {ds, dy});
-      (fused ? got : want) = {s.detach(), y.detach(), x.grad(), r.grad(), w.grad(), b.grad()};
+      // Assigned through a named reference: GCC 13 rejects a braced list assigned to a conditional.
+      std::vector<torch::Tensor>& results = fused ? got : want;
+      results = {s.detach(), y.detach(), x.grad(), r.grad(), w.grad(), b.grad()};
     }
     const char* names[] = {"s", "y", "dx", "dresidual", "dweight", "dbias"};
     for (size_t i = 0; i < got.size(); ++i) {

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""tests/check_second_compiler.py: every C++ translation unit through a second compiler.
+
+usage: check_second_compiler.py BUILD_DIR [CLANGXX]
+
+The project builds with GCC; users build with other compilers (the first GPU
+machine's stock Ubuntu 24.04 image has GCC 13, which rejected a line GCC 12
+accepts). This runs Clang's front end (-fsyntax-only: no code generation) on
+every C++ file in BUILD_DIR/compile_commands.json with the build's own flags,
+so code that only one compiler accepts fails the test suite. To be cheap on
+2 cores it first builds one Clang precompiled header from the LibTorch PCH
+header the build uses, then checks two files at a time.
+
+Exit 0 when every file compiles, 1 naming each file that does not with the
+compiler's first errors, 77 (ctest's SKIP) when no Clang is installed.
+"""
+import concurrent.futures
+import json
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def clang_command(command, clang, pch):
+    """The build's compile command for one file, as a Clang syntax check."""
+    args = shlex.split(command)
+    out = [clang]
+    skip_next = False
+    uses_pch = False
+    for i, a in enumerate(args[1:], start=1):
+        if skip_next:
+            skip_next = False
+            continue
+        if a in ("-o", "-MF", "-MT", "-MQ"):
+            skip_next = True
+            continue
+        if a in ("-c", "-Winvalid-pch", "-MD", "-MMD"):
+            continue
+        if a == "-include" and args[i + 1].endswith("cmake_pch.hxx"):
+            skip_next = True
+            uses_pch = True
+            continue
+        out.append(a)
+    if uses_pch and pch:
+        out[1:1] = ["-include-pch", str(pch)]
+    return out + ["-fsyntax-only", "-Wno-unknown-warning-option"]
+
+
+def main():
+    build = pathlib.Path(sys.argv[1])
+    clang = sys.argv[2] if len(sys.argv) > 2 else (os.environ.get("CLANGXX") or shutil.which("clang++"))
+    if not clang or not shutil.which(clang):
+        print("SKIP: no clang++ on PATH (scripts/bootstrap installs Debian's clang); second-compiler check not run")
+        return SKIP
+    version = subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    entries = [e for e in json.loads((build / "compile_commands.json").read_text())
+               if e["file"].endswith(".cpp") and "/_deps/" not in e["file"]]
+    if not entries:
+        print(f"FAIL: no C++ files in {build}/compile_commands.json")
+        return 1
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="ladder_clang_"))
+    try:
+        # One Clang PCH of the LibTorch header, with the flags of a file that uses it.
+        pch = None
+        with_pch = [e for e in entries if "cmake_pch.hxx" in e["command"]]
+        if with_pch:
+            header = next(a for a in shlex.split(with_pch[0]["command"]) if a.endswith("cmake_pch.hxx"))
+            cmd = clang_command(with_pch[0]["command"], clang, None)[:-2]
+            cmd = [a for a in cmd if a != with_pch[0]["file"]]
+            pch = tmp / "torch.pch"
+            p = subprocess.run(cmd + ["-x", "c++-header", header, "-o", str(pch)], capture_output=True,
+                               text=True, cwd=with_pch[0]["directory"])
+            if p.returncode != 0:
+                print(f"FAIL: {version} cannot precompile {header}:\n{p.stderr[-3000:]}")
+                return 1
+
+        def check(e):
+            cmd = clang_command(e["command"], clang, pch)
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=e["directory"])
+            return e["file"], p.returncode, p.stderr
+
+        failed = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+            for path, rc, err in pool.map(check, entries):
+                if rc != 0:
+                    errors = [l for l in err.splitlines() if "error" in l][:8]
+                    failed.append(f"{path}:\n    " + "\n    ".join(errors or err.splitlines()[-8:]))
+        rel = len(entries)
+        if failed:
+            print(f"FAIL: {len(failed)} of {rel} files do not compile with {version}:")
+            print("\n".join(failed))
+            return 1
+        print(f"PASS: {rel} C++ files compile with {version} (-fsyntax-only) as well as with the build's compiler")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
