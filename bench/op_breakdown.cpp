@@ -9,6 +9,7 @@
 
 #include "bench/device.h"
 #include "bench/harness.h"
+#include "profiler/device_steps.h"
 #include "profiler/kernel_activity.h"
 #include "profiler/kineto_session.h"
 #include "profiler/op_categories.h"
@@ -93,17 +94,17 @@ class PhaseTagger final : public PhaseObserver {
 class DeviceSpans final : public pf::StepHooks {
  public:
   DeviceSpans(pf::KernelActivity& activity, const torch::Device& device) : activity_(activity), device_(device) {}
-  void step_begins(int64_t) override { spans_.push_back({activity_.now_ns(), 0}); }
+  void step_begins(int64_t) override { spans_.push_back({activity_.now_ticks(), 0, 0}); }
   void step_ends(int64_t) override {
     synchronize(device_);
-    spans_.back().second = activity_.now_ns();
+    spans_.back().end_ticks = activity_.now_ticks();
   }
-  const std::vector<std::pair<int64_t, int64_t>>& spans() const { return spans_; }
+  std::vector<pf::DeviceStepSpan>& spans() { return spans_; }
 
  private:
   pf::KernelActivity& activity_;
   torch::Device device_;
-  std::vector<std::pair<int64_t, int64_t>> spans_;
+  std::vector<pf::DeviceStepSpan> spans_;
 };
 
 nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
@@ -111,29 +112,31 @@ nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& devic
   try {
     activity = pf::start_kernel_activity();
   } catch (const pf::KernelActivityUnavailable& e) {
-    return {{"source", "cupti: CUDA kernels"}, {"unavailable", e.what()}};
+    return {{"source", "cupti: CUDA kernels"}, {"unavailable", e.what()}, {"valid", false},
+            {"invalid_reason", e.what()}};
   }
   PhaseTagger tagger(*activity);
   DeviceSpans spans(*activity, device);
   const auto records = run_extra_steps(step, device, first, n, spans, tagger);
   const pf::KernelActivityRecords rec = activity->stop();
-  pf::Breakdown total;
-  int64_t graph_launches = 0;
-  for (const auto& [b, e] : spans.spans()) {
-    total += pf::device_breakdown(rec.events, b, e);
-    for (int64_t t : rec.graph_launch_ns) graph_launches += t >= b && t <= e;
-  }
-  const double dt = mean_dt(records);
-  nlohmann::json j = pf::breakdown_json(total, n, dt);
-  const double per = double(std::max<int64_t>(n, 1));
+  for (size_t i = 0; i < records.size() && i < spans.spans().size(); ++i) spans.spans()[i].dt_ms = records[i].dt_ms;
+  const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());
+  const double per = double(std::max<int64_t>(d.steps, 1));
+  const double dt = d.dt_ms / per;
+  nlohmann::json j = pf::breakdown_json(d.total, d.steps, dt);
   j.update({{"source", "cupti: CUDA kernels"},
             {"unavailable", nullptr},
-            {"steps_profiled", n},
+            {"steps_profiled", d.steps},
             {"step_dt_ms", dt},
-            {"kernel_launches_per_step", double(total.kernels) / per},
-            {"memcpy_memset_per_step", double(total.memcpy_memset) / per},
-            {"graph_launches_per_step", double(graph_launches) / per},
-            {"dropped_records", rec.dropped_records}});
+            {"kernel_launches_per_step", double(d.total.kernels) / per},
+            {"memcpy_memset_per_step", double(d.total.memcpy_memset) / per},
+            {"graph_launches_per_step", double(d.graph_launches) / per},
+            {"dropped_records", rec.dropped_records},
+            {"duplicate_records_removed", d.duplicates_removed},
+            {"clock", {{"ticks_per_ns", d.ticks_per_ns},
+                       {"note", "CUPTI timestamps converted to ns against CLOCK_MONOTONIC sampled at start "
+                                "and stop (another CUPTI client, e.g. Kineto, may have registered a TSC clock)"}}}});
+  pf::add_invariant(j, pf::check_busy_within_dt(d.total.busy_ms / per, dt));
   return j;
 }
 
@@ -154,6 +157,8 @@ OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t firs
                              {"steps_profiled", k.steps},
                              {"step_dt_ms", k.dt_ms},
                              {"ops_per_step", k.cpu_ops}});
+    pf::add_invariant(out.op_breakdown,
+                      pf::check_busy_within_dt(k.host.busy_ms / double(std::max<int64_t>(k.steps, 1)), k.dt_ms));
     return out;
   }
   const KinetoCounts k = kineto_steps(step, device, first, 1);

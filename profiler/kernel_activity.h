@@ -6,7 +6,8 @@
 // that launched them. Host code between push_phase(tag) and pop_phase() tags
 // every launch it makes (CUPTI external correlation), which is how a kernel
 // is known to belong to the optimizer phase. Timestamps are CUPTI's clock
-// (now_ns()), the timebase of every record.
+// (now_ticks()), the timebase of every record; profiler/device_steps.h turns
+// them into a breakdown per step.
 //
 // Only one collector at a time, and not while a Kineto session records CUDA
 // activities (both are CUPTI clients). Builds without CUPTI, and machines
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "profiler/op_categories.h"
@@ -30,16 +32,37 @@ struct KernelActivityUnavailable : std::runtime_error {
 // The message when CUDA reports no device.
 inline constexpr const char* kNoCudaDevice = "no CUDA device: kernel activity unavailable";
 
+// One activity record as CUPTI delivers it. Times are in the collector's
+// clock ticks (now_ticks()): nanoseconds by default, but whatever a
+// timestamp callback registered with CUPTI returns once one is (Kineto
+// registers TSC cycles), so they are converted with the ClockSamples below.
+struct ActivityRecord {
+  DeviceEvent::Kind kind = DeviceEvent::Kind::kKernel;
+  std::string name;
+  int64_t start = 0, end = 0;   // collector ticks
+  uint32_t correlation_id = 0;  // the launching API call (a graph launch for its kernels)
+  uint32_t stream_id = 0;
+  bool in_optimizer = false;    // launched while the step was in its optimizer phase
+};
+
+// The collector's clock and the host's steady clock read at one instant.
+struct ClockSample {
+  int64_t ticks = 0;
+  int64_t steady_ns = 0;
+};
+
 struct KernelActivityRecords {
-  std::vector<DeviceEvent> events;           // kernels, memcpy, memset
-  std::vector<int64_t> graph_launch_ns;      // host times of cudaGraphLaunch calls
+  std::vector<ActivityRecord> records;       // kernels, memcpy, memset
+  std::vector<int64_t> graph_launch_ticks;   // cudaGraphLaunch calls
   int64_t dropped_records = 0;               // records CUPTI could not buffer
+  ClockSample clock_begin, clock_end;        // at start and at stop, to convert ticks
 };
 
 class KernelActivity {
  public:
   virtual ~KernelActivity() = default;
-  virtual int64_t now_ns() = 0;
+  // The collector's clock, the timebase of every record.
+  virtual int64_t now_ticks() = 0;
   // Tags launches until pop_phase(); `optimizer` marks the optimizer phase.
   virtual void push_phase(bool optimizer) = 0;
   virtual void pop_phase() = 0;

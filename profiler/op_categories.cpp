@@ -105,6 +105,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   idle_ms += o.idle_ms;
   other_ms += o.other_ms;
   overlap_ms += o.overlap_ms;
+  busy_ms += o.busy_ms;
   events += o.events;
   kernels += o.kernels;
   memcpy_memset += o.memcpy_memset;
@@ -165,6 +166,7 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
       b.other_by_name_ms[n.e->name] += ms(self_ns);
     }
   }
+  b.busy_ms = ms(top_level_ns);
   b.idle_ms = ms(std::max<int64_t>(0, (end_ns - begin_ns) - top_level_ns));
   b.ms[size_t(Category::kIdleOther)] += b.idle_ms + b.other_ms;
   return b;
@@ -209,6 +211,7 @@ Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin
     }
   }
   if (cur_e > cur_s) union_ns += cur_e - cur_s;
+  b.busy_ms = ms(union_ns);
   b.idle_ms = ms((end_ns - begin_ns) - union_ns);
   b.overlap_ms = ms(busy_ns - union_ns);
   b.ms[size_t(Category::kIdleOther)] += b.idle_ms + b.other_ms;
@@ -239,6 +242,7 @@ nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_m
           {"idle_ms", total.idle_ms / n},
           {"other_ms", total.other_ms / n},
           {"overlap_ms", total.overlap_ms / n},
+          {"busy_ms", total.busy_ms / n},
           {"other_top", top}};
 }
 

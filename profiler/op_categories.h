@@ -77,6 +77,7 @@ struct Breakdown {
   double idle_ms = 0;     // host: time in no operator; device: no activity on the device
   double other_ms = 0;    // operators or kernels no category matched
   double overlap_ms = 0;  // device: activity time beyond its union (concurrent streams)
+  double busy_ms = 0;     // host: time in top-level operators; device: the union of activity
   int64_t events = 0;     // operators (host, nested included) or device activities
   int64_t kernels = 0;    // device: kernel activities
   int64_t memcpy_memset = 0;

@@ -2,7 +2,10 @@
 // schedule (torch.profiler's semantics, and bad input: exit 2), the category
 // table and both breakdowns on hand-made events with exact results, the op
 // breakdown of real tiny steps against the harness's own step time, the
-// CUPTI collector failing gracefully without a GPU, and the memory monitor.
+// CUPTI record aggregation on synthetic record streams (clock conversion,
+// duplicates, the busy <= dt invariant), the CUPTI collector failing
+// gracefully without a GPU, and the memory monitor.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,6 +18,7 @@
 #include "bench/matrix.h"
 #include "bench/memory_monitor.h"
 #include "bench/op_breakdown.h"
+#include "profiler/device_steps.h"
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
 #include "profiler/schedule.h"
@@ -80,7 +84,7 @@ TEST(ProfileSchedule, BadSchedulesNameTheFieldAndTheFix) {
 TEST(ProfileSchedule, InvalidProfileExitsTwoFromMeasureAndRun) {
   const fs::path dir = fs::temp_directory_path() / "ladder_profile_cli";
   fs::remove_all(dir);
-  for (const std::string command : {"measure --rung fp32", "run --rungs fp32"}) {
+  for (const std::string command : {"measure --device cpu --rung fp32", "run --device cpu --rungs fp32"}) {
     for (const auto& [spec, part] : std::vector<std::pair<std::string, std::string>>{
              {"1,1", "has 2 field(s)"}, {"1,1,0", "active is 0"}, {"x,1,1", "wait is 'x'"},
              {"3,3,3", "the run has 3 steps"}}) {
@@ -182,6 +186,117 @@ TEST(OpCategories, DeviceBreakdownIdleAndOverlap) {
   EXPECT_EQ(b.memcpy_memset, 1);
 }
 
+// ---- CUPTI records -> per-step breakdown (synthetic record streams) ------------
+
+// One 10 ms step: a GEMM [0,4), an elementwise kernel [4,7) and a memcpy [7,8),
+// each record given in collector ticks at `ticks_per_ns`, from t0.
+KernelActivityRecords one_step_records(double ticks_per_ns, int64_t t0 = 1'000'000) {
+  auto t = [&](double ms) { return t0 + int64_t(std::llround(ms * 1e6 * ticks_per_ns)); };
+  KernelActivityRecords r;
+  r.records = {
+      {DeviceEvent::Kind::kKernel, "sm90_xmma_gemm_bf16bf16_bf16f32", t(0), t(4), 7, 13, false},
+      {DeviceEvent::Kind::kKernel, "vectorized_elementwise_kernel", t(4), t(7), 8, 13, false},
+      {DeviceEvent::Kind::kMemcpy, "Memcpy", t(7), t(8), 9, 13, false},
+  };
+  // The clock samples bracket the step: 12 ms of steady time.
+  r.clock_begin = {t(-1), 500'000'000};
+  r.clock_end = {t(11), 500'000'000 + 12'000'000};
+  return r;
+}
+
+std::vector<DeviceStepSpan> one_span(double ticks_per_ns, double dt_ms, int64_t t0 = 1'000'000) {
+  return {{t0, t0 + int64_t(std::llround(10e6 * ticks_per_ns)), dt_ms}};
+}
+
+TEST(DeviceSteps, ExactCategoriesAndTheInvariantOnNanosecondRecords) {
+  const DeviceSteps d = analyse_device_steps(one_step_records(1.0), one_span(1.0, 10.0));
+  EXPECT_DOUBLE_EQ(d.ticks_per_ns, 1.0);
+  EXPECT_EQ(d.duplicates_removed, 0);
+  EXPECT_EQ(d.steps, 1);
+  EXPECT_NEAR(d.total.ms[size_t(Category::kGemm)], 4.0, 1e-9);
+  EXPECT_NEAR(d.total.ms[size_t(Category::kElementwiseNorm)], 3.0, 1e-9);
+  EXPECT_NEAR(d.total.ms[size_t(Category::kMemcpyMemset)], 1.0, 1e-9);
+  EXPECT_NEAR(d.total.busy_ms, 8.0, 1e-9);
+  EXPECT_NEAR(d.total.idle_ms, 2.0, 1e-9);
+  EXPECT_TRUE(check_busy_within_dt(d.total.busy_ms, d.dt_ms).holds);
+}
+
+TEST(DeviceSteps, DuplicateRecordsAreCountedOnce) {
+  KernelActivityRecords r = one_step_records(1.0);
+  const auto originals = r.records;
+  // Every record delivered twice (as with KERNEL and CONCURRENT_KERNEL both on).
+  r.records.insert(r.records.end(), originals.begin(), originals.end());
+  // Two kernels of one graph replay share the launch's correlation id but
+  // not their times: both are real.
+  r.records.push_back({DeviceEvent::Kind::kKernel, "vectorized_elementwise_kernel", 1'000'000 + 8'000'000,
+                       1'000'000 + 9'000'000, 8, 13, false});
+  const DeviceSteps d = analyse_device_steps(r, one_span(1.0, 10.0));
+  EXPECT_EQ(d.duplicates_removed, 3);
+  EXPECT_EQ(d.total.kernels, 3);
+  EXPECT_NEAR(d.total.ms[size_t(Category::kGemm)], 4.0, 1e-9);
+  EXPECT_NEAR(d.total.ms[size_t(Category::kElementwiseNorm)], 4.0, 1e-9);
+  EXPECT_NEAR(d.total.busy_ms, 9.0, 1e-9);
+  EXPECT_TRUE(check_busy_within_dt(d.total.busy_ms, d.dt_ms).holds);
+}
+
+TEST(DeviceSteps, TscTicksAreConvertedToMilliseconds) {
+  // Kineto registers TSC cycles as CUPTI's clock: 2.1 ticks per ns on the
+  // first H100 host. Read as ns, every kernel looked 2.1x longer.
+  const DeviceSteps d = analyse_device_steps(one_step_records(2.1), one_span(2.1, 10.0));
+  EXPECT_NEAR(d.ticks_per_ns, 2.1, 1e-6);
+  EXPECT_NEAR(d.total.ms[size_t(Category::kGemm)], 4.0, 1e-6);
+  EXPECT_NEAR(d.total.busy_ms, 8.0, 1e-6);
+  EXPECT_NEAR(d.total.span_ms, 10.0, 1e-6);
+  EXPECT_TRUE(check_busy_within_dt(d.total.busy_ms, d.dt_ms).holds);
+
+  // The same records with clock samples that claim nanoseconds: the defect.
+  KernelActivityRecords wrong = one_step_records(2.1);
+  wrong.clock_end.ticks = wrong.clock_begin.ticks + 12'000'000;
+  const DeviceSteps bad = analyse_device_steps(wrong, one_span(2.1, 10.0));
+  EXPECT_NEAR(bad.total.busy_ms, 16.8, 1e-6);
+  const BusyInvariant inv = check_busy_within_dt(bad.total.busy_ms, bad.dt_ms);
+  EXPECT_FALSE(inv.holds);
+  EXPECT_NE(inv.reason.find("16.800 ms per step but the step took 10.000 ms"), std::string::npos) << inv.reason;
+}
+
+TEST(DeviceSteps, InvariantSlackAndReportFields) {
+  EXPECT_TRUE(check_busy_within_dt(10.29, 10.0).holds);   // within 3 %
+  EXPECT_FALSE(check_busy_within_dt(10.31, 10.0).holds);  // beyond it
+  EXPECT_FALSE(check_busy_within_dt(1.0, 0.0).holds);     // nothing to check against
+  nlohmann::json j = nlohmann::json::object();
+  add_invariant(j, check_busy_within_dt(21.0, 10.0));
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_EQ(j["invariant"]["holds"], false);
+  EXPECT_DOUBLE_EQ(j["invariant"]["slack_pct"].get<double>(), kBusySlackPct);
+  EXPECT_NE(j["invalid_reason"].get<std::string>().find("2.10x"), std::string::npos) << j.dump();
+  add_invariant(j, check_busy_within_dt(9.0, 10.0));
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_TRUE(j["invalid_reason"].is_null());
+}
+
+TEST(DeviceSteps, TwoStepsAreAveragedAndGraphLaunchesCounted) {
+  KernelActivityRecords r = one_step_records(1.0);
+  const auto first = r.records;
+  for (auto rec : first) {  // the same kernels 10 ms later, in step 2
+    rec.start += 10'000'000;
+    rec.end += 10'000'000;
+    rec.correlation_id += 100;
+    r.records.push_back(rec);
+  }
+  r.graph_launch_ticks = {1'000'000 + 100, 1'000'000 + 10'000'100, 1'000'000 + 50'000'000};
+  r.clock_end = {1'000'000 + 30'000'000, 500'000'000 + 30'000'000 - 0};
+  r.clock_begin = {1'000'000, 500'000'000};
+  std::vector<DeviceStepSpan> spans = {{1'000'000, 11'000'000, 10.0}, {11'000'000, 21'000'000, 10.0}};
+  const DeviceSteps d = analyse_device_steps(r, spans);
+  EXPECT_EQ(d.steps, 2);
+  EXPECT_EQ(d.graph_launches, 2);  // the third is after the last step
+  EXPECT_NEAR(d.total.busy_ms, 16.0, 1e-9);
+  EXPECT_NEAR(d.dt_ms, 20.0, 1e-9);
+  const nlohmann::json j = breakdown_json(d.total, d.steps, d.dt_ms / 2);
+  EXPECT_NEAR(j["busy_ms"].get<double>(), 8.0, 1e-9);
+  EXPECT_NEAR(j["categories_ms"]["gemm"].get<double>(), 4.0, 1e-9);
+}
+
 // ---- op breakdown of real steps ------------------------------------------------
 
 nlohmann::json tiny_breakdown(const std::string& rung_name) {
@@ -225,6 +340,9 @@ TEST(OpBreakdown, CategoriesSumToTheMeasuredStepTimeOnCpu) {
     else
       EXPECT_GT(c["attention"].get<double>(), 0.0) << rung;
     EXPECT_GT(b["ops_per_step"].get<double>(), 50.0) << rung;
+    // Host operators cannot be busy longer than the harness's step.
+    EXPECT_EQ(b["valid"], true) << rung << ": " << b.dump(2);
+    EXPECT_LE(b["invariant"]["busy_ms"].get<double>(), dt * 1.03) << rung;
   }
 }
 

@@ -1,6 +1,8 @@
 // profiler/cuda/cupti_activity.cpp: the CUPTI activity collector (see
 // profiler/kernel_activity.h). Compiled only with LADDER_WITH_CUPTI; every
 // CUPTI call is checked and a failure names the call with file:line.
+#include <time.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -36,10 +38,9 @@ constexpr size_t kBufferBytes = 8u << 20;
 // records live here, guarded by a mutex (CUPTI may call from its own thread).
 struct Sink {
   std::mutex mutex;
-  std::vector<DeviceEvent> events;
-  std::vector<uint32_t> event_correlation;                 // parallel to events
+  std::vector<ActivityRecord> records;
   std::unordered_map<uint32_t, uint64_t> tag_of_correlation;
-  std::vector<int64_t> graph_launch_ns;
+  std::vector<int64_t> graph_launch_ticks;
   int64_t dropped = 0;
   bool active = false;
 };
@@ -67,27 +68,26 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        g_sink.events.push_back({k->name ? k->name : "?", int64_t(k->start), int64_t(k->end),
-                                 DeviceEvent::Kind::kKernel, false});
-        g_sink.event_correlation.push_back(k->correlationId);
+        g_sink.records.push_back({DeviceEvent::Kind::kKernel, k->name ? k->name : "?", int64_t(k->start),
+                                  int64_t(k->end), k->correlationId, k->streamId, false});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        g_sink.events.push_back({"Memcpy", int64_t(m->start), int64_t(m->end), DeviceEvent::Kind::kMemcpy, false});
-        g_sink.event_correlation.push_back(m->correlationId);
+        g_sink.records.push_back({DeviceEvent::Kind::kMemcpy, "Memcpy", int64_t(m->start), int64_t(m->end),
+                                  m->correlationId, m->streamId, false});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        g_sink.events.push_back({"Memset", int64_t(m->start), int64_t(m->end), DeviceEvent::Kind::kMemset, false});
-        g_sink.event_correlation.push_back(m->correlationId);
+        g_sink.records.push_back({DeviceEvent::Kind::kMemset, "Memset", int64_t(m->start), int64_t(m->end),
+                                  m->correlationId, m->streamId, false});
         break;
       }
       case CUPTI_ACTIVITY_KIND_RUNTIME:
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-        if (is_graph_launch(*api)) g_sink.graph_launch_ns.push_back(int64_t(api->start));
+        if (is_graph_launch(*api)) g_sink.graph_launch_ticks.push_back(int64_t(api->start));
         break;
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -116,10 +116,9 @@ class CuptiActivity final : public KernelActivity {
     {
       std::lock_guard<std::mutex> lock(g_sink.mutex);
       if (g_sink.active) throw KernelActivityUnavailable("a CUPTI activity collector is already running");
-      g_sink.events.clear();
-      g_sink.event_correlation.clear();
+      g_sink.records.clear();
       g_sink.tag_of_correlation.clear();
-      g_sink.graph_launch_ns.clear();
+      g_sink.graph_launch_ticks.clear();
       g_sink.dropped = 0;
       g_sink.active = true;
     }
@@ -129,6 +128,7 @@ class CuptiActivity final : public KernelActivity {
         LADDER_CUPTI_CHECK(cuptiActivityEnable(kind));
         enabled_.push_back(kind);
       }
+      clock_begin_ = sample_clock();
     } catch (...) {
       disable();
       std::lock_guard<std::mutex> lock(g_sink.mutex);
@@ -145,7 +145,7 @@ class CuptiActivity final : public KernelActivity {
     }
   }
 
-  int64_t now_ns() override {
+  int64_t now_ticks() override {
     uint64_t ts = 0;
     LADDER_CUPTI_CHECK(cuptiGetTimestamp(&ts));
     return int64_t(ts);
@@ -162,18 +162,21 @@ class CuptiActivity final : public KernelActivity {
     if (const cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
       throw KernelActivityUnavailable(fmt::format("{}:{}: cudaDeviceSynchronize failed: {}: kernel activity "
                                                   "unavailable", __FILE__, __LINE__, cudaGetErrorString(err)));
+    const ClockSample clock_end = sample_clock();
     LADDER_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     disable();
     running_ = false;
     std::lock_guard<std::mutex> lock(g_sink.mutex);
     g_sink.active = false;
     KernelActivityRecords out;
-    out.events = std::move(g_sink.events);
-    for (size_t i = 0; i < out.events.size(); ++i) {
-      auto it = g_sink.tag_of_correlation.find(g_sink.event_correlation[i]);
-      out.events[i].in_optimizer = it != g_sink.tag_of_correlation.end() && it->second == kOptimizerTag;
+    out.records = std::move(g_sink.records);
+    for (auto& r : out.records) {
+      auto it = g_sink.tag_of_correlation.find(r.correlation_id);
+      r.in_optimizer = it != g_sink.tag_of_correlation.end() && it->second == kOptimizerTag;
     }
-    out.graph_launch_ns = std::move(g_sink.graph_launch_ns);
+    out.graph_launch_ticks = std::move(g_sink.graph_launch_ticks);
+    out.clock_begin = clock_begin_;
+    out.clock_end = clock_end;
     out.dropped_records = g_sink.dropped;
     return out;
   }
@@ -183,7 +186,21 @@ class CuptiActivity final : public KernelActivity {
     for (auto kind : enabled_) cuptiActivityDisable(kind);
     enabled_.clear();
   }
+  // CUPTI's clock next to CLOCK_MONOTONIC (std::steady_clock's), read at one
+  // instant: the middle of two monotonic reads around cuptiGetTimestamp.
+  ClockSample sample_clock() {
+    auto mono = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    };
+    const int64_t a = mono();
+    const int64_t ticks = now_ticks();
+    const int64_t b = mono();
+    return {ticks, a + (b - a) / 2};
+  }
   std::vector<CUpti_ActivityKind> enabled_;
+  ClockSample clock_begin_;
   bool running_ = true;
 };
 
