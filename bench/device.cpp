@@ -102,6 +102,12 @@ bool reset_peak_rss() {
 }
 }  // namespace
 
+void release_cached_memory(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) cuda::release_cached_memory(device.index());
+#endif
+}
+
 bool reset_memory_peaks(const torch::Device& device) {
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) cuda::reset_memory_peaks(device.index());
@@ -130,6 +136,13 @@ MemoryStats read_memory(const torch::Device& device) {
   m.peak_rss_bytes = hwm;
   if (!device.is_cuda()) m.device_total_bytes = physical_memory_bytes();
   return m;
+}
+
+int64_t device_memory_bytes(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) return cuda::total_memory(device.has_index() ? device.index() : 0);
+#endif
+  return physical_memory_bytes();
 }
 
 namespace {

@@ -46,14 +46,20 @@ struct MemoryStats {
   int64_t peak_rss_bytes = 0;
   bool peak_rss_reset = false;  // set by the caller from reset_memory_peaks(); false: lifetime peak
 };
-// Resets peaks (and empties the CUDA cache) at the start of measurement.
-// Returns whether the CPU peak-RSS reset took effect.
+// Empties the CUDA caching allocator's cache (before the warmup steps, so
+// that they, not the first measured step, pay for cudaMalloc).
+void release_cached_memory(const torch::Device& device);
+// Resets peaks and accumulated counters at the start of measurement, keeping
+// the cache. Returns whether the CPU peak-RSS reset took effect.
 bool reset_memory_peaks(const torch::Device& device);
 // Resets only the peaks (CUDA allocator peaks, the host's VmHWM), keeping the
 // cache and the accumulated counters: between two steps. Returns whether the
 // peak-RSS reset took effect.
 bool reset_peak_memory(const torch::Device& device);
 MemoryStats read_memory(const torch::Device& device);
+// GPU memory, or physical RAM on CPU, without touching the CUDA allocator or
+// creating a context (the runner asks before its children start).
+int64_t device_memory_bytes(const torch::Device& device);
 
 // Name, count, memory, driver and library versions for the report.
 nlohmann::json describe_device(const torch::Device& device);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/memory.h"
 #include "variants/rungs.h"
 
 namespace ladder {
@@ -117,6 +118,18 @@ void read_matrix_file(const std::string& path, MatrixSpec& spec) {
     spec.parity_steps = as_scalar<int64_t>(j["parity_steps"], path, "parity_steps", "an integer");
 }
 
+int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
+  // Parameters counted from the shape: wte, wpe, per block 12C^2 + 13C, ln_f.
+  const ModelConfig& m = cfg.model;
+  const int64_t C = m.n_embd, V = cfg.model_vocab();
+  const int64_t n_params = V * C + m.block_size * C + m.n_layer * (12 * C * C + 13 * C) + 2 * C;
+  ModelConfig shape = m;
+  shape.vocab_size = V;
+  MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq);
+  const bool graph = cfg.sw.fused && cfg.device.rfind("cuda", 0) == 0 && !cfg.sw.ddp;
+  return e.total_bytes + (graph ? e.activation_bytes : 0);
+}
+
 std::vector<Cell> build_cells(const MatrixSpec& spec) {
   if (spec.mode != "ladder" && spec.mode != "ablation")
     throw ConfigError(fmt::format("--mode: '{}' is not a mode; expected ladder or ablation", spec.mode));
@@ -170,15 +183,34 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
       cell.cfg.sw = rung.sw;
       if (rung.sw.ddp) cell.cfg.world_size = spec.nproc_per_node;
       cell.runnable = rung_runnable(rung, spec.device, &cell.not_runnable_reason);
+      if (cell.runnable && rung.sw.ddp && spec.nproc_per_node == 1 && !spec.ddp_requested) {
+        cell.runnable = false;
+        cell.not_runnable_reason =
+            fmt::format("one {} here: the ddp rung would run a single rank, which times its gradient sync "
+                        "but no data parallelism; ask for it by name (--rungs ddp) or with --nproc-per-node",
+                        spec.device.rfind("cuda", 0) == 0 ? "GPU" : "rank");
+      }
       if (cell.runnable) cell.cfg.validate();
       if (rung.name != "fp32") {
         cell.parity_ref = baseline_id;
         cell.parity_subject = cell.id;
       }
       if (cell.runnable && rung.sw.grad_accum) {
-        // Accumulation is checked against one step with the same total batch.
-        // At most 4 micro-steps are replayed so the single step fits in memory.
-        const int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
+        // Accumulation is checked against one step with the same rows (see
+        // matrix.h): at most 4 micro-steps, fewer or a smaller micro-batch
+        // while that step would not fit in the device's memory.
+        int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
+        int64_t parity_batch = cell.cfg.batch;
+        auto single_fits = [&] {
+          if (spec.device_memory_bytes <= 0) return true;
+          RunConfig single = cell.cfg;
+          single.sw.grad_accum = single.sw.ddp = false;
+          single.batch = parity_batch * micro * cell.cfg.world_size;
+          return double(step_memory_estimate_bytes(single)) <=
+                 kParityMemoryFraction * double(spec.device_memory_bytes);
+        };
+        while (!single_fits() && micro > 2) --micro;
+        while (!single_fits() && parity_batch > 1) parity_batch /= 2;
         // A short parity run of `cfg`: parity_steps steps, no warmup, and the
         // measured rung's LR horizon so the schedule is the same.
         auto parity_cell = [&](const char* suffix, RunConfig cfg) {
@@ -193,17 +225,18 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
           c.cfg = cfg;
           return c;
         };
-        // One process, no accumulation, the same rows: B * micro * world.
+        // One process, no accumulation, the same rows: B' * micro * world.
         RunConfig single = cell.cfg;
         single.sw.grad_accum = false;
         single.sw.ddp = false;
         single.world_size = 1;
-        single.batch = cell.cfg.batch * micro * cell.cfg.world_size;
+        single.batch = parity_batch * micro * cell.cfg.world_size;
         const Cell single_cell = parity_cell(".parity-single", single);
         cell.parity_ref = single_cell.id;
-        if (micro != cell.cfg.micro_steps()) {
+        if (micro != cell.cfg.micro_steps() || parity_batch != cell.cfg.batch) {
           RunConfig accum = cell.cfg;
-          accum.total_batch = cell.cfg.tokens_per_micro_step() * cell.cfg.world_size * micro;
+          accum.batch = parity_batch;
+          accum.total_batch = parity_batch * cell.cfg.seq * cell.cfg.world_size * micro;
           const Cell accum_cell = parity_cell(".parity-accum", accum);
           cell.parity_subject = accum_cell.id;
           cells.push_back(accum_cell);

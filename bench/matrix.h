@@ -42,6 +42,13 @@ struct MatrixSpec {
   std::string mode = "ladder";       // "ladder" or "ablation"
   int64_t parity_steps = 5;
   int nproc_per_node = 1;            // ranks of the ddp rung (resolved by the caller)
+  // The device's memory (0: unknown). Parity references of accumulation
+  // (one step of the whole batch) are sized to fit in it.
+  int64_t device_memory_bytes = 0;
+  // The ddp rung on one device runs one rank, which shows nothing of data
+  // parallelism: it is not runnable there unless asked for by name
+  // (--rungs ddp) or with --nproc-per-node (see build_cells).
+  bool ddp_requested = false;
   Overrides overrides;
 };
 
@@ -65,7 +72,21 @@ struct Cell {
 // Resolves presets x batches x seqs x rungs into cells, fp32 first for each
 // shape. Throws ConfigError for unknown presets or rungs and invalid configs
 // (e.g. a total batch not divisible by B*T*world).
+//
+// Accumulation parity: a rung with grad-accum is checked against one step of
+// its whole batch (".parity-single"). That step must fit in the device's
+// memory: at most 4 micro-steps are replayed, fewer (down to 2) while the
+// single step's estimated memory exceeds kParityMemoryFraction of the device,
+// and then the micro-batch is halved for both sides of the comparison (the
+// accumulating side becomes ".parity-accum"). Any pair proves the same thing:
+// m accumulated micro-steps of B' equal one step of m*B'.
 std::vector<Cell> build_cells(const MatrixSpec& spec);
+
+inline constexpr double kParityMemoryFraction = 0.8;
+// What one step of `cfg` is estimated to need (bench/memory.h, fp32, the
+// explicit attention), doubled for the CUDA-graph path, whose warm-up and
+// capture each hold a step's activations.
+int64_t step_memory_estimate_bytes(const RunConfig& cfg);
 
 RunConfig config_for(const std::string& preset, const Overrides& o, const std::string& device);
 

@@ -203,6 +203,9 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   spec.overrides = o;
   spec.device = resolve_device(o);
   spec.nproc_per_node = int(nproc.value_or(default_nproc(spec.device)));
+  // Named rungs (CLI or matrix file) or a rank count ask for ddp explicitly.
+  spec.ddp_requested = nproc.has_value() || !spec.rungs.empty();
+  spec.device_memory_bytes = device_memory_bytes(parse_device(spec.device));
   if (c.preset) spec.presets = {*c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
   if (c.batch) spec.batches = {*c.batch};

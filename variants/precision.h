@@ -43,6 +43,9 @@ class AutocastScope {
 
 // Probes that autocast really runs a linear in bf16 on this device.
 SwitchEffect probe_bf16_autocast(const torch::Device& device);
+// The bf16 rung's settings for the process, then the probe: on CUDA, cuBLAS
+// must reduce split-K partial sums in fp32 (see precision.cpp).
+SwitchEffect enable_bf16(const torch::Device& device);
 
 void to_json(nlohmann::json& j, const SwitchEffect& e);
 

@@ -56,9 +56,13 @@ std::unique_ptr<StepTimer> make_event_timer(int device_index) {
   return std::make_unique<EventTimer>(device_index);
 }
 
-void reset_memory_peaks(int device_index) {
+void release_cached_memory(int device_index) {
   synchronize(device_index);
   c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
+void reset_memory_peaks(int device_index) {
+  synchronize(device_index);
   c10::cuda::CUDACachingAllocator::resetPeakStats(c10::DeviceIndex(device_index));
   c10::cuda::CUDACachingAllocator::resetAccumulatedStats(c10::DeviceIndex(device_index));
 }
@@ -82,6 +86,12 @@ MemoryStats read_memory(int device_index) {
   LADDER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
   m.device_total_bytes = int64_t(prop.totalGlobalMem);
   return m;
+}
+
+int64_t total_memory(int device_index) {
+  cudaDeviceProp prop{};
+  LADDER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
+  return int64_t(prop.totalGlobalMem);
 }
 
 std::string name(int device_index) {

@@ -14,8 +14,11 @@ namespace ladder::cuda {
 void synchronize(int device_index);
 std::unique_ptr<StepTimer> make_event_timer(int device_index);
 void reset_memory_peaks(int device_index);
+void release_cached_memory(int device_index);
 void reset_peak_stats(int device_index);  // peaks only: no sync, no emptyCache
 MemoryStats read_memory(int device_index);
+// The device's memory, from its properties (creates no context).
+int64_t total_memory(int device_index);
 nlohmann::json describe(int device_index);
 std::string name(int device_index);
 
