@@ -47,6 +47,11 @@ inline constexpr const char* kData = "data";
 inline constexpr const char* kForward = "forward";
 inline constexpr const char* kBackward = "backward";
 inline constexpr const char* kOptimizer = "optimizer";
+// The CUDA-graph path (the fused rung on CUDA): one replay is the forward and
+// backward of a micro-step and runs no host code, so it is one range; the
+// first step captures the graph inside kCaptureGraph.
+inline constexpr const char* kForwardBackwardGraph = "forward+backward (CUDA graph)";
+inline constexpr const char* kCaptureGraph = "capture CUDA graph";
 std::string step(const std::string& rung);     // "step fp32"
 const char* layer(int64_t index);              // "layer 3"; the pointer stays valid
 std::string allreduce_bucket(int64_t index);   // "all-reduce bucket 3"

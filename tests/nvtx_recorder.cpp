@@ -3,12 +3,15 @@
 // NVTX3 loads the library named by NVTX_INJECTION64_PATH at the first NVTX
 // call and calls its InitializeInjectionNvtx2, which here installs handlers
 // for the core range calls. Every push and pop is appended, flushed, to the
-// file named by LADDER_NVTX_RECORD, one line each:
-//   push <thread id> <name>
-//   pop <thread id>
-// tests/test_nvtx.cpp rebuilds the nested range tree from it.
+// file named by LADDER_NVTX_RECORD, one line each, with CLOCK_MONOTONIC ns:
+//   push <thread id> <ns> <name>
+//   pop <thread id> <ns>
+// tests/test_nvtx.cpp rebuilds each thread's nested range tree from it (on
+// CUDA the autograd engine runs backward on a thread of its own).
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,13 +27,19 @@ FILE* g_out = nullptr;
 
 long thread_id() { return long(syscall(SYS_gettid)); }
 
+long long now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 void record(const char* what, const char* name) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_out) return;
   if (name)
-    std::fprintf(g_out, "%s %ld %s\n", what, thread_id(), name);
+    std::fprintf(g_out, "%s %ld %lld %s\n", what, thread_id(), now_ns(), name);
   else
-    std::fprintf(g_out, "%s %ld\n", what, thread_id());
+    std::fprintf(g_out, "%s %ld %lld\n", what, thread_id(), now_ns());
   std::fflush(g_out);
 }
 

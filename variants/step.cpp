@@ -23,7 +23,10 @@ namespace {
 // inside it.
 class PhaseScope {
  public:
-  PhaseScope(PhaseObserver& o, Phase p) : range_(phase_name(p)), o_(o), p_(p) { o_.begin(p_); }
+  PhaseScope(PhaseObserver& o, Phase p, const char* range_name = nullptr)
+      : range_(range_name ? range_name : phase_name(p)), o_(o), p_(p) {
+    o_.begin(p_);
+  }
   ~PhaseScope() { o_.end(p_); }
   PhaseScope(const PhaseScope&) = delete;
   PhaseScope& operator=(const PhaseScope&) = delete;
@@ -45,7 +48,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   } else {
     disable_tf32(device);
   }
-  if (cfg.sw.bf16) bf16_effect_ = probe_bf16_autocast(device);
+  if (cfg.sw.bf16) bf16_effect_ = enable_bf16(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
   model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused, cfg.layer_ranges});
@@ -101,9 +104,11 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
     }
     out.tokens += batch.x.numel();
     if (use_graph) {
-      // Forward and backward are one replay: the forward phase covers both.
-      PhaseScope s(observer, Phase::kForward);
+      // Forward and backward are one replay, which runs no host code: for the
+      // observer the forward phase covers both, and Nsight sees one range.
+      PhaseScope s(observer, Phase::kForward, profiler::names::kForwardBackwardGraph);
       if (!graph_) {
+        profiler::ScopedRange capture(profiler::names::kCaptureGraph);
         graph_ = capture_micro_step(
             [this](const torch::Tensor& x, const torch::Tensor& y) {
               auto loss = forward_loss(x, y);
@@ -190,10 +195,11 @@ nlohmann::json TrainStep::describe_switches() const {
                       : off("not in this rung");
   if (sw.fused) {
     nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy"};
-    if (device_.is_cuda()) fusions.push_back("cuda_graph_forward_backward");
+    if (graph_) fusions.push_back("cuda_graph_forward_backward");
     j["fused"] = on(true, "ladder::fused ops (CPU loop / CUDA kernels)",
-                    device_.is_cuda() ? "custom fused kernels and a CUDA graph per micro-step"
-                                      : "custom fused CPU ops; CUDA graphs need CUDA");
+                    graph_              ? "custom fused kernels and a CUDA graph per micro-step"
+                    : device_.is_cuda() ? "custom fused kernels; no CUDA graph (the ddp hooks run on the host)"
+                                        : "custom fused CPU ops; CUDA graphs need CUDA");
     j["fused"]["fusions_active"] = fusions;
     j["fused"]["fusions_not_used"] = {
         {{"name", "addmm_gelu_epilogue"},

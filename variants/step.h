@@ -12,7 +12,9 @@
 // adds no synchronisation.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <utility>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
@@ -44,6 +46,10 @@ class PhaseObserver {
   virtual void comm_launched(int bucket, int64_t bytes) {}
   virtual void comm_done(int bucket) {}
   virtual void comm_wait_begin() {}
+  // Under NCCL the host callbacks above fire at enqueue, so the sync also
+  // hands over a reader of its device-side figures (all-reduce busy ms,
+  // exposed ms), valid once the step's device work is done.
+  virtual void comm_device_timing(std::function<std::pair<double, double>()> read) {}
 };
 
 struct StepOutput {
@@ -70,6 +76,8 @@ class TrainStep {
   void reduce_for_report(StepOutput& out);
 
   int world_size() const { return cfg_.world_size; }
+  // Whether micro-steps replay a captured CUDA graph (the fused rung on CUDA, not ddp).
+  bool uses_graph() const { return graph_ != nullptr; }
   GPT& model() { return model_; }
   const TokenSource& data() const { return *data_; }
   // What each switch did on this device: effective or not, and why; the

@@ -4,6 +4,7 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -26,10 +27,19 @@ class CudaGraphMicroStep final : public GraphedMicroStep {
     {
       c10::cuda::CUDAStreamGuard guard(side);
       for (int i = 0; i < 3; ++i) fn(static_x_, static_y_);
+      // The warm-up's activations are free now but cached; the capture
+      // allocates its own in the graph's private pool. Without this the
+      // process would hold a step's activations twice.
+      side.synchronize();
+      c10::cuda::CUDACachingAllocator::emptyCache();
       // Autocast's weight cast cache would hold tensors made during capture.
       const bool cache = at::autocast::is_autocast_cache_enabled();
       at::autocast::set_autocast_cache_enabled(false);
-      graph_.capture_begin();
+      // Thread-local: the data producer (variants/prefetch.h) may allocate
+      // pinned memory on its own thread meanwhile, which global mode would
+      // turn into a failed capture. The autograd engine's device thread
+      // still launches backward's kernels into the capturing stream.
+      graph_.capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
       static_loss_ = fn(static_x_, static_y_);
       graph_.capture_end();
       at::autocast::set_autocast_cache_enabled(cache);
