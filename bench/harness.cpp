@@ -25,6 +25,7 @@ class CommClock {
     done_.clear();
     bytes_ = 0;
     wait_begin_.reset();
+    device_read_ = nullptr;
   }
   void launched(int bucket, int64_t bytes) {
     std::lock_guard<std::mutex> g(mu_);
@@ -42,6 +43,10 @@ class CommClock {
   void wait_begin() {
     std::lock_guard<std::mutex> g(mu_);
     wait_begin_ = Clock::now();
+  }
+  void device_timing(std::function<std::pair<double, double>()> read) {
+    std::lock_guard<std::mutex> g(mu_);
+    device_read_ = std::move(read);
   }
   // Fills rec's comm fields. A future's callbacks may run just after its
   // wait() returned, so give the last ones a moment to land.
@@ -69,6 +74,12 @@ class CommClock {
     rec.allreduce_ms = busy;
     rec.allreduce_exposed_ms = last_end > compute_end ? ms(last_end - compute_end) : 0.0;
     rec.overlap_pct = busy > 0 ? 100.0 * hidden / busy : 0.0;
+    if (device_read_) {  // NCCL: the device's figures replace the host clock's
+      const auto [device_busy, exposed] = device_read_();
+      rec.allreduce_ms = device_busy;
+      rec.allreduce_exposed_ms = exposed;
+      rec.overlap_pct = device_busy > 0 ? std::clamp(100.0 * (device_busy - exposed) / device_busy, 0.0, 100.0) : 0.0;
+    }
   }
 
  private:
@@ -78,6 +89,7 @@ class CommClock {
   std::vector<std::pair<int, Clock::time_point>> done_;
   int64_t bytes_ = 0;
   std::optional<Clock::time_point> wait_begin_;
+  std::function<std::pair<double, double>()> device_read_;
 };
 
 // Records the current phase and times the data phase on the host; with
@@ -107,6 +119,9 @@ class PhaseClock final : public PhaseObserver {
   void comm_launched(int bucket, int64_t bytes) override { comm.launched(bucket, bytes); }
   void comm_done(int bucket) override { comm.done(bucket); }
   void comm_wait_begin() override { comm.wait_begin(); }
+  void comm_device_timing(std::function<std::pair<double, double>()> read) override {
+    comm.device_timing(std::move(read));
+  }
   CommClock comm;
   double take_data_ms() {
     const double out = data_ms_;
@@ -174,11 +189,12 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
     return rec;
   };
 
+  release_cached_memory(device);  // a clean slate the warmup steps fill again
   for (int64_t i = 0; i < cfg.warmup; ++i) {
     r.warmup_steps.push_back(one_step(i));
     on_step(r.warmup_steps.back(), true);
   }
-  MemoryMonitor memory(device);  // synchronises, empties the cache, resets peaks
+  MemoryMonitor memory(device);  // synchronises and resets peaks, keeping the warm cache
   monitor = &memory;
   r.steps.reserve(size_t(cfg.steps));
   const auto wall0 = Clock::now();

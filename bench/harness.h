@@ -7,8 +7,9 @@
 // non_blocking copy still in flight is not counted). In breakdown
 // mode the device is synchronised at every phase boundary to time data,
 // forward, backward and optimizer separately; that perturbs dt, so the mode
-// is recorded. Memory is read per measured step by a MemoryMonitor (peaks
-// reset and the CUDA cache emptied when measurement starts). The measured
+// is recorded. Memory is read per measured step by a MemoryMonitor (the CUDA
+// cache is emptied before the warmup steps, which fill it again, and peaks
+// are reset when measurement starts, so no measured step pays cudaMalloc). The measured
 // loop is one "measured steps" range (profiler/range.h; the nsys capture
 // range). A profiler follows the loop through profiler::StepHooks; with none
 // attached, nothing of it runs.

@@ -68,16 +68,25 @@ nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::s
             {"mfu_pct", mfu_pct(tokens_per_s, fpt, roof.tflops)}}}};
 }
 
+// `graph`: the step replays a CUDA graph, whose activations live in the
+// graph's private pool. Replays allocate nothing, so the allocator's
+// allocated/active peaks leave them out; reserved bytes include the pool.
 nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
-                              const MemoryEstimate& estimate) {
+                              const MemoryEstimate& estimate, bool graph) {
   const bool cuda = device.is_cuda();
   const int64_t peak = cuda ? m.peak_reserved_bytes : m.peak_rss_bytes;
   auto cuda_only = [&](int64_t v) { return cuda ? nlohmann::json(v) : nlohmann::json(); };
+  auto pool_blind = [&](int64_t v) { return cuda && !graph ? nlohmann::json(v) : nlohmann::json(); };
   auto pct = [&](int64_t v) { return 100.0 * double(v) / double(m.device_total_bytes); };
   nlohmann::json measured = {
-      {"peak_allocated_bytes", cuda_only(m.peak_allocated_bytes)},
+      {"peak_allocated_bytes", pool_blind(m.peak_allocated_bytes)},
       {"peak_reserved_bytes", cuda_only(m.peak_reserved_bytes)},
-      {"peak_active_bytes", cuda_only(m.peak_active_bytes)},
+      {"peak_active_bytes", pool_blind(m.peak_active_bytes)},
+      {"allocated_active_valid", cuda && !graph},
+      {"allocated_active_note",
+       graph ? "null: a CUDA-graph replay allocates nothing, so allocated/active peaks (here and in steps.peak_*) "
+               "leave out the activations in the graph's private pool; peak_reserved_bytes includes it"
+             : cuda ? "" : "CPU: no caching allocator; see peak_rss_bytes"},
       {"alloc_retries", m.alloc_retries},
       {"ooms", m.ooms},
       {"peak_rss_bytes", m.peak_rss_bytes},
@@ -87,10 +96,11 @@ nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
       {"peak_bytes", peak},
       {"peak_kind", cuda ? "cuda_peak_reserved" : "cpu_peak_rss"},
       {"peak_pct_of_device", pct(peak)},
-      {"peak_active_pct_of_device", cuda ? nlohmann::json(pct(m.peak_active_bytes)) : nlohmann::json()},
+      {"peak_active_pct_of_device", cuda && !graph ? nlohmann::json(pct(m.peak_active_bytes)) : nlohmann::json()},
       {"peak_reserved_pct_of_device", cuda ? nlohmann::json(pct(m.peak_reserved_bytes)) : nlohmann::json()},
-      {"monitor", "torchtitan-style: CUDA cache emptied and peaks and counters reset when measurement "
-                  "starts; peaks reset before every measured step and read after it (steps.peak_*)"},
+      {"monitor", "torchtitan-style: CUDA cache emptied before the warmup steps, peaks and counters reset "
+                  "when measurement starts; peaks reset before every measured step and read after it "
+                  "(steps.peak_*)"},
   };
   return {{"measured", measured}, {"estimate", estimate}};
 }
@@ -169,7 +179,9 @@ nlohmann::json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGrou
           {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
           {"comm_timing", pg.backend_name() == "gloo"
                               ? "host clock at launch and at the work's completion callback"
-                              : "host clock at launch and completion callback (NCCL: see the trace for device time)"},
+                              : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end "
+                                "CUDA events); exposed is the compute stream's wait from backward's end to after "
+                                "the last bucket (CUDA events)"},
           {"per_rank", ranks},
           {"across_ranks_of_medians", agg}};
 }
@@ -242,6 +254,9 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         &position, tracer.get());
     if (tracer) tracer->finish(c.total_steps() - 1);
     progress.finish();
+    // What the warmup and measured steps consumed, before the op breakdown's
+    // extra steps (one on CPU, two on CUDA) read more.
+    const nlohmann::json data = step.data().describe();
     // After the run: the gradient sync's event order is known by now.
     const nlohmann::json switches = step.describe_switches();
     if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);
@@ -278,7 +293,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"world_size", world},
         {"switches", switches},
         {"parity", {{"status", "pending"}, {"class", parity_class(c.sw)}, {"rtol", parity_rtol(c.sw)}}},
-        {"data", step.data().describe()},
+        {"data", data},
         {"model", {{"n_params", n_params}, {"n_params_without_wpe", n_params_no_wpe},
                    {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},
         {"timing", {{"mode", result.timing_mode}, {"timer", result.timer_method},
@@ -298,8 +313,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                         {"tokens_per_s_aggregate", summary["tokens_per_s"]["median"]},
                         {"tokens_per_s_per_device", tok_s}}},
         {"mfu", mfu_section(c, precision, device_name(device), tok_s, fpt, roof)},
-        {"memory", memory_section(device, result.memory,
-                                  estimate_memory(c.model, n_params, c.batch, c.seq))},
+        {"memory", memory_section(device, result.memory, estimate_memory(c.model, n_params, c.batch, c.seq),
+                                  /*graph=*/step.uses_graph())},
         {"op_counts", op_counts},
         {"ddp", ddp},
         {"op_breakdown", op_breakdown},

@@ -1,7 +1,8 @@
 // bench/memory_monitor.h: memory per step, as torchtitan's DeviceMemoryMonitor.
 //
-// At construction (the start of measurement) the CUDA cache is emptied and
-// the allocator's peaks and counters are reset, as is the host's peak RSS.
+// At construction (the start of measurement) the allocator's peaks and
+// counters are reset, as is the host's peak RSS; the cache is kept (the
+// harness empties it before the warmup steps, so they warm it again).
 // Just before every measured step the harness resets the peaks, and just
 // after it reads that step's peaks (peak active, reserved and allocated bytes
 // on CUDA; the host's VmHWM everywhere) and the alloc retries and OOMs it

@@ -73,6 +73,7 @@ GradientSync::GradientSync(const std::vector<torch::Tensor>& params, ProcessGrou
     bucket->params = std::move(g);
     buckets_.push_back(std::move(bucket));
   }
+  if (pg_.backend_name() == "nccl") device_timer_ = make_device_comm_timer();
   for (size_t k = 0; k < params_.size(); ++k) {
     param_names_.push_back(fmt::format("param {} ({})", k, fmt::join(params_[k].sizes(), "x")));
     torch::autograd::impl::set_post_acc_grad_hooks(params_[k], std::make_unique<ReadyHook>(this, k));
@@ -125,10 +126,19 @@ void GradientSync::finish(int64_t step) {
   if (logging_) event_order_.push_back("backward returned; waiting for all buckets");
   logging_ = false;
   while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
+  if (device_timer_) device_timer_->compute_end();
   for (size_t i = 0; i < buckets_.size(); ++i) {
     // The exposed communication: a range the op breakdown counts as such.
     profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)) + " wait");
     pg_.wait(buckets_[i]->work, fmt::format("all-reduce of gradient bucket {} at step {}", i, step));
+  }
+  if (device_timer_) {
+    device_timer_->waited();
+    observer_->comm_device_timing([this] {
+      double busy = 0;  // the buckets run one after another on NCCL's stream
+      for (const auto& b : buckets_) busy += double(b->work->getDuration());
+      return std::make_pair(busy, device_timer_->exposed_ms());
+    });
   }
 }
 

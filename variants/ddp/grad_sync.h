@@ -27,6 +27,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "variants/ddp/cuda/nccl_backend.h"
 #include "variants/ddp/process_group.h"
 
 namespace ladder {
@@ -71,6 +72,7 @@ class GradientSync {
   bool logging_ = true;  // the first synced backward's event order
   std::vector<std::string> event_order_;
   int64_t bucket_cap_bytes_;
+  std::unique_ptr<DeviceCommTimer> device_timer_;  // NCCL only
 };
 
 }  // namespace ladder

@@ -61,7 +61,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
   pg->store_->setTimeout(to_ms(o.timeout_s));
   auto backend_store = c10::make_intrusive<c10d::PrefixStore>("c10d/", pg->store_);
   if (o.device.is_cuda()) {
-    pg->backend_ = make_nccl_backend(backend_store, o.rank, o.world_size, to_ms(o.timeout_s));
+    pg->backend_ = make_nccl_backend(backend_store, o.rank, o.world_size, to_ms(o.timeout_s),
+                                     o.device.has_index() ? o.device.index() : 0);
   } else {
     auto opts = c10d::ProcessGroupGloo::Options::create(to_ms(o.timeout_s));
     opts->devices.push_back(gloo_device(o.master_addr));
@@ -83,7 +84,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_sum(at::Tensor& t) {
 
 void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
   try {
-    work->wait();
+    // With a timeout the wait blocks the host until the collective is done or
+    // the timeout passes, then throws: NCCL's wait() without one only makes
+    // the current stream wait, so a dead rank would stall the host in a later
+    // synchronisation until NCCL's watchdog kills the process, with no
+    // census and no failure report.
+    work->wait(to_ms(timeout_s_));
   } catch (const std::exception& e) {
     std::string why = e.what();
     why = why.substr(0, why.find('\n'));

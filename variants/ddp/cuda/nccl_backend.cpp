@@ -5,16 +5,40 @@
 #endif
 #include "variants/ddp/cuda/nccl_backend.h"
 
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
 namespace ladder {
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int world_size,
-                                                    std::chrono::milliseconds timeout) {
+                                                    std::chrono::milliseconds timeout, int device_index) {
+  c10::cuda::set_device(c10::DeviceIndex(device_index));
   auto opts = c10d::ProcessGroupNCCL::Options::create();
   opts->timeout = timeout;
-  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, opts);
+  auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, opts);
+  pg->enableCollectivesTiming();  // start events, so each work's getDuration() is its device time
+  return pg;
 }
+
+namespace {
+class CudaCommTimer final : public DeviceCommTimer {
+ public:
+  void compute_end() override { compute_end_.record(c10::cuda::getCurrentCUDAStream()); }
+  void waited() override { waited_.record(c10::cuda::getCurrentCUDAStream()); }
+  double exposed_ms() override {
+    if (!compute_end_.isCreated() || !waited_.isCreated()) return 0.0;
+    waited_.synchronize();
+    return double(compute_end_.elapsed_time(waited_));
+  }
+
+ private:
+  at::cuda::CUDAEvent compute_end_{cudaEventDefault}, waited_{cudaEventDefault};
+};
+}  // namespace
+
+std::unique_ptr<DeviceCommTimer> make_device_comm_timer() { return std::make_unique<CudaCommTimer>(); }
 
 }  // namespace ladder
