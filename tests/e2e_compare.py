@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 LADDER, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
-TINY = ["--preset", "tiny", "--steps", "20", "--warmup", "2", "--threads", "1", "--quiet"]
+TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "20", "--warmup", "2", "--threads", "1", "--quiet"]
 HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -97,7 +97,7 @@ def ab_comparison_is_significant():
 def refuses_different_shapes():
     other = WORK / "other_batch"
     if not other.exists():
-        ladder("run", "--preset", "tiny", "--batch", "2", "--steps", "5", "--rungs", "fp32", "--quiet", "--out", other)
+        ladder("run", "--device", "cpu", "--preset", "tiny", "--batch", "2", "--steps", "5", "--rungs", "fp32", "--quiet", "--out", other)
     p = ladder("compare", WORK / "a", other, code=2)
     assert "config.batch is 4" in p.stderr and "--force" in p.stderr, p.stderr
     out = ladder("compare", WORK / "a", other, "--force").stdout

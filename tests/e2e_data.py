@@ -20,7 +20,7 @@ from e2e_common import ROOT, load, validate
 
 LADDER = sys.argv[1]
 PYTHON = sys.executable
-TINY = ["--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
+TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 SHARD_TOKENS = 64 * 40 + 1  # tiny: 40 rows of T+1 = 65 tokens per shard
 
 
@@ -110,7 +110,7 @@ def parity_with_pytorch_on_shards(d):
     """scripts/reference.py replays the documented row order in numpy: same losses."""
     _, llmc_glob, _ = make_shards(d)
     out = d / "p"
-    run([LADDER, "measure", "--rung", "fp32", "--preset", "tiny", "--steps", "5", "--warmup", "0",
+    run([LADDER, "measure", "--device", "cpu", "--rung", "fp32", "--preset", "tiny", "--steps", "5", "--warmup", "0",
          "--threads", "2", "--out", str(out), "--quiet", "--save-init", str(out / "init.pt"),
          "--data", llmc_glob.replace("*", "00000[0-2]")])
     p = run([PYTHON, str(ROOT / "scripts" / "reference.py"), "parity", "--report", str(out / "fp32" / "report.json"),

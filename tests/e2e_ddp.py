@@ -21,7 +21,7 @@ import torch.jit._pickle  # noqa: F401 (restore_type_tag, referenced by LibTorch
 from e2e_common import ROOT, load, validate
 
 LADDER = sys.argv[1]
-TINY = ["--preset", "tiny", "--threads", "1", "--no-op-count", "--quiet"]
+TINY = ["--device", "cpu", "--preset", "tiny", "--threads", "1", "--no-op-count", "--quiet"]
 LAUNCHER_VARS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                  "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"]
 
@@ -157,7 +157,7 @@ def torchrun_spawn(d):
 def fault_kill(d):
     """Killing rank 1 mid-run ends rank 0 with an error naming rank 1; the matrix goes on."""
     t0 = time.time()
-    p = run(["run", "--preset", "tiny", "--threads", "1", "--steps", "50", "--warmup", "1", "--rungs", "ddp,tf32",
+    p = run(["run", "--device", "cpu", "--preset", "tiny", "--threads", "1", "--steps", "50", "--warmup", "1", "--rungs", "ddp,tf32",
              "--nproc-per-node", "2", "--ddp-timeout", "10", "--out", str(d), "--quiet"],
             env={"LADDER_TEST_FAULT": "kill:1:3"}, check_code=1)
     elapsed = time.time() - t0
@@ -176,7 +176,7 @@ def fault_kill(d):
 def fault_hang(d):
     """A hung rank (SIGSTOP) makes rank 0 fail within the steady-state timeout, naming it."""
     t0 = time.time()
-    run(["run", "--preset", "tiny", "--threads", "1", "--steps", "50", "--warmup", "1", "--rungs", "ddp",
+    run(["run", "--device", "cpu", "--preset", "tiny", "--threads", "1", "--steps", "50", "--warmup", "1", "--rungs", "ddp",
          "--nproc-per-node", "2", "--ddp-timeout", "4", "--out", str(d), "--quiet"],
         env={"LADDER_TEST_FAULT": "hang:1:3"}, check_code=1)
     f = load(d / "ddp" / "report.json")["failure"]
@@ -198,7 +198,7 @@ def bad_inputs(d):
         for part in parts:
             assert part in p.stderr, f"{part!r} not in {p.stderr!r}"
         return time.time() - t0
-    bad(["run", "--rungs", "ddp", "--nproc-per-node", "0", "--out", str(d / "x")], None,
+    bad(["run", "--device", "cpu", "--rungs", "ddp", "--nproc-per-node", "0", "--out", str(d / "x")], None,
         "--nproc-per-node: got 0, expected 1..256")
     bad(["measure", "--rung", "ddp", *TINY, "--out", str(d / "y")],
         {"RANK": "0", "WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "3",

@@ -17,7 +17,7 @@ import time
 from e2e_common import load, validate
 
 LADDER = sys.argv[1]
-TINY = ["--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
+TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 
 
 def run(args, env=None, check_code=None):

@@ -31,7 +31,7 @@ class Cli : public ::testing::Test {
   // Runs with a fresh --out and asserts exit 2, the message parts, no report.
   void expect_bad_input(const std::string& args, std::initializer_list<const char*> parts) {
     const fs::path out = dir_ / "run";
-    const Result r = run_ladder("run --rungs fp32 --out " + out.string() + " " + args);
+    const Result r = run_ladder("run --device cpu --rungs fp32 --out " + out.string() + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     for (const char* part : parts) EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in: " << r.output;
     EXPECT_FALSE(fs::exists(out / "fp32" / "report.json")) << args;
@@ -75,7 +75,7 @@ TEST_F(Cli, CudaOnAMachineWithoutCuda) {
 TEST_F(Cli, UnwritableOut) {
   const fs::path file = dir_ / "a_file";
   std::ofstream(file) << "x";
-  const Result r = run_ladder("run --rungs fp32 --preset tiny --steps 1 --warmup 0 --out " + (file / "sub").string());
+  const Result r = run_ladder("run --device cpu --rungs fp32 --preset tiny --steps 1 --warmup 0 --out " + (file / "sub").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--out"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("a_file/sub"), std::string::npos) << r.output;
@@ -98,7 +98,7 @@ TEST_F(Cli, HelpExitsZeroAndListsOptions) {
 
 TEST_F(Cli, GoodRunWritesOneCompleteReport) {
   const fs::path out = dir_ / "run";
-  const Result r = run_ladder("run --rungs fp32 --preset tiny --steps 2 --warmup 1 --threads 1 --out " + out.string());
+  const Result r = run_ladder("run --device cpu --rungs fp32 --preset tiny --steps 2 --warmup 1 --threads 1 --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out / "fp32" / "report.json"));
   // Nothing half-written is left behind.
