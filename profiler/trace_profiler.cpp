@@ -27,6 +27,12 @@ double ms_since(Clock::time_point t0) {
 }
 }  // namespace
 
+std::string distributed_info_json(int rank, int world_size, const std::string& backend) {
+  std::string out = "{";
+  if (!backend.empty()) out += fmt::format("\"backend\": {}, ", nlohmann::json(backend).dump());
+  return out + fmt::format("\"rank\": {}, \"world_size\": {}}}", rank, world_size);
+}
+
 std::string trace_path(const std::string& dir, int rank, int64_t step) {
   return (fs::path(dir) / fmt::format("rank{}_step{}.json", rank, step)).string();
 }
@@ -56,10 +62,11 @@ void TraceProfiler::before_step(int64_t step) {
   if (action == ProfilerAction::kWarmup || session_->recording()) return;
   session_->start();
   first_recorded_ = step;
-  // What torch.profiler's start_trace adds, so trace tools see the same keys.
-  nlohmann::json dist = {{"rank", options_.rank}, {"world_size", options_.world_size}};
-  if (!options_.backend.empty()) dist["backend"] = options_.backend;
-  session_->add_metadata_json("distributedInfo", dist.dump());
+  // What torch.profiler's start_trace adds, so trace tools see the same keys,
+  // written as its json.dumps writes them: HTA finds a trace's rank with the
+  // regex "rank":\s+(\d+), which needs the space after the colon.
+  session_->add_metadata_json("distributedInfo",
+                              distributed_info_json(options_.rank, options_.world_size, options_.backend));
   session_->add_metadata_json("record_shapes", "1");
   session_->add_metadata_json("profile_memory", "1");
 }

@@ -58,6 +58,10 @@ struct TraceRecord {
   int64_t bytes = 0;
 };
 
+// The trace's distributedInfo as torch.profiler writes it (Python's
+// json.dumps): {"backend": "gloo", "rank": 0, "world_size": 2}.
+std::string distributed_info_json(int rank, int world_size, const std::string& backend);
+
 // <dir>/rank<rank>_step<step>.json
 std::string trace_path(const std::string& dir, int rank, int64_t step);
 
