@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -27,6 +28,10 @@ double parse_double(const std::string& option, const std::string& value) {
   const double v = std::strtod(value.c_str(), &end);
   if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE)
     throw ConfigError(fmt::format("{}: '{}' is not a number; expected e.g. {} 0.5", option, value,
+                                  option));
+  // strtod reads "nan" and "inf"; no option of ladder means either.
+  if (!std::isfinite(v))
+    throw ConfigError(fmt::format("{}: '{}' is not a finite number; expected e.g. {} 0.5", option, value,
                                   option));
   return v;
 }

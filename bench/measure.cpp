@@ -2,6 +2,7 @@
 #include "bench/measure.h"
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +32,11 @@
 namespace ladder {
 
 namespace {
+
+// A non-finite loss or gradient norm: the rung's status is "diverged".
+struct Diverged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 void save_weights(GPT& model, const std::string& path) {
   c10::Dict<std::string, torch::Tensor> dict;
@@ -269,6 +275,17 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     }
     const nlohmann::json ddp = pg ? ddp_section(c, o.launch, *pg, result) : nlohmann::json();
     if (c.rank != 0) return nullptr;  // rank 0 writes the job's report
+    // A NaN or inf loss or gradient norm fails the rung, the baseline too:
+    // its figures would time a diverged run (checked after the op breakdown,
+    // whose extra steps every rank of a ddp job must run together).
+    for (const auto* steps : {&result.warmup_steps, &result.steps})
+      for (const auto& s : *steps)
+        if (!std::isfinite(s.loss) || !std::isfinite(s.grad_norm)) {
+          position.step = s.step;
+          position.phase = "step";
+          throw Diverged(fmt::format("the run diverged at step {}: loss {}, gradient norm {}", s.step, s.loss,
+                                     s.grad_norm));
+        }
     const Precision precision = mfu_precision(c, switches);
     const RooflineResult roof = probe_matmul(device, precision);
 
@@ -330,10 +347,11 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
   } catch (const std::exception& e) {
     if (c.rank != 0) throw;  // rank 0 reports for the job
     const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr;
+    const bool diverged = dynamic_cast<const Diverged*>(&e) != nullptr;
     nlohmann::json report = rung_report_header(c, o.run_id, o.argv, started_at);
-    report.update({{"status", oom ? "oom" : "failed"},
+    report.update({{"status", oom ? "oom" : diverged ? "diverged" : "failed"},
                    {"finished_at", utc_now_iso8601()},
-                   {"failure", {{"reason", oom ? "out of memory" : "exception"},
+                   {"failure", {{"reason", oom ? "out of memory" : diverged ? "diverged" : "exception"},
                                 {"message", std::string(e.what()).substr(0, 2000)},
                                 {"step", position.step},
                                 {"phase", position.phase},

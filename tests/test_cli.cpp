@@ -7,6 +7,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "tests/run_ladder.h"
@@ -107,6 +108,32 @@ TEST_F(Cli, GoodRunWritesOneCompleteReport) {
   EXPECT_TRUE(fs::exists(out / "summary.json"));
   EXPECT_TRUE(fs::exists(out / "matrix.json"));
   EXPECT_NE(r.output.find("summary: "), std::string::npos);
+}
+
+TEST_F(Cli, NonFiniteNumbersAreRejected) {
+  // strtod reads these; no option means them.
+  expect_bad_input("--preset tiny --min-lr-ratio nan", {"--min-lr-ratio", "'nan'", "not a finite number"});
+  expect_bad_input("--preset tiny --weight-decay nan", {"--weight-decay", "'nan'", "not a finite number"});
+  expect_bad_input("--preset tiny --bucket-cap-mb inf", {"--bucket-cap-mb", "'inf'", "not a finite number"});
+  expect_bad_input("--preset tiny --lr -inf", {"--lr", "'-inf'", "not a finite number"});
+}
+
+TEST_F(Cli, ADivergedBaselineFailsTheRunNamingTheStep) {
+  // A learning rate of 1e30 blows the weights up after the first update.
+  const fs::path out = dir_ / "run";
+  const Result r = run_ladder("run --device cpu --rungs fp32 --preset tiny --steps 3 --warmup 0 --threads 1 "
+                              "--lr 1e30 --lr-warmup 0 --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::ifstream f(out / "fp32" / "report.json");
+  ASSERT_TRUE(bool(f)) << r.output;
+  const auto report = nlohmann::json::parse(f);
+  EXPECT_EQ(report["status"], "diverged") << report.dump(2);
+  EXPECT_EQ(report["failure"]["reason"], "diverged");
+  EXPECT_GE(report["failure"]["step"].get<int>(), 1);
+  EXPECT_NE(report["failure"]["message"].get<std::string>().find("diverged at step"), std::string::npos);
+  std::ifstream sf(out / "summary.json");
+  const auto summary = nlohmann::json::parse(sf);
+  EXPECT_EQ(summary["rows"][0]["status"], "diverged");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // variants/config.cpp: presets, validation and JSON form of the run config.
 #include "variants/config.h"
 
+#include <cmath>
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +46,20 @@ void require_positive(const char* option, int64_t value) {
 }  // namespace
 
 void RunConfig::validate() const {
+  // Every real-valued field must be finite, whatever its source (CLI, a cell's config.json).
+  for (const auto& [flag, v] : {std::pair<const char*, double>{"--lr", train.max_lr},
+                                {"--min-lr-ratio", train.min_lr_ratio},
+                                {"--weight-decay", train.weight_decay},
+                                {"--grad-clip", train.grad_clip},
+                                {"--bucket-cap-mb", ddp.bucket_cap_mb},
+                                {"--ddp-first-timeout", ddp.first_timeout_s},
+                                {"--ddp-timeout", ddp.timeout_s},
+                                {"--dist-connect-timeout", ddp.connect_timeout_s},
+                                {"--peak-tflops", peak_tflops.value_or(1.0)},
+                                {"betas[0]", train.beta1},
+                                {"betas[1]", train.beta2},
+                                {"eps", train.eps}})
+    if (!std::isfinite(v)) throw ConfigError(fmt::format("{}: got {}, expected a finite number", flag, v));
   require_positive("--batch", batch);
   require_positive("--seq", seq);
   require_positive("--steps", steps);
