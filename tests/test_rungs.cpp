@@ -4,10 +4,12 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/matrix.h"
 #include "variants/config.h"
 #include "variants/rungs.h"
+#include "variants/step.h"
 
 namespace ladder {
 namespace {
@@ -90,6 +92,29 @@ TEST(Rungs, ParityTolerancesFollowTheLoosestNumericChange) {
   EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("fp32+flash+fused").sw), 1e-5);
   EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("tf32").sw), 5e-3);
   EXPECT_DOUBLE_EQ(parity_rtol(parse_rung("grad-accum").sw), 1e-2);
+}
+
+TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
+  RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
+  const Rung rung = parse_rung("fused-adamw");
+  cfg.rung = rung.name;
+  cfg.sw = rung.sw;
+  SyntheticSpec spec{cfg.batch, cfg.seq, cfg.model.vocab_size, cfg.seed};
+  TrainStep step(cfg, torch::kCPU, make_synthetic_source(spec));
+  // Nothing has run yet: neither the fused ops nor _fused_adamw_.
+  nlohmann::json sw = step.describe_switches();
+  EXPECT_FALSE(sw["fused"]["effective"].get<bool>()) << sw["fused"].dump();
+  EXPECT_FALSE(sw["fused_adamw"]["effective"].get<bool>()) << sw["fused_adamw"].dump();
+  PhaseObserver none;
+  step.run(0, none);
+  sw = step.describe_switches();
+  EXPECT_TRUE(sw["fused"]["effective"].get<bool>()) << sw["fused"].dump();
+  EXPECT_NE(sw["fused"]["reason"].get<std::string>().find("add_layer_norm ran 4 times"), std::string::npos)
+      << sw["fused"]["reason"];  // tiny has 2 layers: 2 fused adds per layer
+  EXPECT_TRUE(sw["fused_adamw"]["effective"].get<bool>());
+  EXPECT_NE(sw["fused_adamw"]["reason"].get<std::string>().find("called 2 times"), std::string::npos)
+      << sw["fused_adamw"]["reason"];  // two parameter groups
+  EXPECT_EQ(sw["fused"]["fusions_active"].size(), 2u);  // no CUDA graph on a CPU
 }
 
 TEST(Matrix, CellsPutFp32FirstAndNameShapesWhenThereAreSeveral) {

@@ -13,6 +13,7 @@
 #include "variants/fused_ops.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -426,12 +427,19 @@ const float* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_
 
 // ---- autograd: add + LayerNorm ---------------------------------------------------------
 
+namespace {
+std::atomic<int64_t> g_add_layer_norm_calls{0}, g_softmax_cross_entropy_calls{0};
+}  // namespace
+
+FusedOpCalls fused_op_calls() { return {g_add_layer_norm_calls.load(), g_softmax_cross_entropy_calls.load()}; }
+
 namespace detail {
 
 variable_list AddLayerNormFunction::forward(AutogradContext* ctx, const torch::Tensor& x_in,
                                             const torch::Tensor& residual_in, const torch::Tensor& weight_in,
                                             const torch::Tensor& bias_in, double eps) {
   check_add_layer_norm_inputs(x_in, residual_in, weight_in, bias_in);
+  g_add_layer_norm_calls.fetch_add(1, std::memory_order_relaxed);
   const auto x = x_in.contiguous(), residual = residual_in.contiguous();
   const auto weight = weight_in.contiguous(), bias = bias_in.contiguous();
   const int64_t C = x.size(-1), N = x.numel() / C;
@@ -505,6 +513,7 @@ variable_list AddLayerNormFunction::backward(AutogradContext* ctx, variable_list
 variable_list SoftmaxCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& logits_in,
                                                    const torch::Tensor& targets_in, int64_t valid_vocab) {
   check_cross_entropy_inputs(logits_in, targets_in, valid_vocab);
+  g_softmax_cross_entropy_calls.fetch_add(1, std::memory_order_relaxed);
   const auto logits = logits_in.contiguous();    // (N, Vp)
   const auto targets = targets_in.contiguous();  // (N)
   const int64_t N = logits.size(0), Vp = logits.size(1), V = valid_vocab;

@@ -47,6 +47,15 @@ torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Te
 torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
                                               int64_t valid_vocab);
 
+// How many times each fused op's forward ran in this process (a CUDA-graph
+// replay runs none: it replays the captured kernels). The fused switch is
+// effective only if both ran (TrainStep::describe_switches).
+struct FusedOpCalls {
+  int64_t add_layer_norm = 0;
+  int64_t softmax_cross_entropy = 0;
+};
+FusedOpCalls fused_op_calls();
+
 namespace detail {
 // The autograd Functions behind the ops above; declared here so that tests can
 // inspect what each one saves for backward.

@@ -79,6 +79,7 @@ class FusedAdamW final : public StepOptimizer {
       at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps,
                         lr, cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
                         /*amsgrad=*/false, /*maximize=*/false);
+      ++calls_;
     }
   }
 
@@ -95,8 +96,10 @@ class FusedAdamW final : public StepOptimizer {
       }
   }
   const char* name() const override { return "at::_fused_adamw_"; }
+  int64_t fused_kernel_calls() const override { return calls_; }
 
  private:
+  int64_t calls_ = 0;
   struct Group {
     std::vector<torch::Tensor> params, exp_avgs, exp_avg_sqs, steps;
     double weight_decay;

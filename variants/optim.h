@@ -18,6 +18,8 @@ class StepOptimizer {
   // set_to_none = false keeps gradient buffers (a CUDA graph reuses them).
   virtual void zero_grad(bool set_to_none) = 0;
   virtual const char* name() const = 0;
+  // Calls of at::_fused_adamw_ so far (0 for the per-parameter AdamW).
+  virtual int64_t fused_kernel_calls() const { return 0; }
 };
 
 // torch::optim::AdamW (per-parameter loop) or the multi-tensor fused kernel

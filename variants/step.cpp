@@ -62,6 +62,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6));
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
+  fused_calls_at_start_ = fused::fused_op_calls();
 }
 
 TrainStep::~TrainStep() = default;
@@ -196,10 +197,22 @@ nlohmann::json TrainStep::describe_switches() const {
   if (sw.fused) {
     nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy"};
     if (graph_) fusions.push_back("cuda_graph_forward_backward");
-    j["fused"] = on(true, "ladder::fused ops (CPU loop / CUDA kernels)",
-                    graph_              ? "custom fused kernels and a CUDA graph per micro-step"
-                    : device_.is_cuda() ? "custom fused kernels; no CUDA graph (the ddp hooks run on the host)"
-                                        : "custom fused CPU ops; CUDA graphs need CUDA");
+    // Effective only if what the switch promises happened: both fused ops
+    // ran (a graph replays them without calling them: counted at capture),
+    // and on one GPU the graph was captured.
+    const fused::FusedOpCalls now = fused::fused_op_calls();
+    const int64_t ln = now.add_layer_norm - fused_calls_at_start_.add_layer_norm;
+    const int64_t ce = now.softmax_cross_entropy - fused_calls_at_start_.softmax_cross_entropy;
+    const bool graph_expected = device_.is_cuda() && !sync_;
+    const bool ran = ln > 0 && ce > 0 && (!graph_expected || graph_);
+    j["fused"] = on(ran, "ladder::fused ops (CPU loop / CUDA kernels)",
+                    fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::softmax_cross_entropy {} "
+                                "(a graph replay calls neither)",
+                                graph_              ? "custom fused kernels and a CUDA graph per micro-step"
+                                : graph_expected    ? "custom fused kernels, but no CUDA graph was captured"
+                                : device_.is_cuda() ? "custom fused kernels; no CUDA graph (the ddp hooks run on the host)"
+                                                    : "custom fused CPU ops; CUDA graphs need CUDA",
+                                ln, ce));
     j["fused"]["fusions_active"] = fusions;
     j["fused"]["fusions_not_used"] = {
         {{"name", "addmm_gelu_epilogue"},
@@ -225,8 +238,14 @@ nlohmann::json TrainStep::describe_switches() const {
   } else {
     j["vocab_pad"] = off("not in this rung");
   }
-  j["fused_adamw"] = sw.fused_adamw ? on(true, optimizer_->name(), "one multi-tensor kernel per group")
-                                    : off("not in this rung");
+  if (sw.fused_adamw) {
+    const int64_t calls = optimizer_->fused_kernel_calls();
+    j["fused_adamw"] = on(calls > 0, optimizer_->name(),
+                          fmt::format("at::_fused_adamw_ called {} times (one multi-tensor kernel per parameter "
+                                      "group per step)", calls));
+  } else {
+    j["fused_adamw"] = off("not in this rung");
+  }
   if (sw.grad_accum) {
     j["grad_accum"] = on(cfg_.micro_steps() > 1, "loss scaled by 1/micro_steps, one optimizer step",
                          fmt::format("{} micro-steps of {} tokens = {} tokens per optimizer step",

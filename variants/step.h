@@ -21,6 +21,7 @@
 
 #include "variants/config.h"
 #include "variants/data.h"
+#include "variants/fused_ops.h"
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/process_group.h"
 #include "variants/graph_step.h"
@@ -99,6 +100,7 @@ class TrainStep {
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
   SwitchEffect tf32_effect_, bf16_effect_;
+  fused::FusedOpCalls fused_calls_at_start_;  // effective = the fused ops ran since
   std::string step_range_name_;  // "step <rung>"
 };
 
