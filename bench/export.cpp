@@ -1,6 +1,7 @@
 // bench/export.cpp: see export.h.
 #include "bench/export.h"
 
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -18,22 +19,27 @@ using nlohmann::json;
 json to_gbench(const LoadedRun& run) {
   const json env = run.environment();
   const json threads = env.contains("threads") ? env["threads"] : json::object();
+  // Only what the run's report measured: the host CPU facts it read from
+  // /proc and /sys (environment.cpu_host), its build type; nothing guessed.
   json context = {
       {"date", ""},
-      {"host_name", env.value("host", "")},
       {"executable", "ladder"},
-      {"num_cpus", env.value("cpu_logical_cores", 0)},
-      {"mhz_per_cpu", 0},
-      {"cpu_scaling_enabled", false},
-      {"caches", json::array()},
-      {"load_avg", json::array()},
-      {"library_build_type", "release"},
       // Custom context keys, as google/benchmark's AddCustomContext writes them.
       {"ladder_run_id", run.run_id},
       {"ladder_device", env.contains("device") ? env["device"].value("name", "") : ""},
       {"ladder_libtorch", env.contains("versions") ? env["versions"].value("libtorch", "") : ""},
       {"ladder_threads", threads.value("intra_op", 0)},
   };
+  if (env.contains("host")) context["host_name"] = env["host"];
+  if (env.contains("cpu_logical_cores")) context["num_cpus"] = env["cpu_logical_cores"];
+  if (env.contains("build_type") && env["build_type"].is_string()) {
+    std::string type = env["build_type"].get<std::string>();
+    for (char& ch : type) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    context["library_build_type"] = type;
+  }
+  if (env.contains("cpu_host"))
+    for (const char* key : {"mhz_per_cpu", "caches", "load_avg", "cpu_scaling_enabled"})
+      if (env["cpu_host"].contains(key)) context[key] = env["cpu_host"][key];
   json benchmarks = json::array();
   int family = 0;
   for (size_t c = 0; c < run.cells.size(); ++c) {

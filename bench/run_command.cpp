@@ -234,6 +234,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     cells = build_cells(spec);
     ro.run_id = new_run_id();
     ro.run_dir = c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : c.out_dir;
+    // A new run would overwrite that run's reports and summary.
+    if (fs::exists(fs::path(ro.run_dir) / "matrix.json") || fs::exists(fs::path(ro.run_dir) / "summary.json"))
+      throw ConfigError(fmt::format("--out: '{}' already holds a run (matrix.json or summary.json); expected "
+                                    "a new directory, or finish that run with --resume {}",
+                                    ro.run_dir, ro.run_dir));
     ensure_writable_dir(ro.run_dir, "--out");
   }
   check_cells_data(cells);

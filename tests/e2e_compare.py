@@ -154,8 +154,20 @@ def gbench_export():
     ladder("export", "--gbench", WORK / "a", "--out", out)
     j = json.loads(out.read_text())
     assert {"context", "benchmarks"} <= j.keys()
+    ctx = j["context"]
     for key in ("date", "host_name", "executable", "num_cpus", "library_build_type"):
-        assert key in j["context"], key
+        assert key in ctx, key
+    # Context facts come from what the run read on its host, never placeholders.
+    env = json.loads((WORK / "a1" / "fp32" / "report.json").read_text())["environment"]
+    assert ctx["library_build_type"] == env["build_type"].lower()
+    for key in ("mhz_per_cpu", "caches", "load_avg", "cpu_scaling_enabled"):
+        assert (key in ctx) == (key in env["cpu_host"]), key
+        if key in ctx:
+            assert ctx[key] == env["cpu_host"][key], key
+    if "mhz_per_cpu" in ctx:
+        assert ctx["mhz_per_cpu"] > 0
+    for cache in ctx.get("caches", []):
+        assert cache["size"] > 0 and cache["num_sharing"] >= 1 and cache["level"] >= 1, cache
     iters = [b for b in j["benchmarks"] if b["run_type"] == "iteration"]
     aggs = [b for b in j["benchmarks"] if b["run_type"] == "aggregate"]
     assert len(iters) == N_RUNGS * 20 and len(aggs) == N_RUNGS * 3

@@ -143,6 +143,11 @@ def bad_inputs(d):
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)
     bad(["run", "--resume", str(good), "--preset", "tiny", "--batch", "2", "--rungs", "fp32"],
         "--resume", "different config")
+    # --out at an existing run: refused, and that run's report is untouched.
+    before = (good / "fp32" / "report.json").stat().st_mtime_ns
+    p = run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=2)
+    assert "already holds a run" in p.stderr and f"--resume {good}" in p.stderr, p.stderr
+    assert (good / "fp32" / "report.json").stat().st_mtime_ns == before
 
 
 CASES = {f.__name__: f for f in (every_rung_matches_fp32, crash_is_isolated, resume_after_kill,
