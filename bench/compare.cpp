@@ -126,7 +126,7 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
 
 // With 4+ runs on each side the test is over per-run medians (processes are
 // the independent unit); otherwise over the per-step samples.
-json verdict(const json& base, const json& other, double alpha) {
+json verdict(const json& base, const json& other, double alpha, double noise_pct) {
   if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
   const bool per_run = base["runs"].get<size_t>() >= kMinSamplesForVerdict &&
                        other["runs"].get<size_t>() >= kMinSamplesForVerdict;
@@ -143,12 +143,21 @@ json verdict(const json& base, const json& other, double alpha) {
     return v;
   }
   const MannWhitneyResult mw = mann_whitney_u(a, b);
+  const double change_pct = 100.0 * (v["ratio_dt_ms"].get<double>() - 1.0);
   v["p_value"] = mw.p_value;
   v["u"] = mw.u;
   v["method"] = mw.method;
-  v["verdict"] = mw.p_value >= alpha                       ? "no significant difference"
-                 : v["ratio_dt_ms"].get<double>() < 1.0 ? "faster"
-                                                           : "slower";
+  v["change_pct"] = change_pct;
+  v["noise_threshold_pct"] = noise_pct;
+  // Both must hold: significant, and large enough to matter.
+  const bool significant = mw.p_value < alpha;
+  const bool large = std::fabs(change_pct) >= noise_pct;
+  v["verdict"] = significant && large ? (change_pct < 0 ? "faster" : "slower") : "within noise";
+  v["why"] = significant && large ? fmt::format("p {:.3g} < {} and |{:+.2f} %| >= {} %", mw.p_value, alpha,
+                                                change_pct, noise_pct)
+             : !significant ? fmt::format("p {:.3g} >= alpha {} (dt {:+.2f} %)", mw.p_value, alpha, change_pct)
+                            : fmt::format("|{:+.2f} %| < noise threshold {} % (p {:.3g})", change_pct, noise_pct,
+                                          mw.p_value);
   return v;
 }
 
@@ -156,6 +165,7 @@ json verdict(const json& base, const json& other, double alpha) {
 
 json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
   json cmp = {{"schema_version", 1}, {"kind", "ladder.comparison"}, {"alpha", opts.alpha},
+              {"noise_threshold_pct", opts.noise_threshold_pct},
               {"metric", "dt_ms"}, {"inputs", json::array()}, {"warnings", json::array()},
               {"forced_differences", json::array()}, {"subject", json::object()}};
   // Inputs and the subject: environment keys whose values differ.
@@ -241,7 +251,7 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
         row["vs_baseline"].push_back(nullptr);
         continue;
       }
-      json v = verdict(row["inputs"][0], row["inputs"][i], opts.alpha);
+      json v = verdict(row["inputs"][0], row["inputs"][i], opts.alpha, opts.noise_threshold_pct);
       if (v.contains("ratio_tokens_per_s")) {
         log_ratio_sum[i] += std::log(v["ratio_tokens_per_s"].get<double>());
         log_dt_sum[i] += std::log(v["ratio_dt_ms"].get<double>());
@@ -318,6 +328,7 @@ std::vector<Line> lines(const json& cmp) {
         l.ratio = num(v.value("ratio_tokens_per_s", json()), "{:.3f}");
         l.p = num(v.value("p_value", json()), "{:.3g}");
         l.verdict = v["verdict"];
+        if (v.contains("change_pct")) l.verdict += fmt::format(" ({:+.2f} %)", v["change_pct"].get<double>());
       }
       out.push_back(l);
     }
@@ -361,7 +372,9 @@ std::string geomean_text(const json& cmp, const char* fmt_line) {
 std::string format_compare_text(const json& cmp, bool color) {
   auto paint = [&](const std::string& s) {
     if (!color) return s;
-    const char* code = s == "faster" ? "32" : s == "slower" ? "31" : s == "missing" || s == "too few samples" ? "33" : "";
+    const char* code = s.rfind("faster", 0) == 0   ? "32"
+                       : s.rfind("slower", 0) == 0 ? "31"
+                       : s == "missing" || s == "too few samples" ? "33" : "";
     return *code ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
   };
   std::string out = header_text(cmp) + "\n";
@@ -386,8 +399,9 @@ std::string format_compare_text(const json& cmp, bool color) {
       ratios += fmt::format(" {}/A={}", cmp["inputs"][i]["label"].get<std::string>(), num(s["ratio_to_baseline"][i], "{:.2f}"));
     out += fmt::format("  {:<20}{} |{}\n", s["rung"].get<std::string>(), cols, ratios);
   }
-  out += fmt::format("verdicts at alpha {} over per-step dt samples; MFU 'p' = against the measured roofline\n",
-                     cmp["alpha"].get<double>());
+  out += fmt::format("faster/slower: p < {} and a median dt change of at least {} % (--noise-threshold); "
+                     "otherwise within noise. MFU 'p' = against the measured roofline\n",
+                     cmp["alpha"].get<double>(), cmp["noise_threshold_pct"].get<double>());
   return out;
 }
 
@@ -425,6 +439,9 @@ int compare_command(const std::vector<std::string>& args) {
                "definitions are refused unless --force.");
   ap.add_value("--alpha", "P", "significance level (default 0.05)",
                [&](const std::string& v) { opts.alpha = parse_double("--alpha", v); });
+  ap.add_value("--noise-threshold", "PCT",
+               "smallest change of median dt, in %, called faster or slower (default 1)",
+               [&](const std::string& v) { opts.noise_threshold_pct = parse_double("--noise-threshold", v); });
   ap.add_value("--format", "text|md|json|csv", "output format (default text)", [&](const std::string& v) { format = v; });
   ap.add_value("--html", "OUT.html", "also write a self-contained HTML page with charts", [&](const std::string& v) { html = v; });
   ap.add_flag("--force", "compare even when the configs differ", [&] { opts.force = true; });
@@ -434,6 +451,8 @@ int compare_command(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("compare: got {} input(s), expected at least two (a baseline and another)", inputs.size()));
   if (!(opts.alpha > 0 && opts.alpha < 1))
     throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
+  if (!(opts.noise_threshold_pct >= 0))
+    throw ConfigError(fmt::format("--noise-threshold: got {}, expected a percentage >= 0", opts.noise_threshold_pct));
   if (format != "text" && format != "md" && format != "json" && format != "csv")
     throw ConfigError(fmt::format("--format: '{}' is not a format; expected text, md, json or csv", format));
   if (!html.empty() && std::filesystem::path(html).has_parent_path())

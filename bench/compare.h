@@ -3,8 +3,11 @@
 //
 // The first input is the baseline. For each rung: the median dt, tokens/s,
 // MFU and peak memory of every input, the ratio to the baseline, and a
-// verdict from a two-sided Mann-Whitney U test over the per-step dt samples
-// (faster, slower, no significant difference, too few samples, missing); a
+// verdict (faster, slower, within noise, too few samples, missing). A
+// difference is faster or slower only if a two-sided Mann-Whitney U test
+// finds it (p < alpha) and it is at least the noise threshold (default 1 %
+// of dt, as Criterion.rs's noise_threshold): anything else is "within noise",
+// with both numbers shown. Then a
 // geomean row; and the ladder's shape (each rung's speedup over its own
 // fp32, side by side). Before comparing, configs are diffed: a different
 // preset, batch, sequence length or rung definition is refused unless
@@ -23,6 +26,7 @@ namespace ladder {
 
 struct CompareOptions {
   double alpha = 0.05;
+  double noise_threshold_pct = 1.0;  // smallest |change of median dt| called faster or slower
   bool force = false;
 };
 

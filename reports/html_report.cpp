@@ -476,7 +476,7 @@ std::string header_section(const json& cmp, const Page& page) {
 std::string verdict_class(const std::string& verdict) {
   if (verdict == "faster") return "v-faster";
   if (verdict == "slower") return "v-slower";
-  if (verdict == "no significant difference") return "v-same";
+  if (verdict == "within noise") return "v-same";
   if (verdict == "too few samples") return "v-few";
   return "v-missing";
 }

@@ -1,0 +1,78 @@
+// tests/test_compare.cpp: compare's verdicts on synthetic reports. A
+// difference is faster or slower only if it is statistically significant and
+// at least the noise threshold; otherwise it is within noise.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/compare.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+// A complete fp32 report whose steps all took dt_ms.
+json report(double dt_ms) {
+  return {{"status", "ok"},
+          {"config", {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}}},
+          {"steps", {{"dt_ms", {dt_ms, dt_ms, dt_ms, dt_ms}}}},
+          {"summary", {{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}}},
+          {"mfu", {{"datasheet", {{"mfu_pct", nullptr}}}, {"measured_roofline", {{"mfu_pct", 1.0}}}}},
+          {"memory", {{"measured", {{"peak_bytes", 1}}}}}};
+}
+
+// One input: a group of repeated runs, one per dt (each run's median).
+LoadedRun group(const std::string& label, const std::vector<double>& dts) {
+  LoadedRun g;
+  g.label = label;
+  g.path = label;
+  for (double dt : dts) {
+    LoadedRun r;
+    r.label = label;
+    r.cells = {"fp32"};
+    r.reports = {report(dt)};
+    g.repeats.push_back(r);
+  }
+  g.cells = g.repeats.front().cells;
+  g.reports = g.repeats.front().reports;
+  return g;
+}
+
+json fp32_verdict(const std::vector<double>& a, const std::vector<double>& b, double noise_pct = 1.0) {
+  CompareOptions o;
+  o.noise_threshold_pct = noise_pct;
+  const json cmp = compare_runs({group("A", a), group("B", b)}, o);
+  return cmp["rungs"][0]["vs_baseline"][1];
+}
+
+TEST(CompareVerdict, SignificantButSmallIsWithinNoise) {
+  // Four processes a side, fully separated (p = 0.029), 0.4 % apart: as the
+  // H100 A/A pair, 0.2 % apart and called slower before.
+  const json v = fp32_verdict({100.0, 100.1, 100.2, 100.3}, {100.4, 100.5, 100.6, 100.7});
+  EXPECT_EQ(v["sample_unit"], "runs");
+  EXPECT_LT(v["p_value"].get<double>(), 0.05) << v.dump();
+  EXPECT_NEAR(v["change_pct"].get<double>(), 0.4, 0.01);
+  EXPECT_EQ(v["verdict"], "within noise") << v.dump();
+  EXPECT_NE(v["why"].get<std::string>().find("noise threshold 1 %"), std::string::npos) << v["why"];
+}
+
+TEST(CompareVerdict, SignificantAndLargeIsSlowerOrFaster) {
+  EXPECT_EQ(fp32_verdict({100.0, 100.1, 100.2, 100.3}, {105.0, 105.1, 105.2, 105.3})["verdict"], "slower");
+  EXPECT_EQ(fp32_verdict({105.0, 105.1, 105.2, 105.3}, {100.0, 100.1, 100.2, 100.3})["verdict"], "faster");
+  // A lower threshold makes the 0.4 % difference a finding.
+  EXPECT_EQ(fp32_verdict({100.0, 100.1, 100.2, 100.3}, {100.4, 100.5, 100.6, 100.7}, 0.1)["verdict"], "slower");
+}
+
+TEST(CompareVerdict, LargeButNotSignificantIsWithinNoise) {
+  // 5 % apart in the medians, but the runs overlap: no finding.
+  const json v = fp32_verdict({100.0, 110.0, 95.0, 104.0}, {105.0, 96.0, 112.0, 101.0});
+  EXPECT_GE(v["p_value"].get<double>(), 0.05) << v.dump();
+  EXPECT_EQ(v["verdict"], "within noise");
+  EXPECT_NE(v["why"].get<std::string>().find(">= alpha"), std::string::npos) << v["why"];
+}
+
+}  // namespace
+}  // namespace ladder
