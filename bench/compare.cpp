@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,67 @@ bool is_subject_key(const std::string& k) {
   return false;
 }
 
+// The defining config keys (and rung switches) on which two reports differ.
+std::vector<std::tuple<std::string, json, json>> config_differences(const json& a_report, const json& b_report) {
+  std::map<std::string, json> a, b;
+  flatten(a_report.at("config"), "", a);
+  flatten(b_report.at("config"), "", b);
+  std::vector<std::string> keys = defining_config_keys();
+  for (const auto& [k, v] : a)
+    if (k.rfind("switches.", 0) == 0) keys.push_back(k);
+  std::vector<std::tuple<std::string, json, json>> out;
+  for (const auto& k : keys) {
+    const json va = a.count(k) ? a[k] : json(), vb = b.count(k) ? b[k] : json();
+    if (va != vb) out.emplace_back(k, va, vb);
+  }
+  return out;
+}
+
+// The environment keys that make the subject of a comparison, flattened.
+std::map<std::string, json> subject_environment(const json& env) {
+  std::map<std::string, json> all, out;
+  flatten(env, "", all);
+  for (const auto& [k, v] : all)
+    if (is_subject_key(k)) out[k] = v;
+  return out;
+}
+
+// Repeats of one input are samples of one thing: a repeat that measured
+// something else, or ran in another environment, is refused (exit 2), naming
+// both files, the key and the two values. Pooling them would judge a mixture.
+void check_repeats(const LoadedRun& run) {
+  if (run.repeats.size() < 2) return;
+  const LoadedRun& first = run.repeats.front();
+  const auto env0 = subject_environment(first.environment());
+  for (size_t r = 1; r < run.repeats.size(); ++r) {
+    const LoadedRun& rep = run.repeats[r];
+    const auto env = subject_environment(rep.environment());
+    std::set<std::string> keys;
+    for (const auto* e : {&env0, &env})
+      for (const auto& [k, v] : *e) keys.insert(k);
+    for (const auto& k : keys) {
+      const json a = env0.count(k) ? env0.at(k) : json(), b = env.count(k) ? env.at(k) : json();
+      if (a != b)
+        throw ConfigError(fmt::format("input {}: repeat {} ran in another environment than repeat {}: "
+                                      "environment.{} is {} there but {} here; expected repeats of one "
+                                      "build on one machine",
+                                      run.label, rep.path, first.path, k, a.dump(), b.dump()));
+    }
+    for (size_t c = 0; c < first.cells.size(); ++c) {
+      const json* b = rep.find(first.cells[c]);
+      const json& a = first.reports[c];
+      if (!b || !a.contains("config") || !b->contains("config")) continue;
+      for (const auto& [k, va, vb] : config_differences(a, *b))
+        throw ConfigError(fmt::format("input {}: rung '{}': config.{} is {} in {} but {} in {}; expected "
+                                      "repeats of one configuration",
+                                      run.label, first.cells[c], k, va.dump(),
+                                      c < first.files.size() && !first.files[c].empty() ? first.files[c] : first.path,
+                                      vb.dump(),
+                                      rep.path));
+    }
+  }
+}
+
 std::string shape_prefix(const std::string& cell) {
   const auto slash = cell.rfind('/');
   return slash == std::string::npos ? "" : cell.substr(0, slash + 1);
@@ -61,7 +123,7 @@ std::string shape_prefix(const std::string& cell) {
 
 std::vector<double> dt_samples(const json& report) {
   std::vector<double> out;
-  for (const auto& v : report["steps"]["dt_ms"]) out.push_back(v.get<double>());
+  for (const auto& v : report.at("steps").at("dt_ms")) out.push_back(v.get<double>());
   return out;
 }
 
@@ -88,7 +150,7 @@ double tokens_per_s_median(const LoadedRun& run, const std::string& cell) {
   for (const LoadedRun* m : members(run)) {
     const json* r = m->find(cell);
     if (!ok(r)) return -1;
-    medians.push_back((*r)["summary"]["tokens_per_s"]["median"].get<double>());
+    medians.push_back(r->at("summary").at("tokens_per_s").at("median").get<double>());
   }
   return median_of(medians);
 }
@@ -106,19 +168,19 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
     if (!first) first = r;
     const auto samples = dt_samples(*r);
     pooled.insert(pooled.end(), samples.begin(), samples.end());
-    run_medians.push_back((*r)["summary"]["dt_ms"]["median"].get<double>());
+    run_medians.push_back(r->at("summary").at("dt_ms").at("median").get<double>());
   }
-  const auto& mfu = (*first)["mfu"];
-  const json& sheet = mfu["datasheet"]["mfu_pct"];
+  const json& mfu = first->at("mfu");
+  const json& sheet = mfu.at("datasheet").at("mfu_pct");
   const double tok_s = tokens_per_s_median(run, cell);
   const double fp32_tok_s = tokens_per_s_median(run, shape_prefix(cell) + "fp32");
   return {{"status", "ok"},
           {"runs", runs.size()},
           {"dt_ms_median", median_of(pooled)},
           {"tokens_per_s_median", tok_s},
-          {"mfu_pct", sheet.is_null() ? mfu["measured_roofline"]["mfu_pct"] : sheet},
+          {"mfu_pct", sheet.is_null() ? mfu.at("measured_roofline").at("mfu_pct") : sheet},
           {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
-          {"peak_bytes", (*first)["memory"]["measured"].value("peak_bytes", int64_t(0))},
+          {"peak_bytes", first->at("memory").at("measured").at("peak_bytes")},
           {"dt_ms_samples", pooled},
           {"dt_ms_run_medians", run_medians},
           {"speedup_vs_fp32", fp32_tok_s > 0 ? json(tok_s / fp32_tok_s) : json()}};
@@ -164,6 +226,7 @@ json verdict(const json& base, const json& other, double alpha, double noise_pct
 }  // namespace
 
 json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
+  for (const auto& run : runs) check_repeats(run);
   json cmp = {{"schema_version", 1}, {"kind", "ladder.comparison"}, {"alpha", opts.alpha},
               {"noise_threshold_pct", opts.noise_threshold_pct},
               {"metric", "dt_ms"}, {"inputs", json::array()}, {"warnings", json::array()},
@@ -205,23 +268,13 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   for (const auto& cell : cells) {
     const json* base = runs[0].find(cell);
     if (!base || !base->contains("config")) continue;
-    std::map<std::string, json> bc;
-    flatten((*base)["config"], "", bc);
     for (size_t i = 1; i < runs.size(); ++i) {
       const json* other = runs[i].find(cell);
       if (!other || !other->contains("config")) continue;
-      std::map<std::string, json> oc;
-      flatten((*other)["config"], "", oc);
-      std::vector<std::string> keys = defining_config_keys();
-      for (const auto& [k, v] : bc)
-        if (k.rfind("switches.", 0) == 0) keys.push_back(k);
-      for (const auto& k : keys) {
-        const json a = bc.count(k) ? bc[k] : json(), b = oc.count(k) ? oc[k] : json();
-        if (a != b)
-          refusals.push_back(fmt::format("rung '{}': config.{} is {} in {} ({}) but {} in {} ({})", cell, k,
-                                         a.dump(), runs[0].label, runs[0].path, b.dump(), runs[i].label,
-                                         runs[i].path));
-      }
+      for (const auto& [k, a, b] : config_differences(*base, *other))
+        refusals.push_back(fmt::format("rung '{}': config.{} is {} in {} ({}) but {} in {} ({})", cell, k,
+                                       a.dump(), runs[0].label, runs[0].path, b.dump(), runs[i].label,
+                                       runs[i].path));
     }
   }
   if (!refusals.empty() && !opts.force) {

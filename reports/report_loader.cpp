@@ -1,6 +1,7 @@
 // reports/report_loader.cpp: see report_loader.h.
 #include "reports/report_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,13 +55,59 @@ void check_version(const json& j, const std::string& path) {
                                   path, v));
 }
 
+// A complete ("ok") report must hold every figure compare and export read,
+// as finite numbers: checked once here, so readers never meet a missing key.
+void check_complete(const json& r, const std::string& path) {
+  if (r.value("status", "") != "ok") return;
+  auto fail = [&](const std::string& key, const std::string& got, const char* expected) {
+    throw ConfigError(fmt::format("{}: field '{}' is {}; expected {} (an incomplete report, or a NaN "
+                                  "written as null)",
+                                  path, key, got, expected));
+  };
+  auto at = [&](const std::string& dotted) -> const json* {
+    const json* cur = &r;
+    size_t start = 0;
+    while (start <= dotted.size()) {
+      const size_t end = std::min(dotted.find('.', start), dotted.size());
+      const std::string part = dotted.substr(start, end - start);
+      if (!cur->is_object() || !cur->contains(part)) return nullptr;
+      cur = &(*cur)[part];
+      start = end + 1;
+    }
+    return cur;
+  };
+  auto number = [&](const std::string& key, bool nullable) {
+    const json* v = at(key);
+    if (!v) fail(key, "missing", nullable ? "a number or null" : "a finite number");
+    if (v->is_null() && nullable) return;
+    if (!v->is_number()) fail(key, v->dump(), "a finite number");
+  };
+  const json* dt = at("steps.dt_ms");
+  if (!dt || !dt->is_array() || dt->empty()) fail("steps.dt_ms", dt ? dt->dump().substr(0, 60) : "missing",
+                                                  "a non-empty array of step times");
+  for (size_t i = 0; i < dt->size(); ++i)
+    if (!(*dt)[i].is_number()) fail(fmt::format("steps.dt_ms[{}]", i), (*dt)[i].dump(), "a finite number");
+  const json* tok = at("steps.tokens_per_s");
+  if (tok && tok->is_array())
+    for (size_t i = 0; i < tok->size(); ++i)
+      if (!(*tok)[i].is_number()) fail(fmt::format("steps.tokens_per_s[{}]", i), (*tok)[i].dump(), "a finite number");
+  for (const char* key : {"summary.dt_ms.median", "summary.tokens_per_s.median", "mfu.measured_roofline.mfu_pct",
+                          "memory.measured.peak_bytes"})
+    number(key, false);
+  number("mfu.datasheet.mfu_pct", true);
+  const json* cfg = at("config");
+  if (!cfg || !cfg->is_object()) fail("config", cfg ? cfg->dump().substr(0, 60) : "missing", "the run's config object");
+}
+
 // A report named by a summary row, or a placeholder when it is absent.
-json load_row_report(const fs::path& dir, const json& row, const std::string& summary_path) {
+json load_row_report(const fs::path& dir, const json& row, std::string& file) {
   if (!row.contains("report")) return json{{"status", row.value("status", "missing")}};
   const fs::path p = dir / row["report"].get<std::string>();
   if (!fs::exists(p)) return json{{"status", "missing"}};
   json r = read_json_file(p.string());
   check_version(r, p.string());
+  check_complete(r, p.string());
+  file = p.string();
   return r;
 }
 
@@ -99,14 +146,22 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
   check_version(j, file.string());
   const std::string kind = j["kind"].get<std::string>();
   if (kind == "ladder.rung_report") {
+    check_complete(j, file.string());
     run.run_id = j.value("run_id", "");
     run.cells = {j.value("rung", "?")};
     run.reports = {j};
+    run.files = {file.string()};
   } else if (kind == "ladder.run_summary") {
     run.run_id = j.value("run_id", "");
-    for (const auto& row : j.at("rows")) {
-      run.cells.push_back(row.at("cell").get<std::string>());
-      run.reports.push_back(load_row_report(file.parent_path(), row, file.string()));
+    if (!j.contains("rows") || !j["rows"].is_array())
+      throw ConfigError(fmt::format("{}: field 'rows' is missing; expected the summary's rows", file.string()));
+    for (const auto& row : j["rows"]) {
+      if (!row.contains("cell") || !row["cell"].is_string())
+        throw ConfigError(fmt::format("{}: a row has no 'cell' name; expected a string", file.string()));
+      std::string report_file;
+      run.cells.push_back(row["cell"].get<std::string>());
+      run.reports.push_back(load_row_report(file.parent_path(), row, report_file));
+      run.files.push_back(report_file);
     }
   } else {
     throw ConfigError(fmt::format("{}: kind '{}' is not a report; expected ladder.rung_report or "
@@ -128,6 +183,7 @@ LoadedRun load_run_group(const std::string& paths, const std::string& label) {
   group.run_id = first.run_id + fmt::format(" (+{} repeats)", parts.size() - 1);
   group.cells = first.cells;
   group.reports = first.reports;
+  group.files = first.files;
   return group;
 }
 

@@ -3,7 +3,9 @@
 //
 // Every problem is a ConfigError naming the file and what is wrong: not JSON
 // (truncated, not UTF-8), not a ladder report, a newer schema_version than
-// this build reads, or an older one it cannot.
+// this build reads, or an older one it cannot, or a report that says "ok"
+// but lacks a figure compare reads, or holds a null where a number belongs
+// (a NaN is written as null): the file, the field and what was expected.
 #pragma once
 
 #include <string>
@@ -19,6 +21,7 @@ struct LoadedRun {
   std::string run_id;
   std::vector<std::string> cells;  // in run order: "fp32", "flash", or "<shape>/<rung>"
   std::vector<nlohmann::json> reports;  // parallel to cells; any status
+  std::vector<std::string> files;       // parallel to cells: each report's path ("" when absent)
   const nlohmann::json* find(const std::string& cell) const;
   // The environment of the first complete report (empty if none).
   nlohmann::json environment() const;

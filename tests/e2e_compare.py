@@ -149,6 +149,14 @@ def bad_inputs():
     refused(bad / "nowhere.json", "nowhere.json", "no such file")
     (bad / "empty_dir").mkdir(exist_ok=True)
     refused(bad / "empty_dir", "empty_dir", "not a run directory")
+    # An "ok" report without a figure compare reads, or with a NaN (written as null).
+    incomplete = {k: v for k, v in report.items() if k != "summary"}
+    (bad / "incomplete.json").write_text(json.dumps(incomplete))
+    refused(bad / "incomplete.json", "incomplete.json", "'summary.dt_ms.median' is missing")
+    nan = json.loads(json.dumps(report))
+    nan["steps"]["dt_ms"][1] = None
+    (bad / "nan.json").write_text(json.dumps(nan))
+    refused(bad / "nan.json", "nan.json", "'steps.dt_ms[1]' is null", "expected a finite number")
     ladder("compare", WORK / "a", code=2)
 
 

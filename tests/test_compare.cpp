@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/compare.h"
+#include "variants/config.h"
 
 namespace ladder {
 namespace {
@@ -72,6 +73,38 @@ TEST(CompareVerdict, LargeButNotSignificantIsWithinNoise) {
   EXPECT_GE(v["p_value"].get<double>(), 0.05) << v.dump();
   EXPECT_EQ(v["verdict"], "within noise");
   EXPECT_NE(v["why"].get<std::string>().find(">= alpha"), std::string::npos) << v["why"];
+}
+
+TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {
+  LoadedRun a = group("A", {100.0, 100.1, 100.2, 100.3});
+  LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
+  b.repeats[2].reports[0]["config"]["batch"] = 8;  // one repeat at another batch
+  b.repeats[2].path = "runs/b3";
+  try {
+    compare_runs({a, b}, CompareOptions{});
+    FAIL() << "a mixed group was compared";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("input B"), std::string::npos) << what;
+    EXPECT_NE(what.find("config.batch is 4"), std::string::npos) << what;
+    EXPECT_NE(what.find("but 8 in runs/b3"), std::string::npos) << what;
+  }
+}
+
+TEST(CompareRepeats, RepeatsFromAnotherEnvironmentAreRefused) {
+  LoadedRun a = group("A", {100.0, 100.1, 100.2, 100.3});
+  for (auto& r : a.repeats) r.reports[0]["environment"] = {{"host", "h1"}, {"device", {{"name", "H100"}}}};
+  a.repeats[1].reports[0]["environment"]["device"]["name"] = "H200";
+  a.repeats[1].path = "runs/a2";
+  LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
+  try {
+    compare_runs({a, b}, CompareOptions{});
+    FAIL() << "repeats from two GPUs were pooled";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("environment.device.name is \"H100\""), std::string::npos) << what;
+    EXPECT_NE(what.find("runs/a2"), std::string::npos) << what;
+  }
 }
 
 }  // namespace
