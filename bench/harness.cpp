@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -160,6 +161,16 @@ StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, PhaseObserve
 }
 }  // namespace
 
+bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps) {
+  if (warmup_steps.size() < size_t(kWarmupWindow)) return false;
+  double lo = INFINITY, hi = 0;
+  for (size_t i = warmup_steps.size() - size_t(kWarmupWindow); i < warmup_steps.size(); ++i) {
+    lo = std::min(lo, warmup_steps[i].dt_ms);
+    hi = std::max(hi, warmup_steps[i].dt_ms);
+  }
+  return lo > 0 && (hi - lo) / lo * 100.0 <= kWarmupTolerancePct;
+}
+
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
                               const StepCallback& on_step, Position* position, profiler::StepHooks* hooks) {
   HarnessResult r;
@@ -190,9 +201,20 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   };
 
   release_cached_memory(device);  // a clean slate the warmup steps fill again
-  for (int64_t i = 0; i < cfg.warmup; ++i) {
-    r.warmup_steps.push_back(one_step(i));
+  int64_t first_measured = 0;
+  for (; first_measured < cfg.warmup; ++first_measured) {
+    r.warmup_steps.push_back(one_step(first_measured));
     on_step(r.warmup_steps.back(), true);
+  }
+  r.warmup_stopped = "fixed";
+  if (cfg.warmup_until_stable()) {
+    r.warmup_stopped = "cap";
+    for (; first_measured < cfg.warmup_max; ++first_measured) {
+      if (warmup_is_stable(r.warmup_steps)) break;
+      r.warmup_steps.push_back(one_step(first_measured));
+      on_step(r.warmup_steps.back(), true);
+    }
+    if (warmup_is_stable(r.warmup_steps)) r.warmup_stopped = "stable";
   }
   MemoryMonitor memory(device);  // synchronises and resets peaks, keeping the warm cache
   monitor = &memory;
@@ -200,13 +222,14 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   const auto wall0 = Clock::now();
   {
     profiler::ScopedRange range(profiler::names::kMeasuredSteps);
-    for (int64_t i = cfg.warmup; i < cfg.total_steps(); ++i) {
+    for (int64_t i = first_measured; i < first_measured + cfg.steps; ++i) {
       r.steps.push_back(one_step(i));
       on_step(r.steps.back(), false);
     }
     synchronize(device);
   }
   r.measured_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall0).count();
+  r.next_step = first_measured + cfg.steps;
   r.memory = memory.totals();
   double sum_dt = 0;
   for (const auto& s : r.steps) sum_dt += s.dt_ms;

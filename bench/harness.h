@@ -54,8 +54,18 @@ struct StepRecord {
   StepMemory memory;
 };
 
+// Warm-up is stable when the last kWarmupWindow steps' dt lie within
+// kWarmupTolerancePct of their minimum.
+inline constexpr int kWarmupWindow = 3;
+inline constexpr double kWarmupTolerancePct = 5.0;
+bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps);
+
 struct HarnessResult {
   std::vector<StepRecord> warmup_steps;
+  // Why warm-up ended: "fixed" (the requested count), "stable" or "cap"
+  // (warmup_max reached before the steps agreed).
+  std::string warmup_stopped;
+  int64_t next_step = 0;  // the first step after the measured ones
   std::vector<StepRecord> steps;  // measured
   std::string timer_method;
   std::string timing_mode;  // "end_to_end" or "phase_synchronized"

@@ -28,7 +28,9 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   if (o.block_size) c.model.block_size = *o.block_size;
   if (o.vocab) c.model.vocab_size = *o.vocab;
   if (o.steps) c.steps = *o.steps;
-  if (o.warmup) c.warmup = *o.warmup;
+  // --warmup N alone is a fixed warmup; --warmup-max M warms up until stable.
+  if (o.warmup) c.warmup = c.warmup_max = *o.warmup;
+  if (o.warmup_max) c.warmup_max = *o.warmup_max;
   if (o.seed) c.seed = *o.seed;
   if (o.threads) c.threads = int(*o.threads);
   if (o.total_batch) c.total_batch = *o.total_batch;
@@ -215,7 +217,7 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
         // measured rung's LR horizon so the schedule is the same.
         auto parity_cell = [&](const char* suffix, RunConfig cfg) {
           cfg.steps = spec.parity_steps;
-          cfg.warmup = 0;
+          cfg.warmup = cfg.warmup_max = 0;
           cfg.profile.clear();  // traces are for the measured rung
           cfg.train.lr_decay_steps = cell.cfg.total_steps();
           cfg.rung = rung.name + suffix;

@@ -23,7 +23,7 @@ namespace ladder {
 struct Overrides {
   std::optional<std::string> device;
   std::optional<int64_t> n_layer, n_head, n_embd, block_size, vocab;
-  std::optional<int64_t> steps, warmup, threads, lr_warmup, lr_decay, total_batch;
+  std::optional<int64_t> steps, warmup, warmup_max, threads, lr_warmup, lr_decay, total_batch;
   std::optional<uint64_t> seed;
   std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
   std::optional<double> bucket_cap_mb, ddp_timeout, ddp_first_timeout, connect_timeout;

@@ -258,7 +258,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
           fault.after_step(rec.step);
         },
         &position, tracer.get());
-    if (tracer) tracer->finish(c.total_steps() - 1);
+    if (tracer) tracer->finish(result.next_step - 1);
     progress.finish();
     // What the warmup and measured steps consumed, before the op breakdown's
     // extra steps (one on CPU, two on CUDA) read more.
@@ -269,7 +269,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     nlohmann::json op_counts, op_breakdown;
     if (o.count_ops && profiler::compiled_in()) {
       position.phase = "op breakdown";
-      OpProfile ops = profile_ops(step, device, c.total_steps());
+      OpProfile ops = profile_ops(step, device, result.next_step);
       op_counts = std::move(ops.op_counts);
       op_breakdown = std::move(ops.op_breakdown);
     }
@@ -314,7 +314,13 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"model", {{"n_params", n_params}, {"n_params_without_wpe", n_params_no_wpe},
                    {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},
         {"timing", {{"mode", result.timing_mode}, {"timer", result.timer_method},
-                    {"warmup_steps_excluded", c.warmup}, {"measured_steps", c.steps},
+                    {"warmup_steps_excluded", int64_t(result.warmup_steps.size())}, {"measured_steps", c.steps},
+                    {"warmup", {{"min", c.warmup}, {"max", c.warmup_until_stable() ? c.warmup_max : c.warmup},
+                                {"window", kWarmupWindow}, {"tolerance_pct", kWarmupTolerancePct},
+                                {"steps_run", int64_t(result.warmup_steps.size())},
+                                {"stopped", result.warmup_stopped},
+                                {"rule", "after min steps, warm up until the last `window` steps' dt lie within "
+                                         "tolerance_pct of their minimum, at most max steps"}}},
                     {"measured_wall_ms", result.measured_wall_ms},
                     {"harness_overhead_ms_per_step", result.harness_overhead_ms_per_step},
                     {"harness_overhead_pct_of_dt", 100.0 * result.harness_overhead_ms_per_step / dt_median},

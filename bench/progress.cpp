@@ -1,6 +1,8 @@
 // bench/progress.cpp: see progress.h.
 #include "bench/progress.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,8 +17,10 @@ Progress::Progress(std::string label, int64_t warmup, int64_t steps, bool quiet)
 
 void Progress::update(const StepRecord& rec, bool warmup) {
   if (quiet_) return;
-  const int64_t total = warmup_ + steps_;
-  const bool last = rec.step + 1 == total;
+  // Warm-up may run past its minimum (until stable): count what was seen.
+  ++(warmup ? warmup_seen_ : measured_seen_);
+  const int64_t total = std::max(warmup_, warmup_seen_) + steps_;
+  const bool last = !warmup && measured_seen_ == steps_;
   const auto now = std::chrono::steady_clock::now();
   if (!tty_ && !last && now - last_print_ < std::chrono::seconds(2)) return;
   last_print_ = now;

@@ -22,6 +22,7 @@ class Progress {
  private:
   std::string label_;
   int64_t warmup_, steps_;
+  int64_t warmup_seen_ = 0, measured_seen_ = 0;
   bool quiet_, tty_;
   bool open_line_ = false;
   std::chrono::steady_clock::time_point last_print_;

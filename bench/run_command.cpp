@@ -53,7 +53,12 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
   ap.add_value("--batch", "B", "micro-batch size (sequences per micro-step)", integer(c.batch, "--batch"));
   ap.add_value("--seq", "T", "sequence length (<= block size)", integer(c.seq, "--seq"));
   ap.add_value("--steps", "N", "measured steps (default 10)", integer(o.steps, "--steps"));
-  ap.add_value("--warmup", "N", "warmup steps excluded from figures (default 2)", integer(o.warmup, "--warmup"));
+  ap.add_value("--warmup", "N",
+               "warmup steps excluded from figures: exactly N (default: at least 2, then until the last 3 "
+               "steps' dt agree within 5 %, at most 20)",
+               integer(o.warmup, "--warmup"));
+  ap.add_value("--warmup-max", "M", "warm up until stable, at most M steps (default 20; with --warmup N, N is the minimum)",
+               integer(o.warmup_max, "--warmup-max"));
   ap.add_value("--seed", "S", "seed for weights and synthetic data (default 1337)", [&o](const std::string& v) {
     const int64_t s = parse_int("--seed", v);
     if (s < 0) throw ConfigError(fmt::format("--seed: got {}, expected an integer >= 0", s));

@@ -1,6 +1,7 @@
 // tests/test_cli.cpp: `ladder` as a user runs it. Every bad input exits with
 // code 2, names the option, the value and what is allowed, and writes no
 // report; a good run writes one.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,38 @@ TEST_F(Cli, ADivergedBaselineFailsTheRunNamingTheStep) {
   std::ifstream sf(out / "summary.json");
   const auto summary = nlohmann::json::parse(sf);
   EXPECT_EQ(summary["rows"][0]["status"], "diverged");
+}
+
+TEST_F(Cli, WarmupRunsUntilStableOrItsCapAndAFixedWarmupIsExact) {
+  const fs::path out = dir_ / "m";
+  Result r = run_ladder("measure --device cpu --rung fp32 --preset tiny --steps 2 --warmup-max 8 --threads 1 "
+                        "--no-op-count --quiet --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto report = nlohmann::json::parse(std::ifstream(out / "fp32" / "report.json"));
+  const auto& w = report["timing"]["warmup"];
+  const int64_t run = w["steps_run"].get<int64_t>();
+  EXPECT_GE(run, 2);
+  EXPECT_LE(run, 8);
+  EXPECT_EQ(report["warmup_steps"]["dt_ms"].size(), size_t(run));
+  EXPECT_EQ(report["steps"]["step"][0].get<int64_t>(), run);  // measurement starts right after
+  const auto dts = report["warmup_steps"]["dt_ms"].get<std::vector<double>>();
+  if (w["stopped"] == "stable") {
+    const double lo = std::min({dts[run - 1], dts[run - 2], dts[run - 3]});
+    const double hi = std::max({dts[run - 1], dts[run - 2], dts[run - 3]});
+    EXPECT_LE((hi - lo) / lo * 100.0, w["tolerance_pct"].get<double>());
+  } else {
+    EXPECT_EQ(w["stopped"], "cap");
+    EXPECT_EQ(run, 8);
+  }
+  // --warmup N alone: exactly N.
+  const fs::path fixed = dir_ / "f";
+  r = run_ladder("measure --device cpu --rung fp32 --preset tiny --steps 2 --warmup 3 --threads 1 --no-op-count "
+                 "--quiet --out " + fixed.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  report = nlohmann::json::parse(std::ifstream(fixed / "fp32" / "report.json"));
+  EXPECT_EQ(report["timing"]["warmup"]["stopped"], "fixed");
+  EXPECT_EQ(report["warmup_steps"]["dt_ms"].size(), 3u);
+  expect_bad_input("--preset tiny --warmup 5 --warmup-max 3", {"--warmup-max", "got 3", ">= the minimum warmup 5"});
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/harness.h"
+
 #include "bench/stats.h"
 
 namespace ladder {
@@ -27,6 +29,22 @@ TEST(Stats, SingleValueHasNoSpread) {
   EXPECT_DOUBLE_EQ(s.median, 3.0);
   EXPECT_DOUBLE_EQ(s.stddev, 0.0);
   EXPECT_DOUBLE_EQ(s.p10, 3.0);
+}
+
+TEST(Warmup, StableWhenTheLastThreeStepsAgreeWithinTolerance) {
+  auto steps = [](std::initializer_list<double> dts) {
+    std::vector<StepRecord> out;
+    for (double d : dts) {
+      StepRecord r;
+      r.dt_ms = d;
+      out.push_back(r);
+    }
+    return out;
+  };
+  EXPECT_FALSE(warmup_is_stable(steps({100, 100})));          // fewer than the window
+  EXPECT_FALSE(warmup_is_stable(steps({170, 160, 110})));     // build-nanogpt's first CPU steps
+  EXPECT_TRUE(warmup_is_stable(steps({170, 100, 104, 102})));  // within 5 % of 100
+  EXPECT_FALSE(warmup_is_stable(steps({100, 100, 105.1})));   // 5.1 % apart
 }
 
 }  // namespace

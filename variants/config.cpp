@@ -65,6 +65,8 @@ void RunConfig::validate() const {
   require_positive("--steps", steps);
   if (warmup < 0)
     throw ConfigError(fmt::format("--warmup: got {}, expected an integer >= 0", warmup));
+  if (warmup_max < warmup)
+    throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", warmup_max, warmup));
   require_positive("--n-layer", model.n_layer);
   require_positive("--n-head", model.n_head);
   require_positive("--n-embd", model.n_embd);
@@ -186,6 +188,7 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"seq", r.seq},
        {"steps", r.steps},
        {"warmup", r.warmup},
+       {"warmup_max", r.warmup_max},
        {"seed", r.seed},
        {"device", r.device},
        {"threads", r.threads},
@@ -237,6 +240,7 @@ void from_json(const nlohmann::json& j, RunConfig& r) {
   j.at("seq").get_to(r.seq);
   j.at("steps").get_to(r.steps);
   j.at("warmup").get_to(r.warmup);
+  r.warmup_max = j.value("warmup_max", r.warmup);  // configs written before warm-up until stable: fixed
   j.at("seed").get_to(r.seed);
   j.at("device").get_to(r.device);
   j.at("threads").get_to(r.threads);

@@ -82,7 +82,12 @@ struct RunConfig {
   int64_t batch = 4;
   int64_t seq = 256;
   int64_t steps = 10;   // measured steps
-  int64_t warmup = 2;   // excluded from the figures
+  int64_t warmup = 2;   // excluded from the figures: at least this many
+  // Warm up until stable: after `warmup` steps, go on while the last
+  // kWarmupWindow steps' dt differ by more than kWarmupTolerancePct, up to
+  // warmup_max steps. warmup_max == warmup is a fixed warmup (what --warmup N
+  // asks for, and what the ddp rung always does: its ranks must agree).
+  int64_t warmup_max = 20;
   uint64_t seed = 1337;
   std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
   int threads = 0;             // intra-op threads; 0 means all cores
@@ -103,7 +108,10 @@ struct RunConfig {
   std::string profile;
   bool layer_ranges = false;
 
-  int64_t total_steps() const { return warmup + steps; }
+  int64_t total_steps() const { return warmup + steps; }  // with the minimum warmup
+  // Not for the ddp rung (ranks must run the same steps) nor with --profile
+  // (its schedule names absolute steps).
+  bool warmup_until_stable() const { return warmup_max > warmup && world_size == 1 && profile.empty(); }
   int64_t tokens_per_micro_step() const { return batch * seq; }
   // micro_steps = total_batch / (B * T * world) with grad-accum, else 1.
   int64_t micro_steps() const {
