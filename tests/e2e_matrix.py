@@ -33,6 +33,21 @@ def rows(run_dir):
     return {r["cell"]: r for r in load(run_dir / "summary.json")["rows"]}
 
 
+def fp32_exact_switches_match_at_1e_5(d):
+    """Each fp32-exact switch alone on fp32 (fused ops, SDPA, padding, fused
+    AdamW) keeps the maths: loss and grad norm within the 1e-5 class, which
+    no rung of the ladder exercises (each also carries bf16)."""
+    rungs = ["fp32+fused", "fp32+flash", "fp32+vocab-pad", "fp32+fused-adamw"]
+    run(["run", *TINY, "--rungs", ",".join(rungs), "--out", str(d), "--quiet"], check_code=0)
+    r = rows(d)
+    for name in rungs:
+        p = r[name]["parity"]
+        assert p["class"] == "fp32-exact" and p["rtol"] == 1e-5, (name, p)
+        assert p["status"] == "pass", (name, p)
+        assert p["max_rel_diff"] <= 1e-5 and p["grad_norm_max_rel_diff"] <= 1e-5, (name, p)
+        assert r[name]["effective"].get(name.split("+")[1].replace("-", "_")) is True, (name, r[name]["effective"])
+
+
 def every_rung_matches_fp32(d):
     """The whole ladder on tiny: every runnable rung passes loss parity."""
     run(["run", *TINY, "--out", str(d)], check_code=0)
@@ -150,8 +165,8 @@ def bad_inputs(d):
     assert (good / "fp32" / "report.json").stat().st_mtime_ns == before
 
 
-CASES = {f.__name__: f for f in (every_rung_matches_fp32, crash_is_isolated, resume_after_kill,
-                                  interrupt_keeps_reports, bad_inputs)}
+CASES = {f.__name__: f for f in (every_rung_matches_fp32, fp32_exact_switches_match_at_1e_5, crash_is_isolated,
+                                  resume_after_kill, interrupt_keeps_reports, bad_inputs)}
 
 if __name__ == "__main__":
     case = CASES[sys.argv[2]]

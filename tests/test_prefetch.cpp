@@ -189,8 +189,10 @@ TEST_F(Prefetch, HarnessRecordsDataTimeWithAndWithoutPrefetch) {
     const auto d = step.data().describe();
     EXPECT_EQ(d["kind"], "token_shards");
     EXPECT_EQ(d["prefetch"]["enabled"], prefetch);
-    EXPECT_EQ(d["batches_consumed"], c.total_steps());
-    EXPECT_EQ(d["tokens_consumed"], c.total_steps() * c.batch * c.seq);
+    // Every step run (the warm-up lasts until stable) consumed one batch.
+    const int64_t steps_run = int64_t(r.warmup_steps.size() + r.steps.size());
+    EXPECT_EQ(d["batches_consumed"], steps_run);
+    EXPECT_EQ(d["tokens_consumed"], steps_run * c.batch * c.seq);
     if (!prefetch) {
       EXPECT_EQ(d["prefetch"]["batches_ready_on_request"], 0);
     }
