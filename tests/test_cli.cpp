@@ -2,6 +2,7 @@
 // code 2, names the option, the value and what is allowed, and writes no
 // report; a good run writes one.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +110,28 @@ TEST_F(Cli, GoodRunWritesOneCompleteReport) {
   EXPECT_TRUE(fs::exists(out / "summary.json"));
   EXPECT_TRUE(fs::exists(out / "matrix.json"));
   EXPECT_NE(r.output.find("summary: "), std::string::npos);
+  // What the report says: the run asked for, its figures consistent.
+  const auto report = nlohmann::json::parse(std::ifstream(out / "fp32" / "report.json"));
+  EXPECT_EQ(report["status"], "ok");
+  EXPECT_EQ(report["rung"], "fp32");
+  EXPECT_EQ(report["config"]["preset"], "tiny");
+  EXPECT_EQ(report["config"]["steps"], 2);
+  const auto dt = report["steps"]["dt_ms"].get<std::vector<double>>();
+  ASSERT_EQ(dt.size(), 2u);
+  EXPECT_EQ(report["warmup_steps"]["dt_ms"].size(), 1u);  // --warmup 1: exactly one
+  const auto tok = report["steps"]["tokens_per_s"].get<std::vector<double>>();
+  for (size_t i = 0; i < dt.size(); ++i) {
+    EXPECT_GT(dt[i], 0.0);
+    EXPECT_NEAR(tok[i], 4 * 64 / (dt[i] * 1e-3), 1e-6 * tok[i]);  // tokens per step / dt
+  }
+  EXPECT_DOUBLE_EQ(report["summary"]["dt_ms"]["median"].get<double>(), (dt[0] + dt[1]) / 2);
+  for (const auto& loss : report["steps"]["loss"]) EXPECT_NEAR(loss.get<double>(), std::log(1000.0), 0.5);
+  EXPECT_EQ(report["parity"]["status"], "baseline");
+  EXPECT_EQ(report["throughput"]["tokens_per_step"], 4 * 64);
+  EXPECT_GT(report["memory"]["measured"]["peak_bytes"].get<int64_t>(), 0);
+  const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_EQ(summary["status"], "complete");
+  EXPECT_DOUBLE_EQ(summary["rows"][0]["dt_ms_median"].get<double>(), report["summary"]["dt_ms"]["median"].get<double>());
 }
 
 TEST_F(Cli, NonFiniteNumbersAreRejected) {
