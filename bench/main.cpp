@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "bench/compare.h"
-#include "bench/export.h"
+#include "reports/compare.h"
+#include "reports/export.h"
 #include "bench/micro/command.h"
 #include "bench/run_command.h"
 #include "build_info.h"

@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/table.h"
+#include "reports/table.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
 

@@ -12,7 +12,7 @@
 
 namespace ladder {
 
-// `comparison` has the shape produced by compare_runs (bench/compare.h; see
+// `comparison` has the shape produced by compare_runs (reports/compare.h; see
 // tests/fixtures/comparison.json). Missing or null fields render as "–";
 // every string taken from the JSON is HTML-escaped.
 std::string render_comparison_html(const nlohmann::json& comparison);

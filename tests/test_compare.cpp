@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/compare.h"
+#include "reports/compare.h"
 #include "variants/config.h"
 
 namespace ladder {

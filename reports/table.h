@@ -1,4 +1,4 @@
-// bench/table.h: speedups and the final table of a run.
+// reports/table.h: speedups and the final table of a run.
 #pragma once
 
 #include <string>

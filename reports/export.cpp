@@ -1,5 +1,5 @@
-// bench/export.cpp: see export.h.
-#include "bench/export.h"
+// reports/export.cpp: see export.h.
+#include "reports/export.h"
 
 #include <cctype>
 #include <filesystem>

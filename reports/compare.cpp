@@ -1,6 +1,6 @@
-// bench/compare.cpp: the comparison model, its text/markdown/CSV forms and
+// reports/compare.cpp: the comparison model, its text/markdown/CSV forms and
 // the `ladder compare` command (see compare.h).
-#include "bench/compare.h"
+#include "reports/compare.h"
 
 #include <unistd.h>
 

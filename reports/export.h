@@ -1,4 +1,4 @@
-// bench/export.h: `ladder export --gbench RUN`, a run as google/benchmark
+// reports/export.h: `ladder export --gbench RUN`, a run as google/benchmark
 // JSON (a `context` and one `benchmarks` record per measured step, as
 // repetitions, plus median/mean/stddev aggregates), so google/benchmark's
 // tools/compare.py can read ladder runs too.

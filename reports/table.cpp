@@ -1,5 +1,5 @@
-// bench/table.cpp: see table.h.
-#include "bench/table.h"
+// reports/table.cpp: see table.h.
+#include "reports/table.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// bench/compare.h: `ladder compare A B [C ...]`, which compares runs across
+// reports/compare.h: `ladder compare A B [C ...]`, which compares runs across
 // GPUs, machines, builds and days.
 //
 // The first input is the baseline. For each rung: the median dt, tokens/s,
