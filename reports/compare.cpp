@@ -234,14 +234,10 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   // Inputs and the subject: environment keys whose values differ.
   std::vector<std::map<std::string, json>> envs;
   for (const auto& run : runs) {
-    std::map<std::string, json> env;
-    flatten(run.environment(), "", env);
-    std::map<std::string, json> shown;
-    for (const auto& [k, v] : env)
-      if (is_subject_key(k)) shown[k] = v;
+    const std::map<std::string, json> shown = subject_environment(run.environment());
     envs.push_back(shown);
     cmp["inputs"].push_back({{"label", run.label}, {"path", run.path}, {"run_id", run.run_id},
-                             {"device", env.count("device.name") ? env["device.name"] : json("?")},
+                             {"device", shown.count("device.name") ? shown.at("device.name") : json("?")},
                              {"environment", shown}});
   }
   std::set<std::string> env_keys;
