@@ -7,6 +7,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "profiler/range.h"
 
@@ -141,12 +144,16 @@ class PhaseClock final : public PhaseObserver {
 };
 
 // One step between the timer's start and stop; `hooks` may be null.
+// `slowdown_pct` (test-only) makes the step wait that share of its own host
+// time more before the timer stops.
 StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, PhaseObserver& observer,
-                      profiler::StepHooks* hooks) {
+                      profiler::StepHooks* hooks, double slowdown_pct = 0) {
+  const auto host0 = Clock::now();
   timer.start();
   if (hooks) hooks->step_begins(i);
   StepOutput out = step.run(i, observer);
   if (hooks) hooks->step_ends(i);
+  if (slowdown_pct > 0) std::this_thread::sleep_for((Clock::now() - host0) * (slowdown_pct / 100.0));
   timer.stop();
   StepRecord rec;
   rec.step = i;
@@ -171,9 +178,20 @@ bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps) {
   return lo > 0 && (hi - lo) / lo * 100.0 <= kWarmupTolerancePct;
 }
 
+double test_slowdown_pct() {
+  const char* v = std::getenv(kTestSlowdownEnv);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const double pct = std::strtod(v, &end);
+  if (*end != '\0' || !(pct >= 0 && pct <= 1000))
+    throw ConfigError(fmt::format("{}: got '{}', expected a percentage in [0, 1000]", kTestSlowdownEnv, v));
+  return pct;
+}
+
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
                               const StepCallback& on_step, Position* position, profiler::StepHooks* hooks) {
   HarnessResult r;
+  r.test_slowdown_pct = test_slowdown_pct();
   auto timer = make_step_timer(device);
   r.timer_method = timer->method();
   r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
@@ -185,7 +203,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
     if (hooks) hooks->before_step(i);
     if (monitor) monitor->before_step();
     phase_clock.comm.reset();
-    StepRecord rec = timed_step(step, i, *timer, phase_clock, hooks);
+    StepRecord rec = timed_step(step, i, *timer, phase_clock, hooks, r.test_slowdown_pct);
     phase_clock.comm.take(rec);
     rec.data_ms = phase_clock.take_data_ms();
     if (monitor) {

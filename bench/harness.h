@@ -74,7 +74,14 @@ struct HarnessResult {
   // reading the loss, progress output): measured_wall_ms - sum(dt), / steps.
   double harness_overhead_ms_per_step = 0;
   MemoryStats memory;
+  double test_slowdown_pct = 0;  // the test-only slowdown hook (below); 0 when unset
 };
+
+// Test-only: LADDER_TEST_SLOWDOWN_PCT=P makes every step wait P % of its
+// own host time more inside the timed region: a known, real difference for
+// compare's A/B test. The report records it (timing.test_slowdown_pct).
+inline constexpr const char* kTestSlowdownEnv = "LADDER_TEST_SLOWDOWN_PCT";
+double test_slowdown_pct();  // from the environment; ConfigError if malformed
 
 using StepCallback = std::function<void(const StepRecord&, bool warmup)>;
 

@@ -12,6 +12,7 @@
 #include "reports/compare.h"
 #include "reports/export.h"
 #include "bench/micro/command.h"
+#include "bench/roofline.h"
 #include "bench/run_command.h"
 #include "build_info.h"
 #include "variants/config.h"
@@ -29,6 +30,7 @@ constexpr const char* kUsage =
     "  compare    compare runs (GPUs, machines, days) with significance tests\n"
     "  export     export a run, e.g. as google/benchmark JSON (--gbench)\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
+    "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";
@@ -45,6 +47,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "compare") return ladder::compare_command(args);
   if (command == "export") return ladder::export_command(args);
   if (command == "bench") return ladder::micro::bench_command(args, argv);
+  if (command == "roofline") return ladder::roofline_command(args);
   if (command == "version") {
     fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
                ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
@@ -53,7 +56,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bench, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bench, roofline, version (see 'ladder --help')",
                   command));
 }
 

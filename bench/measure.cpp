@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "bench/cpu_allocator.h"
 #include "bench/device.h"
 #include "bench/environment.h"
 #include "bench/harness.h"
@@ -25,6 +26,7 @@
 #include "profiler/trace_profiler.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
+#include "reports/report_loader.h"
 #include "variants/data_source.h"
 #include "variants/ddp/process_group.h"
 #include "variants/step.h"
@@ -54,7 +56,8 @@ Precision mfu_precision(const RunConfig& c, const nlohmann::json& switches) {
 }
 
 nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::string& dev_name,
-                           double tokens_per_s, int64_t fpt, const RooflineResult& roof) {
+                           double tokens_per_s, const std::string& tokens_basis, int64_t fpt,
+                           const RooflineResult& roof, const nlohmann::json& roof_source) {
   nlohmann::json datasheet = {{"peak_tflops", nullptr}, {"device", nullptr}, {"source", nullptr},
                               {"mfu_pct", nullptr}};
   if (c.peak_tflops) {
@@ -66,11 +69,12 @@ nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::s
                  {"mfu_pct", mfu_pct(tokens_per_s, fpt, peak->tflops)}};
   }
   return {{"precision", precision_name(precision)},
-          {"tokens_per_s_basis", "median tokens_per_s_per_device"},
+          {"tokens_per_s_basis", tokens_basis},
           {"datasheet", datasheet},
           {"measured_roofline",
            {{"peak_tflops", roof.tflops},
             {"probe", roof},
+            {"source", roof_source},
             {"mfu_pct", mfu_pct(tokens_per_s, fpt, roof.tflops)}}}};
 }
 
@@ -78,7 +82,7 @@ nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::s
 // graph's private pool. Replays allocate nothing, so the allocator's
 // allocated/active peaks leave them out; reserved bytes include the pool.
 nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
-                              const MemoryEstimate& estimate, bool graph) {
+                              const MemoryEstimate& estimate, bool graph, const nlohmann::json& cpu_allocator) {
   const bool cuda = device.is_cuda();
   const int64_t peak = cuda ? m.peak_reserved_bytes : m.peak_rss_bytes;
   auto cuda_only = [&](int64_t v) { return cuda ? nlohmann::json(v) : nlohmann::json(); };
@@ -108,7 +112,7 @@ nlohmann::json memory_section(const torch::Device& device, const MemoryStats& m,
                   "when measurement starts; peaks reset before every measured step and read after it "
                   "(steps.peak_*)"},
   };
-  return {{"measured", measured}, {"estimate", estimate}};
+  return {{"measured", measured}, {"estimate", estimate}, {"cpu_allocator", cpu_allocator}};
 }
 
 // Test-only fault injection for the ddp rung: LADDER_TEST_FAULT=kill:R:S
@@ -202,6 +206,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
   if (c.threads == 0)
     c.threads = int(std::max(1u, std::thread::hardware_concurrency() / unsigned(std::max(1, c.local_world_size))));
   at::set_num_threads(c.threads);
+  // Before the model exists: its tensors and every step's come from the heap.
+  const nlohmann::json cpu_allocator = device.is_cpu() ? keep_cpu_memory_in_process() : nlohmann::json();
   Position position;
   try {
     std::unique_ptr<ProcessGroup> pg;
@@ -287,11 +293,27 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                                      s.grad_norm));
         }
     const Precision precision = mfu_precision(c, switches);
-    const RooflineResult roof = probe_matmul(device, precision);
+    // The run's roofline (one denominator for every rung), or this process's own probe.
+    RooflineResult roof;
+    nlohmann::json roof_source;
+    if (!o.roofline_file.empty()) {
+      roof = run_roofline_entry(read_json_file(o.roofline_file), precision, device_name(device), o.roofline_file);
+      roof_source = {{"measured", "once for the run, before the rungs"}, {"file", o.roofline_file}};
+    } else {
+      roof = probe_matmul(device, precision);
+      roof_source = {{"measured", "by this process, after its steps"}, {"file", nullptr}};
+    }
 
     const int world = c.world_size;
     nlohmann::json summary = summarize_steps(result.steps, world);
-    const double tok_s = summary["tokens_per_s_per_device"]["median"].get<double>();
+    // MFU is per device: a GPU, or a host's whole CPU, which the ranks of a
+    // CPU ddp job share (and the run roofline measured with all its cores).
+    const int devices = device.is_cuda() ? world : std::max(1, world / std::max(1, c.local_world_size));
+    const double tok_s = summary["tokens_per_s"]["median"].get<double>() / devices;
+    const std::string tokens_basis =
+        device.is_cuda() || devices == world ? "median tokens_per_s_per_device"
+                                             : fmt::format("median tokens_per_s / {} host(s): the {} ranks on a host share its CPU",
+                                                           devices, c.local_world_size);
     const double dt_median = summary["dt_ms"]["median"].get<double>();
     double sum_dt = 0, sum_data = 0;
     for (const auto& s : result.steps) {
@@ -299,7 +321,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       sum_data += s.data_ms;
     }
     std::vector<double> mfu_steps;
-    for (const auto& s : result.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / world, fpt, roof.tflops));
+    for (const auto& s : result.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / devices, fpt, roof.tflops));
     summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
 
     nlohmann::json report = rung_report_header(c, o.run_id, o.argv, started_at);
@@ -322,6 +344,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                                 {"rule", "after min steps, warm up until the last `window` steps' dt lie within "
                                          "tolerance_pct of their minimum, at most max steps"}}},
                     {"measured_wall_ms", result.measured_wall_ms},
+                    {"test_slowdown_pct", result.test_slowdown_pct > 0 ? nlohmann::json(result.test_slowdown_pct)
+                                                                        : nlohmann::json()},
                     {"harness_overhead_ms_per_step", result.harness_overhead_ms_per_step},
                     {"harness_overhead_pct_of_dt", 100.0 * result.harness_overhead_ms_per_step / dt_median},
                     {"data_ms_per_step", sum_data / double(result.steps.size())},
@@ -335,9 +359,9 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                         {"micro_steps", c.micro_steps()},
                         {"tokens_per_s_aggregate", summary["tokens_per_s"]["median"]},
                         {"tokens_per_s_per_device", tok_s}}},
-        {"mfu", mfu_section(c, precision, device_name(device), tok_s, fpt, roof)},
+        {"mfu", mfu_section(c, precision, device_name(device), tok_s, tokens_basis, fpt, roof, roof_source)},
         {"memory", memory_section(device, result.memory, estimate_memory(c.model, n_params, c.batch, c.seq),
-                                  /*graph=*/step.uses_graph())},
+                                  /*graph=*/step.uses_graph(), cpu_allocator)},
         {"op_counts", op_counts},
         {"ddp", ddp},
         {"op_breakdown", op_breakdown},

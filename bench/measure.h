@@ -29,6 +29,7 @@ struct MeasureOptions {
   std::vector<std::string> argv;
   bool quiet = false;
   bool count_ops = true;    // one extra profiled step for operator/kernel counts
+  std::string roofline_file;  // the run's roofline.json; empty: probe in this process
   LaunchEnv launch;         // the ddp rung: rank, world and rendezvous (cfg.rank etc. agree)
 };
 

@@ -3,10 +3,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/cli.h"
 #include "bench/device.h"
+#include "reports/atomic_file.h"
+#include "reports/report.h"
+#include "variants/precision.h"
 
 namespace ladder {
 
@@ -46,6 +53,88 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, in
 void to_json(nlohmann::json& j, const RooflineResult& r) {
   j = {{"matmul_tflops", r.tflops}, {"n", r.n}, {"reps", r.reps}, {"dtype", r.dtype},
        {"probe_ms", r.probe_ms}, {"statistic", "best of reps"}};
+}
+
+nlohmann::json measure_run_roofline(const torch::Device& device, int threads) {
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  nlohmann::json precisions = nlohmann::json::object();
+  disable_tf32(device);
+  precisions["fp32"] = probe_matmul(device, Precision::kFP32);
+  const SwitchEffect tf32 = enable_tf32(device);
+  precisions["tf32"] = probe_matmul(device, Precision::kTF32);
+  precisions["tf32"]["tf32_effective"] = tf32.effective;
+  precisions["tf32"]["tf32_mechanism"] = tf32.mechanism;
+  disable_tf32(device);
+  precisions["bf16"] = probe_matmul(device, Precision::kBF16);
+  return {{"schema_version", kSchemaVersion},
+          {"kind", "ladder.roofline"},
+          {"device", device_name(device)},
+          {"device_spec", device.str()},
+          {"threads", threads},
+          {"measured_at", utc_now_iso8601()},
+          {"method", "square matmuls (n x n) @ (n x n) for >= 0.3 s per precision, best repetition; "
+                     "measured once per run before the rungs"},
+          {"precisions", precisions}};
+}
+
+RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
+                                  const std::string& device_name, const std::string& file) {
+  const char* name = precision_name(precision);
+  if (roofline.value("kind", "") != "ladder.roofline")
+    throw ConfigError(fmt::format("{}: field 'kind' is {}, expected \"ladder.roofline\"", file,
+                                  roofline.contains("kind") ? roofline["kind"].dump() : "missing"));
+  const std::string measured_on = roofline.value("device", "");
+  if (measured_on != device_name)
+    throw ConfigError(fmt::format("{}: field 'device' is '{}', but this process runs on '{}'; expected a "
+                                  "roofline measured on this device",
+                                  file, measured_on, device_name));
+  const auto& entry = roofline.contains("precisions") ? roofline["precisions"] : nlohmann::json();
+  if (!entry.contains(name) || !entry[name].contains("matmul_tflops") || !entry[name]["matmul_tflops"].is_number() ||
+      !(entry[name]["matmul_tflops"].get<double>() > 0))
+    throw ConfigError(fmt::format("{}: field 'precisions.{}.matmul_tflops' is missing or not > 0; expected the "
+                                  "measured TFLOP/s",
+                                  file, name));
+  const auto& e = entry[name];
+  RooflineResult r;
+  r.tflops = e["matmul_tflops"].get<double>();
+  r.n = e.value("n", int64_t(0));
+  r.reps = e.value("reps", 0);
+  r.probe_ms = e.value("probe_ms", 0.0);
+  r.dtype = e.value("dtype", "");
+  return r;
+}
+
+int roofline_command(const std::vector<std::string>& args) {
+  std::string device_spec = default_device_spec(), out;
+  int64_t threads = 0;
+  bool quiet = false;
+  ArgParser ap("roofline",
+               "Measure the device's dense-matmul ceiling at fp32, tf32 and bf16 (square matmuls,\n"
+               "best of >= 0.3 s each): the denominator of MFU 'p'. 'ladder run' measures it once per\n"
+               "run, before the rungs, into <run_dir>/roofline.json.");
+  ap.add_value("--device", "cpu|cuda|cuda:N", "device (default: cuda when available, else cpu)",
+               [&](const std::string& v) { device_spec = v; });
+  ap.add_value("--threads", "N", "intra-op CPU threads (default: all cores)",
+               [&](const std::string& v) { threads = parse_int("--threads", v); });
+  ap.add_value("--out", "FILE", "write the JSON here (atomically)", [&](const std::string& v) { out = v; });
+  ap.add_flag("--quiet", "print nothing", [&] { quiet = true; });
+  if (!ap.parse(args)) return 0;
+  if (threads < 0 || threads > 4096)
+    throw ConfigError(fmt::format("--threads: got {}, expected 0 (all cores) .. 4096", threads));
+  const torch::Device device = parse_device(device_spec);
+  if (!out.empty() && std::filesystem::path(out).has_parent_path())
+    ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
+  const nlohmann::json roof = measure_run_roofline(device, int(threads));
+  if (!out.empty()) write_file_atomically(out, roof.dump(2) + "\n");
+  if (!quiet) {
+    fmt::print("roofline of {} ({} threads):\n", roof["device"].get<std::string>(), roof["threads"].get<int>());
+    for (const auto& [name, e] : roof["precisions"].items())
+      fmt::print("  {:<5} {:>9.3f} TFLOP/s  (n {}, {} reps, {}){}\n", name, e["matmul_tflops"].get<double>(),
+                 e["n"].get<int64_t>(), e["reps"].get<int>(), e["dtype"].get<std::string>(),
+                 e.contains("tf32_effective") && !e["tf32_effective"].get<bool>() ? ", tf32 not effective here" : "");
+  }
+  return 0;
 }
 
 }  // namespace ladder

@@ -1,9 +1,17 @@
 // bench/roofline.h: a short matmul probe that measures the device's real
 // dense-matmul ceiling at the step's precision. MFU against it is the figure
 // that means something on CPUs, where no datasheet peak exists.
+//
+// `ladder run` measures it once per run, before the rungs, for fp32, tf32
+// and bf16 (`ladder roofline`, a child process: <run_dir>/roofline.json), and
+// every rung's 'p' MFU divides by that run's figure for its precision, so
+// the 'p' columns of one run share their denominator. A lone `ladder
+// measure` probes in its own process after its steps.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
@@ -27,5 +35,18 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, in
                             double min_seconds = 0.3);
 
 void to_json(nlohmann::json& j, const RooflineResult& r);
+
+// The run's roofline: fp32, tf32 (under the tf32 rung's own setting) and
+// bf16 on `device` with `threads` intra-op threads (0: all cores), as the
+// JSON of <run_dir>/roofline.json (kind "ladder.roofline").
+nlohmann::json measure_run_roofline(const torch::Device& device, int threads);
+
+// The entry of a run roofline for `precision`, checked against the device
+// this process runs on; a ConfigError names `file` and what is wrong.
+RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
+                                  const std::string& device_name, const std::string& file);
+
+// `ladder roofline`: measure and print (or write with --out) the roofline.
+int roofline_command(const std::vector<std::string>& args);
 
 }  // namespace ladder

@@ -13,12 +13,15 @@
 
 #include "bench/cli.h"
 #include "bench/device.h"
+#include "bench/harness.h"
 #include "bench/launch_env.h"
 #include "bench/matrix.h"
 #include "bench/measure.h"
+#include "bench/roofline.h"
 #include "bench/runner.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
+#include "reports/report_loader.h"
 #include "variants/data_source.h"
 
 namespace ladder {
@@ -181,6 +184,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                [&](const std::string& v) { ro.rung_timeout_s = parse_double("--rung-timeout", v); });
   ap.add_value("--parity-steps", "K", "steps whose losses must match fp32 (default 5)",
                [&](const std::string& v) { parity_steps = parse_int("--parity-steps", v); });
+  std::optional<int64_t> repeats;
+  ap.add_value("--repeat", "N",
+               "run each rung in N processes, interleaved (all rungs, then all again); figures are "
+               "medians of per-process medians (default 1; 3 or more for A/B comparisons)",
+               [&](const std::string& v) { repeats = parse_int("--repeat", v); });
   std::optional<int64_t> nproc;
   ap.add_value("--nproc-per-node", "N", "ranks of the ddp rung on this machine (default: GPUs, or 2 on CPU)",
                [&](const std::string& v) { nproc = parse_int("--nproc-per-node", v); });
@@ -188,6 +196,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   if (!ap.parse(args)) return 0;
   if (nproc && (*nproc < 1 || *nproc > 256))
     throw ConfigError(fmt::format("--nproc-per-node: got {}, expected 1..256 ranks", *nproc));
+  if (repeats && (*repeats < 1 || *repeats > 100))
+    throw ConfigError(fmt::format("--repeat: got {}, expected 1..100 processes per rung", *repeats));
   if (!(ro.rung_timeout_s > 0))
     throw ConfigError(fmt::format("--rung-timeout: got {}, expected seconds > 0", ro.rung_timeout_s));
 
@@ -226,7 +236,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     ro.resume = true;
     std::vector<Cell> saved = load_run_dir(resume_dir, ro);
     // Options that shape the matrix must describe the saved one.
-    const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout"});
+    const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout", "--repeat"});
     if (matrix_options) {
       const auto requested = cells_to_json(build_cells(spec));
       if (requested != cells_to_json(saved))
@@ -234,8 +244,13 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                                       "'ladder run --resume {}' alone to finish it as configured",
                                       resume_dir, resume_dir));
     }
+    if (repeats && *repeats != ro.repeats)
+      throw ConfigError(fmt::format("--repeat: '{}' was made with --repeat {}, not {}; run 'ladder run --resume {}' "
+                                    "alone to finish it as configured",
+                                    resume_dir, ro.repeats, *repeats, resume_dir));
     cells = saved;
   } else {
+    ro.repeats = int(repeats.value_or(1));
     cells = build_cells(spec);
     ro.run_id = new_run_id();
     ro.run_dir = c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : c.out_dir;
@@ -256,8 +271,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   if (!ro.quiet) {
     size_t measured = 0;
     for (const auto& cell : cells) measured += cell.role == "measure" && cell.runnable;
-    fmt::print(stderr, "ladder: {} rung(s) on {} ({} mode), run directory {}\n", measured,
-               spec.device, ro.mode, ro.run_dir);
+    fmt::print(stderr, "ladder: {} rung(s) on {} ({} mode{}), run directory {}\n", measured, spec.device, ro.mode,
+               ro.repeats > 1 ? fmt::format(", {} processes per rung, interleaved", ro.repeats) : "", ro.run_dir);
   }
   return run_matrix(cells, ro);
 }
@@ -281,6 +296,8 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
                [&](const std::string& v) { mo.save_init = v; });
   ap.add_value("--save-final", "FILE", "write the weights after the last step (rank 0)",
                [&](const std::string& v) { mo.save_final = v; });
+  ap.add_value("--roofline", "FILE", "MFU 'p' against this roofline (ladder roofline --out) instead of a probe",
+               [&](const std::string& v) { mo.roofline_file = v; });
   ap.add_flag("--no-op-count", "skip the extra profiled step (op counts and op_breakdown)",
               [&] { mo.count_ops = false; });
   ap.add_flag("--quiet", "no progress line", [&] { mo.quiet = true; });
@@ -332,6 +349,12 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   cfg.validate();
   parse_device(cfg.device);
   check_token_source(cfg);
+  if (test_slowdown_pct() > 0 && !mo.quiet)  // malformed: exit 2 here
+    fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
+               kTestSlowdownEnv, test_slowdown_pct());
+  if (!mo.roofline_file.empty())  // a bad file stops here, not after the steps
+    run_roofline_entry(read_json_file(mo.roofline_file), Precision::kFP32, device_name(parse_device(cfg.device)),
+                       mo.roofline_file);
   if (mo.run_id.empty()) mo.run_id = new_run_id();
   if (mo.report_path.empty()) {
     const std::string out = c.out_dir.empty() ? (fs::path("runs") / mo.run_id).string() : c.out_dir;

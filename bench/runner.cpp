@@ -26,6 +26,7 @@
 #include "reports/table.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
+#include "bench/stats.h"
 
 namespace ladder {
 
@@ -78,10 +79,19 @@ std::optional<json> read_json(const fs::path& path) {
 }
 
 fs::path cell_dir(const RunnerOptions& o, const Cell& c) { return fs::path(o.run_dir) / c.id; }
-fs::path cell_report(const RunnerOptions& o, const Cell& c) { return cell_dir(o, c) / "report.json"; }
+// Repeat 1 of a cell (every run has it) writes <cell>/report.json; repeat k
+// of --repeat N writes <cell>/repeat<k>/report.json.
+std::string repeat_subdir(int repeat) { return repeat <= 1 ? "" : fmt::format("repeat{}", repeat); }
+fs::path cell_report(const RunnerOptions& o, const Cell& c, int repeat = 1) {
+  return cell_dir(o, c) / repeat_subdir(repeat) / "report.json";
+}
+// The report's path relative to the run directory, as the summary lists it.
+std::string relative_report(const Cell& c, int repeat) {
+  return (fs::path(c.id) / repeat_subdir(repeat) / "report.json").string();
+}
 
-bool report_complete(const RunnerOptions& o, const Cell& c) {
-  auto r = read_json(cell_report(o, c));
+bool report_complete(const RunnerOptions& o, const Cell& c, int repeat = 1) {
+  auto r = read_json(cell_report(o, c, repeat));
   return r && r->value("status", "") == "ok";
 }
 
@@ -194,7 +204,7 @@ std::string describe_outcome(const ChildOutcome& out) {
 
 // A report for a cell whose process died without writing one.
 // `extra` adds fields to its failure section (a ddp cell's per-rank outcomes).
-void write_failure(const RunnerOptions& o, const Cell& c, const std::string& status,
+void write_failure(const RunnerOptions& o, const Cell& c, int repeat, const std::string& status,
                    const std::string& reason, const ChildOutcome& out, const json& extra = json::object()) {
   const std::string now = utc_now_iso8601();
   json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
@@ -205,7 +215,8 @@ void write_failure(const RunnerOptions& o, const Cell& c, const std::string& sta
                               {"signal", out.signal ? json(strsignal(out.signal)) : json()},
                               {"seconds", out.seconds}}}});
   report["failure"].update(extra);
-  write_report(cell_report(o, c).string(), report);
+  if (repeat > 1) report["failure"]["repeat"] = repeat;
+  write_report(cell_report(o, c, repeat).string(), report);
 }
 
 void write_matrix_json(const std::vector<Cell>& cells, const RunnerOptions& o) {
@@ -214,6 +225,7 @@ void write_matrix_json(const std::vector<Cell>& cells, const RunnerOptions& o) {
             {"run_id", o.run_id},
             {"mode", o.mode},
             {"parity_steps", o.parity_steps},
+            {"repeats", o.repeats},
             {"created_at", utc_now_iso8601()},
             {"argv", o.argv},
             {"cells", cells_to_json(cells)}};
@@ -289,23 +301,57 @@ json row_base(const Cell& c, const std::string& status, const json& parity) {
           {"rung", c.cfg.rung}, {"switches", c.cfg.sw},   {"status", status},      {"parity", parity}};
 }
 
-json summary_row(const Cell& c, const json& report, const json& parity) {
-  json row = row_base(c, report.value("status", "missing"), parity);
-  row["report"] = fs::path(c.id) / "report.json";
-  if (report.contains("failure")) row["failure"] = report["failure"];
+double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
+
+// A cell's row: its figures from the one report, or with --repeat N the
+// median over the N processes of each one's median (a process is the
+// independent sample; its steps are not), with the per-process medians
+// listed. Peak memory is the largest of the processes'.
+json summary_row(const Cell& c, const std::vector<json>& reports, const json& parity) {
+  const json& first = reports.front();
+  size_t bad = 0;
+  while (bad < reports.size() && reports[bad].value("status", "missing") == "ok") ++bad;
+  const json& deciding = bad < reports.size() ? reports[bad] : first;
+  json row = row_base(c, deciding.value("status", "missing"), parity);
+  row["report"] = relative_report(c, 1);
+  if (reports.size() > 1) {
+    json files = json::array();
+    for (size_t k = 0; k < reports.size(); ++k) files.push_back(relative_report(c, int(k) + 1));
+    row["repeats"] = {{"count", reports.size()}, {"reports", files}};
+    if (bad < reports.size()) row["repeats"]["failed_repeat"] = bad + 1;
+  }
+  if (deciding.contains("failure")) row["failure"] = deciding["failure"];
   if (row["status"] != "ok") return row;
-  const auto& s = report["summary"];
-  row["dt_ms_median"] = s["dt_ms"]["median"];
-  row["dt_ms_cv"] = s["dt_ms"]["cv"];
-  row["tokens_per_s_median"] = s["tokens_per_s"]["median"];
-  if (report["timing"].contains("data_pct_of_dt")) row["data_pct_of_dt"] = report["timing"]["data_pct_of_dt"];
-  row["mfu_pct_datasheet"] = report["mfu"]["datasheet"]["mfu_pct"];
-  row["mfu_pct_measured_roofline"] = report["mfu"]["measured_roofline"]["mfu_pct"];
-  row["peak_bytes"] = report["memory"]["measured"]["peak_bytes"];
-  row["peak_kind"] = report["memory"]["measured"]["peak_kind"];
-  row["op_counts"] = report["op_counts"];
+  std::vector<double> dt, dt_cv, tok, mfu_roof, mfu_sheet;
+  int64_t peak = 0;
+  for (const auto& r : reports) {
+    const auto& s = r["summary"];
+    dt.push_back(s["dt_ms"]["median"].get<double>());
+    dt_cv.push_back(s["dt_ms"]["cv"].get<double>());
+    tok.push_back(s["tokens_per_s"]["median"].get<double>());
+    mfu_roof.push_back(r["mfu"]["measured_roofline"]["mfu_pct"].get<double>());
+    if (r["mfu"]["datasheet"]["mfu_pct"].is_number()) mfu_sheet.push_back(r["mfu"]["datasheet"]["mfu_pct"].get<double>());
+    peak = std::max(peak, r["memory"]["measured"]["peak_bytes"].get<int64_t>());
+  }
+  const size_t n = reports.size();
+  row["dt_ms_median"] = median_of(dt);
+  row["dt_ms_cv"] = median_of(dt_cv);
+  row["tokens_per_s_median"] = median_of(tok);
+  row["sample"] = n == 1 ? fmt::format("the median of {} measured steps of one process",
+                                       first["steps"]["dt_ms"].size())
+                         : fmt::format("the median of {} per-process medians", n);
+  if (n > 1) {
+    row["dt_ms_process_medians"] = dt;
+    row["dt_ms_process_cv"] = summarize(dt).cv;
+  }
+  if (first["timing"].contains("data_pct_of_dt")) row["data_pct_of_dt"] = first["timing"]["data_pct_of_dt"];
+  row["mfu_pct_datasheet"] = mfu_sheet.size() == n ? json(median_of(mfu_sheet)) : json();
+  row["mfu_pct_measured_roofline"] = median_of(mfu_roof);
+  row["peak_bytes"] = peak;
+  row["peak_kind"] = first["memory"]["measured"]["peak_kind"];
+  row["op_counts"] = first["op_counts"];
   json effective = json::object();
-  for (const auto& [name, sw] : report["switches"].items())
+  for (const auto& [name, sw] : first["switches"].items())
     if (sw.value("enabled", false)) effective[name] = sw.value("effective", false);
   row["effective"] = effective;
   return row;
@@ -334,139 +380,237 @@ std::vector<Cell> load_run_dir(const std::string& run_dir, RunnerOptions& opts) 
     opts.run_id = j->at("run_id").get<std::string>();
     opts.mode = j->at("mode").get<std::string>();
     opts.parity_steps = j->at("parity_steps").get<int64_t>();
+    opts.repeats = j->value("repeats", 1);
   } catch (const json::exception& e) {
     throw ConfigError(fmt::format("--resume: '{}' is malformed: {}", path.string(), e.what()));
   }
   return cells;
 }
 
+namespace {
+
+// One child run: a cell, and which of its --repeat processes this is.
+struct Job {
+  const Cell* cell;
+  int repeat;
+};
+
+// Runs one cell's process (or its ranks), and records a report for a child
+// that died without one. Appends to `missing` when Ctrl-C stopped it.
+void run_job(const Job& job, const std::string& progress, const std::string& roofline_file,
+             const RunnerOptions& o, std::vector<std::string>& missing) {
+  const Cell& cell = *job.cell;
+  const fs::path report_path = cell_report(o, cell, job.repeat);
+  fs::create_directories(report_path.parent_path());
+  const fs::path config_path = cell_dir(o, cell) / "config.json";
+  write_file_atomically(config_path.string(), json(cell.cfg).dump(2) + "\n");
+  fs::remove(report_path);
+  const std::string label = job.repeat > 1 || o.repeats > 1
+                                ? fmt::format("{} #{}/{}", cell.id, job.repeat, o.repeats) : cell.id;
+  if (!o.quiet)
+    fmt::print(stderr, "{} {} ({}{})\n", progress, label, cell.role == "parity" ? "parity reference, " : "",
+               cell.cfg.device);
+  std::vector<std::string> args = {o.exe, "measure", "--config", config_path.string(),
+                                   "--report", report_path.string(), "--label", label,
+                                   "--run-id", o.run_id};
+  if (!roofline_file.empty()) {
+    args.push_back("--roofline");
+    args.push_back(roofline_file);
+  }
+  if (o.quiet) args.push_back("--quiet");
+  // A ddp cell is one process per rank, launched as torchrun would.
+  const int world = cell.cfg.world_size;
+  std::vector<EnvVars> envs(static_cast<size_t>(world));
+  if (cell.cfg.sw.ddp) {
+    const std::string port = std::to_string(free_port());
+    for (int r = 0; r < world; ++r) {
+      envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
+                         {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
+                         {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
+      // An outer launcher's variables would describe another job.
+      for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+                            "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+                            "SLURM_NTASKS_PER_NODE"})
+        envs[size_t(r)].emplace_back(v, "");
+    }
+  }
+  // After a rank fails the others must notice within their timeout (plus
+  // the few seconds of the census that names the missing rank).
+  const double grace_s = cell.cfg.ddp.timeout_s + 10;
+  const std::vector<ChildOutcome> outs = run_children(args, envs, o.rung_timeout_s, grace_s);
+  // Rank 0 writes the report; the first rank to fail is the one to name.
+  size_t first_bad = 0;
+  bool any_bad = false;
+  for (size_t r = 0; r < outs.size(); ++r) {
+    const bool bad = !(outs[r].exited && outs[r].exit_code == 0);
+    if (bad && (!any_bad || outs[r].seconds < outs[first_bad].seconds)) first_bad = r;
+    any_bad = any_bad || bad;
+  }
+  const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
+  // With several ranks, the failure says which rank failed first and how each ended.
+  json rank_failure = json::object();
+  if (world > 1) {
+    json ranks = json::array();
+    for (size_t r = 0; r < outs.size(); ++r)
+      ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
+    rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
+  }
+  if (g_interrupted) {
+    // A child stopped by Ctrl-C leaves no report: the cell is missing.
+    if (!report_complete(o, cell, job.repeat)) {
+      fs::remove(report_path);
+      missing.push_back((fs::path(cell.id) / repeat_subdir(job.repeat)).string());
+    }
+    return;
+  }
+  auto report = read_json(report_path);
+  const bool ok = !any_bad && report && report->value("status", "") == "ok";
+  if (ok) return;
+  const std::string who = world > 1 ? fmt::format("rank {} of {}: ", first_bad, world) : "";
+  if (report && report->value("status", "ok") != "ok") {
+    // The child recorded its own failure (an OOM, an exception); add how each rank ended.
+    if (world > 1) {
+      (*report)["failure"].update(rank_failure);
+      write_report(report_path.string(), *report);
+    }
+    if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", label, (*report)["status"].get<std::string>(),
+                             world > 1 ? fmt::format("first failure: rank {} {}; ", first_bad, describe_outcome(out)) : "",
+                             (*report)["failure"].value("message", ""));
+    return;
+  }
+  const std::string status = out.timed_out ? "timeout" : "crashed";
+  const std::string reason =
+      who + (out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
+             : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
+             : report      ? fmt::format("exited with code {}", out.exit_code)
+                           : fmt::format("exited with code {} without a report", out.exit_code));
+  write_failure(o, cell, job.repeat, status, reason, out, rank_failure);
+  if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", label, status, reason);
+}
+
+// The device's matmul ceiling, measured once before the rungs by a `ladder
+// roofline` child into <run_dir>/roofline.json (kept on --resume). Sets
+// `file` to it, or leaves it empty when the probe failed: each rung then
+// probes in its own process, and the summary says why.
+json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::string& file) {
+  file.clear();
+  const Cell* first = nullptr;
+  for (const auto& c : cells)
+    if (c.runnable && c.role == "measure" && !first) first = &c;
+  if (!first) return {{"status", "not_run"}, {"reason", "no runnable rung"}};
+  const fs::path path = fs::path(o.run_dir) / "roofline.json";
+  auto saved = read_json(path);
+  if (!(saved && saved->value("kind", "") == "ladder.roofline")) {
+    if (!o.quiet) fmt::print(stderr, "[roofline] measuring {}'s matmul ceiling (fp32, tf32, bf16), once for the run\n",
+                             first->cfg.device);
+    std::vector<std::string> args = {o.exe, "roofline", "--device", first->cfg.device, "--out", path.string(), "--quiet"};
+    if (first->cfg.threads > 0) {
+      // CPU ddp ranks split the threads; together they use the host's.
+      args.push_back("--threads");
+      args.push_back(std::to_string(first->cfg.threads));
+    }
+    const ChildOutcome out = run_children(args, {EnvVars{}}, std::min(o.rung_timeout_s, 600.0), 0).front();
+    saved = read_json(path);
+    if (!(out.exited && out.exit_code == 0) || !saved) {
+      const std::string why = fmt::format("the roofline probe {}", describe_outcome(out));
+      if (!o.quiet && !g_interrupted)
+        fmt::print(stderr, "[roofline] {}; each rung measures its own\n", why);
+      return {{"status", "failed"}, {"reason", why}};
+    }
+  }
+  file = path.string();
+  json section = *saved;
+  section["status"] = "ok";
+  section["file"] = "roofline.json";
+  if (!o.quiet) {
+    std::string figures;
+    for (const auto& [name, e] : (*saved)["precisions"].items())
+      figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, e.value("matmul_tflops", 0.0));
+    fmt::print(stderr, "[roofline] {}: {} TFLOP/s\n", saved->value("device", "?"), figures);
+  }
+  return section;
+}
+
+}  // namespace
+
 int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   InterruptHandler interrupt_handler;
   g_interrupted = false;
-  if (!o.resume) write_matrix_json(cells, o);
   const std::string started_at = utc_now_iso8601();
   std::map<std::string, const Cell*> by_id;
   for (const auto& c : cells) by_id[c.id] = &c;
+  // Every cell once, then the measured cells again for each further repeat:
+  // drift over the run hits every rung alike.
+  std::vector<Job> jobs;
+  for (int k = 1; k <= o.repeats; ++k)
+    for (const auto& cell : cells)
+      if (cell.runnable && (k == 1 || cell.role == "measure")) jobs.push_back({&cell, k});
 
-  size_t index = 0;
   std::vector<std::string> missing;
-  for (const auto& cell : cells) {
-    ++index;
-    if (g_interrupted) {
-      missing.push_back(cell.id);
+  std::string stopped_because;  // a write or launch failure in this process
+  json roofline = {{"status", "not_run"}};
+  std::string roofline_file;
+  try {
+    if (!o.resume) write_matrix_json(cells, o);
+    roofline = run_roofline(cells, o, roofline_file);
+  } catch (const std::exception& e) {
+    stopped_because = e.what();
+  }
+  for (size_t index = 0; index < jobs.size(); ++index) {
+    const Job& job = jobs[index];
+    const std::string here = (fs::path(job.cell->id) / repeat_subdir(job.repeat)).string();
+    if (g_interrupted || !stopped_because.empty()) {
+      if (!report_complete(o, *job.cell, job.repeat)) missing.push_back(here);
       continue;
     }
-    if (!cell.runnable) continue;
-    if (o.resume && report_complete(o, cell)) {
-      if (!o.quiet) fmt::print(stderr, "[{}/{}] {}: complete report kept (resume)\n", index, cells.size(), cell.id);
+    if (o.resume && report_complete(o, *job.cell, job.repeat)) {
+      if (!o.quiet) fmt::print(stderr, "[{}/{}] {}: complete report kept (resume)\n", index + 1, jobs.size(), here);
       continue;
     }
-    fs::create_directories(cell_dir(o, cell));
-    const fs::path config_path = cell_dir(o, cell) / "config.json";
-    write_file_atomically(config_path.string(), json(cell.cfg).dump(2) + "\n");
-    fs::remove(cell_report(o, cell));
-    if (!o.quiet)
-      fmt::print(stderr, "[{}/{}] {} ({}{})\n", index, cells.size(), cell.id,
-                 cell.role == "parity" ? "parity reference, " : "", cell.cfg.device);
-    std::vector<std::string> args = {o.exe, "measure", "--config", config_path.string(),
-                                     "--report", cell_report(o, cell).string(), "--label", cell.id,
-                                     "--run-id", o.run_id};
-    if (o.quiet) args.push_back("--quiet");
-    // A ddp cell is one process per rank, launched as torchrun would.
-    const int world = cell.cfg.world_size;
-    std::vector<EnvVars> envs(static_cast<size_t>(world));
-    if (cell.cfg.sw.ddp) {
-      const std::string port = std::to_string(free_port());
-      for (int r = 0; r < world; ++r) {
-        envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
-                           {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
-                           {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
-        // An outer launcher's variables would describe another job.
-        for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-                              "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
-                              "SLURM_NTASKS_PER_NODE"})
-          envs[size_t(r)].emplace_back(v, "");
-      }
+    try {
+      run_job(job, fmt::format("[{}/{}]", index + 1, jobs.size()), roofline_file, o, missing);
+    } catch (const std::exception& e) {
+      // The disk is full, a directory cannot be made, fork fails: stop, and
+      // still write what completed.
+      stopped_because = fmt::format("while running {}: {}", here, e.what());
+      if (!report_complete(o, *job.cell, job.repeat)) missing.push_back(here);
+      if (!o.quiet) fmt::print(stderr, "ladder: run stopped {}\n", stopped_because);
     }
-    // After a rank fails the others must notice within their timeout (plus
-    // the few seconds of the census that names the missing rank).
-    const double grace_s = cell.cfg.ddp.timeout_s + 10;
-    const std::vector<ChildOutcome> outs = run_children(args, envs, o.rung_timeout_s, grace_s);
-    // Rank 0 writes the report; the first rank to fail is the one to name.
-    size_t first_bad = 0;
-    bool any_bad = false;
-    for (size_t r = 0; r < outs.size(); ++r) {
-      const bool bad = !(outs[r].exited && outs[r].exit_code == 0);
-      if (bad && (!any_bad || outs[r].seconds < outs[first_bad].seconds)) first_bad = r;
-      any_bad = any_bad || bad;
-    }
-    const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
-    // With several ranks, the failure says which rank failed first and how each ended.
-    json rank_failure = json::object();
-    if (world > 1) {
-      json ranks = json::array();
-      for (size_t r = 0; r < outs.size(); ++r)
-        ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
-      rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
-    }
-    if (g_interrupted) {
-      // A child stopped by Ctrl-C leaves no report: the cell is missing.
-      if (!report_complete(o, cell)) {
-        fs::remove(cell_report(o, cell));
-        missing.push_back(cell.id);
-      }
-      continue;
-    }
-    auto report = read_json(cell_report(o, cell));
-    const bool ok = !any_bad && report && report->value("status", "") == "ok";
-    if (ok) continue;
-    const std::string who = world > 1 ? fmt::format("rank {} of {}: ", first_bad, world) : "";
-    if (report && report->value("status", "ok") != "ok") {
-      // The child recorded its own failure (an OOM, an exception); add how each rank ended.
-      if (world > 1) {
-        (*report)["failure"].update(rank_failure);
-        write_report(cell_report(o, cell).string(), *report);
-      }
-      if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", cell.id, (*report)["status"].get<std::string>(),
-                               world > 1 ? fmt::format("first failure: rank {} {}; ", first_bad, describe_outcome(out)) : "",
-                               (*report)["failure"].value("message", ""));
-      continue;
-    }
-    const std::string status = out.timed_out ? "timeout" : "crashed";
-    const std::string reason =
-        who + (out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
-               : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
-               : report      ? fmt::format("exited with code {}", out.exit_code)
-                             : fmt::format("exited with code {} without a report", out.exit_code));
-    write_failure(o, cell, status, reason, out, rank_failure);
-    if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", cell.id, status, reason);
   }
 
-  // Parity, then the summary over the measured cells.
+  // Parity (from repeat 1), then the summary over the measured cells.
   json rows = json::array();
-  bool all_good = true;
+  bool all_good = stopped_because.empty();
   for (const auto& cell : cells) {
     if (cell.role != "measure") continue;
-    auto report = read_json(cell_report(o, cell));
     if (!cell.runnable) {
       json row = row_base(cell, "not_runnable", {{"status", "not_run"}});
       row["reason"] = cell.not_runnable_reason;
       rows.push_back(row);
       continue;
     }
-    if (!report) {
+    std::vector<json> reports;
+    for (int k = 1; k <= o.repeats; ++k) {
+      auto r = read_json(cell_report(o, cell, k));
+      reports.push_back(r ? *r : json{{"status", "missing"}});
+    }
+    if (!fs::exists(cell_report(o, cell))) {
       rows.push_back(row_base(cell, "missing", {{"status", "unavailable"}}));
       all_good = false;
       continue;
     }
     const json parity = check_parity(cell, by_id, o);
-    if ((*report)["status"] == "ok") {
-      (*report)["parity"] = parity;
-      write_report(cell_report(o, cell).string(), *report);
+    if (reports.front()["status"] == "ok") {
+      reports.front()["parity"] = parity;
+      try {
+        write_report(cell_report(o, cell).string(), reports.front());
+      } catch (const std::exception& e) {
+        if (stopped_because.empty()) stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
+      }
     }
-    all_good = all_good && (*report)["status"] == "ok" &&
-               (parity["status"] == "pass" || parity["status"] == "baseline");
-    rows.push_back(summary_row(cell, *report, parity));
+    json row = summary_row(cell, reports, parity);
+    all_good = all_good && row["status"] == "ok" && (parity["status"] == "pass" || parity["status"] == "baseline");
+    rows.push_back(row);
   }
   add_speedups(rows);
 
@@ -475,16 +619,29 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
                   {"kind", "ladder.run_summary"},
                   {"run_id", o.run_id},
                   {"mode", o.mode},
-                  {"status", interrupted ? "interrupted" : !missing.empty() ? "partial" : "complete"},
+                  {"status", interrupted                ? "interrupted"
+                             : !stopped_because.empty() ? "stopped"
+                             : !missing.empty()         ? "partial"
+                                                        : "complete"},
+                  {"stopped_because", stopped_because.empty() ? json() : json(stopped_because)},
                   {"started_at", started_at},
                   {"finished_at", utc_now_iso8601()},
                   {"argv", o.argv},
                   {"parity_steps", o.parity_steps},
+                  {"repeats", o.repeats},
+                  {"roofline", roofline},
                   {"missing", missing},
                   {"rows", rows}};
   const fs::path summary_path = fs::path(o.run_dir) / "summary.json";
-  write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
+  try {
+    write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ladder: cannot write the summary: {}\n", e.what());
+    if (!o.quiet) print_summary_table(summary, "(not written)");
+    return interrupted ? 130 : 1;
+  }
   if (!o.quiet) print_summary_table(summary, summary_path.string());
+  if (!stopped_because.empty() && o.quiet) fmt::print(stderr, "ladder: the run stopped {}\n", stopped_because);
   if (interrupted) return 130;
   return all_good ? 0 : 1;
 }

@@ -7,6 +7,15 @@
 // marks what is missing. `--resume RUN_DIR` skips cells that already have a
 // complete report. When every cell has run, loss parity is checked and the
 // per-run summary.json and the table are written.
+//
+// Before the rungs, one `ladder roofline` child measures the device's matmul
+// ceiling into <run_dir>/roofline.json; every rung's MFU 'p' uses it.
+// With --repeat N, every measured cell runs in N processes, interleaved
+// (all cells once, then all again), so drift hits every rung alike; repeat k
+// of a cell writes <cell>/repeat<k>/report.json (repeat 1: <cell>/report.json)
+// and the summary's figures are medians of the per-process medians.
+// A write failure (a full disk) stops the run; summary.json still lists what
+// completed and why it stopped.
 #pragma once
 
 #include <string>
@@ -26,6 +35,7 @@ struct RunnerOptions {
   std::string mode = "ladder";
   int64_t parity_steps = 5;
   double rung_timeout_s = 3600;
+  int repeats = 1;                  // processes per measured cell (--repeat)
   bool resume = false;
   bool quiet = false;
 };

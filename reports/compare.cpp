@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -18,6 +19,7 @@
 #include "reports/atomic_file.h"
 #include "reports/html_report.h"  // render_comparison_html
 #include "reports/mann_whitney.h"
+#include "reports/welch.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -155,8 +157,9 @@ double tokens_per_s_median(const LoadedRun& run, const std::string& cell) {
   return median_of(medians);
 }
 
-// One input's figures for a rung. For a group of repeated runs, dt samples
-// are pooled for the median and each run's median is kept for the test.
+// One input's figures for a rung. With one process, the median of its
+// measured steps; with several (--repeat, or runs joined by commas), the
+// median of the per-process medians, which are the samples of the test.
 json input_cell(const LoadedRun& run, const std::string& cell) {
   std::vector<double> pooled, run_medians;
   const json* first = nullptr;
@@ -174,9 +177,12 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
   const json& sheet = mfu.at("datasheet").at("mfu_pct");
   const double tok_s = tokens_per_s_median(run, cell);
   const double fp32_tok_s = tokens_per_s_median(run, shape_prefix(cell) + "fp32");
+  const bool per_process = runs.size() >= 2;
   return {{"status", "ok"},
           {"runs", runs.size()},
-          {"dt_ms_median", median_of(pooled)},
+          {"dt_ms_median", per_process ? median_of(run_medians) : median_of(pooled)},
+          {"sample", per_process ? fmt::format("median of {} per-process medians", runs.size())
+                                 : fmt::format("median of {} steps of one process", pooled.size())},
           {"tokens_per_s_median", tok_s},
           {"mfu_pct", sheet.is_null() ? mfu.at("measured_roofline").at("mfu_pct") : sheet},
           {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
@@ -186,40 +192,52 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
           {"speedup_vs_fp32", fp32_tok_s > 0 ? json(tok_s / fp32_tok_s) : json()}};
 }
 
-// With 4+ runs on each side the test is over per-run medians (processes are
-// the independent unit); otherwise over the per-step samples.
+// With 2+ processes on each side the samples are the per-process medians,
+// tested with Welch's t (a process is the independent unit; with 2-3 per
+// side a rank test could never reach p < 0.05). With one process per side,
+// the per-step samples and the Mann-Whitney U test, with a warning: steps
+// of one process are not independent.
 json verdict(const json& base, const json& other, double alpha, double noise_pct) {
   if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
-  const bool per_run = base["runs"].get<size_t>() >= kMinSamplesForVerdict &&
-                       other["runs"].get<size_t>() >= kMinSamplesForVerdict;
-  const char* key = per_run ? "dt_ms_run_medians" : "dt_ms_samples";
+  const bool per_process = base["runs"].get<size_t>() >= 2 && other["runs"].get<size_t>() >= 2;
+  const char* key = per_process ? "dt_ms_run_medians" : "dt_ms_samples";
   const auto a = base[key].get<std::vector<double>>();
   const auto b = other[key].get<std::vector<double>>();
+  const size_t need = per_process ? 2 : kMinSamplesForVerdict;
   json v = {{"ratio_tokens_per_s", other["tokens_per_s_median"].get<double>() / base["tokens_per_s_median"].get<double>()},
             {"ratio_dt_ms", other["dt_ms_median"].get<double>() / base["dt_ms_median"].get<double>()},
-            {"sample_unit", per_run ? "runs" : "steps"},
-            {"n", {a.size(), b.size()}}};
-  if (a.size() < kMinSamplesForVerdict || b.size() < kMinSamplesForVerdict) {
+            {"sample_unit", per_process ? "processes" : "steps"},
+            {"n", {a.size(), b.size()}},
+            {"min_n", need}};
+  if (a.size() < need || b.size() < need) {
     v["verdict"] = "too few samples";
     v["p_value"] = nullptr;
     return v;
   }
-  const MannWhitneyResult mw = mann_whitney_u(a, b);
+  double p = 1;
+  if (per_process) {
+    const WelchResult w = welch_t_test(a, b);
+    p = w.p_value;
+    v["t"] = w.t;
+    v["df"] = w.df;
+    v["method"] = "welch_t";
+  } else {
+    const MannWhitneyResult mw = mann_whitney_u(a, b);
+    p = mw.p_value;
+    v["u"] = mw.u;
+    v["method"] = "mann_whitney_" + mw.method;
+  }
   const double change_pct = 100.0 * (v["ratio_dt_ms"].get<double>() - 1.0);
-  v["p_value"] = mw.p_value;
-  v["u"] = mw.u;
-  v["method"] = mw.method;
+  v["p_value"] = p;
   v["change_pct"] = change_pct;
   v["noise_threshold_pct"] = noise_pct;
   // Both must hold: significant, and large enough to matter.
-  const bool significant = mw.p_value < alpha;
+  const bool significant = p < alpha;
   const bool large = std::fabs(change_pct) >= noise_pct;
   v["verdict"] = significant && large ? (change_pct < 0 ? "faster" : "slower") : "within noise";
-  v["why"] = significant && large ? fmt::format("p {:.3g} < {} and |{:+.2f} %| >= {} %", mw.p_value, alpha,
-                                                change_pct, noise_pct)
-             : !significant ? fmt::format("p {:.3g} >= alpha {} (dt {:+.2f} %)", mw.p_value, alpha, change_pct)
-                            : fmt::format("|{:+.2f} %| < noise threshold {} % (p {:.3g})", change_pct, noise_pct,
-                                          mw.p_value);
+  v["why"] = significant && large ? fmt::format("p {:.3g} < {} and |{:+.2f} %| >= {} %", p, alpha, change_pct, noise_pct)
+             : !significant       ? fmt::format("p {:.3g} >= alpha {} (dt {:+.2f} %)", p, alpha, change_pct)
+                                  : fmt::format("|{:+.2f} %| < noise threshold {} % (p {:.3g})", change_pct, noise_pct, p);
   return v;
 }
 
@@ -237,6 +255,7 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     const std::map<std::string, json> shown = subject_environment(run.environment());
     envs.push_back(shown);
     cmp["inputs"].push_back({{"label", run.label}, {"path", run.path}, {"run_id", run.run_id},
+                             {"processes_per_rung", std::max<size_t>(1, run.repeats.size())},
                              {"device", shown.count("device.name") ? shown.at("device.name") : json("?")},
                              {"environment", shown}});
   }
@@ -251,6 +270,21 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
       differs = differs || values.back() != values.front();
     }
     if (differs) cmp["subject"][k] = values;
+  }
+
+  // A report measured with the test-only slowdown hook says so.
+  for (const auto& run : runs) {
+    auto slowdown = [&]() -> std::optional<double> {
+      for (const LoadedRun* m : members(run))
+        for (const auto& r : m->reports)
+          if (r.contains("timing") && r["timing"].contains("test_slowdown_pct") &&
+              r["timing"]["test_slowdown_pct"].is_number())
+            return r["timing"]["test_slowdown_pct"].get<double>();
+      return std::nullopt;
+    }();
+    if (slowdown)
+      cmp["warnings"].push_back(fmt::format("input {}: measured with the test-only slowdown hook "
+                                            "(LADDER_TEST_SLOWDOWN_PCT={})", run.label, *slowdown));
   }
 
   // Rungs in the order they first appear.
@@ -308,8 +342,9 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
       }
       if (v.value("sample_unit", "") == "steps") per_step_verdicts = true;
       if (v["verdict"] == "too few samples")
-        cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} samples is too few for a verdict (need {} each)",
-                                              cell, v["n"][0].get<int>(), v["n"][1].get<int>(), kMinSamplesForVerdict));
+        cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} {} is too few for a verdict (need {} each)", cell,
+                                              v["n"][0].get<int>(), v["n"][1].get<int>(),
+                                              v["sample_unit"].get<std::string>(), v["min_n"].get<int>()));
       row["vs_baseline"].push_back(v);
     }
     if (!missing_in.empty()) {
@@ -329,9 +364,9 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   }
   if (per_step_verdicts)
     cmp["warnings"].push_back(
-        "verdicts use the per-step samples of one run per input; steps of one process are not "
-        "independent, so small differences can be flagged. Give 4 or more runs per input "
-        "(A1,A2,A3,A4 B1,B2,B3,B4) to test per-run medians");
+        "verdicts use the per-step samples of one process per input; steps of one process are not "
+        "independent, so small differences can be flagged. Measure with 'ladder run --repeat 3' (or give "
+        "runs joined by commas, A1,A2,A3 B1,B2,B3) to test per-process medians");
   cmp["geomean"] = json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i == 0 || ratio_count[i] == 0) {
@@ -388,8 +423,12 @@ std::vector<Line> lines(const json& cmp) {
 std::string header_text(const json& cmp) {
   std::string h;
   for (const auto& in : cmp["inputs"])
-    h += fmt::format("{}: {} (run {}, {})\n", in["label"].get<std::string>(), in["path"].get<std::string>(),
-                     in["run_id"].get<std::string>(), in["device"].is_string() ? in["device"].get<std::string>() : "?");
+    h += fmt::format("{}: {} (run {}, {}; {})\n", in["label"].get<std::string>(), in["path"].get<std::string>(),
+                     in["run_id"].get<std::string>(), in["device"].is_string() ? in["device"].get<std::string>() : "?",
+                     in["processes_per_rung"].get<int>() > 1
+                         ? fmt::format("{} processes per rung: medians of per-process medians",
+                                       in["processes_per_rung"].get<int>())
+                         : "one process per rung: medians of its steps");
   if (cmp["subject"].empty()) {
     h += "subject: same environment (an A/A comparison)\n";
   } else {
@@ -428,7 +467,7 @@ std::string format_compare_text(const json& cmp, bool color) {
   };
   std::string out = header_text(cmp) + "\n";
   out += fmt::format("{:<22} {:<5} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9}  {}\n", "rung", "input", "dt_ms",
-                     "tok/s", "MFU %", "peak GiB", "x base", "p", "verdict (two-sided Mann-Whitney U)");
+                     "tok/s", "MFU %", "peak GiB", "x base", "p", "verdict");
   for (const auto& l : lines(cmp)) {
     if (l.status != "ok") {
       out += fmt::format("{:<22} {:<5} {:>10}{:>40}  {}\n", l.rung, l.input, l.status, "", paint(l.verdict));
@@ -449,7 +488,8 @@ std::string format_compare_text(const json& cmp, bool color) {
     out += fmt::format("  {:<20}{} |{}\n", s["rung"].get<std::string>(), cols, ratios);
   }
   out += fmt::format("faster/slower: p < {} and a median dt change of at least {} % (--noise-threshold); "
-                     "otherwise within noise. MFU 'p' = against the measured roofline\n",
+                     "otherwise within noise. p: Welch's t over per-process medians when both inputs have 2+ "
+                     "processes, else Mann-Whitney U over steps. MFU 'p' = against the measured roofline\n",
                      cmp["alpha"].get<double>(), cmp["noise_threshold_pct"].get<double>());
   return out;
 }
@@ -482,10 +522,12 @@ int compare_command(const std::vector<std::string>& args) {
   std::vector<std::string> inputs;
   ArgParser ap("compare",
                "Compare runs: ladder compare BASELINE OTHER [MORE ...]. Each input is a run directory,\n"
-               "a summary.json or a rung report, or repeated runs joined by commas (a1,a2,a3,a4):\n"
-               "with 4+ runs per input the test is over per-run medians. Verdicts come from a two-sided Mann-Whitney U test\n"
-               "over the per-step dt samples. Different presets, batches, sequence lengths or rung\n"
-               "definitions are refused unless --force.");
+               "a summary.json or a rung report, or runs joined by commas (a1,a2,a3). An input whose rungs\n"
+               "ran in 2+ processes ('ladder run --repeat N', or joined runs) is judged by its per-process\n"
+               "medians with Welch's t-test; one process per rung falls back to a Mann-Whitney U test over\n"
+               "its steps, with a warning. A rung is faster or slower only when p < --alpha and the median\n"
+               "dt moved by --noise-threshold or more. Different presets, batches, sequence lengths or\n"
+               "rung definitions are refused unless --force.");
   ap.add_value("--alpha", "P", "significance level (default 0.05)",
                [&](const std::string& v) { opts.alpha = parse_double("--alpha", v); });
   ap.add_value("--noise-threshold", "PCT",

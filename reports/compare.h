@@ -3,16 +3,20 @@
 //
 // The first input is the baseline. For each rung: the median dt, tokens/s,
 // MFU and peak memory of every input, the ratio to the baseline, and a
-// verdict (faster, slower, within noise, too few samples, missing). A
-// difference is faster or slower only if a two-sided Mann-Whitney U test
-// finds it (p < alpha) and it is at least the noise threshold (default 1 %
-// of dt, as Criterion.rs's noise_threshold): anything else is "within noise",
-// with both numbers shown. Then a
-// geomean row; and the ladder's shape (each rung's speedup over its own
-// fp32, side by side). Before comparing, configs are diffed: a different
-// preset, batch, sequence length or rung definition is refused unless
-// --force; a different device, driver, CUDA/LibTorch version or host is the
-// subject of the comparison and is shown in the header.
+// verdict (faster, slower, within noise, too few samples, missing). An input
+// whose rungs ran in several processes (`ladder run --repeat N`, or runs
+// joined by commas) is summarised and tested by its per-process medians,
+// with Welch's t-test (reports/welch.h); with one process per rung the test
+// falls back to Mann-Whitney U over its steps, and a warning says that steps
+// are not independent. A difference is faster or slower only if p < alpha
+// and the median dt moved by at least the noise threshold (default 1 %, as
+// Criterion.rs's noise_threshold); anything else is "within noise", with
+// both numbers shown. Then a geomean row; and the ladder's shape (each
+// rung's speedup over its own fp32, side by side). Before comparing,
+// configs are diffed: a different preset, batch, sequence length or rung
+// definition is refused unless --force; a different device, driver,
+// CUDA/LibTorch version or host is the subject of the comparison and is
+// shown in the header. Repeats of one input must agree on both.
 #pragma once
 
 #include <string>

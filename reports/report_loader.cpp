@@ -155,13 +155,42 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
     run.run_id = j.value("run_id", "");
     if (!j.contains("rows") || !j["rows"].is_array())
       throw ConfigError(fmt::format("{}: field 'rows' is missing; expected the summary's rows", file.string()));
+    // With --repeat N each process is a run of its own: run.repeats[k] holds
+    // every cell's report of repeat k+1.
+    const int n_repeats = j.value("repeats", 1);
+    if (n_repeats < 1)
+      throw ConfigError(fmt::format("{}: field 'repeats' is {}; expected an integer >= 1", file.string(),
+                                    j["repeats"].dump()));
+    if (n_repeats > 1) {
+      run.repeats.resize(size_t(n_repeats));
+      for (int k = 0; k < n_repeats; ++k) {
+        run.repeats[size_t(k)].label = label;
+        run.repeats[size_t(k)].path = fmt::format("{} (repeat {})", path, k + 1);
+        run.repeats[size_t(k)].run_id = run.run_id;
+      }
+    }
     for (const auto& row : j["rows"]) {
       if (!row.contains("cell") || !row["cell"].is_string())
         throw ConfigError(fmt::format("{}: a row has no 'cell' name; expected a string", file.string()));
       std::string report_file;
-      run.cells.push_back(row["cell"].get<std::string>());
+      const std::string cell = row["cell"].get<std::string>();
+      run.cells.push_back(cell);
       run.reports.push_back(load_row_report(file.parent_path(), row, report_file));
       run.files.push_back(report_file);
+      if (n_repeats == 1) continue;
+      const json listed = row.contains("repeats") ? row["repeats"].value("reports", json::array()) : json::array();
+      for (int k = 0; k < n_repeats; ++k) {
+        LoadedRun& rep = run.repeats[size_t(k)];
+        std::string rep_file;
+        json rep_row = row;
+        if (k > 0) {
+          if (size_t(k) < listed.size() && listed[size_t(k)].is_string()) rep_row["report"] = listed[size_t(k)];
+          else rep_row.erase("report");
+        }
+        rep.cells.push_back(cell);
+        rep.reports.push_back(k == 0 ? run.reports.back() : load_row_report(file.parent_path(), rep_row, rep_file));
+        rep.files.push_back(k == 0 ? report_file : rep_file);
+      }
     }
   } else {
     throw ConfigError(fmt::format("{}: kind '{}' is not a report; expected ladder.rung_report or "
@@ -176,11 +205,15 @@ LoadedRun load_run_group(const std::string& paths, const std::string& label) {
   if (parts.empty()) throw ConfigError(fmt::format("input '{}' names no run", paths));
   if (parts.size() == 1) return load_run(parts[0], label);
   LoadedRun group;
-  for (const auto& p : parts) group.repeats.push_back(load_run(p, label));
+  for (const auto& p : parts) {
+    LoadedRun run = load_run(p, label);
+    if (run.repeats.empty()) group.repeats.push_back(std::move(run));
+    else for (auto& rep : run.repeats) group.repeats.push_back(std::move(rep));  // a --repeat run's processes
+  }
   const LoadedRun& first = group.repeats.front();
   group.label = label;
   group.path = paths;
-  group.run_id = first.run_id + fmt::format(" (+{} repeats)", parts.size() - 1);
+  group.run_id = first.run_id + fmt::format(" (+{} more)", parts.size() - 1);
   group.cells = first.cells;
   group.reports = first.reports;
   group.files = first.files;

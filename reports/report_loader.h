@@ -25,8 +25,10 @@ struct LoadedRun {
   const nlohmann::json* find(const std::string& cell) const;
   // The environment of the first complete report (empty if none).
   nlohmann::json environment() const;
-  // A group of repeated runs ("a1,a2,a3,a4"): every run, this one first.
-  // Empty for a single run.
+  // The independent processes of this input, this one first: the N
+  // processes of a `ladder run --repeat N`, or the runs of a group
+  // ("a1,a2,a3", each of them flattened the same way). Empty for a single
+  // process per rung.
   std::vector<LoadedRun> repeats;
 };
 

@@ -73,12 +73,30 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
                num(row["speedup_vs_fp32"], "{:.2f}"), num(row["speedup_vs_previous"], "{:.2f}"), mfu,
                fmt::format("{:.2f} GiB", row["peak_bytes"].get<double>() / (1 << 30)), op_count, verdict);
   }
+  const int repeats = summary.value("repeats", 1);
+  if (repeats > 1)
+    fmt::print("dt, tok/s, MFU: the median of {} per-process medians (--repeat {}, interleaved); peak: the "
+               "largest process's\n",
+               repeats, repeats);
+  const json roofline = summary.value("roofline", json::object());
+  if (roofline.value("status", "") == "ok") {
+    std::string figures;
+    for (const auto& [name, e] : roofline["precisions"].items())
+      figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, e.value("matmul_tflops", 0.0));
+    fmt::print("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs\n", figures,
+               roofline.value("device", "?"));
+  } else if (roofline.contains("reason")) {
+    fmt::print("roofline ('p'): {}; each rung probed its own\n", roofline.value("reason", ""));
+  }
   fmt::print("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline "
              "at the rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.\n"
              "parity: the larger relative difference to the reference over the first steps, of the loss "
              "(loss) or the gradient norm (gnorm), against the rung's tolerance.\n");
   if (!summary["missing"].empty())
-    fmt::print("{} cell(s) missing (interrupted): {}\n", summary["missing"].size(), summary["missing"].dump());
+    fmt::print("{} cell(s) missing ({}): {}\n", summary["missing"].size(),
+               summary.value("status", "") == "stopped" ? "the run stopped" : "interrupted", summary["missing"].dump());
+  if (summary.contains("stopped_because") && summary["stopped_because"].is_string())
+    fmt::print("the run stopped {}\n", summary["stopped_because"].get<std::string>());
   fmt::print("summary: {}\n", summary_path);
 }
 

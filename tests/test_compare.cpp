@@ -15,18 +15,23 @@ namespace {
 
 using nlohmann::json;
 
-// A complete fp32 report whose steps all took dt_ms.
-json report(double dt_ms) {
+// A complete fp32 report of one process whose steps took about dt_ms:
+// `n_steps` steps spread evenly over dt_ms +- jitter_ms.
+json report(double dt_ms, int n_steps = 4, double jitter_ms = 0) {
+  std::vector<double> steps;
+  for (int i = 0; i < n_steps; ++i)
+    steps.push_back(dt_ms + (n_steps > 1 ? jitter_ms * (2.0 * i / (n_steps - 1) - 1.0) : 0.0));
   return {{"status", "ok"},
           {"config", {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}}},
-          {"steps", {{"dt_ms", {dt_ms, dt_ms, dt_ms, dt_ms}}}},
+          {"steps", {{"dt_ms", steps}}},
           {"summary", {{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}}},
           {"mfu", {{"datasheet", {{"mfu_pct", nullptr}}}, {"measured_roofline", {{"mfu_pct", 1.0}}}}},
           {"memory", {{"measured", {{"peak_bytes", 1}}}}}};
 }
 
-// One input: a group of repeated runs, one per dt (each run's median).
-LoadedRun group(const std::string& label, const std::vector<double>& dts) {
+// One input: one process per dt (each process's median), as a --repeat
+// run loads; with one dt, a single process.
+LoadedRun group(const std::string& label, const std::vector<double>& dts, int n_steps = 4, double jitter_ms = 0) {
   LoadedRun g;
   g.label = label;
   g.path = label;
@@ -34,26 +39,32 @@ LoadedRun group(const std::string& label, const std::vector<double>& dts) {
     LoadedRun r;
     r.label = label;
     r.cells = {"fp32"};
-    r.reports = {report(dt)};
+    r.reports = {report(dt, n_steps, jitter_ms)};
     g.repeats.push_back(r);
   }
   g.cells = g.repeats.front().cells;
   g.reports = g.repeats.front().reports;
+  if (dts.size() == 1) g.repeats.clear();
   return g;
 }
 
-json fp32_verdict(const std::vector<double>& a, const std::vector<double>& b, double noise_pct = 1.0) {
+json fp32_verdict(const LoadedRun& a, const LoadedRun& b, double noise_pct = 1.0) {
   CompareOptions o;
   o.noise_threshold_pct = noise_pct;
-  const json cmp = compare_runs({group("A", a), group("B", b)}, o);
+  const json cmp = compare_runs({a, b}, o);
   return cmp["rungs"][0]["vs_baseline"][1];
+}
+
+json fp32_verdict(const std::vector<double>& a, const std::vector<double>& b, double noise_pct = 1.0) {
+  return fp32_verdict(group("A", a), group("B", b), noise_pct);
 }
 
 TEST(CompareVerdict, SignificantButSmallIsWithinNoise) {
   // Four processes a side, fully separated (p = 0.029), 0.4 % apart: as the
   // H100 A/A pair, 0.2 % apart and called slower before.
   const json v = fp32_verdict({100.0, 100.1, 100.2, 100.3}, {100.4, 100.5, 100.6, 100.7});
-  EXPECT_EQ(v["sample_unit"], "runs");
+  EXPECT_EQ(v["sample_unit"], "processes");
+  EXPECT_EQ(v["method"], "welch_t");
   EXPECT_LT(v["p_value"].get<double>(), 0.05) << v.dump();
   EXPECT_NEAR(v["change_pct"].get<double>(), 0.4, 0.01);
   EXPECT_EQ(v["verdict"], "within noise") << v.dump();
@@ -73,6 +84,50 @@ TEST(CompareVerdict, LargeButNotSignificantIsWithinNoise) {
   EXPECT_GE(v["p_value"].get<double>(), 0.05) << v.dump();
   EXPECT_EQ(v["verdict"], "within noise");
   EXPECT_NE(v["why"].get<std::string>().find(">= alpha"), std::string::npos) << v["why"];
+}
+
+TEST(CompareVerdict, ProcessesNotStepsAreTheSamples) {
+  // Three processes a side, 20 steps each, tight within a process but the
+  // processes scatter: B's medians are 99, 102.5 and 104 around A's 100-101.
+  // Pooled steps would make 60 "independent" samples a side and call B
+  // slower (Mann-Whitney p ~ 0.002); over processes the difference is noise.
+  const LoadedRun a = group("A", {100.0, 100.5, 101.0}, 20, 0.05);
+  const LoadedRun b = group("B", {102.5, 99.0, 104.0}, 20, 0.05);
+  const json v = fp32_verdict(a, b);
+  EXPECT_EQ(v["sample_unit"], "processes") << v.dump();
+  EXPECT_EQ(v["n"], json({3, 3}));
+  EXPECT_GT(v["p_value"].get<double>(), 0.3) << v.dump();
+  EXPECT_EQ(v["verdict"], "within noise") << v.dump();
+  // The same steps as one process a side: the per-step test, which flags it.
+  LoadedRun a_one = a, b_one = b;
+  a_one.repeats.clear();
+  b_one.repeats.clear();
+  a_one.reports[0]["steps"]["dt_ms"] = json::array();
+  b_one.reports[0]["steps"]["dt_ms"] = json::array();
+  for (const auto& rep : a.repeats)
+    for (const auto& x : rep.reports[0]["steps"]["dt_ms"]) a_one.reports[0]["steps"]["dt_ms"].push_back(x);
+  for (const auto& rep : b.repeats)
+    for (const auto& x : rep.reports[0]["steps"]["dt_ms"]) b_one.reports[0]["steps"]["dt_ms"].push_back(x);
+  const json pooled = fp32_verdict(a_one, b_one);
+  EXPECT_EQ(pooled["sample_unit"], "steps") << pooled.dump();
+  EXPECT_LT(pooled["p_value"].get<double>(), 0.01) << pooled.dump();
+}
+
+TEST(CompareVerdict, ThreeProcessesCanShowADifference) {
+  // A rank test over 3 vs 3 cannot reach p < 0.05; Welch's t over the
+  // per-process medians finds a clear 4 % step.
+  const json v = fp32_verdict({100.0, 100.3, 100.1}, {104.0, 104.4, 104.1});
+  EXPECT_EQ(v["method"], "welch_t");
+  EXPECT_LT(v["p_value"].get<double>(), 0.001) << v.dump();
+  EXPECT_EQ(v["verdict"], "slower");
+  EXPECT_NEAR(v["change_pct"].get<double>(), 4.0, 0.2);
+}
+
+TEST(CompareVerdict, OneProcessPerSideFallsBackToStepsWithAWarning) {
+  CompareOptions o;
+  const json cmp = compare_runs({group("A", {100.0}, 8, 0.5), group("B", {100.2}, 8, 0.5)}, o);
+  EXPECT_EQ(cmp["rungs"][0]["vs_baseline"][1]["sample_unit"], "steps");
+  EXPECT_NE(cmp["warnings"].dump().find("--repeat 3"), std::string::npos) << cmp["warnings"].dump();
 }
 
 TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {

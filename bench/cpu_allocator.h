@@ -1,0 +1,24 @@
+// bench/cpu_allocator.h: keeps freed tensor memory in the process on CPU, as
+// the CUDA caching allocator does on GPUs.
+//
+// LibTorch's CPU tensors come from glibc malloc, which serves every block of
+// 32 MiB or more (logits, the embedding's gradient, AdamW's state) with a
+// fresh mmap and returns it with munmap when the tensor dies. Every step
+// then faults its large tensors in again: at gpt2-124m B4 T64 that was
+// 4.2 million page faults in 17 steps (about 1 GiB per step), 16 % of the
+// step time, and the steps' spread (the first steps 1.5-9x the rest). With
+// mmap off and no trimming, freed blocks stay in the heap and later steps
+// reuse them: 0.72 million faults, and dt 1435 ms against 1717 ms.
+// (Measured with `/usr/bin/time ladder measure --device cpu --preset
+// gpt2-124m --batch 4 --seq 64`, with and without these settings.)
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ladder {
+
+// Sets glibc malloc's options for this process (mallopt) and returns what
+// was set, for the report. Call before the model is built.
+nlohmann::json keep_cpu_memory_in_process();
+
+}  // namespace ladder
