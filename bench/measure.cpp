@@ -203,6 +203,10 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
   const torch::Device device = parse_device(c.device);
   // LibTorch may default to one intra-op thread on a VM: set it explicitly.
   // Ranks on one machine share its cores.
+  // With no --threads the ranks of a CPU job split the host's cores, and
+  // MFU is per host (the run roofline used all of them); with --threads T
+  // each rank is a T-thread device of its own.
+  const bool ranks_share_cpu = device.is_cpu() && c.threads == 0;
   if (c.threads == 0)
     c.threads = int(std::max(1u, std::thread::hardware_concurrency() / unsigned(std::max(1, c.local_world_size))));
   at::set_num_threads(c.threads);
@@ -308,12 +312,12 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     nlohmann::json summary = summarize_steps(result.steps, world);
     // MFU is per device: a GPU, or a host's whole CPU, which the ranks of a
     // CPU ddp job share (and the run roofline measured with all its cores).
-    const int devices = device.is_cuda() ? world : std::max(1, world / std::max(1, c.local_world_size));
+    const int devices = ranks_share_cpu ? std::max(1, world / std::max(1, c.local_world_size)) : world;
     const double tok_s = summary["tokens_per_s"]["median"].get<double>() / devices;
     const std::string tokens_basis =
-        device.is_cuda() || devices == world ? "median tokens_per_s_per_device"
-                                             : fmt::format("median tokens_per_s / {} host(s): the {} ranks on a host share its CPU",
-                                                           devices, c.local_world_size);
+        devices == world ? "median tokens_per_s_per_device"
+                         : fmt::format("median tokens_per_s / {} host(s): the {} ranks on a host share its CPU",
+                                       devices, c.local_world_size);
     const double dt_median = summary["dt_ms"]["median"].get<double>();
     double sum_dt = 0, sum_data = 0;
     for (const auto& s : result.steps) {

@@ -85,6 +85,9 @@ std::string repeat_subdir(int repeat) { return repeat <= 1 ? "" : fmt::format("r
 fs::path cell_report(const RunnerOptions& o, const Cell& c, int repeat = 1) {
   return cell_dir(o, c) / repeat_subdir(repeat) / "report.json";
 }
+// A process's name in progress lines and the summary's `missing`: "fp32",
+// "fp32/repeat2".
+std::string job_name(const Cell& c, int repeat) { return repeat <= 1 ? c.id : c.id + "/" + repeat_subdir(repeat); }
 // The report's path relative to the run directory, as the summary lists it.
 std::string relative_report(const Cell& c, int repeat) {
   return (fs::path(c.id) / repeat_subdir(repeat) / "report.json").string();
@@ -405,7 +408,8 @@ void run_job(const Job& job, const std::string& progress, const std::string& roo
   const fs::path config_path = cell_dir(o, cell) / "config.json";
   write_file_atomically(config_path.string(), json(cell.cfg).dump(2) + "\n");
   fs::remove(report_path);
-  const std::string label = job.repeat > 1 || o.repeats > 1
+  // Parity references run once; measured cells say which of their processes this is.
+  const std::string label = cell.role == "measure" && o.repeats > 1
                                 ? fmt::format("{} #{}/{}", cell.id, job.repeat, o.repeats) : cell.id;
   if (!o.quiet)
     fmt::print(stderr, "{} {} ({}{})\n", progress, label, cell.role == "parity" ? "parity reference, " : "",
@@ -459,7 +463,7 @@ void run_job(const Job& job, const std::string& progress, const std::string& roo
     // A child stopped by Ctrl-C leaves no report: the cell is missing.
     if (!report_complete(o, cell, job.repeat)) {
       fs::remove(report_path);
-      missing.push_back((fs::path(cell.id) / repeat_subdir(job.repeat)).string());
+      missing.push_back(job_name(cell, job.repeat));
     }
     return;
   }
@@ -558,7 +562,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   }
   for (size_t index = 0; index < jobs.size(); ++index) {
     const Job& job = jobs[index];
-    const std::string here = (fs::path(job.cell->id) / repeat_subdir(job.repeat)).string();
+    const std::string here = job_name(*job.cell, job.repeat);
     if (g_interrupted || !stopped_because.empty()) {
       if (!report_complete(o, *job.cell, job.repeat)) missing.push_back(here);
       continue;

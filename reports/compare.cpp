@@ -197,7 +197,8 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
 // side a rank test could never reach p < 0.05). With one process per side,
 // the per-step samples and the Mann-Whitney U test, with a warning: steps
 // of one process are not independent.
-json verdict(const json& base, const json& other, double alpha, double noise_pct) {
+// The verdict itself waits for the Holm adjustment over all rungs (decide).
+json test_rung(const json& base, const json& other, double noise_pct) {
   if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
   const bool per_process = base["runs"].get<size_t>() >= 2 && other["runs"].get<size_t>() >= 2;
   const char* key = per_process ? "dt_ms_run_medians" : "dt_ms_samples";
@@ -227,18 +228,40 @@ json verdict(const json& base, const json& other, double alpha, double noise_pct
     v["u"] = mw.u;
     v["method"] = "mann_whitney_" + mw.method;
   }
-  const double change_pct = 100.0 * (v["ratio_dt_ms"].get<double>() - 1.0);
   v["p_value"] = p;
-  v["change_pct"] = change_pct;
+  v["change_pct"] = 100.0 * (v["ratio_dt_ms"].get<double>() - 1.0);
   v["noise_threshold_pct"] = noise_pct;
-  // Both must hold: significant, and large enough to matter.
+  return v;
+}
+
+// The verdict from the Holm-adjusted p (below) and the size of the change.
+// Both must hold: significant, and large enough to matter.
+void decide(json& v, double alpha) {
+  const double p = v["p_holm"].get<double>(), change_pct = v["change_pct"].get<double>();
+  const double noise_pct = v["noise_threshold_pct"].get<double>();
   const bool significant = p < alpha;
   const bool large = std::fabs(change_pct) >= noise_pct;
   v["verdict"] = significant && large ? (change_pct < 0 ? "faster" : "slower") : "within noise";
   v["why"] = significant && large ? fmt::format("p {:.3g} < {} and |{:+.2f} %| >= {} %", p, alpha, change_pct, noise_pct)
              : !significant       ? fmt::format("p {:.3g} >= alpha {} (dt {:+.2f} %)", p, alpha, change_pct)
                                   : fmt::format("|{:+.2f} %| < noise threshold {} % (p {:.3g})", change_pct, noise_pct, p);
-  return v;
+}
+
+// Holm-Bonferroni over the rungs one input is compared on: the family of
+// verdicts, not each one, keeps its false-alarm rate at alpha. (Nine rungs
+// tested at 0.05 each would call some rung of an A/A pair faster or slower
+// in about a third of comparisons.) p_holm of the k-th smallest of m
+// p-values is max over j <= k of min(1, (m - j + 1) p_(j)).
+void holm_adjust(std::vector<json*>& tested) {
+  std::sort(tested.begin(), tested.end(),
+            [](const json* a, const json* b) { return (*a)["p_value"].get<double>() < (*b)["p_value"].get<double>(); });
+  const size_t m = tested.size();
+  double running = 0;
+  for (size_t k = 0; k < m; ++k) {
+    running = std::max(running, std::min(1.0, double(m - k) * (*tested[k])["p_value"].get<double>()));
+    (*tested[k])["p_holm"] = running;
+    (*tested[k])["tests_in_family"] = m;
+  }
 }
 
 }  // namespace
@@ -334,14 +357,14 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
         row["vs_baseline"].push_back(nullptr);
         continue;
       }
-      json v = verdict(row["inputs"][0], row["inputs"][i], opts.alpha, opts.noise_threshold_pct);
+      json v = test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct);
       if (v.contains("ratio_tokens_per_s")) {
         log_ratio_sum[i] += std::log(v["ratio_tokens_per_s"].get<double>());
         log_dt_sum[i] += std::log(v["ratio_dt_ms"].get<double>());
         ++ratio_count[i];
       }
       if (v.value("sample_unit", "") == "steps") per_step_verdicts = true;
-      if (v["verdict"] == "too few samples")
+      if (v.value("verdict", "") == "too few samples")
         cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} {} is too few for a verdict (need {} each)", cell,
                                               v["n"][0].get<int>(), v["n"][1].get<int>(),
                                               v["sample_unit"].get<std::string>(), v["min_n"].get<int>()));
@@ -361,6 +384,14 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     shape["ratio_to_baseline"][0] = nullptr;
     cmp["ladder_shape"].push_back(shape);
     cmp["rungs"].push_back(row);
+  }
+  for (size_t i = 1; i < runs.size(); ++i) {
+    std::vector<json*> tested;
+    for (auto& row : cmp["rungs"])
+      if (row["vs_baseline"][i].contains("p_value") && row["vs_baseline"][i]["p_value"].is_number())
+        tested.push_back(&row["vs_baseline"][i]);
+    holm_adjust(tested);
+    for (json* v : tested) decide(*v, opts.alpha);
   }
   if (per_step_verdicts)
     cmp["warnings"].push_back(
@@ -410,7 +441,7 @@ std::vector<Line> lines(const json& cmp) {
       }
       if (!v.is_null()) {
         l.ratio = num(v.value("ratio_tokens_per_s", json()), "{:.3f}");
-        l.p = num(v.value("p_value", json()), "{:.3g}");
+        l.p = num(v.value("p_holm", json()), "{:.3g}");
         l.verdict = v["verdict"];
         if (v.contains("change_pct")) l.verdict += fmt::format(" ({:+.2f} %)", v["change_pct"].get<double>());
       }
@@ -489,7 +520,8 @@ std::string format_compare_text(const json& cmp, bool color) {
   }
   out += fmt::format("faster/slower: p < {} and a median dt change of at least {} % (--noise-threshold); "
                      "otherwise within noise. p: Welch's t over per-process medians when both inputs have 2+ "
-                     "processes, else Mann-Whitney U over steps. MFU 'p' = against the measured roofline\n",
+                     "processes, else Mann-Whitney U over steps; Holm-adjusted over the rungs compared. MFU 'p' = "
+                     "against the measured roofline\n",
                      cmp["alpha"].get<double>(), cmp["noise_threshold_pct"].get<double>());
   return out;
 }

@@ -40,6 +40,8 @@ json to_gbench(const LoadedRun& run) {
   if (env.contains("cpu_host"))
     for (const char* key : {"mhz_per_cpu", "caches", "load_avg", "cpu_scaling_enabled"})
       if (env["cpu_host"].contains(key)) context[key] = env["cpu_host"][key];
+  context["ladder_repetition_unit"] =
+      run.repeats.empty() ? "step (one process per rung)" : fmt::format("process ({} per rung; each its median)", run.repeats.size());
   json benchmarks = json::array();
   int family = 0;
   for (size_t c = 0; c < run.cells.size(); ++c) {
@@ -47,8 +49,25 @@ json to_gbench(const LoadedRun& run) {
     if (r.value("status", "") != "ok") continue;
     if (context["date"] == "") context["date"] = r.value("started_at", "");
     const std::string name = "ladder/" + run.cells[c];
-    const auto& steps = r["steps"];
-    const size_t n = steps["dt_ms"].size();
+    // The repetitions are the independent samples: each process's median
+    // with --repeat N (as compare tests them), else one process's steps.
+    std::vector<double> dts, toks;
+    if (run.repeats.empty()) {
+      dts = r["steps"]["dt_ms"].get<std::vector<double>>();
+      toks = r["steps"]["tokens_per_s"].get<std::vector<double>>();
+    } else {
+      for (const auto& rep : run.repeats) {
+        const json* rr = rep.find(run.cells[c]);
+        if (!rr || rr->value("status", "") != "ok") {
+          dts.clear();
+          break;
+        }
+        dts.push_back(rr->at("summary").at("dt_ms").at("median").get<double>());
+        toks.push_back(rr->at("summary").at("tokens_per_s").at("median").get<double>());
+      }
+      if (dts.empty()) continue;  // a process failed: no complete sample
+    }
+    const size_t n = dts.size();
     auto record = [&](const std::string& run_type, double dt, double tok_s) {
       return json{{"name", name},
                   {"family_index", family},
@@ -64,12 +83,12 @@ json to_gbench(const LoadedRun& run) {
                   {"tokens_per_s", tok_s}};
     };
     for (size_t i = 0; i < n; ++i) {
-      json b = record("iteration", steps["dt_ms"][i].get<double>(), steps["tokens_per_s"][i].get<double>());
+      json b = record("iteration", dts[i], toks[i]);
       b["repetition_index"] = i;
       benchmarks.push_back(b);
     }
-    const Summary dt = summarize(steps["dt_ms"].get<std::vector<double>>());
-    const Summary tok = summarize(steps["tokens_per_s"].get<std::vector<double>>());
+    const Summary dt = summarize(dts);
+    const Summary tok = summarize(toks);
     for (auto [agg, d, t] : {std::tuple{"mean", dt.mean, tok.mean}, std::tuple{"median", dt.median, tok.median},
                              std::tuple{"stddev", dt.stddev, tok.stddev}}) {
       json b = record("aggregate", d, t);

@@ -136,6 +136,68 @@ def interrupt_keeps_reports(d):
     assert load(d / "summary.json")["status"] == "complete"
 
 
+def repeat_runs_interleaved(d):
+    """--repeat 3: every rung in 3 processes, interleaved (fp32 flash fp32
+    flash ...); the summary's figures are medians of per-process medians; one
+    roofline, measured before the rungs, is every rung's MFU 'p' denominator;
+    --resume finishes the missing processes only."""
+    args = [LADDER, "run", *TINY, "--rungs", "fp32,flash", "--repeat", "3", "--out", str(d), "--quiet"]
+    proc = subprocess.Popen(args, start_new_session=True)
+    wait_for(d / "fp32" / "repeat2" / "report.json", proc)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = load(d / "fp32" / "report.json")
+    # A resumed run keeps its repeat count.
+    p = run(["run", "--resume", str(d), "--repeat", "2"], check_code=2)
+    assert "--repeat 3" in p.stderr, p.stderr
+    run(["run", "--resume", str(d), "--quiet"], check_code=0)
+    assert load(d / "fp32" / "report.json")["started_at"] == first["started_at"], "repeat 1 was re-run"
+    summary = validate(d / "summary.json")
+    assert summary["status"] == "complete" and summary["repeats"] == 3
+    order = []
+    for k in (1, 2, 3):
+        for rung in ("fp32", "flash"):
+            path = d / rung / ("report.json" if k == 1 else f"repeat{k}/report.json")
+            report = validate(path)
+            order.append((report["started_at"], rung, k))
+    assert [(r, k) for _, r, k in sorted(order)] == [(r, k) for k in (1, 2, 3) for r in ("fp32", "flash")], sorted(order)
+    for name, row in rows(d).items():
+        assert row["status"] == "ok", row
+        assert row["repeats"]["count"] == 3 and len(row["repeats"]["reports"]) == 3, row
+        medians = [load(d / f)["summary"]["dt_ms"]["median"] for f in row["repeats"]["reports"]]
+        assert row["dt_ms_process_medians"] == medians, row
+        assert row["dt_ms_median"] == sorted(medians)[1], row
+        assert row["sample"] == "the median of 3 per-process medians", row
+    # One roofline for the run: every report's 'p' MFU divides by its figure.
+    roof = summary["roofline"]
+    assert roof["status"] == "ok" and roof["file"] == "roofline.json", roof
+    assert load(d / "roofline.json")["precisions"] == roof["precisions"]
+    for report_path in d.rglob("report.json"):
+        r = load(report_path)
+        m = r["mfu"]["measured_roofline"]
+        assert m["peak_tflops"] == roof["precisions"][r["mfu"]["precision"]]["matmul_tflops"], (report_path, m)
+        assert m["source"]["file"] == str(d / "roofline.json"), m["source"]
+    # compare reads the run as its 3 processes.
+    cmp = run(["compare", str(d), str(d), "--format", "json"], check_code=0)
+    assert '"sample_unit": "processes"' in cmp.stdout
+
+
+def write_failure_still_writes_summary(d):
+    """A write that fails in the runner (here a file where flash's directory
+    belongs; on a real machine, a full disk) stops the run, and summary.json
+    still says what completed and why the run stopped."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "flash").write_text("in the way\n")
+    p = run(["run", *TINY, "--rungs", "fp32,flash,fused", "--out", str(d)], check_code=1)
+    summary = validate(d / "summary.json")
+    assert summary["status"] == "stopped", summary["status"]
+    assert "flash" in summary["stopped_because"], summary["stopped_because"]
+    assert summary["missing"] == ["flash", "fused"], summary["missing"]
+    r = rows(d)
+    assert r["fp32"]["status"] == "ok" and r["flash"]["status"] == "missing" and r["fused"]["status"] == "missing", r
+    assert "the run stopped while running flash" in p.stdout + p.stderr, p.stdout + p.stderr
+
+
 def bad_inputs(d):
     """Each bad input exits 2 with a message naming it, and writes nothing."""
     def bad(args, *parts):
@@ -166,7 +228,8 @@ def bad_inputs(d):
 
 
 CASES = {f.__name__: f for f in (every_rung_matches_fp32, fp32_exact_switches_match_at_1e_5, crash_is_isolated,
-                                  resume_after_kill, interrupt_keeps_reports, bad_inputs)}
+                                  resume_after_kill, interrupt_keeps_reports, repeat_runs_interleaved,
+                                  write_failure_still_writes_summary, bad_inputs)}
 
 if __name__ == "__main__":
     case = CASES[sys.argv[2]]

@@ -1,6 +1,7 @@
 // tests/test_compare.cpp: compare's verdicts on synthetic reports. A
 // difference is faster or slower only if it is statistically significant and
 // at least the noise threshold; otherwise it is within noise.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,43 @@ TEST(CompareVerdict, OneProcessPerSideFallsBackToStepsWithAWarning) {
   const json cmp = compare_runs({group("A", {100.0}, 8, 0.5), group("B", {100.2}, 8, 0.5)}, o);
   EXPECT_EQ(cmp["rungs"][0]["vs_baseline"][1]["sample_unit"], "steps");
   EXPECT_NE(cmp["warnings"].dump().find("--repeat 3"), std::string::npos) << cmp["warnings"].dump();
+}
+
+// One input with several rungs: dts[rung][process].
+LoadedRun ladder_input(const std::string& label, const std::vector<std::vector<double>>& dts) {
+  LoadedRun g;
+  g.label = label;
+  g.path = label;
+  for (size_t k = 0; k < dts[0].size(); ++k) {
+    LoadedRun r;
+    r.label = label;
+    for (size_t c = 0; c < dts.size(); ++c) {
+      r.cells.push_back("rung" + std::to_string(c));
+      r.reports.push_back(report(dts[c][k]));
+    }
+    g.repeats.push_back(r);
+  }
+  g.cells = g.repeats.front().cells;
+  g.reports = g.repeats.front().reports;
+  return g;
+}
+
+TEST(CompareVerdict, HolmKeepsTheFamilyOfRungsAtAlpha) {
+  // Nine rungs; one differs by 3 % at a raw p of about 0.02, which alone
+  // would be "slower". Over nine rungs that is what chance gives an A/A
+  // pair about a third of the time: Holm multiplies the smallest p by 9.
+  std::vector<std::vector<double>> a(9, {100.0, 101.0, 102.0}), b(9, {100.5, 101.5, 101.0});
+  b[4] = {103.3, 104.0, 104.8};
+  const json cmp = compare_runs({ladder_input("A", a), ladder_input("B", b)}, CompareOptions{});
+  const json& v = cmp["rungs"][4]["vs_baseline"][1];
+  EXPECT_LT(v["p_value"].get<double>(), 0.05) << v.dump();
+  EXPECT_EQ(v["tests_in_family"], 9);
+  EXPECT_NEAR(v["p_holm"].get<double>(), std::min(1.0, 9 * v["p_value"].get<double>()), 1e-12);
+  EXPECT_EQ(v["verdict"], "within noise") << v.dump();
+  // A real change on every rung survives the adjustment.
+  std::vector<std::vector<double>> c(9, {110.0, 110.5, 111.0});
+  const json all = compare_runs({ladder_input("A", a), ladder_input("C", c)}, CompareOptions{});
+  for (const auto& row : all["rungs"]) EXPECT_EQ(row["vs_baseline"][1]["verdict"], "slower") << row.dump();
 }
 
 TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {
