@@ -178,7 +178,14 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
   const double tok_s = tokens_per_s_median(run, cell);
   const double fp32_tok_s = tokens_per_s_median(run, shape_prefix(cell) + "fp32");
   const bool per_process = runs.size() >= 2;
+  // Where a step's time went (the op breakdown of the first process), when
+  // it is valid: ms per step per category.
+  json breakdown;
+  if (first->contains("op_breakdown") && (*first)["op_breakdown"].is_object() &&
+      (*first)["op_breakdown"].value("valid", false) && (*first)["op_breakdown"].contains("categories_ms"))
+    breakdown = (*first)["op_breakdown"]["categories_ms"];
   return {{"status", "ok"},
+          {"op_breakdown_ms", breakdown},
           {"runs", runs.size()},
           {"dt_ms_median", per_process ? median_of(run_medians) : median_of(pooled)},
           {"sample", per_process ? fmt::format("median of {} per-process medians", runs.size())

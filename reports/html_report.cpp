@@ -80,7 +80,22 @@ struct Cell {
   std::string status = "missing";
   std::optional<double> dt_ms, tokens_per_s, mfu_pct, peak_gib, speedup_vs_fp32;
   std::vector<double> dt_ms_samples;
+  std::vector<std::pair<std::string, double>> breakdown_ms;  // op-breakdown category -> ms per step
 };
+
+// The op breakdown's categories, bottom to top of the stacked chart, with
+// their own colours: GEMMs at the base, so that the elementwise band that
+// fusion removes sits right above them.
+struct Category {
+  const char* key;
+  const char* label;
+  const char* colour;
+};
+constexpr Category kCategories[] = {
+    {"gemm", "GEMM", "#4e79a7"},           {"attention", "attention", "#76b7b2"},
+    {"elementwise_norm", "elementwise/norm", "#e15759"}, {"softmax_loss", "loss", "#f28e2b"},
+    {"optimizer", "optimizer", "#59a14f"}, {"memcpy_memset", "memcpy/memset", "#edc948"},
+    {"communication", "communication", "#b07aa1"},      {"idle_other", "idle/other", "#bab0ac"}};
 
 struct Page {
   std::vector<std::string> labels;       // one per input; input 0 is the baseline
@@ -107,6 +122,9 @@ Page read_page(const json& cmp) {
       if (auto bytes = number(in, "peak_bytes")) c.peak_gib = *bytes / kBytesPerGiB;
       for (const auto& s : array_at(in, "dt_ms_samples"))
         if (s.is_number()) c.dt_ms_samples.push_back(s.get<double>());
+      const json& breakdown = member(in, "op_breakdown_ms");
+      for (const auto& cat : kCategories)
+        if (auto ms = number(breakdown, cat.key)) c.breakdown_ms.emplace_back(cat.key, *ms);
     }
     page.cells.push_back(std::move(row));
   }
@@ -238,13 +256,15 @@ std::vector<LegendSlot> legend_layout(const std::vector<std::string>& labels, do
   }
   return slots;
 }
-std::string legend(const std::vector<std::string>& labels, const std::vector<LegendSlot>& slots) {
+// `colours` empty: the inputs' palette.
+std::string legend(const std::vector<std::string>& labels, const std::vector<LegendSlot>& slots,
+                   const std::vector<std::string>& colours = {}) {
   std::string s;
   for (size_t i = 0; i < labels.size(); ++i)
     s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="14" rx="2" fill="{}"/>)"
                      R"(<text class="legend" x="{:.1f}" y="{:.1f}">{}</text>)",
-                     slots[i].x, slots[i].y, colour(i), slots[i].x + 20, slots[i].y + 11,
-                     escape_html(shorten(labels[i], kMaxLabelChars)));
+                     slots[i].x, slots[i].y, colours.empty() ? colour(i) : colours[i].c_str(), slots[i].x + 20,
+                     slots[i].y + 11, escape_html(shorten(labels[i], kMaxLabelChars)));
   return s;
 }
 
@@ -254,21 +274,25 @@ struct Frame {
   Bands bands;
   std::vector<LegendSlot> legend_slots;
 };
-Frame band_frame(const Page& page, double plot_height_px) {
+// `legend_labels` empty: the inputs.
+Frame band_frame(const Page& page, double plot_height_px, const std::vector<std::string>& legend_labels = {}) {
   const double left = 84, right = 16;
-  auto slots = legend_layout(page.labels, left, 34, kChartWidthPx - left - right);
+  auto slots = legend_layout(legend_labels.empty() ? page.labels : legend_labels, left, 34, kChartWidthPx - left - right);
   const double top = (slots.empty() ? 34 : slots.back().y + 14) + 18;
   const double band_width = (kChartWidthPx - left - right) / double(std::max<size_t>(page.rungs.size(), 1));
   const Box plot{left, top, kChartWidthPx - right, top + plot_height_px};
   return {kChartWidthPx, plot.bottom + x_labels_height(page.rungs, band_width) + 8,
           {plot, page.rungs.size(), page.labels.size()}, std::move(slots)};
 }
-std::string open_chart(const char* id, const Frame& f, const std::string& title, const Page& page) {
+std::string open_chart(const char* id, const Frame& f, const std::string& title, const Page& page,
+                       const std::vector<std::string>& legend_labels = {},
+                       const std::vector<std::string>& legend_colours = {}) {
   return fmt::format(R"(<svg class="chart" id="{0}" xmlns="http://www.w3.org/2000/svg" width="{1:.0f}" height="{2:.0f}" )"
                      R"(viewBox="0 0 {1:.0f} {2:.0f}" role="img" aria-label="{3}"><title>{3}</title>)"
                      R"(<text class="chart-title" x="{4:.1f}" y="20">{3}</text>)",
                      id, f.width, f.height, escape_html(title), f.bands.plot.left) +
-         legend(page.labels, f.legend_slots) + x_band_labels(f.bands, page.rungs);
+         legend(legend_labels.empty() ? page.labels : legend_labels, f.legend_slots, legend_colours) +
+         x_band_labels(f.bands, page.rungs);
 }
 
 // ---- the charts -------------------------------------------------------------------------
@@ -418,6 +442,57 @@ std::string dt_chart(const Page& page) {
                          x + jitter * box_width * 0.8, pct(page.cells[r][i].dt_ms_samples[k]), colour(i));
       }
       s += "</g>";
+    }
+  return s + "</svg>";
+}
+
+// Where each step's time went: per rung, one stacked bar per input of the
+// op breakdown's categories in ms per step (GEMM at the base). Fusion shows
+// as the elementwise/norm band shrinking from one rung to the next.
+std::string breakdown_chart(const Page& page) {
+  std::vector<std::string> labels, colours;
+  for (const auto& cat : kCategories) {
+    labels.push_back(cat.label);
+    colours.push_back(cat.colour);
+  }
+  double max_total = 0;
+  for (const auto& row : page.cells)
+    for (const auto& c : row) {
+      double total = 0;
+      for (const auto& [key, ms] : c.breakdown_ms) total += std::max(ms, 0.0);
+      max_total = std::max(max_total, total);
+    }
+  const Frame f = band_frame(page, 300, labels);
+  const auto ticks = nice_ticks(0, max_total > 0 ? max_total * 1.08 : 1);
+  const Scale y{ticks.front(), ticks.back(), f.bands.plot.bottom, f.bands.plot.top};
+  std::string s = open_chart("chart-breakdown", f,
+                             "Where a step's time goes (op breakdown, ms per step; inputs left to right in each rung)",
+                             page, labels, colours) +
+                  y_axis(f.bands.plot, y, ticks, "ms per step");
+  const double bar_width = std::min(f.bands.slot_width() * 0.9, 72.0);
+  for (size_t r = 0; r < page.cells.size(); ++r)
+    for (size_t i = 0; i < page.cells[r].size(); ++i) {
+      const Cell& c = page.cells[r][i];
+      const double x = f.bands.slot_centre(r, i);
+      if (c.breakdown_ms.empty()) {
+        s += absent_mark(c, x, f.bands);
+        continue;
+      }
+      double base = 0;
+      for (const auto& [key, ms] : c.breakdown_ms) {
+        if (!(ms > 0)) continue;
+        const Category* cat = nullptr;
+        for (const auto& k : kCategories)
+          if (key == k.key) cat = &k;
+        s += fmt::format(R"(<rect class="mark segment" data-category="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" )"
+                         R"(height="{:.1f}" fill="{}"><title>{} · {} · {}: {} ms per step</title></rect>)",
+                         cat->key, x - bar_width / 2, y(base + ms), bar_width, y(base) - y(base + ms), cat->colour,
+                         escape_html(page.labels[i]), escape_html(page.rungs[r]), cat->label, compact(ms));
+        base += ms;
+      }
+      if (f.bands.slot_width() >= 14)
+        s += fmt::format(R"(<text class="value" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)", x, y(base) - 4,
+                         escape_html(shorten(page.labels[i], 4)));
     }
   return s + "</svg>";
 }
@@ -589,7 +664,7 @@ std::string render_comparison_html(const json& comparison) {
   for (size_t i = 0; i < page.labels.size(); ++i) title += (i == 0 ? ": " : " vs ") + page.labels[i];
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape_html(title) + "</title>" +
          kStyle + "</head><body><main>" + header_section(comparison, page) + "<h2>Charts</h2>" + tokens_chart(page) +
-         speedup_chart(page) + memory_chart(page) + dt_chart(page) + rung_tables(comparison, page) +
+         speedup_chart(page) + memory_chart(page) + dt_chart(page) + breakdown_chart(page) + rung_tables(comparison, page) +
          environment_table(comparison, page) +
          fmt::format("<footer>ladder comparison · schema version {} · metric {}</footer>",
                      escape_html(value_text(member(comparison, "schema_version"))),

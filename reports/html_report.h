@@ -1,7 +1,8 @@
 // reports/html_report.h: the comparison as one self-contained HTML page
 // (`ladder compare ... --html`): a header naming the inputs and what differs
-// between them, a table per rung with the verdicts, four inline-SVG charts
-// (tokens/s, speedup over fp32, peak memory, per-step dt spread) and the
+// between them, a table per rung with the verdicts, five inline-SVG charts
+// (tokens/s, speedup over fp32, peak memory, per-step dt spread, and where
+// a step's time goes: the op breakdown stacked per rung) and the
 // environments side by side. No network: inline CSS, SVG and a tiny script
 // that records each chart's rendered size for tests/check_html.py.
 #pragma once

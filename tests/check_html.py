@@ -7,7 +7,7 @@ Chromium and check that its charts really drew.
 Runs Chromium twice on the page, offline: once with --dump-dom (after the
 page's inline script has written each chart's rendered size into
 data-rendered="WxH"), once with --screenshot. Checks that the four charts
-chart-tokens, chart-speedup, chart-memory and chart-dt are present, rendered
+chart-tokens, chart-speedup, chart-memory, chart-dt and chart-breakdown are present, rendered
 larger than 50x50 px, and draw data (rect/polyline/circle elements of class
 "mark": bars, boxes, lines, points; legend swatches do not count), and that
 the screenshot is a PNG over 10 kB. Prints each check; exits 0 if all pass.
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-CHARTS = ("chart-tokens", "chart-speedup", "chart-memory", "chart-dt")
+CHARTS = ("chart-tokens", "chart-speedup", "chart-memory", "chart-dt", "chart-breakdown")
 MARK_TAGS = ("rect", "polyline", "circle")
 MIN_SIZE_PX = 50
 MIN_PNG_BYTES = 10 * 1024

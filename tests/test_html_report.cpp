@@ -1,10 +1,12 @@
 // tests/test_html_report.cpp: the comparison page rendered from
-// tests/fixtures/comparison.json has its four charts, names every input and
+// tests/fixtures/comparison.json has its five charts, names every input and
 // the subject, shows missing rungs, escapes strings from the JSON and
 // survives nulls. It is written to TempDir()/comparison.html for a look.
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,9 +27,9 @@ json load_fixture() {
 
 bool contains(const std::string& page, const std::string& needle) { return page.find(needle) != std::string::npos; }
 
-TEST(HtmlReport, FixtureHasAllFourChartsAndIsWritten) {
+TEST(HtmlReport, FixtureHasAllFiveChartsAndIsWritten) {
   const std::string page = render_comparison_html(load_fixture());
-  for (const char* id : {"chart-tokens", "chart-speedup", "chart-memory", "chart-dt"})
+  for (const char* id : {"chart-tokens", "chart-speedup", "chart-memory", "chart-dt", "chart-breakdown"})
     EXPECT_TRUE(contains(page, std::string("<svg class=\"chart\" id=\"") + id + "\"")) << id;
   EXPECT_TRUE(contains(page, "<!DOCTYPE html>"));
   EXPECT_FALSE(contains(page, "http://fonts") || contains(page, "<script src") || contains(page, "<link"))
@@ -35,6 +37,40 @@ TEST(HtmlReport, FixtureHasAllFourChartsAndIsWritten) {
   const std::string out = ::testing::TempDir() + "comparison.html";
   std::ofstream(out) << page;
   EXPECT_TRUE(std::ifstream(out).good()) << out;
+}
+
+// Every <rect> of the breakdown chart with its category and height, in order.
+std::vector<std::pair<std::string, double>> segments(const std::string& page) {
+  std::vector<std::pair<std::string, double>> out;
+  const std::string chart = page.substr(page.find("id=\"chart-breakdown\""));
+  const std::string svg = chart.substr(0, chart.find("</svg>"));
+  for (size_t at = svg.find("data-category=\""); at != std::string::npos; at = svg.find("data-category=\"", at + 1)) {
+    const size_t start = at + 15, end = svg.find('"', start);
+    const size_t h = svg.find("height=\"", end) + 8;
+    out.emplace_back(svg.substr(start, end - start), std::stod(svg.substr(h, svg.find('"', h) - h)));
+  }
+  return out;
+}
+
+TEST(HtmlReport, BreakdownStacksEachCategoryInProportion) {
+  json cmp = load_fixture();
+  // fp32 of A: 40 ms GEMM, 20 elementwise, 10 loss; B: the same GEMM, the elementwise band halved.
+  json& a = cmp["rungs"][0]["inputs"][0];
+  json& b = cmp["rungs"][0]["inputs"][1];
+  a["op_breakdown_ms"] = {{"gemm", 40.0}, {"elementwise_norm", 20.0}, {"softmax_loss", 10.0}, {"attention", 0.0}};
+  b["op_breakdown_ms"] = {{"gemm", 40.0}, {"elementwise_norm", 10.0}, {"softmax_loss", 10.0}};
+  const auto segs = segments(render_comparison_html(cmp));
+  ASSERT_EQ(segs.size(), 6u);  // zero-ms categories draw nothing
+  EXPECT_EQ(segs[0].first, "gemm");  // the base of the stack
+  EXPECT_EQ(segs[1].first, "elementwise_norm");
+  EXPECT_EQ(segs[2].first, "softmax_loss");
+  EXPECT_NEAR(segs[0].second / segs[1].second, 2.0, 0.02);  // 40 : 20 ms
+  EXPECT_NEAR(segs[4].second / segs[1].second, 0.5, 0.02);  // B's elementwise band is half of A's
+  EXPECT_NEAR(segs[3].second, segs[0].second, 0.01);        // the same GEMM time
+  const std::string page = render_comparison_html(cmp);
+  for (const char* label : {"GEMM", "attention", "elementwise/norm", "loss", "optimizer", "memcpy/memset",
+                            "communication", "idle/other"})
+    EXPECT_TRUE(contains(page, std::string(">") + label + "</text>")) << label;  // the legend
 }
 
 TEST(HtmlReport, NamesEveryInputAndTheSubject) {
