@@ -6,8 +6,11 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <cstdio>
 #include <optional>
 #include <thread>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -178,6 +181,19 @@ bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps) {
   return lo > 0 && (hi - lo) / lo * 100.0 <= kWarmupTolerancePct;
 }
 
+// Time the hypervisor gave this VM's CPUs to others (/proc/stat "steal",
+// all CPUs, in ms); -1 where it cannot be read.
+double host_steal_ms() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return -1;
+  unsigned long long v[8] = {};
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  const long hz = sysconf(_SC_CLK_TCK);
+  return n == 8 && hz > 0 ? double(v[7]) * 1000.0 / double(hz) : -1;
+}
+
 double test_slowdown_pct() {
   const char* v = std::getenv(kTestSlowdownEnv);
   if (!v || !*v) return 0;
@@ -238,6 +254,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   monitor = &memory;
   r.steps.reserve(size_t(cfg.steps));
   const auto wall0 = Clock::now();
+  const double steal0 = host_steal_ms();
   {
     profiler::ScopedRange range(profiler::names::kMeasuredSteps);
     for (int64_t i = first_measured; i < first_measured + cfg.steps; ++i) {
@@ -247,6 +264,8 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
     synchronize(device);
   }
   r.measured_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall0).count();
+  const double steal1 = host_steal_ms();
+  r.host_steal_ms = steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1;
   r.next_step = first_measured + cfg.steps;
   r.memory = memory.totals();
   double sum_dt = 0;

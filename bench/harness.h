@@ -75,6 +75,9 @@ struct HarnessResult {
   double harness_overhead_ms_per_step = 0;
   MemoryStats memory;
   double test_slowdown_pct = 0;  // the test-only slowdown hook (below); 0 when unset
+  // CPU time the hypervisor gave to other guests during the measured loop,
+  // summed over this host's CPUs (/proc/stat steal); -1 when unreadable.
+  double host_steal_ms = -1;
 };
 
 // Test-only: LADDER_TEST_SLOWDOWN_PCT=P makes every step wait P % of its

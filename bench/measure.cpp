@@ -350,6 +350,13 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                     {"measured_wall_ms", result.measured_wall_ms},
                     {"test_slowdown_pct", result.test_slowdown_pct > 0 ? nlohmann::json(result.test_slowdown_pct)
                                                                         : nlohmann::json()},
+                    {"host_steal_ms", result.host_steal_ms >= 0 ? nlohmann::json(result.host_steal_ms)
+                                                                : nlohmann::json()},
+                    {"host_steal_pct_of_wall",
+                     result.host_steal_ms >= 0
+                         ? nlohmann::json(100.0 * result.host_steal_ms /
+                                          (result.measured_wall_ms * double(std::thread::hardware_concurrency())))
+                         : nlohmann::json()},
                     {"harness_overhead_ms_per_step", result.harness_overhead_ms_per_step},
                     {"harness_overhead_pct_of_dt", 100.0 * result.harness_overhead_ms_per_step / dt_median},
                     {"data_ms_per_step", sum_data / double(result.steps.size())},

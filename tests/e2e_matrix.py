@@ -177,6 +177,9 @@ def repeat_runs_interleaved(d):
         m = r["mfu"]["measured_roofline"]
         assert m["peak_tflops"] == roof["precisions"][r["mfu"]["precision"]]["matmul_tflops"], (report_path, m)
         assert m["source"]["file"] == str(d / "roofline.json"), m["source"]
+        # What the hypervisor took during the measured steps (/proc/stat steal; null where unreadable).
+        steal = r["timing"]["host_steal_ms"]
+        assert steal is None or steal >= 0, r["timing"]
     # compare reads the run as its 3 processes.
     cmp = run(["compare", str(d), str(d), "--format", "json"], check_code=0)
     assert '"sample_unit": "processes"' in cmp.stdout
