@@ -349,9 +349,9 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   cfg.validate();
   parse_device(cfg.device);
   check_token_source(cfg);
-  if (test_slowdown_pct() > 0 && !mo.quiet)  // malformed: exit 2 here
+  if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)  // malformed: exit 2 here
     fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
-               kTestSlowdownEnv, test_slowdown_pct());
+               kTestSlowdownEnv, slowdown);
   if (!mo.roofline_file.empty())  // a bad file stops here, not after the steps
     run_roofline_entry(read_json_file(mo.roofline_file), Precision::kFP32, device_name(parse_device(cfg.device)),
                        mo.roofline_file);

@@ -527,10 +527,7 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
   section["status"] = "ok";
   section["file"] = "roofline.json";
   if (!o.quiet) {
-    std::string figures;
-    for (const auto& [name, e] : (*saved)["precisions"].items())
-      figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, e.value("matmul_tflops", 0.0));
-    fmt::print(stderr, "[roofline] {}: {} TFLOP/s\n", saved->value("device", "?"), figures);
+    fmt::print(stderr, "[roofline] {}: {} TFLOP/s\n", saved->value("device", "?"), roofline_figures(*saved));
   }
   return section;
 }

@@ -34,6 +34,13 @@ void add_speedups(json& rows) {
   }
 }
 
+std::string roofline_figures(const json& roofline) {
+  std::string figures;
+  for (const auto& [name, e] : roofline.at("precisions").items())
+    figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, e.value("matmul_tflops", 0.0));
+  return figures;
+}
+
 void print_summary_table(const json& summary, const std::string& summary_path) {
   const bool color = isatty(STDOUT_FILENO) != 0;
   auto paint = [&](const std::string& s, const char* code) {
@@ -80,10 +87,8 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
                repeats, repeats);
   const json roofline = summary.value("roofline", json::object());
   if (roofline.value("status", "") == "ok") {
-    std::string figures;
-    for (const auto& [name, e] : roofline["precisions"].items())
-      figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, e.value("matmul_tflops", 0.0));
-    fmt::print("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs\n", figures,
+    fmt::print("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs\n",
+               roofline_figures(roofline),
                roofline.value("device", "?"));
   } else if (roofline.contains("reason")) {
     fmt::print("roofline ('p'): {}; each rung probed its own\n", roofline.value("reason", ""));

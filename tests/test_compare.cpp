@@ -100,16 +100,16 @@ TEST(CompareVerdict, ProcessesNotStepsAreTheSamples) {
   EXPECT_GT(v["p_value"].get<double>(), 0.3) << v.dump();
   EXPECT_EQ(v["verdict"], "within noise") << v.dump();
   // The same steps as one process a side: the per-step test, which flags it.
-  LoadedRun a_one = a, b_one = b;
-  a_one.repeats.clear();
-  b_one.repeats.clear();
-  a_one.reports[0]["steps"]["dt_ms"] = json::array();
-  b_one.reports[0]["steps"]["dt_ms"] = json::array();
-  for (const auto& rep : a.repeats)
-    for (const auto& x : rep.reports[0]["steps"]["dt_ms"]) a_one.reports[0]["steps"]["dt_ms"].push_back(x);
-  for (const auto& rep : b.repeats)
-    for (const auto& x : rep.reports[0]["steps"]["dt_ms"]) b_one.reports[0]["steps"]["dt_ms"].push_back(x);
-  const json pooled = fp32_verdict(a_one, b_one);
+  // One process holding every process's steps.
+  auto as_one_process = [](const LoadedRun& run) {
+    LoadedRun one = run;
+    one.repeats.clear();
+    json& steps = one.reports[0]["steps"]["dt_ms"] = json::array();
+    for (const auto& rep : run.repeats)
+      for (const auto& x : rep.reports[0]["steps"]["dt_ms"]) steps.push_back(x);
+    return one;
+  };
+  const json pooled = fp32_verdict(as_one_process(a), as_one_process(b));
   EXPECT_EQ(pooled["sample_unit"], "steps") << pooled.dump();
   EXPECT_LT(pooled["p_value"].get<double>(), 0.01) << pooled.dump();
 }
@@ -168,20 +168,26 @@ TEST(CompareVerdict, HolmKeepsTheFamilyOfRungsAtAlpha) {
   for (const auto& row : all["rungs"]) EXPECT_EQ(row["vs_baseline"][1]["verdict"], "slower") << row.dump();
 }
 
+// compare's ConfigError message for these inputs; a failure if it compared them.
+std::string refusal(const LoadedRun& a, const LoadedRun& b) {
+  try {
+    compare_runs({a, b}, CompareOptions{});
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the repeats were compared instead of refused";
+  return "";
+}
+
 TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {
   LoadedRun a = group("A", {100.0, 100.1, 100.2, 100.3});
   LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
   b.repeats[2].reports[0]["config"]["batch"] = 8;  // one repeat at another batch
   b.repeats[2].path = "runs/b3";
-  try {
-    compare_runs({a, b}, CompareOptions{});
-    FAIL() << "a mixed group was compared";
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("input B"), std::string::npos) << what;
-    EXPECT_NE(what.find("config.batch is 4"), std::string::npos) << what;
-    EXPECT_NE(what.find("but 8 in runs/b3"), std::string::npos) << what;
-  }
+  const std::string what = refusal(a, b);
+  EXPECT_NE(what.find("input B"), std::string::npos) << what;
+  EXPECT_NE(what.find("config.batch is 4"), std::string::npos) << what;
+  EXPECT_NE(what.find("but 8 in runs/b3"), std::string::npos) << what;
 }
 
 TEST(CompareRepeats, RepeatsFromAnotherEnvironmentAreRefused) {
@@ -190,14 +196,9 @@ TEST(CompareRepeats, RepeatsFromAnotherEnvironmentAreRefused) {
   a.repeats[1].reports[0]["environment"]["device"]["name"] = "H200";
   a.repeats[1].path = "runs/a2";
   LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
-  try {
-    compare_runs({a, b}, CompareOptions{});
-    FAIL() << "repeats from two GPUs were pooled";
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("environment.device.name is \"H100\""), std::string::npos) << what;
-    EXPECT_NE(what.find("runs/a2"), std::string::npos) << what;
-  }
+  const std::string what = refusal(a, b);
+  EXPECT_NE(what.find("environment.device.name is \"H100\""), std::string::npos) << what;
+  EXPECT_NE(what.find("runs/a2"), std::string::npos) << what;
 }
 
 }  // namespace
