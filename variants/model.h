@@ -28,13 +28,15 @@ torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor&
 // Rung switches that change the forward pass (variants/rungs.h).
 struct ModelOptions {
   bool flash = false;  // scaled_dot_product_attention(is_causal) instead of explicit attention
-  bool fused = false;  // fused residual-add + LayerNorm between sub-blocks
+  bool fused = false;  // fused residual-add + LayerNorm between sub-blocks, GEMM epilogues
+                       // for the linears' bias, GELU and their gradients
   bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/layer_ranges.h)
 };
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash);
+  // fused: c_attn and c_proj as fused::linear_bias (variants/fused_linear.h).
+  CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused = false);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_attn{nullptr};  // C -> 3C
@@ -44,23 +46,28 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   int64_t n_head_;
   int64_t n_embd_;
   bool flash_;
+  bool fused_;
   torch::Tensor causal_mask_;  // (block, block) bool, true where attention is allowed
 };
 TORCH_MODULE(CausalSelfAttention);
 
 class MLPImpl : public torch::nn::Module {
  public:
-  explicit MLPImpl(const ModelConfig& cfg);
+  // fused: the whole MLP as fused::mlp_gelu (GEMM epilogues, variants/fused_linear.h).
+  explicit MLPImpl(const ModelConfig& cfg, bool fused = false);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_fc{nullptr};    // C -> 4C
   torch::nn::Linear c_proj{nullptr};  // 4C -> C, a residual projection
+
+ private:
+  bool fused_;
 };
 TORCH_MODULE(MLP);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  BlockImpl(const ModelConfig& cfg, bool flash);
+  BlockImpl(const ModelConfig& cfg, bool flash, bool fused = false);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::LayerNorm ln_1{nullptr};

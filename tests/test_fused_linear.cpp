@@ -1,0 +1,236 @@
+// tests/test_fused_linear.cpp: linear_bias and mlp_gelu (variants/fused_linear.h)
+// against their at::linear / at::gelu references: forward values and every
+// gradient, in fp32 and under bf16 autocast, on CPU here and on CUDA (the
+// cuBLASLt epilogues) where a GPU is present; their input checks and counts;
+// and GPT's fused forward against the unfused one.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "variants/fused_linear.h"
+#include "variants/model.h"
+
+namespace ladder::fused {
+namespace {
+
+void expect_close(const torch::Tensor& actual, const torch::Tensor& expected, double rtol, double atol,
+                  const std::string& what) {
+  ASSERT_TRUE(actual.defined()) << what << " is undefined";
+  ASSERT_TRUE(expected.defined()) << what << " (reference) is undefined";
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  EXPECT_EQ(actual.scalar_type(), expected.scalar_type()) << what;
+  const auto a = actual.cpu().to(torch::kDouble), e = expected.cpu().to(torch::kDouble);
+  const double max_diff = (a - e).abs().max().item<double>();
+  EXPECT_TRUE(torch::allclose(a, e, rtol, atol))
+      << what << ": max |fused - reference| = " << max_diff << " (rtol " << rtol << ", atol " << atol << ")";
+}
+
+// Turns autocast on for `device` (bf16) for the scope, as the step's AutocastScope.
+class Autocast {
+ public:
+  Autocast(bool on, torch::DeviceType device) : on_(on), device_(device) {
+    if (!on_) return;
+    was_ = at::autocast::is_autocast_enabled(device_);
+    dtype_ = at::autocast::get_autocast_dtype(device_);
+    at::autocast::set_autocast_enabled(device_, true);
+    at::autocast::set_autocast_dtype(device_, torch::kBFloat16);
+  }
+  ~Autocast() {
+    if (!on_) return;
+    at::autocast::set_autocast_enabled(device_, was_);
+    at::autocast::set_autocast_dtype(device_, dtype_);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  bool on_;
+  torch::DeviceType device_;
+  bool was_ = false;
+  torch::ScalarType dtype_ = torch::kBFloat16;
+};
+
+// The output and the gradients of every input, from a random upstream gradient.
+struct Result {
+  std::vector<torch::Tensor> values;  // y, then d(input) for each input in order
+};
+
+using Op = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+
+// inputs: the shapes of x and then the parameters; scales: the std of each.
+Result run(const Op& op, const std::vector<std::vector<int64_t>>& shapes, const std::vector<double>& scales,
+           torch::Device device, bool autocast) {
+  torch::manual_seed(11);
+  std::vector<torch::Tensor> inputs;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    inputs.push_back((scales[i] * torch::randn(shapes[i])).to(device).requires_grad_());
+  torch::Tensor y;
+  {
+    Autocast scope(autocast, device.type());
+    y = op(inputs);
+  }
+  auto dy = torch::randn(y.sizes()).to(device).to(y.scalar_type());
+  y.backward(dy);
+  Result r;
+  r.values.push_back(y.detach());
+  for (auto& t : inputs) r.values.push_back(t.grad());
+  return r;
+}
+
+const std::vector<std::string> kLinearNames = {"y", "dx", "dweight", "dbias"};
+const std::vector<std::string> kMlpNames = {"y", "dx", "dfc_weight", "dfc_bias", "dproj_weight", "dproj_bias"};
+
+void expect_match(const Result& fused, const Result& ref, const std::vector<std::string>& names, double rtol,
+                  double atol) {
+  ASSERT_EQ(fused.values.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) expect_close(fused.values[i], ref.values[i], rtol, atol, names[i]);
+}
+
+// x (B, T, I) -> (B, T, O).
+void check_linear(torch::Device device, bool autocast, double rtol, double atol) {
+  const int64_t B = 3, T = 5, I = 24, O = 40;
+  const std::vector<std::vector<int64_t>> shapes = {{B, T, I}, {O, I}, {O}};
+  const std::vector<double> scales = {1.0, 0.2, 0.1};
+  auto fused = run([](auto& in) { return linear_bias(in[0], in[1], in[2]); }, shapes, scales, device, autocast);
+  auto ref =
+      run([](auto& in) { return linear_bias_reference(in[0], in[1], in[2]); }, shapes, scales, device, autocast);
+  expect_match(fused, ref, kLinearNames, rtol, atol);
+}
+
+// x (B, T, C) -> (B, T, C) through a hidden width H = 4C.
+void check_mlp(torch::Device device, bool autocast, double rtol, double atol) {
+  const int64_t B = 2, T = 7, C = 16, H = 64;
+  const std::vector<std::vector<int64_t>> shapes = {{B, T, C}, {H, C}, {H}, {C, H}, {C}};
+  const std::vector<double> scales = {1.0, 0.3, 0.5, 0.2, 0.1};
+  auto fused = run([](auto& in) { return mlp_gelu(in[0], in[1], in[2], in[3], in[4]); }, shapes, scales, device,
+                   autocast);
+  auto ref = run([](auto& in) { return mlp_gelu_reference(in[0], in[1], in[2], in[3], in[4]); }, shapes, scales,
+                 device, autocast);
+  expect_match(fused, ref, kMlpNames, rtol, atol);
+}
+
+TEST(FusedLinear, Float32MatchesReference) { check_linear(torch::kCPU, false, 1e-5, 1e-6); }
+TEST(FusedLinear, Bf16AutocastMatchesReference) { check_linear(torch::kCPU, true, 2e-2, 2e-2); }
+TEST(FusedMlpGelu, Float32MatchesReference) { check_mlp(torch::kCPU, false, 1e-5, 1e-6); }
+TEST(FusedMlpGelu, Bf16AutocastMatchesReference) { check_mlp(torch::kCPU, true, 2e-2, 2e-2); }
+
+TEST(FusedMlpGelu, Bf16AutocastComputesInBf16AndReturnsFloat32ParameterGradients) {
+  auto r = run([](auto& in) { return mlp_gelu(in[0], in[1], in[2], in[3], in[4]); },
+               {{4, 8}, {32, 8}, {32}, {8, 32}, {8}}, {1, 1, 1, 1, 1}, torch::kCPU, true);
+  EXPECT_EQ(r.values[0].scalar_type(), torch::kBFloat16);  // as autocast's linear
+  for (size_t i = 1; i < r.values.size(); ++i) EXPECT_EQ(r.values[i].scalar_type(), torch::kFloat) << kMlpNames[i];
+}
+
+TEST(FusedMlpGelu, IsOneAutogradNode) {
+  auto x = torch::randn({6, 8}).requires_grad_();
+  auto fc_w = torch::randn({32, 8}).requires_grad_(), fc_b = torch::randn({32}).requires_grad_();
+  auto pr_w = torch::randn({8, 32}).requires_grad_(), pr_b = torch::randn({8}).requires_grad_();
+  auto y = mlp_gelu(x, fc_w, fc_b, pr_w, pr_b);
+  // One autograd node for the whole MLP (behind the view back to (..., C)),
+  // whose inputs are x and the four parameters directly.
+  ASSERT_NE(y.grad_fn(), nullptr);
+  ASSERT_EQ(y.grad_fn()->name(), "ViewBackward0");
+  const auto& node = y.grad_fn()->next_edges().at(0).function;
+  ASSERT_NE(node, nullptr);
+  EXPECT_NE(node->name().find("MlpGeluFunction"), std::string::npos) << node->name();
+  EXPECT_EQ(node->num_inputs(), 1u);
+  EXPECT_EQ(node->next_edges().size(), 5u);
+}
+
+TEST(FusedLinear, CountsCallsAndNoCudaGemmsOnCpu) {
+  const auto before = fused_linear_stats();
+  auto x = torch::randn({2, 3, 8});
+  linear_bias(x, torch::randn({4, 8}), torch::randn({4}));
+  mlp_gelu(x, torch::randn({16, 8}), torch::randn({16}), torch::randn({8, 16}), torch::randn({8}));
+  const auto after = fused_linear_stats();
+  EXPECT_EQ(after.linear_bias_calls - before.linear_bias_calls, 1);
+  EXPECT_EQ(after.mlp_gelu_calls - before.mlp_gelu_calls, 1);
+  EXPECT_EQ(after.epilogue_gemms, before.epilogue_gemms);  // cuBLASLt runs only on CUDA
+  EXPECT_EQ(after.fallback_gemms, before.fallback_gemms);
+}
+
+void expect_error_mentions(const std::function<void()>& fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected a c10::Error mentioning \"" << needle << "\"";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(FusedLinear, RejectsShapesThatDoNotFit) {
+  auto x = torch::randn({2, 8});
+  expect_error_mentions([&] { linear_bias(x, torch::randn({4, 9}), torch::randn({4})); }, "expected x (..., I)");
+  expect_error_mentions([&] { linear_bias(x, torch::randn({4, 8}), torch::randn({5})); }, "bias [5]");
+  expect_error_mentions(
+      [&] { mlp_gelu(x, torch::randn({16, 8}), torch::randn({16}), torch::randn({8, 15}), torch::randn({8})); },
+      "does not take c_fc's 16 outputs");
+  expect_error_mentions(
+      [&] { mlp_gelu(x, torch::randn({16, 8}), torch::randn({16}), torch::randn({8, 16}), torch::randn({7})); },
+      "c_proj bias [7]");
+}
+
+// GPT's fused path (fused linears, MLP and add+LayerNorm) against the plain
+// one, fp32, same weights: logits and every parameter's gradient.
+TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
+  ModelConfig cfg{/*n_layer=*/2, /*n_head=*/2, /*n_embd=*/32, /*block_size=*/16, /*vocab_size=*/64};
+  std::vector<std::vector<torch::Tensor>> grads(2);
+  std::vector<torch::Tensor> logits(2);
+  for (int fused = 0; fused < 2; ++fused) {
+    GPT model(cfg, ModelOptions{/*flash=*/true, /*fused=*/fused == 1});
+    init_gpt2_weights(model, 5);
+    torch::manual_seed(3);
+    auto idx = torch::randint(0, cfg.vocab_size, {2, 16});
+    logits[fused] = model->forward(idx);
+    lm_loss(logits[fused], torch::randint(0, cfg.vocab_size, {2, 16}), 0, fused == 1).backward();
+    for (auto& p : model->parameters()) grads[fused].push_back(p.grad());
+  }
+  expect_close(logits[1].detach(), logits[0].detach(), 1e-5, 1e-5, "logits");
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (size_t i = 0; i < grads[0].size(); ++i)
+    expect_close(grads[1][i], grads[0][i], 1e-4, 1e-6, "gradient of parameter " + std::to_string(i));
+}
+
+// ---- CUDA: the cuBLASLt epilogues themselves -------------------------------------------
+
+void expect_epilogues_ran(const FusedLinearStats& before) {
+  const auto after = fused_linear_stats();
+  EXPECT_GT(after.epilogue_gemms, before.epilogue_gemms) << "no cuBLASLt epilogue GEMM ran";
+  EXPECT_EQ(after.fallback_gemms, before.fallback_gemms) << "fell back: " << after.last_fallback;
+}
+
+TEST(FusedLinear, CudaMatchesReference) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto before = fused_linear_stats();
+  check_linear(torch::kCUDA, false, 1e-4, 1e-4);  // TF32 may be on: ATen's reference follows the same setting
+  check_linear(torch::kCUDA, true, 2e-2, 2e-2);
+  expect_epilogues_ran(before);
+}
+
+TEST(FusedMlpGelu, CudaMatchesReference) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto before = fused_linear_stats();
+  check_mlp(torch::kCUDA, false, 1e-4, 1e-4);
+  check_mlp(torch::kCUDA, true, 3e-2, 3e-2);
+  expect_epilogues_ran(before);
+}
+
+TEST(FusedMlpGelu, CudaGpt2ShapesUseEpilogues) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  // GPT-2 124M's MLP at B4 T256: the shapes the fused rung runs.
+  const auto before = fused_linear_stats();
+  auto r = run([](auto& in) { return mlp_gelu(in[0], in[1], in[2], in[3], in[4]); },
+               {{4, 256, 768}, {3072, 768}, {3072}, {768, 3072}, {768}}, {1, 0.02, 0.02, 0.02, 0.02},
+               torch::kCUDA, true);
+  auto ref = run([](auto& in) { return mlp_gelu_reference(in[0], in[1], in[2], in[3], in[4]); },
+                 {{4, 256, 768}, {3072, 768}, {3072}, {768, 3072}, {768}}, {1, 0.02, 0.02, 0.02, 0.02},
+                 torch::kCUDA, true);
+  expect_match(r, ref, kMlpNames, 3e-2, 3e-2);
+  expect_epilogues_ran(before);
+}
+
+}  // namespace
+}  // namespace ladder::fused

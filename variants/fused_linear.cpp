@@ -1,0 +1,233 @@
+// variants/fused_linear.cpp: linear_bias and mlp_gelu (see fused_linear.h):
+// the device dispatch of each GEMM-with-epilogue step, the autograd Functions
+// and the ATen references.
+#include "variants/fused_linear.h"
+
+#include <atomic>
+#include <mutex>
+#include <tuple>
+
+#include <ATen/autocast_mode.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#ifdef LADDER_WITH_CUDA
+#include "variants/cuda/cublaslt_matmul.h"
+#endif
+
+namespace ladder::fused {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+namespace {
+
+std::atomic<int64_t> g_linear_calls{0}, g_mlp_calls{0}, g_epilogue_gemms{0}, g_fallback_gemms{0};
+std::mutex g_fallback_mutex;
+std::string g_last_fallback;
+
+// Counts a CUDA GEMM that ran its epilogue (ok) or fell back (with why).
+void count_cuda_gemm(bool ok, const std::string& why) {
+  if (ok) {
+    g_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_fallback_gemms.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  g_last_fallback = why;
+}
+
+constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogue is the tanh form
+
+// ---- the steps, each with its epilogue on CUDA and plain ATen elsewhere ----------------
+
+// y (N, O) = x (N, I) W^T + b.
+torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+#ifdef LADDER_WITH_CUDA
+  if (x.is_cuda()) {
+    auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+    std::string why;
+    const bool ok = cuda::lt_linear_forward(x, w, b, y, nullptr, &why);
+    count_cuda_gemm(ok, why);
+    if (ok) return y;
+  }
+#endif
+  return at::addmm(b, x, w.t());
+}
+
+// {h, pre}: pre (N, O) = x W^T + b, h = gelu(pre).
+std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
+                                                          const torch::Tensor& b) {
+#ifdef LADDER_WITH_CUDA
+  if (x.is_cuda()) {
+    auto h = torch::empty({x.size(0), w.size(0)}, x.options());
+    auto pre = torch::empty_like(h);
+    std::string why;
+    const bool ok = cuda::lt_linear_forward(x, w, b, h, &pre, &why);
+    count_cuda_gemm(ok, why);
+    if (ok) return {h, pre};
+  }
+#endif
+  auto pre = at::addmm(b, x, w.t());
+  return {at::gelu(pre, kGelu), pre};
+}
+
+// {dW (O, I) = dy^T x, db (O) = sum_rows dy}.
+std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x) {
+#ifdef LADDER_WITH_CUDA
+  if (dy.is_cuda()) {
+    auto dw = torch::empty({dy.size(1), x.size(1)}, dy.options());
+    auto db = torch::empty({dy.size(1)}, dy.options());
+    std::string why;
+    const bool ok = cuda::lt_weight_bias_grad(dy, x, dw, db, &why);
+    count_cuda_gemm(ok, why);
+    if (ok) return {dw, db};
+  }
+#endif
+  return {dy.t().mm(x), dy.sum(0)};
+}
+
+// {dpre (N, I) = (dy W) * gelu'(pre), db (I) = sum_rows dpre}.
+std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
+                                                         const torch::Tensor& pre) {
+#ifdef LADDER_WITH_CUDA
+  if (dy.is_cuda()) {
+    auto dpre = torch::empty_like(pre);
+    auto db = torch::empty({pre.size(1)}, pre.options());
+    std::string why;
+    const bool ok = cuda::lt_input_grad_dgelu(dy, w, pre, dpre, db, &why);
+    count_cuda_gemm(ok, why);
+    if (ok) return {dpre, db};
+  }
+#endif
+  auto dpre = at::gelu_backward(dy.mm(w), pre, kGelu);
+  return {dpre, dpre.sum(0)};
+}
+
+// The dtype the op computes in: autocast's when autocast is on for x's device
+// (what it would cast a linear to), else x's own.
+at::ScalarType compute_dtype(const torch::Tensor& x) {
+  const auto type = x.device().type();
+  return at::autocast::is_autocast_enabled(type) ? at::autocast::get_autocast_dtype(type) : x.scalar_type();
+}
+
+torch::Tensor cast(const torch::Tensor& t, at::ScalarType dtype) {
+  return t.scalar_type() == dtype ? t : t.to(dtype);
+}
+
+void check_linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, const char* op,
+                  const char* layer) {
+  TORCH_CHECK(x.defined() && w.defined() && b.defined(), op, ": ", layer, " needs x, weight and bias");
+  TORCH_CHECK(w.dim() == 2 && b.dim() == 1 && b.size(0) == w.size(0) && x.dim() >= 1 && x.size(-1) == w.size(1),
+              op, ": ", layer, " shapes do not fit: x ", x.sizes(), ", weight ", w.sizes(), ", bias ", b.sizes(),
+              "; expected x (..., I), weight (O, I), bias (O)");
+  TORCH_CHECK(x.device() == w.device() && x.device() == b.device(), op, ": ", layer, " x is on ", x.device(),
+              ", weight on ", w.device(), ", bias on ", b.device(), "; expected one device");
+  TORCH_CHECK(x.is_floating_point(), op, ": x is ", x.scalar_type(), "; expected a floating-point tensor");
+}
+
+// (..., I) -> (N, I) contiguous, and back: the output (N, O) as (..., O).
+torch::Tensor rows(const torch::Tensor& x) { return x.reshape({-1, x.size(-1)}).contiguous(); }
+torch::Tensor unrows(const torch::Tensor& y, const torch::Tensor& like) {
+  auto sizes = like.sizes().vec();
+  sizes.back() = y.size(1);
+  return y.view(sizes);
+}
+
+}  // namespace
+
+FusedLinearStats fused_linear_stats() {
+  FusedLinearStats s;
+  s.linear_bias_calls = g_linear_calls.load();
+  s.mlp_gelu_calls = g_mlp_calls.load();
+  s.epilogue_gemms = g_epilogue_gemms.load();
+  s.fallback_gemms = g_fallback_gemms.load();
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  s.last_fallback = g_last_fallback;
+  return s;
+}
+
+namespace detail {
+
+variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
+                                          const torch::Tensor& weight, const torch::Tensor& bias) {
+  g_linear_calls.fetch_add(1, std::memory_order_relaxed);
+  const c10::OptionalDeviceGuard guard(x2.device());
+  const auto w = weight.contiguous();
+  ctx->save_for_backward({x2, w});
+  return {forward_bias(x2, w, bias.contiguous())};  // (N, O)
+}
+
+variable_list LinearBiasFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
+  const auto saved = ctx->get_saved_variables();
+  const auto &x2 = saved[0], &w = saved[1];
+  const auto dy = grad_outputs[0].contiguous();  // (N, O)
+  auto [dw, db] = weight_bias_grad(dy, x2);      // (O, I), (O)
+  return {dy.mm(w), dw, db};                     // dx (N, I)
+}
+
+variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
+                                       const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
+                                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias) {
+  g_mlp_calls.fetch_add(1, std::memory_order_relaxed);
+  const c10::OptionalDeviceGuard guard(x2.device());
+  const auto fc_w = fc_weight.contiguous(), proj_w = proj_weight.contiguous();
+  auto [h, pre] = forward_bias_gelu(x2, fc_w, fc_bias.contiguous());  // (N, H) each
+  auto y = forward_bias(h, proj_w, proj_bias.contiguous());           // (N, C)
+  ctx->save_for_backward({x2, fc_w, pre, h, proj_w});
+  return {y};
+}
+
+variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
+  const auto saved = ctx->get_saved_variables();
+  const auto &x2 = saved[0], &fc_w = saved[1], &pre = saved[2], &h = saved[3], &proj_w = saved[4];
+  const auto dy = grad_outputs[0].contiguous();               // (N, C)
+  auto [dproj_w, dproj_b] = weight_bias_grad(dy, h);          // (C, H), (C)
+  auto [dpre, dfc_b] = input_grad_dgelu(dy, proj_w, pre);     // (N, H), (H)
+  auto dfc_w = dpre.t().mm(x2);  // (H, C); dfc_b came with dpre
+  auto dx = dpre.mm(fc_w);       // (N, C)
+  return {dx, dfc_w, dfc_b, dproj_w, dproj_b};
+}
+
+}  // namespace detail
+
+torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  check_linear(x, weight, bias, "linear_bias", "the layer");
+  const auto dtype = compute_dtype(x);
+  auto x2 = rows(cast(x, dtype));
+  auto w = cast(weight, dtype), b = cast(bias, dtype);
+  // The casts above are autocast's; inside the op every GEMM runs in `dtype`.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  return unrows(detail::LinearBiasFunction::apply(x2, w, b)[0], x);
+}
+
+torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
+                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias) {
+  check_linear(x, fc_weight, fc_bias, "mlp_gelu", "c_fc");
+  TORCH_CHECK(proj_weight.dim() == 2 && proj_weight.size(1) == fc_weight.size(0), "mlp_gelu: c_proj weight ",
+              proj_weight.sizes(), " does not take c_fc's ", fc_weight.size(0), " outputs");
+  TORCH_CHECK(proj_bias.defined() && proj_bias.dim() == 1 && proj_bias.size(0) == proj_weight.size(0),
+              "mlp_gelu: c_proj bias ", proj_bias.defined() ? proj_bias.sizes() : c10::IntArrayRef{},
+              " does not fit c_proj weight ", proj_weight.sizes(), "; expected (", proj_weight.size(0), ")");
+  TORCH_CHECK(proj_weight.device() == x.device() && proj_bias.device() == x.device(), "mlp_gelu: c_proj is on ",
+              proj_weight.device(), " but x is on ", x.device(), "; expected one device");
+  const auto dtype = compute_dtype(x);
+  auto x2 = rows(cast(x, dtype));
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  auto y = detail::MlpGeluFunction::apply(x2, cast(fc_weight, dtype), cast(fc_bias, dtype),
+                                          cast(proj_weight, dtype), cast(proj_bias, dtype))[0];
+  return unrows(y, x);
+}
+
+torch::Tensor linear_bias_reference(const torch::Tensor& x, const torch::Tensor& weight,
+                                    const torch::Tensor& bias) {
+  return at::linear(x, weight, bias);
+}
+
+torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc_weight,
+                                 const torch::Tensor& fc_bias, const torch::Tensor& proj_weight,
+                                 const torch::Tensor& proj_bias) {
+  return at::linear(at::gelu(at::linear(x, fc_weight, fc_bias), kGelu), proj_weight, proj_bias);
+}
+
+}  // namespace ladder::fused

@@ -1,0 +1,84 @@
+// variants/fused_linear.h: the fused rung's matmuls, with the elementwise work
+// that follows or precedes each GEMM moved into the GEMM's epilogue.
+//
+//  - linear_bias: y = x W^T + b. Forward adds the bias in the GEMM epilogue
+//    (cuBLASLt BIAS); backward computes dW and db in one GEMM (BGRADB: the bias
+//    gradient is the reduction of dy that the dW GEMM reads anyway), dx in another.
+//  - mlp_gelu: GPT-2's MLP as one op, y = gelu_tanh(x Wfc^T + bfc) Wproj^T + bproj.
+//    Forward: the first GEMM's epilogue adds bfc, applies GELU and keeps the
+//    pre-activation for backward (GELU_AUX_BIAS). Backward: the GEMM that
+//    computes d(gelu output) = dy Wproj applies GELU's derivative to it and
+//    reduces the fc bias gradient in its epilogue (DGELU_BGRAD); each weight
+//    gradient GEMM also yields its bias gradient (BGRADB). Without these, the
+//    MLP's forward and backward each pay a separate GELU pass over (N, 4C)
+//    and a bias reduction per linear (variants/fused_ops.h has the others).
+//
+// Both are autograd Functions, so autograd stays in charge of the graph. Under
+// autocast the inputs are cast to the autocast dtype first (as autocast would
+// cast a linear), and the op runs in that dtype with fp32 accumulation.
+//
+// CUDA: cuBLASLt through variants/cuda/cublaslt_matmul.h. When cuBLASLt offers
+// no algorithm for an epilogue at some shape and dtype, that GEMM falls back to
+// a plain GEMM plus ATen elementwise ops (same maths) and the fallback is
+// counted with its reason (fused_linear_stats(); the report's fused switch).
+// CPU: the same steps as ATen calls (addmm, gelu, gelu_backward, sum); there
+// the gain is one autograd node per MLP, not fewer passes.
+// References (tests/test_fused_ops.cpp): at::linear and at::gelu composites.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace ladder::fused {
+
+// x: (..., I); weight: (O, I); bias: (O). Returns (..., O).
+torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+// at::linear(x, weight, bias).
+torch::Tensor linear_bias_reference(const torch::Tensor& x, const torch::Tensor& weight,
+                                    const torch::Tensor& bias);
+
+// x: (..., C); fc_weight: (H, C); fc_bias: (H); proj_weight: (C, H); proj_bias: (C).
+// Returns (..., C) = gelu_tanh(x fc_weight^T + fc_bias) proj_weight^T + proj_bias.
+torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
+                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias);
+// at::linear, at::gelu(approximate="tanh"), at::linear.
+torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc_weight,
+                                 const torch::Tensor& fc_bias, const torch::Tensor& proj_weight,
+                                 const torch::Tensor& proj_bias);
+
+// Process-wide counts, for the report's fused switch ("effective" means the
+// epilogues ran, not only that the op was called).
+struct FusedLinearStats {
+  int64_t linear_bias_calls = 0;   // forward calls of linear_bias
+  int64_t mlp_gelu_calls = 0;      // forward calls of mlp_gelu
+  int64_t epilogue_gemms = 0;      // cuBLASLt GEMMs that ran with a fused epilogue (CUDA only)
+  int64_t fallback_gemms = 0;      // GEMMs whose epilogue fell back to separate ATen ops (CUDA only)
+  std::string last_fallback;       // why the last fallback happened ("" if none)
+};
+FusedLinearStats fused_linear_stats();
+
+namespace detail {
+// x2 (N, I), weight (O, I), bias (O), all in one dtype -> {y (N, O)}; saves x2, weight.
+struct LinearBiasFunction : public torch::autograd::Function<LinearBiasFunction> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
+                                                const torch::Tensor& weight, const torch::Tensor& bias);
+  // Returns {dx2, dweight, dbias}.
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs);
+};
+
+// x2 (N, C) -> {y (N, C)}; saves x2, fc_weight, pre (N, H), h (N, H), proj_weight.
+struct MlpGeluFunction : public torch::autograd::Function<MlpGeluFunction> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
+                                                const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
+                                                const torch::Tensor& proj_weight,
+                                                const torch::Tensor& proj_bias);
+  // Returns {dx2, dfc_weight, dfc_bias, dproj_weight, dproj_bias}.
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs);
+};
+}  // namespace detail
+
+}  // namespace ladder::fused
