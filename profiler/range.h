@@ -48,9 +48,11 @@ inline constexpr const char* kForward = "forward";
 inline constexpr const char* kBackward = "backward";
 inline constexpr const char* kOptimizer = "optimizer";
 // The CUDA-graph path (the fused rung on CUDA): one replay is the forward and
-// backward of a micro-step and runs no host code, so it is one range; the
-// first step captures the graph inside kCaptureGraph.
+// backward of a micro-step, or with fused AdamW the whole last micro-step
+// including clip, optimizer and zeroing, and runs no host code, so it is one
+// range; the first step captures each graph inside kCaptureGraph.
 inline constexpr const char* kForwardBackwardGraph = "forward+backward (CUDA graph)";
+inline constexpr const char* kStepGraph = "forward+backward+optimizer (CUDA graph)";
 inline constexpr const char* kCaptureGraph = "capture CUDA graph";
 std::string step(const std::string& rung);     // "step fp32"
 const char* layer(int64_t index);              // "layer 3"; the pointer stays valid

@@ -184,8 +184,9 @@ TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
     init_gpt2_weights(model, 5);
     torch::manual_seed(3);
     auto idx = torch::randint(0, cfg.vocab_size, {2, 16});
-    logits[fused] = model->forward(idx);
-    lm_loss(logits[fused], torch::randint(0, cfg.vocab_size, {2, 16}), 0, fused == 1).backward();
+    auto out = model->forward(idx);  // (2, 16, V)
+    logits[fused] = out.detach().clone();  // the fused loss's backward overwrites `out` with its gradient
+    lm_loss(out, torch::randint(0, cfg.vocab_size, {2, 16}), 0, fused == 1).backward();
     for (auto& p : model->parameters()) grads[fused].push_back(p.grad());
   }
   expect_close(logits[1].detach(), logits[0].detach(), 1e-5, 1e-5, "logits");

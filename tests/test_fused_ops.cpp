@@ -225,6 +225,35 @@ TEST(FusedSoftmaxCrossEntropy, Bf16LogitsMatchReference) {
   expect_cross_entropy_matches(32, 400, 400, torch::kBFloat16, 1e-5, 1e-2);
 }
 
+// grad_into_logits: the gradient handed on is the logits' own memory, and it
+// equals the reference gradient (padding columns exactly zero).
+void expect_grad_into_logits(torch::Device device, torch::ScalarType dtype, double grad_rtol) {
+  SCOPED_TRACE(::testing::Message() << "logits " << dtype << " on " << device);
+  torch::manual_seed(5);
+  const int64_t N = 24, V = 253, Vp = 300;
+  const auto values = make_logits(N, Vp, V, dtype).to(device);
+  const auto targets = torch::randint(0, V, {N}, torch::kLong).to(device);
+  const auto ref = run_cross_entropy(false, values, targets, V, 1.5);
+  auto leaf = values.clone().requires_grad_();
+  auto logits = leaf.clone();  // a non-leaf, as the lm_head's output
+  const void* logits_memory = logits.data_ptr();
+  torch::Tensor handed_on;
+  logits.register_hook([&](const torch::Tensor& g) { handed_on = g; });
+  auto loss = softmax_cross_entropy(logits, targets, V, /*grad_into_logits=*/true);
+  expect_close(loss.detach(), ref.loss, 1e-5, 1e-5, "loss");
+  loss.backward(torch::full({}, 1.5, loss.options()));
+  ASSERT_TRUE(handed_on.defined());
+  EXPECT_EQ(handed_on.data_ptr(), logits_memory) << "the gradient was not written over the logits";
+  expect_close(leaf.grad(), ref.grad, grad_rtol, grad_rtol * 1.5 / double(N), "dlogits");
+  const auto padding = leaf.grad().narrow(1, V, Vp - V);
+  EXPECT_TRUE(torch::equal(padding, torch::zeros_like(padding))) << "padding columns got a nonzero gradient";
+}
+
+TEST(FusedSoftmaxCrossEntropy, GradIntoLogitsReusesTheirMemory) {
+  expect_grad_into_logits(torch::kCPU, torch::kFloat, 1e-5);
+  expect_grad_into_logits(torch::kCPU, torch::kBFloat16, 1e-2);
+}
+
 TEST(FusedSoftmaxCrossEntropy, PaddedVocabMatchesAndPaddingGetsZeroGradient) {
   expect_cross_entropy_matches(24, 253 + 47, 253, torch::kFloat, 1e-5, 1e-5);
   expect_cross_entropy_matches(24, 253 + 47, 253, torch::kBFloat16, 1e-5, 1e-2);
@@ -318,6 +347,12 @@ TEST(FusedAddLayerNorm, CudaMatchesReference) {
       expect_close(got[i].cpu(), want[i].cpu(), tol, tol, names[i]);
     }
   }
+}
+
+TEST(FusedSoftmaxCrossEntropy, CudaGradIntoLogitsReusesTheirMemory) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  expect_grad_into_logits(torch::kCUDA, torch::kFloat, 1e-5);
+  expect_grad_into_logits(torch::kCUDA, torch::kBFloat16, 1e-2);
 }
 
 TEST(FusedSoftmaxCrossEntropy, CudaMatchesReference) {

@@ -371,6 +371,17 @@ inline void cross_entropy_grad_row(const T* __restrict__ x, float lse, int64_t t
   g[t] = from_float<T>((exp_approx(to_float(x[t]) - lse) - 1.f) * scale);
 }
 
+// The same, written over the logits themselves (grad_into_logits): the target
+// logit is read before the row is overwritten; one pointer, so the loop
+// vectorises as the one above.
+template <typename T>
+inline void cross_entropy_grad_row_in_place(T* x, float lse, int64_t t, float scale, int64_t Vp, int64_t V) {
+  const float xt = to_float(x[t]);
+  for (int64_t j = 0; j < V; ++j) x[j] = from_float<T>(exp_approx(to_float(x[j]) - lse) * scale);
+  for (int64_t j = V; j < Vp; ++j) x[j] = from_float<T>(0.f);
+  x[t] = from_float<T>((exp_approx(xt - lse) - 1.f) * scale);
+}
+
 template <typename T>
 LADDER_CPU_CLONES void softmax_cross_entropy_forward_rows(int64_t begin, int64_t end, const T* logits,
                                                           const int64_t* targets, float* losses, float* lse,
@@ -386,8 +397,12 @@ template <typename T>
 LADDER_CPU_CLONES void softmax_cross_entropy_backward_rows(int64_t begin, int64_t end, const T* logits,
                                                            const int64_t* targets, const float* lse, float scale,
                                                            T* grad, int64_t Vp, int64_t V) {
-  for (int64_t row = begin; row < end; ++row)
-    cross_entropy_grad_row(logits + row * Vp, lse[row], targets[row], scale, grad + row * Vp, Vp, V);
+  for (int64_t row = begin; row < end; ++row) {
+    if (grad == logits)
+      cross_entropy_grad_row_in_place(grad + row * Vp, lse[row], targets[row], scale, Vp, V);
+    else
+      cross_entropy_grad_row(logits + row * Vp, lse[row], targets[row], scale, grad + row * Vp, Vp, V);
+  }
 }
 
 template <typename T>
@@ -511,7 +526,8 @@ variable_list AddLayerNormFunction::backward(AutogradContext* ctx, variable_list
 // ---- autograd: softmax cross-entropy ----------------------------------------------------
 
 variable_list SoftmaxCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& logits_in,
-                                                   const torch::Tensor& targets_in, int64_t valid_vocab) {
+                                                   const torch::Tensor& targets_in, int64_t valid_vocab,
+                                                   bool grad_into_logits) {
   check_cross_entropy_inputs(logits_in, targets_in, valid_vocab);
   g_softmax_cross_entropy_calls.fetch_add(1, std::memory_order_relaxed);
   const auto logits = logits_in.contiguous();    // (N, Vp)
@@ -544,6 +560,7 @@ variable_list SoftmaxCrossEntropyFunction::forward(AutogradContext* ctx, const t
   }
   ctx->save_for_backward({logits, targets, lse});
   ctx->saved_data["valid_vocab"] = valid_vocab;
+  ctx->saved_data["grad_into_logits"] = grad_into_logits;
   return {loss};
 }
 
@@ -553,7 +570,11 @@ variable_list SoftmaxCrossEntropyFunction::backward(AutogradContext* ctx, variab
   const int64_t V = ctx->saved_data["valid_vocab"].toInt();
   const int64_t N = logits.size(0), Vp = logits.size(1);
   const auto dloss = grad_outputs[0].to(at::kFloat).contiguous();  // (), materialised by autograd
-  auto grad = torch::empty_like(logits, at::MemoryFormat::Contiguous);  // (N, Vp) in logits' dtype
+  // (N, Vp) in logits' dtype; with grad_into_logits the logits' own memory
+  // (saved contiguous, and dead after this backward), so no second (N, Vp)
+  // tensor is allocated.
+  const bool in_place = ctx->saved_data["grad_into_logits"].toBool();
+  auto grad = in_place ? logits : torch::empty_like(logits, at::MemoryFormat::Contiguous);
   if (logits.is_cuda()) {
 #ifdef LADDER_WITH_CUDA
     const c10::cuda::CUDAGuard guard(logits.device());
@@ -570,7 +591,7 @@ variable_list SoftmaxCrossEntropyFunction::backward(AutogradContext* ctx, variab
       softmax_cross_entropy_backward_cpu(logits.data_ptr<float>(), targets.data_ptr<int64_t>(),
                                          lse.data_ptr<float>(), scale, grad.data_ptr<float>(), N, Vp, V);
   }
-  return {grad, torch::Tensor(), torch::Tensor()};
+  return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
 }
 
 }  // namespace detail
@@ -597,9 +618,9 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
 }
 
 torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets,
-                                    int64_t valid_vocab) {
+                                    int64_t valid_vocab, bool grad_into_logits) {
   RECORD_FUNCTION("ladder::softmax_cross_entropy", std::vector<c10::IValue>({logits, targets}));
-  return detail::SoftmaxCrossEntropyFunction::apply(logits, targets, valid_vocab)[0];
+  return detail::SoftmaxCrossEntropyFunction::apply(logits, targets, valid_vocab, grad_into_logits)[0];
 }
 
 torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,

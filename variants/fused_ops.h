@@ -41,8 +41,12 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
 // computed in fp32; the gradient has the logits' dtype.
 // On CUDA the targets are not range-checked (that would synchronise): a row
 // with a bad target makes the loss NaN instead of throwing.
+// grad_into_logits: backward writes the logits' gradient over the logits
+// themselves (as llm.c's fused classifier does), so the step holds one
+// (N, Vp) tensor instead of two. Only for logits that nothing reads after
+// the loss's backward (the training step's); backward may then run once.
 torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets,
-                                    int64_t valid_vocab);
+                                    int64_t valid_vocab, bool grad_into_logits = false);
 // at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float().
 torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
                                               int64_t valid_vocab);
@@ -73,8 +77,8 @@ struct SoftmaxCrossEntropyFunction : public torch::autograd::Function<SoftmaxCro
   // Returns {loss}; saves logits, targets and the per-row logsumexp (N) float32.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& logits, const torch::Tensor& targets,
-                                                int64_t valid_vocab);
-  // Returns {dlogits, none, none}.
+                                                int64_t valid_vocab, bool grad_into_logits);
+  // Returns {dlogits, none, none, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);
 };

@@ -3,9 +3,11 @@
 
 namespace ladder {
 
-std::unique_ptr<GraphedMicroStep> capture_micro_step(const MicroStepFn&, const torch::Tensor& x,
-                                                      const torch::Tensor&) {
-  TORCH_CHECK(false, "capture_micro_step: this build has no CUDA support (device ", x.device(), ")");
+GraphPoolId new_graph_pool() { return {0, 0}; }
+
+std::unique_ptr<GraphedStep> capture_step(const StepFn&, int, const StepFn&, const torch::Tensor& x,
+                                          const torch::Tensor&, GraphPoolId) {
+  TORCH_CHECK(false, "capture_step: this build has no CUDA support (device ", x.device(), ")");
 }
 
 }  // namespace ladder

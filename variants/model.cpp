@@ -198,7 +198,9 @@ torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
                       int64_t valid_vocab, bool fused) {
   const int64_t Vp = logits.size(-1);
   const int64_t V = valid_vocab > 0 ? valid_vocab : Vp;
-  if (fused) return fused::softmax_cross_entropy(logits.reshape({-1, Vp}), targets.reshape({-1}), V);
+  if (fused)  // the logits are dead after the loss: their memory takes their gradient
+    return fused::softmax_cross_entropy(logits.reshape({-1, Vp}), targets.reshape({-1}), V,
+                                        /*grad_into_logits=*/true);
   auto classes = V < Vp ? logits.narrow(-1, 0, V) : logits;                // (B, T, V)
   return F::cross_entropy(classes.reshape({-1, V}), targets.reshape({-1}));  // mean over B*T
 }

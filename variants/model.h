@@ -113,7 +113,8 @@ void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab = 0);
 
 // Mean cross-entropy over all B*T positions. Only the first `valid_vocab`
 // logits are classes (0 = all): padding never enters the softmax. `fused`
-// uses the one-pass softmax-CE op (variants/fused_ops.h).
+// uses the one-pass softmax-CE op (variants/fused_ops.h), whose backward
+// writes the logits' gradient over the logits: do not read them after it.
 torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
                       int64_t valid_vocab = 0, bool fused = false);
 

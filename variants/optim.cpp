@@ -37,6 +37,13 @@ void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
   for (auto& group : opt.param_groups()) group.options().set_lr(lr);
 }
 
+void StepOptimizer::set_device_lr(double) {
+  TORCH_CHECK(false, name(), " cannot take its LR from a device tensor (only at::_fused_adamw_ can)");
+}
+void StepOptimizer::step_device_lr() {
+  TORCH_CHECK(false, name(), " cannot take its LR from a device tensor (only at::_fused_adamw_ can)");
+}
+
 namespace {
 
 class TorchAdamW final : public StepOptimizer {
@@ -69,19 +76,11 @@ class FusedAdamW final : public StepOptimizer {
     groups_ = {std::move(decay), std::move(no_decay)};
   }
 
-  void step(double lr) override {
-    torch::NoGradGuard no_grad;
-    for (auto& g : groups_) {
-      std::vector<torch::Tensor> grads;
-      grads.reserve(g.params.size());
-      for (auto& p : g.params) grads.push_back(p.grad());
-      torch::_foreach_add_(g.steps, 1);
-      at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps,
-                        lr, cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
-                        /*amsgrad=*/false, /*maximize=*/false);
-      ++calls_;
-    }
-  }
+  void step(double lr) override { update(lr, nullptr); }
+
+  bool supports_device_lr() const override { return true; }
+  void set_device_lr(double lr) override { device_lr().fill_(lr); }
+  void step_device_lr() override { update(0.0, &device_lr()); }
 
   void zero_grad(bool set_to_none) override {
     for (auto& g : groups_)
@@ -99,6 +98,35 @@ class FusedAdamW final : public StepOptimizer {
   int64_t fused_kernel_calls() const override { return calls_; }
 
  private:
+  // One update of every group: lr from the host, or from `lr_tensor` (a ()
+  // float32 tensor on the parameters' device) when given. The step counts are
+  // device tensors either way, so both forms can be captured.
+  void update(double lr, const torch::Tensor* lr_tensor) {
+    torch::NoGradGuard no_grad;
+    for (auto& g : groups_) {
+      std::vector<torch::Tensor> grads;
+      grads.reserve(g.params.size());
+      for (auto& p : g.params) grads.push_back(p.grad());
+      torch::_foreach_add_(g.steps, 1);
+      if (lr_tensor) {
+        at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps,
+                          *lr_tensor, cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
+                          /*amsgrad=*/false, /*maximize=*/false);
+      } else {
+        at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps, lr,
+                          cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
+                          /*amsgrad=*/false, /*maximize=*/false);
+      }
+      ++calls_;
+    }
+  }
+
+  torch::Tensor& device_lr() {
+    if (!lr_.defined()) lr_ = torch::zeros({}, groups_[0].params[0].options().dtype(torch::kFloat32));
+    return lr_;
+  }
+
+  torch::Tensor lr_;  // () float32 on the parameters' device
   int64_t calls_ = 0;
   struct Group {
     std::vector<torch::Tensor> params, exp_avgs, exp_avg_sqs, steps;

@@ -20,6 +20,15 @@ class StepOptimizer {
   virtual const char* name() const = 0;
   // Calls of at::_fused_adamw_ so far (0 for the per-parameter AdamW).
   virtual int64_t fused_kernel_calls() const { return 0; }
+
+  // For a step captured in a CUDA graph the LR cannot be a host number baked
+  // into the capture: it lives in a device tensor that set_device_lr() writes
+  // before each replay (outside the graph) and step_device_lr() reads on the
+  // device. Only the fused AdamW can (at::_fused_adamw_'s tensor-lr overload,
+  // with its step counts already on the device).
+  virtual bool supports_device_lr() const { return false; }
+  virtual void set_device_lr(double lr);
+  virtual void step_device_lr();
 };
 
 // torch::optim::AdamW (per-parameter loop) or the multi-tensor fused kernel

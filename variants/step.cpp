@@ -63,6 +63,12 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   fused_calls_at_start_ = fused::fused_op_calls();
+  fused_linear_at_start_ = fused::fused_linear_stats();
+  // The ddp rung keeps its gradients in the all-reduce buckets instead.
+  if (cfg.sw.fused && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
+  // A CUDA graph cannot hold the all-reduce hooks: DDP runs the fused rung eagerly.
+  use_graph_ = cfg.sw.fused && device_.is_cuda() && !sync_;
+  optimizer_in_graph_ = use_graph_ && optimizer_->supports_device_lr();
 }
 
 TrainStep::~TrainStep() = default;
@@ -87,12 +93,43 @@ torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tenso
   return loss / double(cfg_.micro_steps());
 }
 
+void TrainStep::capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y) {
+  profiler::ScopedRange capture(profiler::names::kCaptureGraph);
+  StepFn forward_backward = [this](const torch::Tensor& xs, const torch::Tensor& ys) {
+    auto loss = forward_loss(xs, ys);
+    loss.backward();
+    return std::vector<torch::Tensor>{loss.detach()};
+  };
+  StepFn body = forward_backward;
+  if (whole) {
+    // Clip, AdamW and zeroing on the device: the LR comes from the optimizer's
+    // device tensor (set before each replay), the step counts are device
+    // tensors, and nothing reads a value on the host.
+    body = [this, forward_backward](const torch::Tensor& xs, const torch::Tensor& ys) {
+      auto outputs = forward_backward(xs, ys);
+      outputs.push_back(flat_grads_->clip(cfg_.train.grad_clip));
+      optimizer_->step_device_lr();
+      flat_grads_->zero();
+      return outputs;
+    };
+  }
+  // The first capture warms up (lazy cuBLAS/cuDNN setup happens outside the
+  // graph); its forward and backward leave gradients that are dropped here.
+  // A second capture (the last micro-step of accumulation) executes nothing,
+  // so the gradients accumulated so far stay.
+  const bool first = !graph_pool_;
+  if (first) graph_pool_ = new_graph_pool();
+  auto graph = capture_step(forward_backward, first ? 3 : 0, body, x, y, *graph_pool_);
+  if (first) flat_grads_->zero();
+  (whole ? step_graph_ : micro_graph_) = std::move(graph);
+}
+
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
   profiler::ScopedRange range(step_range_name_);  // "step <rung>"
   StepOutput out;
   const int64_t micro_steps = cfg_.micro_steps();
-  // A CUDA graph cannot hold the all-reduce hooks: DDP runs the fused rung eagerly.
-  const bool use_graph = cfg_.sw.fused && device_.is_cuda() && !sync_;
+  out.lr = learning_rate(cfg_.train, step, decay_steps_);
+  bool optimizer_done = false;
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
     Batch batch;
@@ -104,22 +141,23 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
       batch.y = batch.y.to(device_, non_blocking);  // (B, T)
     }
     out.tokens += batch.x.numel();
-    if (use_graph) {
-      // Forward and backward are one replay, which runs no host code: for the
-      // observer the forward phase covers both, and Nsight sees one range.
-      PhaseScope s(observer, Phase::kForward, profiler::names::kForwardBackwardGraph);
-      if (!graph_) {
-        profiler::ScopedRange capture(profiler::names::kCaptureGraph);
-        graph_ = capture_micro_step(
-            [this](const torch::Tensor& x, const torch::Tensor& y) {
-              auto loss = forward_loss(x, y);
-              loss.backward();
-              return loss.detach();
-            },
-            batch.x, batch.y);
-        optimizer_->zero_grad(/*set_to_none=*/false);  // drop the warmup's gradients
+    if (use_graph_) {
+      // A replay runs no host code: for the observer the forward phase covers
+      // it all (and the optimizer too when it is in the graph), and Nsight
+      // sees one range.
+      const bool whole = optimizer_in_graph_ && micro == micro_steps - 1;
+      PhaseScope s(observer, Phase::kForward,
+                   whole ? profiler::names::kStepGraph : profiler::names::kForwardBackwardGraph);
+      // Before a capture too: the LR tensor must exist outside the graph.
+      if (whole) optimizer_->set_device_lr(out.lr);
+      if (!(whole ? step_graph_ : micro_graph_)) capture_graph(whole, batch.x, batch.y);
+      auto outputs = (whole ? step_graph_ : micro_graph_)->run(batch.x, batch.y);
+      ++graph_replays_;
+      loss_sum += outputs[0];
+      if (whole) {
+        out.grad_norm = outputs[1].clone();  // the static buffer is overwritten by the next replay
+        optimizer_done = true;
       }
-      loss_sum += graph_->run(batch.x, batch.y);
       continue;
     }
     torch::Tensor loss;
@@ -137,17 +175,20 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
     }
     loss_sum += loss.detach();
   }
-  {
+  if (!optimizer_done) {
     PhaseScope s(observer, Phase::kOptimizer);
-    out.grad_norm = clip_grad_norm(params_, cfg_.train.grad_clip);
-    out.lr = learning_rate(cfg_.train, step, decay_steps_);
+    out.grad_norm = flat_grads_ ? flat_grads_->clip(cfg_.train.grad_clip)
+                                : clip_grad_norm(params_, cfg_.train.grad_clip);
     optimizer_->step(out.lr);
     if (sync_) {
       sync_->zero_grads();  // gradients stay views of the all-reduce buckets
+    } else if (flat_grads_) {
+      flat_grads_->zero();  // one memset; the gradients stay views of the buffer
     } else {
-      optimizer_->zero_grad(/*set_to_none=*/!use_graph);
+      optimizer_->zero_grad(/*set_to_none=*/true);
     }
   }
+  ++steps_run_;
   // The first step had the generous timeout (NCCL warm-up); then steady state.
   if (pg_ && step == 0) pg_->set_timeout(cfg_.ddp.timeout_s);
   out.loss = loss_sum.to(torch::kFloat32);
@@ -195,29 +236,56 @@ nlohmann::json TrainStep::describe_switches() const {
   j["bf16"] = sw.bf16 ? on(bf16_effect_.effective, bf16_effect_.mechanism, bf16_effect_.reason)
                       : off("not in this rung");
   if (sw.fused) {
-    nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy"};
-    if (graph_) fusions.push_back("cuda_graph_forward_backward");
-    // Effective only if what the switch promises happened: both fused ops
-    // ran (a graph replays them without calling them: counted at capture),
-    // and on one GPU the graph was captured.
+    // Effective only if what the switch promises happened: the fused ops ran
+    // (a graph replays them without calling them: counted at capture), on
+    // CUDA their GEMM epilogues ran in cuBLASLt, and on one GPU the graph was
+    // captured.
     const fused::FusedOpCalls now = fused::fused_op_calls();
+    const fused::FusedLinearStats lin = fused::fused_linear_stats();
     const int64_t ln = now.add_layer_norm - fused_calls_at_start_.add_layer_norm;
     const int64_t ce = now.softmax_cross_entropy - fused_calls_at_start_.softmax_cross_entropy;
-    const bool graph_expected = device_.is_cuda() && !sync_;
-    const bool ran = ln > 0 && ce > 0 && (!graph_expected || graph_);
-    j["fused"] = on(ran, "ladder::fused ops (CPU loop / CUDA kernels)",
-                    fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::softmax_cross_entropy {} "
-                                "(a graph replay calls neither)",
-                                graph_              ? "custom fused kernels and a CUDA graph per micro-step"
-                                : graph_expected    ? "custom fused kernels, but no CUDA graph was captured"
-                                : device_.is_cuda() ? "custom fused kernels; no CUDA graph (the ddp hooks run on the host)"
-                                                    : "custom fused CPU ops; CUDA graphs need CUDA",
-                                ln, ce));
+    const int64_t mlp = lin.mlp_gelu_calls - fused_linear_at_start_.mlp_gelu_calls;
+    const int64_t lb = lin.linear_bias_calls - fused_linear_at_start_.linear_bias_calls;
+    const int64_t epilogues = lin.epilogue_gemms - fused_linear_at_start_.epilogue_gemms;
+    const int64_t fallbacks = lin.fallback_gemms - fused_linear_at_start_.fallback_gemms;
+    const bool cuda = device_.is_cuda();
+    const bool graph = uses_graph();
+    nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy", "mlp_one_autograd_node"};
+    nlohmann::json not_used = nlohmann::json::array();
+    if (cuda && epilogues > 0)
+      fusions.push_back("cublaslt_epilogues: bias, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB");
+    if (fallbacks > 0)
+      not_used.push_back({{"name", "cublaslt_epilogues"},
+                          {"reason", fmt::format("{} GEMMs fell back to separate ATen ops; last: {}", fallbacks,
+                                                 lin.last_fallback)}});
+    if (!cuda)
+      not_used.push_back({{"name", "cublaslt_epilogues"},
+                          {"reason", "CUDA only: on CPU the linears run as ATen addmm/gelu/gelu_backward"}});
+    if (flat_grads_) fusions.push_back("flat_gradient_buffer");
+    if (graph) fusions.push_back(optimizer_in_graph_ ? "cuda_graph_whole_step" : "cuda_graph_forward_backward");
+    const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 && (!cuda || epilogues > 0) && (!use_graph_ || graph);
+    const char* how = graph && optimizer_in_graph_ ? "custom fused kernels, cuBLASLt epilogues and one CUDA graph per step "
+                                                     "(forward, backward, clip, fused AdamW)"
+                      : graph      ? "custom fused kernels, cuBLASLt epilogues and a CUDA graph per micro-step "
+                                     "(the optimizer runs eagerly: it needs fused-adamw to be captured)"
+                      : use_graph_ ? "custom fused kernels, but no CUDA graph was captured"
+                      : cuda       ? "custom fused kernels and cuBLASLt epilogues; no CUDA graph (the ddp hooks "
+                                     "run on the host)"
+                                   : "custom fused CPU ops; CUDA graphs need CUDA";
+    j["fused"] = on(ran, "ladder::fused ops (CPU loops / CUDA kernels, cuBLASLt epilogues)",
+                    fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::softmax_cross_entropy {}, "
+                                "ladder::mlp_gelu {}, ladder::linear_bias {}; {} GEMMs with a cuBLASLt epilogue, {} "
+                                "fell back (a graph replay calls none of them)",
+                                how, ln, ce, mlp, lb, epilogues, fallbacks));
     j["fused"]["fusions_active"] = fusions;
-    j["fused"]["fusions_not_used"] = {
-        {{"name", "addmm_gelu_epilogue"},
-         {"reason", "at::_addmm_activation has no autograd derivative in LibTorch; a training "
-                    "step would have to recompute the pre-activation for GELU's backward"}}};
+    j["fused"]["fusions_not_used"] = not_used;
+    if (use_graph_) {
+      j["fused"]["cuda_graph"] = {
+          {"optimizer_in_graph", optimizer_in_graph_},
+          {"graph_launches_per_step", cfg_.micro_steps()},
+          {"graph_launches_total", graph_replays_},
+          {"steps_total", steps_run_}};
+    }
   } else {
     j["fused"] = off("not in this rung");
   }

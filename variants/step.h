@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <nlohmann/json_fwd.hpp>
@@ -21,9 +22,11 @@
 
 #include "variants/config.h"
 #include "variants/data.h"
+#include "variants/fused_linear.h"
 #include "variants/fused_ops.h"
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/process_group.h"
+#include "variants/grad_buffer.h"
 #include "variants/graph_step.h"
 #include "variants/model.h"
 #include "variants/optim.h"
@@ -78,7 +81,7 @@ class TrainStep {
 
   int world_size() const { return cfg_.world_size; }
   // Whether micro-steps replay a captured CUDA graph (the fused rung on CUDA, not ddp).
-  bool uses_graph() const { return graph_ != nullptr; }
+  bool uses_graph() const { return micro_graph_ != nullptr || step_graph_ != nullptr; }
   GPT& model() { return model_; }
   const TokenSource& data() const { return *data_; }
   // What each switch did on this device: effective or not, and why; the
@@ -88,19 +91,33 @@ class TrainStep {
  private:
   // Forward and loss under the rung's autocast, scaled by 1/micro_steps.
   torch::Tensor forward_loss(const torch::Tensor& x, const torch::Tensor& y);  // (B, T) -> ()
+  // Captures the micro-step graph, or with `whole` the last micro-step's
+  // graph that also clips, steps the optimizer and zeroes the gradients.
+  void capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y);
 
   RunConfig cfg_;
   torch::Device device_;
   std::unique_ptr<TokenSource> data_;
   GPT model_{nullptr};
   std::unique_ptr<StepOptimizer> optimizer_;
-  std::unique_ptr<GraphedMicroStep> graph_;  // fused rung on CUDA, captured at the first step
+  // The fused rung on CUDA in one process: gradients in one flat buffer and
+  // graphs captured at the first step. A step replays micro_graph_ for all but
+  // its last micro-step and step_graph_ (forward, backward, clip, fused AdamW,
+  // zeroing) for the last; without fused AdamW the optimizer runs eagerly
+  // after micro_graph_ replays. The two share one memory pool.
+  std::unique_ptr<FlatGradients> flat_grads_;
+  bool use_graph_ = false;
+  bool optimizer_in_graph_ = false;
+  std::unique_ptr<GraphedStep> micro_graph_, step_graph_;
+  std::optional<GraphPoolId> graph_pool_;
+  int64_t graph_replays_ = 0, steps_run_ = 0;
   ProcessGroup* pg_ = nullptr;
   std::unique_ptr<GradientSync> sync_;       // ddp rung
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
   SwitchEffect tf32_effect_, bf16_effect_;
   fused::FusedOpCalls fused_calls_at_start_;  // effective = the fused ops ran since
+  fused::FusedLinearStats fused_linear_at_start_;
   std::string step_range_name_;  // "step <rung>"
 };
 

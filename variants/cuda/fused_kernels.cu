@@ -254,11 +254,11 @@ __global__ void __launch_bounds__(kCrossEntropyThreads)
 // grid: N; block: kCrossEntropyThreads; one block per row.
 template <typename T>
 __global__ void __launch_bounds__(kCrossEntropyThreads)
-    softmax_cross_entropy_backward_kernel(const T* __restrict__ logits,         // (N, Vp)
+    softmax_cross_entropy_backward_kernel(const T* logits,                      // (N, Vp), may be grad
                                           const int64_t* __restrict__ targets,  // (N)
                                           const float* __restrict__ lse,        // (N)
                                           const float* __restrict__ dloss,      // ()
-                                          T* __restrict__ grad,                 // (N, Vp)
+                                          T* grad,                              // (N, Vp)
                                           int64_t N, int64_t Vp, int64_t V) {
   const int64_t row = blockIdx.x;
   const T* row_logits = logits + row * Vp;

@@ -70,7 +70,8 @@ void softmax_cross_entropy_forward(const void* logits,     // (N, Vp) logits_typ
                                    int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
 
 // grad = (softmax - onehot(target)) * dloss / N over [0, V), exactly 0 over
-// [V, Vp). dloss is a device pointer to the upstream scalar gradient. A row
+// [V, Vp). grad may be logits itself: each element is read, then written, by
+// one thread. dloss is a device pointer to the upstream scalar gradient. A row
 // whose target is outside [0, V) gets NaN over [0, V).
 void softmax_cross_entropy_backward(const void* logits,     // (N, Vp) logits_type
                                     ElemType logits_type,

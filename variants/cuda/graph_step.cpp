@@ -12,9 +12,10 @@ namespace ladder {
 
 namespace {
 
-class CudaGraphMicroStep final : public GraphedMicroStep {
+class CudaGraphStep final : public GraphedStep {
  public:
-  CudaGraphMicroStep(const MicroStepFn& fn, const torch::Tensor& x, const torch::Tensor& y)
+  CudaGraphStep(const StepFn& warmup, int warmup_runs, const StepFn& body, const torch::Tensor& x,
+                const torch::Tensor& y, GraphPoolId pool)
       : static_x_(x.clone()), static_y_(y.clone()) {
     // Capture must not run on the legacy default stream; warm up there first
     // so lazy initialisation (cuBLAS handles, workspaces) happens outside it.
@@ -26,7 +27,7 @@ class CudaGraphMicroStep final : public GraphedMicroStep {
     ready.block(side);  // the side stream waits for work already queued
     {
       c10::cuda::CUDAStreamGuard guard(side);
-      for (int i = 0; i < 3; ++i) fn(static_x_, static_y_);
+      for (int i = 0; i < warmup_runs; ++i) warmup(static_x_, static_y_);
       // The warm-up's activations are free now but cached; the capture
       // allocates its own in the graph's private pool. Without this the
       // process would hold a step's activations twice.
@@ -39,8 +40,8 @@ class CudaGraphMicroStep final : public GraphedMicroStep {
       // pinned memory on its own thread meanwhile, which global mode would
       // turn into a failed capture. The autograd engine's device thread
       // still launches backward's kernels into the capturing stream.
-      graph_.capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
-      static_loss_ = fn(static_x_, static_y_);
+      graph_.capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+      static_outputs_ = body(static_x_, static_y_);
       graph_.capture_end();
       at::autocast::set_autocast_cache_enabled(cache);
     }
@@ -49,24 +50,27 @@ class CudaGraphMicroStep final : public GraphedMicroStep {
     captured.block(main_stream);
   }
 
-  torch::Tensor run(const torch::Tensor& x, const torch::Tensor& y) override {
+  std::vector<torch::Tensor> run(const torch::Tensor& x, const torch::Tensor& y) override {
     static_x_.copy_(x, /*non_blocking=*/true);
     static_y_.copy_(y, /*non_blocking=*/true);
     graph_.replay();
-    return static_loss_;
+    return static_outputs_;
   }
 
  private:
-  torch::Tensor static_x_, static_y_, static_loss_;
+  torch::Tensor static_x_, static_y_;
+  std::vector<torch::Tensor> static_outputs_;
   at::cuda::CUDAGraph graph_;
 };
 
 }  // namespace
 
-std::unique_ptr<GraphedMicroStep> capture_micro_step(const MicroStepFn& fn, const torch::Tensor& x,
-                                                      const torch::Tensor& y) {
-  TORCH_CHECK(x.is_cuda(), "capture_micro_step: CUDA graphs need CUDA tensors, got ", x.device());
-  return std::make_unique<CudaGraphMicroStep>(fn, x, y);
+GraphPoolId new_graph_pool() { return at::cuda::graph_pool_handle(); }
+
+std::unique_ptr<GraphedStep> capture_step(const StepFn& warmup, int warmup_runs, const StepFn& body,
+                                          const torch::Tensor& x, const torch::Tensor& y, GraphPoolId pool) {
+  TORCH_CHECK(x.is_cuda(), "capture_step: CUDA graphs need CUDA tensors, got ", x.device());
+  return std::make_unique<CudaGraphStep>(warmup, warmup_runs, body, x, y, pool);
 }
 
 }  // namespace ladder

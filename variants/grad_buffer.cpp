@@ -1,0 +1,45 @@
+// variants/grad_buffer.cpp: FlatGradients (see grad_buffer.h).
+#include "variants/grad_buffer.h"
+
+namespace ladder {
+
+FlatGradients::FlatGradients(const std::vector<torch::Tensor>& params) : params_(params) {
+  TORCH_CHECK(!params_.empty(), "FlatGradients: no parameters");
+  const auto options = params_[0].options();
+  int64_t total = 0;
+  for (const auto& p : params_) {
+    TORCH_CHECK(p.device() == options.device() && p.scalar_type() == options.dtype().toScalarType(),
+                "FlatGradients: parameters on ", options.device(), " ", options.dtype(), " and ", p.device(), " ",
+                p.scalar_type(), "; expected one device and dtype");
+    offsets_.push_back(total);
+    total += (p.numel() + kAlignElements - 1) / kAlignElements * kAlignElements;
+  }
+  buffer_ = torch::zeros({total}, options.requires_grad(false));  // (total)
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    auto& p = params_[i];
+    p.mutable_grad() = buffer_.narrow(0, offsets_[i], p.numel()).view(p.sizes());
+  }
+}
+
+void FlatGradients::zero() { buffer_.zero_(); }
+
+torch::Tensor FlatGradients::clip(double max_norm) {
+  torch::NoGradGuard no_grad;
+  auto norm = torch::linalg_vector_norm(buffer_, 2);  // (); the zero padding adds nothing
+  auto scale = torch::clamp(max_norm / (norm + 1e-6), c10::nullopt, 1.0);
+  buffer_.mul_(scale);
+  return norm;
+}
+
+bool FlatGradients::intact() const {
+  const auto* base = static_cast<const char*>(buffer_.data_ptr());
+  const int64_t item = buffer_.element_size();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& g = params_[i].grad();
+    if (!g.defined() || g.data_ptr() != base + offsets_[i] * item) return false;
+  }
+  return true;
+}
+
+}  // namespace ladder

@@ -1,0 +1,45 @@
+// variants/grad_buffer.h: every parameter's gradient as a view into one flat
+// buffer (the fused rung in one process; the ddp rung has its own buckets).
+//
+// Zeroing the gradients is then one memset, and the global-norm clip is one
+// norm over the buffer and one in-place scale, instead of a kernel (or a
+// multi-tensor launch) per parameter. Backward's AccumulateGrad adds into the
+// existing views in place, so they stay views as long as nobody sets a
+// gradient to None: the step zeroes through zero(), never the optimizer's
+// zero_grad. Everything runs on the device without a host sync, so zero() and
+// clip() can be captured in a CUDA graph.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace ladder {
+
+class FlatGradients {
+ public:
+  // Each view starts at a multiple of kAlignElements, so multi-tensor and
+  // vectorised kernels see aligned gradients; the gaps stay zero. All
+  // parameters must share one device and dtype.
+  static constexpr int64_t kAlignElements = 64;  // 256 bytes of fp32
+
+  explicit FlatGradients(const std::vector<torch::Tensor>& params);
+
+  void zero();  // one memset of the buffer
+  // clip_grad_norm_ over the buffer: returns the global L2 norm before
+  // clipping, a () tensor, and scales every gradient by
+  // min(1, max_norm / (norm + 1e-6)).
+  torch::Tensor clip(double max_norm);
+
+  const torch::Tensor& buffer() const { return buffer_; }  // (numel incl. padding)
+  // Whether every parameter's .grad() is still the view this object set.
+  bool intact() const;
+
+ private:
+  std::vector<torch::Tensor> params_;
+  std::vector<int64_t> offsets_;
+  torch::Tensor buffer_;
+};
+
+}  // namespace ladder
