@@ -243,12 +243,25 @@ TEST_F(Nvtx, CudaGraphStepIsOneReplayRange) {
         << "a replay runs no host code, yet '" << n->name << "' was opened during the measured step";
 }
 
+TEST_F(Nvtx, CudaFusedAdamwStepIsOneGraphWithTheOptimizer) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  // With fused AdamW the clip, the optimizer and the zeroing are in the graph.
+  EXPECT_EQ(measured_tree(run("--device cuda --rung fused-adamw --steps 1 --warmup 1")),
+            "measured steps\n"
+            "  step fused-adamw\n"
+            "    data\n"
+            "    forward+backward+optimizer (CUDA graph)\n");
+}
+
 TEST_F(Nvtx, CudaGradAccumReplaysEachMicroStep) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  // Three forward+backward replays, then the last micro-step's graph, which
+  // also runs the optimizer (grad-accum has fused AdamW).
   std::string micro;
-  for (int i = 0; i < 4; ++i) micro += "    data\n    forward+backward (CUDA graph)\n";
+  for (int i = 0; i < 3; ++i) micro += "    data\n    forward+backward (CUDA graph)\n";
   EXPECT_EQ(measured_tree(run("--device cuda --rung grad-accum --steps 1 --warmup 1")),
-            "measured steps\n  step grad-accum\n" + micro + "    optimizer\n");
+            "measured steps\n  step grad-accum\n" + micro +
+                "    data\n    forward+backward+optimizer (CUDA graph)\n");
 }
 
 }  // namespace
