@@ -11,23 +11,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tests/expect_close.h"
 #include "variants/fused_linear.h"
 #include "variants/model.h"
 
 namespace ladder::fused {
 namespace {
 
-void expect_close(const torch::Tensor& actual, const torch::Tensor& expected, double rtol, double atol,
-                  const std::string& what) {
-  ASSERT_TRUE(actual.defined()) << what << " is undefined";
-  ASSERT_TRUE(expected.defined()) << what << " (reference) is undefined";
-  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-  EXPECT_EQ(actual.scalar_type(), expected.scalar_type()) << what;
-  const auto a = actual.cpu().to(torch::kDouble), e = expected.cpu().to(torch::kDouble);
-  const double max_diff = (a - e).abs().max().item<double>();
-  EXPECT_TRUE(torch::allclose(a, e, rtol, atol))
-      << what << ": max |fused - reference| = " << max_diff << " (rtol " << rtol << ", atol " << atol << ")";
-}
+using ladder::testing::expect_close;
+using ladder::testing::expect_error_mentions;
+
 
 // Turns autocast on for `device` (bf16) for the scope, as the step's AutocastScope.
 class Autocast {
@@ -152,14 +145,6 @@ TEST(FusedLinear, CountsCallsAndNoCudaGemmsOnCpu) {
   EXPECT_EQ(after.fallback_gemms, before.fallback_gemms);
 }
 
-void expect_error_mentions(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected a c10::Error mentioning \"" << needle << "\"";
-  } catch (const c10::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 TEST(FusedLinear, RejectsShapesThatDoNotFit) {
   auto x = torch::randn({2, 8});

@@ -11,33 +11,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tests/expect_close.h"
 #include "variants/fused_ops.h"
 
 namespace ladder::fused {
 namespace {
 
-// Every element within atol + rtol * |expected|; reports the largest difference.
-void expect_close(const torch::Tensor& actual, const torch::Tensor& expected, double rtol, double atol,
-                  const std::string& what) {
-  ASSERT_TRUE(actual.defined()) << what << " is undefined";
-  ASSERT_TRUE(expected.defined()) << what << " (reference) is undefined";
-  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-  EXPECT_EQ(actual.scalar_type(), expected.scalar_type()) << what;
-  const auto a = actual.to(torch::kDouble), e = expected.to(torch::kDouble);
-  const double max_diff = (a - e).abs().max().item<double>();
-  EXPECT_TRUE(torch::allclose(a, e, rtol, atol))
-      << what << ": max |fused - reference| = " << max_diff << " (rtol " << rtol << ", atol " << atol << ")";
-}
+using ladder::testing::expect_close;
+using ladder::testing::expect_error_mentions;
 
-// Runs fn, expects a c10::Error whose message contains `needle`.
-void expect_error_mentions(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected a c10::Error mentioning \"" << needle << "\"";
-  } catch (const c10::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+
 
 // ---- add + LayerNorm --------------------------------------------------------------------
 
