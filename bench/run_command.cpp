@@ -233,7 +233,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   ro.peers = spec.peers;
   ro.peers_source = peers ? "--peers" : spec.device.rfind("cuda", 0) == 0
                                             ? "default on CUDA: eager and compile"
-                                            : "default on CPU: none (torch.compile takes minutes here; ask with --peers)";
+                                            : "default on CPU: none (torch.compile's first step compiles for a minute or more here; ask with --peers)";
   if (c.batch) spec.batches = {*c.batch};
   if (c.seq) spec.seqs = {*c.seq};
 

@@ -181,10 +181,11 @@ def interrupt_and_resume_peer(d):
 
 
 def compile_peer_on_cpu(d):
-    """--peers compile on the CPU: torch.compile's first step takes minutes on
-    2 cores, so this runs only with LADDER_SLOW_TESTS=1 (else skipped, 77)."""
+    """--peers compile on the CPU: torch.compile's first step compiles for about
+    45 s on 2 cores (cold inductor cache; the whole case about a minute), so this
+    runs only with LADDER_SLOW_TESTS=1 (else skipped, 77)."""
     if os.environ.get("LADDER_SLOW_TESTS") != "1":
-        print("compile_peer_on_cpu: skipped (set LADDER_SLOW_TESTS=1; torch.compile takes minutes on this CPU)")
+        print("compile_peer_on_cpu: skipped (set LADDER_SLOW_TESTS=1; torch.compile takes about a minute here)")
         sys.exit(77)
     run(["run", *TINY, "--rungs", "fp32,fused-adamw", "--peers", "eager,compile", "--out", str(d), "--quiet",
          "--rung-timeout", "1800"], check_code=0)
