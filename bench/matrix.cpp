@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/memory.h"
+#include "bench/peers.h"
 #include "variants/rungs.h"
 
 namespace ladder {
@@ -248,6 +249,15 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
       cells.push_back(cell);
     }
   }
+  // The peers run after every rung, one cell per shape.
+  for (const auto& shape : shapes) {
+    const std::string prefix =
+        one_shape ? "" : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
+    RunConfig base = config_for(shape.preset, spec.overrides, spec.device);
+    base.batch = shape.batch;
+    base.seq = shape.seq;
+    for (const auto& peer : spec.peers) cells.push_back(make_peer_cell(base, prefix, peer));
+  }
   return cells;
 }
 
@@ -261,6 +271,8 @@ nlohmann::json cells_to_json(const std::vector<Cell>& cells) {
                    {"not_runnable_reason", c.not_runnable_reason},
                    {"parity_ref", c.parity_ref},
                    {"parity_subject", c.parity_subject}});
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (!cells[i].peer.empty()) out[i]["peer"] = cells[i].peer;
   return out;
 }
 

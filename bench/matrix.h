@@ -49,6 +49,8 @@ struct MatrixSpec {
   // parallelism: it is not runnable there unless asked for by name
   // (--rungs ddp) or with --nproc-per-node (see build_cells).
   bool ddp_requested = false;
+  // PyTorch peers (bench/peers.h): one cell per peer and shape, after every rung.
+  std::vector<std::string> peers;
   Overrides overrides;
 };
 
@@ -59,7 +61,8 @@ void read_matrix_file(const std::string& path, MatrixSpec& spec);
 
 struct Cell {
   std::string id;    // directory under the run: "flash", or "gpt2-124m-b16-t1024/flash"
-  std::string role;  // "measure", or "parity" (a short reference run)
+  std::string role;  // "measure", "parity" (a short reference run) or "peer" (bench/peers.h)
+  std::string peer;  // the peer's name ("eager", "compile") when role is "peer"
   RunConfig cfg;
   bool runnable = true;
   std::string not_runnable_reason;
@@ -70,7 +73,7 @@ struct Cell {
 };
 
 // Resolves presets x batches x seqs x rungs into cells, fp32 first for each
-// shape. Throws ConfigError for unknown presets or rungs and invalid configs
+// shape; then the peers of every shape (spec.peers). Throws ConfigError for unknown presets or rungs and invalid configs
 // (e.g. a total batch not divisible by B*T*world).
 //
 // Accumulation parity: a rung with grad-accum is checked against one step of

@@ -48,6 +48,8 @@ void save_weights(GPT& model, const std::string& path) {
   write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
 }
 
+}  // namespace
+
 // The precision MFU is measured against: what the rung's matmuls really ran in.
 Precision mfu_precision(const RunConfig& c, const nlohmann::json& switches) {
   if (c.sw.bf16 && switches["bf16"].value("effective", false)) return Precision::kBF16;
@@ -77,6 +79,8 @@ nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::s
             {"source", roof_source},
             {"mfu_pct", mfu_pct(tokens_per_s, fpt, roof.tflops)}}}};
 }
+
+namespace {
 
 // `graph`: the step replays a CUDA graph, whose activations live in the
 // graph's private pool. Replays allocate nothing, so the allocator's

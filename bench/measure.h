@@ -16,9 +16,12 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/launch_env.h"
+#include "bench/mfu.h"
 #include "variants/config.h"
 
 namespace ladder {
+
+struct RooflineResult;
 
 struct MeasureOptions {
   std::string run_id;
@@ -35,6 +38,16 @@ struct MeasureOptions {
 
 // Returns the report that was written.
 nlohmann::json measure_rung(RunConfig cfg, const MeasureOptions& opts);
+
+// The precision a rung's MFU is measured against: what its matmuls really
+// ran in (bf16 or tf32 only where that switch was effective).
+Precision mfu_precision(const RunConfig& c, const nlohmann::json& switches);
+
+// The report's `mfu` section: datasheet peak (or --peak-tflops) and the
+// measured roofline, for rungs and peers alike (bench/peers.h).
+nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::string& dev_name,
+                           double tokens_per_s, const std::string& tokens_basis, int64_t fpt,
+                           const RooflineResult& roof, const nlohmann::json& roof_source);
 
 // Environment variable of the test-only crash hook: when it names the rung
 // being measured, the process aborts at its first step (SIGABRT).

@@ -17,6 +17,7 @@
 #include "bench/launch_env.h"
 #include "bench/matrix.h"
 #include "bench/measure.h"
+#include "bench/peers.h"
 #include "bench/roofline.h"
 #include "bench/runner.h"
 #include "reports/atomic_file.h"
@@ -192,6 +193,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   std::optional<int64_t> nproc;
   ap.add_value("--nproc-per-node", "N", "ranks of the ddp rung on this machine (default: GPUs, or 2 on CPU)",
                [&](const std::string& v) { nproc = parse_int("--nproc-per-node", v); });
+  std::optional<std::vector<std::string>> peers;
+  ap.add_value("--peers", "none|eager,compile",
+               "PyTorch peers run after the rungs with fused-adamw's switches (scripts/peer.py): eager, "
+               "torch.compile (default: none on CPU, eager,compile on CUDA)",
+               [&](const std::string& v) { peers = parse_peers(v); });
   ap.add_flag("--quiet", "no progress lines or table", [&] { ro.quiet = true; });
   if (!ap.parse(args)) return 0;
   if (nproc && (*nproc < 1 || *nproc > 256))
@@ -223,6 +229,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   spec.device_memory_bytes = device_memory_bytes(parse_device(spec.device));
   if (c.preset) spec.presets = {*c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
+  spec.peers = peers.value_or(default_peers(spec.device));
+  ro.peers = spec.peers;
+  ro.peers_source = peers ? "--peers" : spec.device.rfind("cuda", 0) == 0
+                                            ? "default on CUDA: eager and compile"
+                                            : "default on CPU: none (torch.compile's first step compiles for a minute or more here; ask with --peers)";
   if (c.batch) spec.batches = {*c.batch};
   if (c.seq) spec.seqs = {*c.seq};
 
@@ -269,9 +280,13 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                  "--total-batch to scale it down for this device\n",
                  cell.id, cell.cfg.micro_steps(), cell.cfg.tokens_per_micro_step(), cell.cfg.tokens_per_step());
   if (!ro.quiet) {
-    size_t measured = 0;
-    for (const auto& cell : cells) measured += cell.role == "measure" && cell.runnable;
-    fmt::print(stderr, "ladder: {} rung(s) on {} ({} mode{}), run directory {}\n", measured, spec.device, ro.mode,
+    size_t measured = 0, peer_cells = 0;
+    for (const auto& cell : cells) {
+      measured += cell.role == "measure" && cell.runnable;
+      peer_cells += cell.role == "peer";
+    }
+    fmt::print(stderr, "ladder: {} rung(s){} on {} ({} mode{}), run directory {}\n", measured,
+               peer_cells ? fmt::format(" and {} PyTorch peer(s)", peer_cells) : "", spec.device, ro.mode,
                ro.repeats > 1 ? fmt::format(", {} processes per rung, interleaved", ro.repeats) : "", ro.run_dir);
   }
   return run_matrix(cells, ro);

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/peers.h"
 #include "reports/table.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
@@ -229,6 +230,7 @@ void write_matrix_json(const std::vector<Cell>& cells, const RunnerOptions& o) {
             {"mode", o.mode},
             {"parity_steps", o.parity_steps},
             {"repeats", o.repeats},
+            {"peers", {{"names", o.peers}, {"source", o.peers_source}}},
             {"created_at", utc_now_iso8601()},
             {"argv", o.argv},
             {"cells", cells_to_json(cells)}};
@@ -378,12 +380,19 @@ std::vector<Cell> load_run_dir(const std::string& run_dir, RunnerOptions& opts) 
       cell.not_runnable_reason = c.at("not_runnable_reason").get<std::string>();
       cell.parity_ref = c.at("parity_ref").get<std::string>();
       cell.parity_subject = c.at("parity_subject").get<std::string>();
+      cell.peer = c.value("peer", "");
       cells.push_back(cell);
     }
     opts.run_id = j->at("run_id").get<std::string>();
     opts.mode = j->at("mode").get<std::string>();
     opts.parity_steps = j->at("parity_steps").get<int64_t>();
     opts.repeats = j->value("repeats", 1);
+    opts.peers.clear();
+    opts.peers_source = "none recorded (a run from before --peers)";
+    if (j->contains("peers")) {
+      opts.peers = j->at("peers").at("names").get<std::vector<std::string>>();
+      opts.peers_source = j->at("peers").at("source").get<std::string>();
+    }
   } catch (const json::exception& e) {
     throw ConfigError(fmt::format("--resume: '{}' is malformed: {}", path.string(), e.what()));
   }
@@ -492,6 +501,98 @@ void run_job(const Job& job, const std::string& progress, const std::string& roo
   if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", label, status, reason);
 }
 
+// A peer's report when its process left none, or could not start.
+void write_peer_failure(const RunnerOptions& o, const Cell& c, int repeat, const std::string& status,
+                        const std::string& reason, const ChildOutcome& out) {
+  const std::string now = utc_now_iso8601();
+  json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
+  report.update({{"status", status},
+                 {"finished_at", now},
+                 {"peer", {{"name", c.peer}, {"program", "scripts/peer.py"}, {"torch_version", nullptr},
+                           {"what", "a PyTorch peer (bench/peers.h)"}}},
+                 {"failure", {{"reason", reason},
+                              {"exit_code", out.exited ? json(out.exit_code) : json()},
+                              {"signal", out.signal ? json(strsignal(out.signal)) : json()},
+                              {"seconds", out.seconds}}}});
+  if (repeat > 1) report["failure"]["repeat"] = repeat;
+  write_report(cell_report(o, c, repeat).string(), report);
+}
+
+// Runs one peer's scripts/peer.py child and completes its partial report
+// into <cell>/report.json (complete_peer_report: summary, FLOPs, MFU against
+// the run's roofline). No Python or torch: "skipped"; a compile error or
+// an exception: "failed" with the peer's message; the matrix carries on.
+void run_peer_job(const Job& job, const std::string& progress, const std::string& roofline_file,
+                  const RunnerOptions& o, std::vector<std::string>& missing) {
+  const Cell& cell = *job.cell;
+  const fs::path report_path = cell_report(o, cell, job.repeat);
+  fs::create_directories(report_path.parent_path());
+  const fs::path config_path = cell_dir(o, cell) / "config.json";
+  write_file_atomically(config_path.string(), json(cell.cfg).dump(2) + "\n");
+  const fs::path partial_path = report_path.parent_path() / "peer_partial.json";
+  fs::remove(report_path);
+  fs::remove(partial_path);
+  const std::string label = o.repeats > 1 ? fmt::format("{} #{}/{}", peer_display_name(cell.id), job.repeat, o.repeats)
+                                          : peer_display_name(cell.id);
+  if (!o.quiet) fmt::print(stderr, "{} {} (PyTorch peer, {})\n", progress, label, cell.cfg.device);
+  const PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
+  if (!cmd.skip_reason.empty()) {
+    write_peer_failure(o, cell, job.repeat, "skipped", cmd.skip_reason, ChildOutcome{});
+    if (!o.quiet) fmt::print(stderr, "[{}] skipped: {}\n", label, cmd.skip_reason);
+    return;
+  }
+  const ChildOutcome out = run_children(cmd.args, {EnvVars{}}, o.rung_timeout_s, 0).front();
+  if (g_interrupted) {
+    // Stopped by Ctrl-C: the cell is missing (--resume runs it again).
+    if (!report_complete(o, cell, job.repeat)) {
+      fs::remove(report_path);
+      missing.push_back(job_name(cell, job.repeat));
+    }
+    fs::remove(partial_path);
+    return;
+  }
+  auto partial = read_json(partial_path);
+  const std::string status = partial ? partial->value("status", "") : "";
+  if (partial && status == "ok" && out.exited && out.exit_code == 0) {
+    try {
+      write_report(report_path.string(), complete_peer_report(*partial, cell.cfg, roofline_file));
+      fs::remove(partial_path);
+      return;
+    } catch (const nlohmann::json::exception& e) {
+      write_peer_failure(o, cell, job.repeat, "failed", fmt::format("its report is malformed: {}", e.what()), out);
+    } catch (const ConfigError& e) {
+      write_peer_failure(o, cell, job.repeat, "failed", fmt::format("its report is incomplete: {}", e.what()), out);
+    } catch (const std::runtime_error& e) {
+      write_peer_failure(o, cell, job.repeat, "failed", fmt::format("its report is incomplete: {}", e.what()), out);
+    }
+  } else if (partial && !status.empty() && status != "ok") {
+    // peer.py recorded its own failure (a compile error, no torch): keep it, with how the process ended.
+    (*partial)["failure"]["exit_code"] = out.exited ? json(out.exit_code) : json();
+    (*partial)["failure"]["seconds"] = out.seconds;
+    if (job.repeat > 1) (*partial)["failure"]["repeat"] = job.repeat;
+    write_report(report_path.string(), *partial);
+  } else {
+    const std::string st = out.timed_out ? "timeout" : out.signal ? "crashed" : "failed";
+    const std::string reason =
+        out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
+        : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
+                      : fmt::format("{} {} exited with code {} without a report", cmd.args[0], cmd.args[1],
+                                    out.exit_code);
+    write_peer_failure(o, cell, job.repeat, st, reason, out);
+  }
+  fs::remove(partial_path);
+  if (!o.quiet) {
+    auto r = read_json(report_path);
+    const json failure = r && r->contains("failure") ? (*r)["failure"] : json::object();
+    // The message's last line: a traceback ends with the exception.
+    std::string message = failure.value("message", "");
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    message = message.substr(message.rfind('\n') == std::string::npos ? 0 : message.rfind('\n') + 1);
+    fmt::print(stderr, "[{}] {}: {}{}; the matrix carries on\n", label, r ? r->value("status", "?") : "?",
+               failure.value("reason", ""), message.empty() ? "" : ": " + message.substr(0, 300));
+  }
+}
+
 // The device's matmul ceiling, measured once before the rungs by a `ladder
 // roofline` child into <run_dir>/roofline.json (kept on --resume). Sets
 // `file` to it, or leaves it empty when the probe failed: each rung then
@@ -545,7 +646,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   std::vector<Job> jobs;
   for (int k = 1; k <= o.repeats; ++k)
     for (const auto& cell : cells)
-      if (cell.runnable && (k == 1 || cell.role == "measure")) jobs.push_back({&cell, k});
+      if (cell.runnable && (k == 1 || cell.role != "parity")) jobs.push_back({&cell, k});
 
   std::vector<std::string> missing;
   std::string stopped_because;  // a write or launch failure in this process
@@ -569,7 +670,11 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
       continue;
     }
     try {
-      run_job(job, fmt::format("[{}/{}]", index + 1, jobs.size()), roofline_file, o, missing);
+      const std::string progress = fmt::format("[{}/{}]", index + 1, jobs.size());
+      if (job.cell->role == "peer")
+        run_peer_job(job, progress, roofline_file, o, missing);
+      else
+        run_job(job, progress, roofline_file, o, missing);
     } catch (const std::exception& e) {
       // The disk is full, a directory cannot be made, fork fails: stop, and
       // still write what completed.
@@ -583,7 +688,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   json rows = json::array();
   bool all_good = stopped_because.empty();
   for (const auto& cell : cells) {
-    if (cell.role != "measure") continue;
+    if (cell.role != "measure" && cell.role != "peer") continue;
     if (!cell.runnable) {
       json row = row_base(cell, "not_runnable", {{"status", "not_run"}});
       row["reason"] = cell.not_runnable_reason;
@@ -600,6 +705,15 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
       all_good = false;
       continue;
     }
+    if (cell.role == "peer") {
+      // Peers take no part in loss parity; a skipped peer (no Python or
+      // torch here) does not fail the run, a failed one does.
+      json row = summary_row(cell, reports, {{"status", "not_checked"}, {"reason", kPeerParityNote}});
+      row["peer"] = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
+      all_good = all_good && (row["status"] == "ok" || row["status"] == "skipped");
+      rows.push_back(row);
+      continue;
+    }
     const json parity = check_parity(cell, by_id, o);
     if (reports.front()["status"] == "ok") {
       reports.front()["parity"] = parity;
@@ -614,6 +728,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
     rows.push_back(row);
   }
   add_speedups(rows);
+  add_peer_ratios(rows, kPeerBaseRung);
 
   const bool interrupted = g_interrupted.load();
   json summary = {{"schema_version", kSchemaVersion},
@@ -631,6 +746,10 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
                   {"parity_steps", o.parity_steps},
                   {"repeats", o.repeats},
                   {"roofline", roofline},
+                  {"peers", {{"names", o.peers},
+                             {"source", o.peers_source},
+                             {"compared_with", kPeerBaseRung},
+                             {"loss_parity", kPeerParityNote}}},
                   {"missing", missing},
                   {"rows", rows}};
   const fs::path summary_path = fs::path(o.run_dir) / "summary.json";

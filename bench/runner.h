@@ -8,6 +8,11 @@
 // complete report. When every cell has run, loss parity is checked and the
 // per-run summary.json and the table are written.
 //
+// After the rungs, the PyTorch peers (--peers, bench/peers.h): each a
+// scripts/peer.py child whose report this runner completes (MFU from the run's
+// roofline, as for rungs). A peer that fails is recorded and the matrix
+// carries on; peers take no part in loss parity.
+//
 // Before the rungs, one `ladder roofline` child measures the device's matmul
 // ceiling into <run_dir>/roofline.json; every rung's MFU 'p' uses it.
 // With --repeat N, every measured cell runs in N processes, interleaved
@@ -38,6 +43,8 @@ struct RunnerOptions {
   int repeats = 1;                  // processes per measured cell (--repeat)
   bool resume = false;
   bool quiet = false;
+  std::vector<std::string> peers;   // --peers (bench/peers.h), recorded in matrix.json and summary.json
+  std::string peers_source;         // "--peers", or why the default is what it is
 };
 
 // Exit code: 0 all cells ok and parity held, 1 a cell failed or failed parity,

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.h"
+#include "bench/peers.h"
 #include "reports/atomic_file.h"
 #include "reports/html_report.h"  // render_comparison_html
 #include "reports/mann_whitney.h"
@@ -353,7 +354,11 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   cmp["rungs"] = json::array();
   cmp["ladder_shape"] = json::array();
   for (const auto& cell : cells) {
-    json row = {{"rung", cell}, {"inputs", json::array()}, {"vs_baseline", json::array()}};
+    // A PyTorch peer (bench/peers.h) is shown as "peer:<name>" beside the
+    // rungs, and stays out of the geomean over the rungs.
+    const bool peer = is_peer_cell(cell);
+    json row = {{"rung", peer_display_name(cell)}, {"cell", cell}, {"peer", peer},
+                {"inputs", json::array()}, {"vs_baseline", json::array()}};
     std::vector<std::string> missing_in;
     for (const auto& run : runs) {
       row["inputs"].push_back(input_cell(run, cell));
@@ -365,7 +370,7 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
         continue;
       }
       json v = test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct);
-      if (v.contains("ratio_tokens_per_s")) {
+      if (v.contains("ratio_tokens_per_s") && !peer) {
         log_ratio_sum[i] += std::log(v["ratio_tokens_per_s"].get<double>());
         log_dt_sum[i] += std::log(v["ratio_dt_ms"].get<double>());
         ++ratio_count[i];
@@ -382,7 +387,8 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
       for (const auto& l : missing_in) who += (who.empty() ? "" : ", ") + l;
       cmp["warnings"].push_back(fmt::format("rung '{}': missing or failed in {}", cell, who));
     }
-    json shape = {{"rung", cell}, {"speedup_vs_fp32", json::array()}, {"ratio_to_baseline", json::array()}};
+    json shape = {{"rung", peer_display_name(cell)}, {"speedup_vs_fp32", json::array()},
+                  {"ratio_to_baseline", json::array()}};
     for (const auto& in : row["inputs"]) shape["speedup_vs_fp32"].push_back(in.value("speedup_vs_fp32", json()));
     for (const auto& s : shape["speedup_vs_fp32"])
       shape["ratio_to_baseline"].push_back(s.is_null() || shape["speedup_vs_fp32"][0].is_null()
@@ -493,6 +499,16 @@ std::string geomean_text(const json& cmp, const char* fmt_line) {
   return out;
 }
 
+// What "peer:" rows are, when there are any.
+std::string peers_note(const json& cmp) {
+  for (const auto& row : cmp["rungs"])
+    if (row.value("peer", false))
+      return fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured in the "
+                         "same run as the rungs; not a rung: outside the geomean and loss parity\n",
+                         kPeerBaseRung);
+  return "";
+}
+
 }  // namespace
 
 std::string format_compare_text(const json& cmp, bool color) {
@@ -515,6 +531,7 @@ std::string format_compare_text(const json& cmp, bool color) {
                        l.mfu, l.peak, l.ratio, l.p, paint(l.verdict));
   }
   out += geomean_text(cmp, "geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs\n");
+  out += peers_note(cmp);
   out += "\nladder shape (speedup over each input's own fp32):\n";
   for (const auto& s : cmp["ladder_shape"]) {
     std::string cols;

@@ -560,11 +560,20 @@ std::string rung_tables(const json& cmp, const Page& page) {
   const double alpha = number(cmp, "alpha").value_or(0.05);
   const std::string base = escape_html(page.labels.empty() ? "" : page.labels[0]);
   std::string s = fmt::format("<h2>Rungs</h2><p class=\"note\">Verdict: Mann–Whitney U test on the per-step dt of each "
-                              "input against {}, at α = {}.</p><div class=\"rungs\">", base, alpha);
+                              "input against {}, at α = {}.</p>", base, alpha);
+  bool any_peer = false;
+  for (const auto& rung : array_at(cmp, "rungs")) any_peer = any_peer || member(rung, "peer") == json(true);
+  if (any_peer)
+    s += "<p class=\"note peers-note\">Tables captioned <code>peer:&lt;name&gt;</code> are PyTorch peers "
+         "(<code>scripts/peer.py</code>: eager, or <code>torch.compile</code>) with the top single-process rung's "
+         "switches, measured in the same run; they are not rungs and take no part in loss parity or the geomean.</p>";
+  s += "<div class=\"rungs\">";
   const json& rungs = array_at(cmp, "rungs");
   for (size_t r = 0; r < page.rungs.size(); ++r) {
     const json& vs = array_at(rungs[r], "vs_baseline");
-    s += "<table class=\"rung\"><caption>" + escape_html(page.rungs[r]) + "</caption><tr><th>input</th><th>status</th>"
+    const bool peer = member(rungs[r], "peer") == json(true);
+    s += std::string(peer ? "<table class=\"rung peer\">" : "<table class=\"rung\">") + "<caption>" +
+         escape_html(page.rungs[r]) + "</caption><tr><th>input</th><th>status</th>"
          "<th>median dt (ms)</th><th>tokens/s</th><th>MFU (%)</th><th>peak (GiB)</th><th>vs fp32</th>"
          "<th>tokens/s vs " + base + "</th><th>p-value</th><th>verdict</th></tr>";
     for (size_t i = 0; i < page.labels.size(); ++i) {
@@ -626,6 +635,7 @@ table.rung th:nth-child(4){width:8%}table.rung th:nth-child(6){width:9%}table.ru
 table.rung th:nth-child(2),table.rung th:nth-child(5),table.rung th:nth-child(7),table.rung th:nth-child(9){width:7%}
 table.rung td{overflow-wrap:anywhere}
 table.rung caption{text-align:left;font-weight:600;font-size:15px;padding:6px 0 2px}
+table.rung.peer caption{color:#8250df}
 table.rung td:nth-child(n+3),table.rung th:nth-child(n+3){text-align:right}
 .status-bad{color:#cf222e;font-weight:600}.significant{font-weight:700}
 .verdict{padding:1px 8px;border-radius:10px;font-size:12.5px;white-space:nowrap}

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/peers.h"
+
 namespace ladder {
 
 using nlohmann::json;
@@ -29,8 +31,28 @@ void add_speedups(json& rows) {
     const std::string key = shape_key(row);
     const double tok_s = row["tokens_per_s_median"];
     row["speedup_vs_fp32"] = fp32.count(key) ? json(tok_s / fp32[key]) : json();
+    if (row.contains("peer")) {
+      row["speedup_vs_previous"] = nullptr;  // a peer is not the next rung of the ladder
+      continue;
+    }
     row["speedup_vs_previous"] = previous.count(key) ? json(tok_s / previous[key]) : json();
     previous[key] = tok_s;
+  }
+}
+
+void add_peer_ratios(json& rows, const std::string& base_rung) {
+  std::map<std::string, double> base;
+  for (const auto& row : rows)
+    if (!row.contains("peer") && row["rung"] == base_rung && row["status"] == "ok")
+      base[shape_key(row)] = row["tokens_per_s_median"];
+  for (auto& row : rows) {
+    if (!row.contains("peer") || row["status"] != "ok") continue;
+    const std::string key = shape_key(row);
+    const double peer = row["tokens_per_s_median"];
+    row["ladder_vs_peer"] = {{"rung", base_rung},
+                             {"tokens_per_s_ratio", base.count(key) ? json(base[key] / peer) : json()},
+                             {"note", base.count(key) ? fmt::format("tokens/s of ladder {} over this peer's", base_rung)
+                                                      : fmt::format("no ok {} row of this shape in the run", base_rung)}};
   }
 }
 
@@ -48,9 +70,15 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
   };
   fmt::print("\n{:<22} {:<9} {:>10} {:>10} {:>7} {:>7} {:>8} {:>10} {:>9}  {}\n", "rung", "status",
              "dt_ms", "tok/s", "x fp32", "x prev", "MFU %", "peak", "ops/step", "parity");
+  bool peers_header = false;
   for (const auto& row : summary["rows"]) {
     const std::string status = row["status"];
-    const std::string name = row["cell"];
+    const std::string name = peer_display_name(row["cell"].get<std::string>());
+    if (row.contains("peer") && !peers_header) {
+      peers_header = true;
+      fmt::print("-- peers: PyTorch, the same model and switches as {}, each in its own Python process "
+                 "(not in loss parity) --\n", summary.value("peers", json::object()).value("compared_with", kPeerBaseRung));
+    }
     if (status != "ok") {
       std::string why = row.value("reason", "");
       if (row.contains("failure")) why = row["failure"].value("reason", "") + " " + row["failure"].value("message", "");
@@ -62,6 +90,7 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
     const std::string mfu = ds.is_null() ? num(row["mfu_pct_measured_roofline"], "{:.1f}p") : num(ds, "{:.1f}");
     const json& parity = row["parity"];
     std::string verdict = parity.value("status", "");
+    if (row.contains("peer")) verdict = "not checked (peer)";
     if (parity.contains("worst_quantity")) {
       // The quantity that decided, and its value: "pass gnorm 3.3e-03<=2e-02".
       const json& worst = parity["worst_rel_diff"];
@@ -70,16 +99,31 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
                              worst.is_null() ? std::string("nan") : fmt::format("{:.1e}", worst.get<double>()),
                              !worst.is_null() && worst.get<double>() <= rtol ? "<=" : ">", rtol);
     }
-    verdict = paint(verdict, verdict.rfind("fail", 0) == 0 ? "31" : "32");
+    verdict = paint(verdict, verdict.rfind("fail", 0) == 0 ? "31" : row.contains("peer") ? "33" : "32");
     const auto& ops = row["op_counts"];
     const int64_t op_count = ops.is_null() ? 0
                              : ops.value("cuda_kernels_per_step", 0) > 0 ? ops.value("cuda_kernels_per_step", 0)
                                                                           : ops.value("cpu_ops_per_step", 0);
+    const std::string op_text = ops.is_null() ? std::string("-") : std::to_string(op_count);
     fmt::print("{:<22} {:<9} {:>10.2f} {:>10.0f} {:>7} {:>7} {:>8} {:>10} {:>9}  {}\n", name, status,
                row["dt_ms_median"].get<double>(), row["tokens_per_s_median"].get<double>(),
                num(row["speedup_vs_fp32"], "{:.2f}"), num(row["speedup_vs_previous"], "{:.2f}"), mfu,
-               fmt::format("{:.2f} GiB", row["peak_bytes"].get<double>() / (1 << 30)), op_count, verdict);
+               fmt::format("{:.2f} GiB", row["peak_bytes"].get<double>() / (1 << 30)), op_text, verdict);
   }
+  // Each peer beside the top single-process rung: "ladder fused-adamw 0.79x of compile".
+  std::string ratios;
+  for (const auto& row : summary["rows"]) {
+    if (!row.contains("ladder_vs_peer") || !row["ladder_vs_peer"]["tokens_per_s_ratio"].is_number()) continue;
+    const std::string cell = row["cell"].get<std::string>();
+    const size_t slash = cell.rfind('/');
+    ratios += fmt::format("{}{}{} {:.2f}x of {}", ratios.empty() ? "" : ", ",
+                          slash == std::string::npos ? "" : cell.substr(0, slash + 1),
+                          row["ladder_vs_peer"]["rung"].get<std::string>(),
+                          row["ladder_vs_peer"]["tokens_per_s_ratio"].get<double>(),
+                          row["peer"].value("name", "?"));
+  }
+  if (!ratios.empty())
+    fmt::print("peers: ladder {} (tokens/s; above 1 ladder is faster)\n", ratios);
   const int repeats = summary.value("repeats", 1);
   if (repeats > 1)
     fmt::print("dt, tok/s, MFU: the median of {} per-process medians (--repeat {}, interleaved); peak: the "

@@ -10,7 +10,14 @@ namespace ladder {
 // Adds speedup_vs_fp32 and speedup_vs_previous (tokens/s ratios, so rungs
 // with gradient accumulation compare fairly) to each ok summary row; the
 // reference is the same shape's fp32 row and the previous ok row of that shape.
+// Peer rows (bench/peers.h) get speedup_vs_fp32 but never act as the
+// previous rung, and their speedup_vs_previous is null.
 void add_speedups(nlohmann::json& rows);
+
+// Adds ladder_vs_peer to each ok peer row: the tokens/s of the same shape's
+// `base_rung` (the top single-process rung) over the peer's, "ladder
+// fused-adamw 0.79x of compile"; null figures when that rung is not ok here.
+void add_peer_ratios(nlohmann::json& rows, const std::string& base_rung);
 
 // A run roofline's figures, "bf16 0.439, fp32 0.2, tf32 0.201" (TFLOP/s),
 // from roofline.json's content (or the summary's roofline section).

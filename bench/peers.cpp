@@ -1,0 +1,224 @@
+// bench/peers.cpp: peer cells, their command line and their completed
+// report (see peers.h).
+#include "bench/peers.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "bench/device.h"
+#include "bench/measure.h"
+#include "bench/memory.h"
+#include "bench/mfu.h"
+#include "bench/roofline.h"
+#include "bench/stats.h"
+#include "build_info.h"
+#include "reports/report_loader.h"
+#include "variants/rungs.h"
+
+namespace ladder {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<PeerInfo>& peer_table() {
+  static const std::vector<PeerInfo> kPeers = {
+      {"eager", "PyTorch eager: the same model and switches, op by op"},
+      {"compile", "torch.compile (inductor) of forward + loss, the same model and switches"},
+  };
+  return kPeers;
+}
+
+std::vector<std::string> parse_peers(const std::string& value, const char* option) {
+  std::string valid;
+  for (const auto& p : peer_table()) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", p.name);
+  if (value == "none") return {};
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = value.find(',', start);
+    const std::string name = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool known = false;
+    for (const auto& p : peer_table()) known = known || name == p.name;
+    if (!known)
+      throw ConfigError(fmt::format("{}: got '{}'{}; expected none or a comma-separated list of: {}", option, value,
+                                    name == value ? "" : fmt::format(" ('{}' is not a peer)", name), valid));
+    for (const auto& seen : out)
+      if (seen == name) throw ConfigError(fmt::format("{}: got '{}': '{}' is named twice", option, value, name));
+    out.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> default_peers(const std::string& device) {
+  if (device.rfind("cuda", 0) != 0) return {};
+  std::vector<std::string> all;
+  for (const auto& p : peer_table()) all.push_back(p.name);
+  return all;
+}
+
+namespace {
+std::string last_component(const std::string& cell) {
+  const size_t slash = cell.rfind('/');
+  return slash == std::string::npos ? cell : cell.substr(slash + 1);
+}
+}  // namespace
+
+bool is_peer_cell(const std::string& cell) { return last_component(cell).rfind(kPeerCellPrefix, 0) == 0; }
+
+std::string peer_display_name(const std::string& cell) {
+  if (!is_peer_cell(cell)) return cell;
+  const size_t slash = cell.rfind('/');
+  const std::string head = slash == std::string::npos ? "" : cell.substr(0, slash + 1);
+  return head + "peer:" + last_component(cell).substr(std::string(kPeerCellPrefix).size());
+}
+
+Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const std::string& peer) {
+  Cell c;
+  c.id = id_prefix + kPeerCellPrefix + peer;
+  c.role = "peer";
+  c.peer = peer;
+  c.cfg = base;
+  c.cfg.rung = kPeerCellPrefix + peer;
+  c.cfg.sw = parse_rung(kPeerBaseRung).sw;
+  c.cfg.sw.fused = peer == "compile";  // torch.compile is the peers' fusion; eager has none
+  c.cfg.world_size = 1;
+  c.cfg.profile.clear();  // Kineto traces are the rungs' (the peer runs no LibTorch harness)
+  return c;
+}
+
+namespace {
+
+bool executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return "";
+  std::string p = path;
+  size_t start = 0;
+  while (start <= p.size()) {
+    const size_t colon = p.find(':', start);
+    const std::string dir = p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty() && executable(dir + "/" + name)) return dir + "/" + name;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+PeerCommand peer_command(const Cell& cell, const std::string& config_path, const std::string& partial_path,
+                         const std::string& label, const std::string& run_id, bool quiet) {
+  PeerCommand pc;
+  std::string python;
+  if (const char* env = std::getenv(kPeerPythonEnv); env && *env) {
+    python = env;
+    if (!executable(python)) {
+      pc.skip_reason = fmt::format("{}='{}' is not an executable file", kPeerPythonEnv, python);
+      return pc;
+    }
+  } else if (const std::string venv = std::string(build_info::kSourceDir) + "/.venv/bin/python"; executable(venv)) {
+    python = venv;
+  } else {
+    python = find_on_path("python3");
+  }
+  if (python.empty()) {
+    pc.skip_reason = fmt::format("no Python found ({}/.venv/bin/python, python3 on PATH); set {}",
+                                 build_info::kSourceDir, kPeerPythonEnv);
+    return pc;
+  }
+  const std::string script = std::string(build_info::kSourceDir) + "/scripts/peer.py";
+  if (!fs::exists(script)) {
+    pc.skip_reason = fmt::format("{} not found (the source tree this ladder was built from)", script);
+    return pc;
+  }
+  pc.args = {python, script, "--peer", cell.peer, "--config", config_path, "--out", partial_path,
+             "--label", label, "--run-id", run_id, "--suite-version", build_info::kVersion,
+             "--git-commit", build_info::kGitCommit};
+  if (quiet) pc.args.push_back("--quiet");
+  return pc;
+}
+
+namespace {
+
+const json& field(const json& j, const std::string& path) {
+  const json* at = &j;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!at->is_object() || !at->contains(key))
+      throw std::runtime_error(fmt::format("the peer's report has no field '{}'", path));
+    at = &(*at)[key];
+    if (dot == std::string::npos) return *at;
+    start = dot + 1;
+  }
+}
+
+std::vector<double> column(const json& report, const char* key) {
+  const json& v = field(report, fmt::format("steps.{}", key));
+  if (!v.is_array() || v.empty() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); }))
+    throw std::runtime_error(fmt::format("the peer's report: field 'steps.{}' is not a non-empty list of numbers", key));
+  return v.get<std::vector<double>>();
+}
+
+}  // namespace
+
+json complete_peer_report(json r, const RunConfig& cfg, const std::string& roofline_file) {
+  // Summary statistics of the per-step columns, as summarize_steps does for a rung.
+  json summary;
+  for (const char* key : {"dt_ms", "tokens_per_s", "tokens_per_s_per_device", "loss", "grad_norm", "data_ms"})
+    if (key != std::string("data_ms") || r["steps"].contains(key)) summary[key] = summarize(column(r, key));
+  const int64_t n_params = field(r, "model.n_params").get<int64_t>();
+  const int64_t n_params_no_wpe = field(r, "model.n_params_without_wpe").get<int64_t>();
+  const int64_t fpt = flops_per_token(cfg.model, n_params_no_wpe, cfg.seq);
+  const Precision precision = mfu_precision(cfg, field(r, "switches"));
+  const std::string dev_name = field(r, "environment.device.name").get<std::string>();
+
+  // The run's roofline, as every rung uses it; if there is none (its probe
+  // failed) or it was measured on another device, probe here.
+  RooflineResult roof;
+  json roof_source;
+  std::string why_not_run_roofline = "the run has no roofline.json";
+  if (!roofline_file.empty()) {
+    try {
+      roof = run_roofline_entry(read_json_file(roofline_file), precision, dev_name, roofline_file);
+      roof_source = {{"measured", "once for the run, before the rungs"}, {"file", roofline_file}};
+    } catch (const std::exception& e) {
+      why_not_run_roofline = e.what();
+    }
+  }
+  if (roof_source.is_null()) {
+    roof = probe_matmul(parse_device(cfg.device), precision);
+    roof_source = {{"measured", fmt::format("by ladder run after the peer ({})", why_not_run_roofline)},
+                   {"file", nullptr}};
+  }
+  const double tok_s = summary["tokens_per_s"]["median"].get<double>();
+  std::vector<double> mfu_steps;
+  for (double t : column(r, "tokens_per_s")) mfu_steps.push_back(mfu_pct(t, fpt, roof.tflops));
+  summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
+
+  r["summary"] = summary;
+  r["flops"] = {{"flops_per_token", fpt}, {"formula", kFlopsFormula},
+                {"flops_per_step", double(fpt) * double(cfg.tokens_per_step())}};
+  r["throughput"] = {{"tokens_per_step", cfg.tokens_per_step()},
+                     {"tokens_per_micro_step", cfg.tokens_per_micro_step()},
+                     {"micro_steps", cfg.micro_steps()},
+                     {"tokens_per_s_aggregate", tok_s},
+                     {"tokens_per_s_per_device", tok_s}};
+  r["mfu"] = mfu_section(cfg, precision, dev_name, tok_s, "median tokens_per_s_per_device", fpt, roof, roof_source);
+  field(r, "memory");
+  r["memory"]["estimate"] = estimate_memory(cfg.model, n_params, cfg.batch, cfg.seq);
+  r["parity"] = {{"status", "not_checked"}, {"class", parity_class(cfg.sw)}, {"rtol", parity_rtol(cfg.sw)},
+                 {"reason", kPeerParityNote}};
+  return r;
+}
+
+}  // namespace ladder

@@ -1,0 +1,74 @@
+// bench/peers.h: the PyTorch peers of a run (`ladder run --peers eager,compile`).
+//
+// A peer is what a user would otherwise run: the same GPT-2 in PyTorch, eager
+// or under torch.compile, with the switches of the top single-process rung
+// (kPeerBaseRung: TF32, bf16 autocast, SDPA causal attention, vocabulary
+// padded to a multiple of 128, fused AdamW; `fused` is torch.compile for the
+// compile peer and off for eager). Each peer is an extra cell of the matrix,
+// "peer-<name>", run after the rungs in its own child process:
+// scripts/peer.py, which reuses scripts/reference.py's model, data and
+// schedule and times the step as the harness does. It writes a partial
+// report; complete_peer_report() adds what is computed in one place for
+// rungs and peers alike: summary statistics (bench/stats.h), FLOPs and MFU
+// (bench/mfu.h) against the run's roofline.json, the memory estimate, and
+// the parity note (peers take no part in loss parity; their losses are in
+// their reports).
+//
+// Default: no peers on CPU (torch.compile's first step compiles for about
+// 45 s even at the tiny preset on 2 cores, cold cache), eager and compile on CUDA.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/matrix.h"
+
+namespace ladder {
+
+inline constexpr const char* kPeerBaseRung = "fused-adamw";
+inline constexpr const char* kPeerCellPrefix = "peer-";
+inline constexpr const char* kPeerParityNote =
+    "not checked: peers take no part in loss parity (their model init and reduction order differ from "
+    "ladder's); their losses are recorded in their reports (steps.loss, warmup_steps.loss)";
+
+struct PeerInfo {
+  const char* name;  // "eager", "compile"
+  const char* what;
+};
+const std::vector<PeerInfo>& peer_table();
+
+// "--peers" values: "none", or a comma-separated list of peer names.
+// Throws ConfigError naming the option, the value and the valid names.
+std::vector<std::string> parse_peers(const std::string& value, const char* option = "--peers");
+// The default for a device: none on CPU, eager and compile on CUDA.
+std::vector<std::string> default_peers(const std::string& device);
+
+// "peer-eager", or "<shape>/peer-eager" -> true.
+bool is_peer_cell(const std::string& cell);
+// The name tables and comparisons show: "peer:eager", "<shape>/peer:eager";
+// other cells unchanged.
+std::string peer_display_name(const std::string& cell);
+
+// The peer cell of one shape: `base` (the shape's config) with kPeerBaseRung's
+// switches, `fused` only for compile.
+Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const std::string& peer);
+
+// How to start a peer's process: the Python (LADDER_PYTHON, else the
+// source tree's .venv/bin/python, else python3 on PATH) and scripts/peer.py.
+// `skip_reason` is set, and `args` empty, when either cannot be found.
+struct PeerCommand {
+  std::vector<std::string> args;
+  std::string skip_reason;
+};
+PeerCommand peer_command(const Cell& cell, const std::string& config_path, const std::string& partial_path,
+                         const std::string& label, const std::string& run_id, bool quiet);
+inline constexpr const char* kPeerPythonEnv = "LADDER_PYTHON";
+
+// The peer's partial report (status ok) completed into a rung report.
+// Throws std::runtime_error naming the missing field when the partial
+// report lacks what it needs.
+nlohmann::json complete_peer_report(nlohmann::json partial, const RunConfig& cfg, const std::string& roofline_file);
+
+}  // namespace ladder

@@ -1,0 +1,590 @@
+#!/usr/bin/env python3
+"""A PyTorch peer of ladder's top single-process rung, measured in the same run.
+
+`ladder run --peers eager,compile` runs this script once per peer, after the
+rungs, in a child process: the same GPT-2 (scripts/reference.py's model, GPT-2
+init, the same synthetic tokens or shards, AdamW groups, LR schedule and grad
+clip) with the switches of the cell's config (those of `fused-adamw`):
+TF32 matmuls, bf16 autocast, SDPA causal attention, vocabulary padded to a
+multiple of 128 (padding logits never enter the loss, as in ladder), fused
+AdamW. The peers differ only in how PyTorch runs the step:
+
+  eager    PyTorch eager, op by op (what a nanoGPT user runs without compile)
+  compile  torch.compile (inductor) of forward + loss; backward through AOTAutograd
+
+Timing follows the harness (bench/harness.cpp): warm-up until the last 3 steps'
+dt lie within 5 % of their minimum (after --warmup steps, at most warmup_max),
+then the measured steps, each timed alone (CUDA events and a synchronise per
+step on CUDA, a steady clock on CPU). Peaks: the CUDA caching allocator's per
+step, or the process's VmHWM on CPU (reset before each step), with the same
+glibc malloc settings as a C++ CPU rung.
+
+It writes a partial rung report (--out): what this process measured. `ladder
+run` completes it into <cell>/report.json (reports/rung_report.schema.json):
+the summary statistics, FLOPs and MFU (bench/mfu.h, against the run's
+roofline.json), the memory estimate and the parity note are computed there,
+in one place, exactly as for a rung.
+
+Exit: 0 measured; 1 the peer failed (the report says why: a compile error,
+an exception); 2 bad input; 3 skipped (this Python has no usable torch).
+"""
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import platform
+import socket
+import sys
+import time
+import traceback
+
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_SKIPPED = 1, 2, 3
+PEERS = {
+    "eager": "PyTorch eager: the same model and switches, op by op",
+    "compile": "torch.compile (inductor) of forward + loss, the same model and switches",
+}
+WARMUP_WINDOW, WARMUP_TOLERANCE_PCT = 3, 5.0  # bench/harness.h kWarmupWindow, kWarmupTolerancePct
+TEST_FAIL_ENV = "LADDER_TEST_PEER_FAIL"  # test-only: names a peer that raises at its first step
+
+
+def now_iso():
+    t = datetime.datetime.now(datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def write_atomically(path, obj):
+    """A temporary file, fsync, rename: never a half-written report (reports/atomic_file.h)."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2, allow_nan=False)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Peer:
+    """One run: the config of the cell, the report header, and how it ended."""
+
+    def __init__(self, args, cfg):
+        self.args, self.cfg, self.name = args, cfg, args.peer
+        self.started_at = now_iso()
+        self.torch_version = None
+
+    def header(self, status):
+        return {
+            "schema_version": 1,
+            "kind": "ladder.rung_report",
+            "run_id": self.args.run_id,
+            "rung": self.cfg["rung"],
+            "status": status,
+            "started_at": self.started_at,
+            "finished_at": now_iso(),
+            "suite": {"name": "ladder", "version": self.args.suite_version,
+                      "git_commit": self.args.git_commit, "argv": sys.argv},
+            "config": self.cfg,
+            "peer": {"name": self.name, "program": "scripts/peer.py", "python": sys.executable,
+                     "python_version": platform.python_version(), "torch_version": self.torch_version,
+                     "what": PEERS[self.name]},
+        }
+
+    def write_failure(self, status, reason, message, phase, step=None):
+        report = self.header(status)
+        report["failure"] = {"reason": reason, "message": message[-2000:], "phase": phase}
+        if step is not None:
+            report["failure"]["step"] = step
+        write_atomically(self.args.out, report)
+
+
+# ---------------------------------------------------------------- environment
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def config_line(torch, *needles):
+    """The first line of torch.__config__.show() that contains a needle (mkl-dnn, OpenMP, GCC)."""
+    for line in torch.__config__.show().splitlines():
+        line = line.strip().lstrip("- ").strip()
+        if any(n in line for n in needles):
+            return line
+    return "unknown"
+
+
+def environment(torch, device):
+    u = platform.uname()
+    cuda = device.type == "cuda"
+    if cuda:
+        props = torch.cuda.get_device_properties(device)
+        dev = {"kind": "cuda", "name": torch.cuda.get_device_name(device), "count": torch.cuda.device_count(),
+               "memory_bytes": int(props.total_memory)}
+    else:
+        dev = {"kind": "cpu", "name": cpu_model(), "count": 1,
+               "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")}
+    nccl = None
+    if cuda:
+        try:
+            v = torch.cuda.nccl.version()
+            nccl = v[0] * 10000 + v[1] * 100 + v[2] if isinstance(v, tuple) else int(v)
+        except Exception:  # noqa: BLE001 - a build without NCCL
+            nccl = None
+    return {
+        "host": socket.gethostname(),
+        "os": f"{u.system} {u.release} {u.machine}",
+        "cpu_model": cpu_model(),
+        "cpu_logical_cores": os.cpu_count() or 1,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
+        "device": dev,
+        "versions": {"libtorch": torch.__version__, "cuda_toolkit_at_build": torch.version.cuda,
+                     "cuda_runtime": torch.version.cuda if cuda else None, "cuda_driver": None,
+                     "cudnn": torch.backends.cudnn.version() if cuda else None, "nccl": nccl,
+                     "mkldnn": config_line(torch, "MKL-DNN", "oneDNN"), "openmp": config_line(torch, "OpenMP")},
+        "compiler": f"Python {platform.python_version()}; torch built with {config_line(torch, 'GCC', 'clang')}",
+        "build_type": "torch wheel (Python)",
+    }
+
+
+# ---------------------------------------------------------------- memory
+
+
+def keep_cpu_memory_in_process():
+    """bench/cpu_allocator.cpp's mallopt settings, so a CPU peer's large tensors stay in the heap too."""
+    M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        applied = (libc.mallopt(M_MMAP_MAX, 0) == 1) and (libc.mallopt(M_TRIM_THRESHOLD, -1) == 1) and \
+                  (libc.mallopt(M_TOP_PAD, 256 << 20) == 1)
+    except OSError:
+        applied = False
+    return {"allocator": "glibc malloc", "settings": "mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=max, M_TOP_PAD=256 MiB",
+            "applied": applied,
+            "why": "as a C++ CPU rung (bench/cpu_allocator.h): freed tensors stay in the process and later "
+                   "steps reuse them"}
+
+
+def proc_status_bytes(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def reset_rss_peak():
+    """Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), as bench/device.cpp."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def host_steal_ms():
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) * 1000.0 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------- the step
+
+
+def build(torch, ref, cfg, device, peer_name):
+    """Model, optimizer and the step of the cell's switches; returns (step_fn, model, switches)."""
+    import torch.nn.functional as F
+
+    sw, cuda = cfg["switches"], device.type == "cuda"
+    m = dict(cfg["model"])
+    V = m["vocab_size"]
+    if sw["vocab-pad"]:
+        m["vocab_size"] = (V + 127) // 128 * 128  # variants/config.h model_vocab()
+    switches = {}
+    # tf32: matmul precision "high" (TF32 in cuBLAS/cuDNN on Ampere and newer).
+    if sw["tf32"]:
+        torch.set_float32_matmul_precision("high")
+        torch.backends.cudnn.allow_tf32 = True
+        ok = cuda and torch.cuda.get_device_capability(device)[0] >= 8
+        switches["tf32"] = {"enabled": True, "effective": ok,
+                            "mechanism": "torch.set_float32_matmul_precision('high'), cudnn.allow_tf32",
+                            "reason": "TF32 tensor cores (sm_80+)" if ok else
+                            "no TF32 here (CPU, or a GPU before sm_80); under bf16 autocast the matmuls run in bf16"}
+    ctx = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if sw["bf16"] else None
+    if sw["bf16"]:
+        ok = not cuda or torch.cuda.is_bf16_supported()
+        switches["bf16"] = {"enabled": True, "effective": ok,
+                            "mechanism": f"torch.autocast('{device.type}', dtype=torch.bfloat16) around forward and loss",
+                            "reason": "bf16 autocast" if ok else "this GPU has no bf16"}
+
+    torch.manual_seed(cfg["seed"])
+    model = ref.GPT(m)
+    if sw["flash"]:
+        for block in model.h:
+            block.attn.__class__ = SdpaAttention(torch, ref)
+        switches["flash"] = {"enabled": True, "effective": True,
+                             "mechanism": "F.scaled_dot_product_attention(is_causal=True)",
+                             "reason": "the backend PyTorch picks"}
+    ref.init_gpt2_weights(model, m["n_layer"], cfg["seed"])
+    model.to(device)
+    if sw["vocab-pad"]:
+        switches["vocab_pad"] = {"enabled": True, "effective": m["vocab_size"] != V,
+                                 "mechanism": f"wte has {m['vocab_size']} rows; logits sliced to V={V} before the loss",
+                                 "reason": f"V {V} -> {m['vocab_size']}" if m["vocab_size"] != V
+                                 else "V is already a multiple of 128"}
+
+    params = list(model.parameters())
+    t = cfg["train"]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": t["weight_decay"]},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    kw = {"fused": True} if sw["fused-adamw"] else {"foreach": False}
+    optimizer = torch.optim.AdamW(groups, lr=t["max_lr"], betas=tuple(t["betas"]), eps=t["eps"], **kw)
+    if sw["fused-adamw"]:
+        switches["fused_adamw"] = {"enabled": True, "effective": True,
+                                   "mechanism": "torch.optim.AdamW(fused=True)",
+                                   "reason": "one fused kernel per parameter group"}
+
+    def forward_loss(x, y):  # (B, T), (B, T) -> ()
+        if ctx is not None:
+            with ctx():
+                logits = model(x)  # (B, T, Vp)
+        else:
+            logits = model(x)
+        logits = logits[..., :V]  # (B, T, V): padding logits never enter the softmax
+        return F.cross_entropy(logits.reshape(-1, V).float(), y.reshape(-1))
+
+    fused_reason = {"eager": "eager: no fusion, PyTorch runs each op (ladder's fused ops have no eager counterpart)",
+                    "compile": "torch.compile (inductor): generated fused kernels for forward and backward"}
+    if peer_name == "compile":
+        forward_loss = torch.compile(forward_loss)
+    switches["fused"] = {"enabled": sw["fused"], "reason": fused_reason[peer_name]}
+    if sw["fused"]:
+        switches["fused"].update(effective=True, mechanism="torch.compile(forward + loss), inductor backend")
+    for key, name in (("tf32", "tf32"), ("bf16", "bf16"), ("flash", "flash"), ("vocab_pad", "vocab-pad"),
+                      ("fused_adamw", "fused-adamw"), ("grad_accum", "grad-accum"), ("ddp", "ddp")):
+        switches.setdefault(key, {"enabled": False, "reason": f"{name} is off in the peer's config"})
+
+    decay = t["lr_decay_steps"] if t["lr_decay_steps"] > 0 else cfg["warmup"] + cfg["steps"]
+    clip = t["grad_clip"]
+
+    def step(i, x, y):
+        """One optimizer step on device tensors; returns (loss, grad_norm, lr) still on the device."""
+        loss = forward_loss(x, y)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(params, clip, foreach=True)
+        lr = ref.learning_rate(t, i, decay)
+        for g in optimizer.param_groups:
+            g["lr"] = lr
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.detach(), norm.detach(), lr
+
+    return step, model, switches, m["vocab_size"]
+
+
+def SdpaAttention(torch, ref):
+    """reference.py's attention with F.scaled_dot_product_attention(is_causal=True): same parameters."""
+    import torch.nn.functional as F
+
+    class Sdpa(ref.CausalSelfAttention):
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)  # 3 x (B, T, C)
+            hs = C // self.n_head
+            q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+            k = k.view(B, T, self.n_head, hs).transpose(1, 2)
+            v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+            return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+    return Sdpa
+
+
+def measure(peer, torch, ref):
+    """Runs the steps as bench/harness.cpp does; returns the partial report."""
+    cfg = peer.cfg
+    device = torch.device(cfg["device"])
+    cuda = device.type == "cuda"
+    cpu_allocator = None if cuda else keep_cpu_memory_in_process()
+    threads = cfg["threads"] or (os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    if cuda:
+        torch.cuda.set_device(device)
+    phase = "setup"
+    step_no = None
+    try:
+        step, model, switches, model_vocab = build(torch, ref, cfg, device, peer.name)
+        batches = ref.make_batches({**cfg, "data": cfg.get("data") or {}})
+        tokens = cfg["batch"] * cfg["seq"]
+        fail_at_first_step = os.environ.get(TEST_FAIL_ENV, "") == peer.name
+
+        def next_batch(i):  # made before the step's timer starts; the copy is inside it
+            x, y = batches(i)
+            return (x.pin_memory(), y.pin_memory()) if cuda else (x, y)
+
+        def sync():
+            if cuda:
+                torch.cuda.synchronize(device)
+
+        overhead_ms = []
+
+        def one_step(i, batch, monitor):
+            nonlocal step_no, phase
+            step_no, phase = i, "step"
+            if fail_at_first_step:
+                raise RuntimeError(f"{TEST_FAIL_ENV}={peer.name} (test hook): failing on purpose")
+            if monitor:
+                if cuda:
+                    torch.cuda.reset_peak_memory_stats(device)
+                    before = torch.cuda.memory_stats(device)
+                else:
+                    reset_rss_peak()
+            sync()
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+            t0 = time.perf_counter()
+            d0 = time.perf_counter()
+            x = batch[0].to(device, non_blocking=True)
+            y = batch[1].to(device, non_blocking=True)
+            data_ms = (time.perf_counter() - d0) * 1e3
+            loss, norm, lr = step(i, x, y)
+            if cuda:
+                end.record()
+                end.synchronize()
+                dt = start.elapsed_time(end)
+            else:
+                dt = (time.perf_counter() - t0) * 1e3
+            h0 = time.perf_counter()
+            rec = {"step": i, "dt_ms": dt, "tokens_per_s": tokens / (dt * 1e-3), "loss": loss.item(),
+                   "grad_norm": norm.item(), "lr": lr, "data_ms": data_ms}
+            if monitor:
+                if cuda:
+                    s = torch.cuda.memory_stats(device)
+                    rec.update(peak_active_bytes=s.get("active_bytes.all.peak", 0),
+                               peak_reserved_bytes=s.get("reserved_bytes.all.peak", 0),
+                               peak_allocated_bytes=s.get("allocated_bytes.all.peak", 0),
+                               alloc_retries=s.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
+                               ooms=s.get("num_ooms", 0) - before.get("num_ooms", 0))
+                rec["peak_rss_bytes"] = proc_status_bytes("VmHWM")
+            overhead_ms.append((time.perf_counter() - h0) * 1e3)
+            if not peer.args.quiet:
+                print(f"[{peer.args.label}] step {i + 1:>4} | dt {dt:9.2f} ms | {rec['tokens_per_s']:9.0f} tok/s "
+                      f"| loss {rec['loss']:.4f}", file=sys.stderr, flush=True)
+            return rec
+
+        if cuda:
+            torch.cuda.empty_cache()
+        warm, i = [], 0
+        batch = next_batch(0)
+        while i < cfg["warmup"]:
+            warm.append(one_step(i, batch, False))
+            i += 1
+            batch = next_batch(i)
+        stopped = "fixed"
+        until_stable = cfg.get("warmup_max", cfg["warmup"]) > cfg["warmup"]
+
+        def stable():
+            w = [r["dt_ms"] for r in warm[-WARMUP_WINDOW:]]
+            return len(w) == WARMUP_WINDOW and (max(w) - min(w)) / min(w) * 100 <= WARMUP_TOLERANCE_PCT
+
+        if until_stable:
+            stopped = "cap"
+            while i < cfg["warmup_max"] and not stable():
+                warm.append(one_step(i, batch, False))
+                i += 1
+                batch = next_batch(i)
+            if stable():
+                stopped = "stable"
+        sync()
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(device)
+        rss_reset = reset_rss_peak()
+        steal0, wall0 = host_steal_ms(), time.perf_counter()
+        measured = []
+        for _ in range(cfg["steps"]):
+            measured.append(one_step(i, batch, True))
+            i += 1
+            batch = next_batch(i)
+        sync()
+        wall_ms = (time.perf_counter() - wall0) * 1e3
+        steal1 = host_steal_ms()
+    except torch.cuda.OutOfMemoryError as e:
+        peer.write_failure("oom", "out of memory", str(e), phase, step_no)
+        return EXIT_FAILED
+    except Exception as e:  # noqa: BLE001 - a compile error, an exception in the step: the peer failed
+        compiler = type(e).__module__.startswith(("torch._dynamo", "torch._inductor"))
+        reason = "torch.compile failed" if compiler else "exception"
+        peer.write_failure("failed", reason, "".join(traceback.format_exception(e))[-2000:], phase, step_no)
+        print(f"peer.py: {peer.name}: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+
+    for r in warm + measured:
+        if not (abs(r["loss"]) < float("inf") and abs(r["grad_norm"]) < float("inf")):
+            peer.write_failure("diverged", "diverged", f"loss {r['loss']}, gradient norm {r['grad_norm']}",
+                               "step", r["step"])
+            return EXIT_FAILED
+
+    def columns(recs):
+        keys = [k for k in recs[0] if k in recs[0]] if recs else \
+            ["step", "dt_ms", "tokens_per_s", "loss", "grad_norm", "lr", "data_ms"]
+        cols = {k: [r[k] for r in recs] for k in keys}
+        cols["tokens_per_s_per_device"] = [r["tokens_per_s"] for r in recs]
+        return cols
+
+    n_params = sum(p.numel() for p in model.parameters())
+    n_params_no_wpe = n_params - model.wpe.weight.numel()
+    peaks = {k: max(r[k] for r in measured) for k in measured[0] if k.startswith("peak_") or k in ("alloc_retries", "ooms")}
+    total = environment(torch, device)["device"]["memory_bytes"]
+    peak = peaks["peak_reserved_bytes"] if cuda else peaks["peak_rss_bytes"]
+    pct = lambda v: 100.0 * v / total  # noqa: E731
+    memory = {"measured": {
+        "peak_allocated_bytes": peaks.get("peak_allocated_bytes"), "peak_reserved_bytes": peaks.get("peak_reserved_bytes"),
+        "peak_active_bytes": peaks.get("peak_active_bytes"), "allocated_active_valid": cuda,
+        "allocated_active_note": "" if cuda else "CPU: no caching allocator; see peak_rss_bytes",
+        "alloc_retries": peaks.get("alloc_retries", 0), "ooms": peaks.get("ooms", 0),
+        "peak_rss_bytes": peaks["peak_rss_bytes"],
+        "peak_rss_window": "measured steps (VmHWM reset at start)" if rss_reset else "process lifetime",
+        "device_total_bytes": total, "peak_bytes": peak, "peak_kind": "cuda_peak_reserved" if cuda else "cpu_peak_rss",
+        "peak_pct_of_device": pct(peak),
+        "peak_active_pct_of_device": pct(peaks["peak_active_bytes"]) if cuda else None,
+        "peak_reserved_pct_of_device": pct(peaks["peak_reserved_bytes"]) if cuda else None,
+        "monitor": "torch.cuda.reset_peak_memory_stats before every measured step, max_memory_* after it (CUDA); "
+                   "VmHWM reset before and read after every measured step (CPU)"},
+        "cpu_allocator": cpu_allocator}
+    dts = [r["dt_ms"] for r in measured]
+    data = {"kind": "synthetic", "prefetch": {"enabled": True, "mode": "each batch made before its step's timer "
+                                              "starts (outside dt); its copy to the device is inside dt",
+                                              "batches_ready_on_request": len(warm) + len(measured),
+                                              "batches_not_predicted": 0},
+            "batches_consumed": len(warm) + len(measured), "tokens_consumed": tokens * (len(warm) + len(measured)),
+            "pinned_memory": cuda, "seed": cfg["seed"], "vocab_size": cfg["model"]["vocab_size"], "rank": 0,
+            "world_size": 1, "fixed_batch": cfg["fixed_batch"],
+            "generator": "splitmix64 counter hash, uniform over [0, vocab_size) (scripts/reference.py)"}
+    if (cfg.get("data") or {}).get("path"):
+        data = shard_data(cfg, data)
+    steal = None if steal0 is None or steal1 is None else steal1 - steal0
+    report = peer.header("ok")
+    report.update({
+        "environment": environment(torch, device),
+        "world_size": 1,
+        "switches": switches,
+        "data": data,
+        "model": {"n_params": n_params, "n_params_without_wpe": n_params_no_wpe,
+                  "vocab_size": cfg["model"]["vocab_size"], "model_vocab": model_vocab},
+        "timing": {"mode": "end_to_end", "timer": "cuda_events" if cuda else "steady_clock",
+                   "warmup_steps_excluded": len(warm), "measured_steps": len(measured), "measured_wall_ms": wall_ms,
+                   "warmup": {"min": cfg["warmup"], "max": cfg["warmup_max"] if until_stable else cfg["warmup"],
+                              "window": WARMUP_WINDOW, "tolerance_pct": WARMUP_TOLERANCE_PCT, "steps_run": len(warm),
+                              "stopped": stopped,
+                              "rule": "after min steps, warm up until the last `window` steps' dt lie within "
+                                      "tolerance_pct of their minimum, at most max steps"},
+                   "test_slowdown_pct": None,
+                   "host_steal_ms": steal,
+                   "host_steal_pct_of_wall": None if steal is None else 100.0 * steal / (wall_ms * (os.cpu_count() or 1)),
+                   "harness_overhead_ms_per_step": sum(overhead_ms) / len(overhead_ms),
+                   "harness_overhead_pct_of_dt": 100.0 * (sum(overhead_ms) / len(overhead_ms)) / sorted(dts)[len(dts) // 2],
+                   "data_ms_per_step": sum(r["data_ms"] for r in measured) / len(measured),
+                   "data_pct_of_dt": 100.0 * sum(r["data_ms"] for r in measured) / sum(dts),
+                   "data_time": "host wall time of the batch's copy to the device (the batch is made before the "
+                                "timer starts), not synchronised; steps.data_ms per step"},
+        "memory": memory,
+        "op_counts": None,
+        "op_breakdown": None,
+        "profile": None,
+        "ddp": None,
+        "steps": columns(measured),
+        "warmup_steps": columns(warm),
+    })
+    write_atomically(peer.args.out, report)
+    return 0
+
+
+def shard_data(cfg, base):
+    """The data section for token shards, in variants/token_shards.cpp's form."""
+    import glob
+    import hashlib
+
+    d = cfg["data"]
+    paths = sorted(glob.glob(d["path"]), key=os.fsencode)
+    shards, tokens_total, rows_total, T = [], 0, 0, cfg["seq"]
+    for p in paths:
+        size = os.path.getsize(p)
+        header = 1024 if d["format"] == "auto" else 0
+        n = (size - header) // 2
+        with open(p, "rb") as f:
+            head = f.read(65536)
+            f.seek(max(0, size - 65536))
+            tail = f.read(65536)
+        h = hashlib.sha1(head + tail + str(size).encode()).hexdigest()
+        rows = max(1, (n - 1) // T)
+        shards.append({"path": p, "format": "llmc" if header else "raw-u16", "size_bytes": size,
+                       "header_bytes": header, "tokens": n, "rows": rows, "content_hash": f"sha1:{h}"})
+        tokens_total += n
+        rows_total += rows
+    base = {k: v for k, v in base.items() if k != "generator"}
+    base.update(kind="token_shards", pattern=d["path"], format=d["format"], shards=shards,
+                content_hash_covers="sha1 of the first 64 KiB, the last 64 KiB and the size in decimal (peer.py)",
+                tokens_total=tokens_total, rows_total=rows_total, row_tokens=T + 1,
+                order="scripts/reference.py ShardReader: the rows of each shard permuted by a seeded bijection",
+                rank_slice="one rank")
+    return base
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--peer", required=True, help="eager or compile")
+    ap.add_argument("--config", required=True, help="the cell's config.json (a RunConfig, as ladder writes it)")
+    ap.add_argument("--out", required=True, help="the partial report to write")
+    ap.add_argument("--run-id", default="peer", help="run id recorded in the report")
+    ap.add_argument("--label", default=None, help="progress-line label")
+    ap.add_argument("--suite-version", default="unknown", help="ladder's version, for the report")
+    ap.add_argument("--git-commit", default="unknown", help="ladder's git commit, for the report")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = ap.parse_args(argv)
+    if args.peer not in PEERS:
+        print(f"peer.py: error: --peer: got '{args.peer}', expected one of: {', '.join(PEERS)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    args.label = args.label or f"peer-{args.peer}"
+    try:
+        with open(args.config) as f:
+            cfg = json.load(f)
+        for k in ("rung", "device", "model", "switches", "train", "batch", "seq", "steps", "warmup", "seed",
+                  "threads", "fixed_batch"):
+            if k not in cfg:
+                raise KeyError(k)
+    except OSError as e:
+        print(f"peer.py: error: --config: cannot read {args.config}: {e.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (json.JSONDecodeError, KeyError) as e:
+        print(f"peer.py: error: --config: {args.config}: not a ladder cell config ({e})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    peer = Peer(args, cfg)
+    try:
+        import torch
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import reference as ref  # the model, data, LR schedule: one copy, in reference.py
+    except ImportError as e:
+        peer.write_failure("skipped", "no usable torch", f"{sys.executable}: import failed: {e}", "setup")
+        print(f"peer.py: skipped: {sys.executable} cannot import torch: {e}", file=sys.stderr)
+        return EXIT_SKIPPED
+    peer.torch_version = torch.__version__
+    if cfg["device"].startswith("cuda") and not torch.cuda.is_available():
+        peer.write_failure("skipped", "no CUDA in this torch", f"torch {torch.__version__} sees no CUDA device", "setup")
+        return EXIT_SKIPPED
+    return measure(peer, torch, ref)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""tests/e2e_peers.py: the PyTorch peers of a run (`ladder run --peers`), on the tiny preset.
+
+usage: e2e_peers.py LADDER_BIN CASE     (CASE: one of the functions below)
+
+Each case runs the real `ladder` binary (and, through it, scripts/peer.py) in
+a temporary directory, on the CPU, and asserts on exit codes, reports,
+summary.json, the table and `ladder compare`. Run by ctest, one test per case.
+"""
+import json
+import math
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from e2e_common import load, validate
+
+LADDER = sys.argv[1]
+TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
+
+
+def run(args, env=None, check_code=None):
+    p = subprocess.run([LADDER, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if check_code is not None:
+        assert p.returncode == check_code, f"exit {p.returncode} != {check_code}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def rows(run_dir):
+    return {r["cell"]: r for r in load(run_dir / "summary.json")["rows"]}
+
+
+def eager_peer_in_the_run(d):
+    """--peers eager: a schema-valid report marked as a peer, MFU by ladder's
+    formula against the run's roofline, its losses recorded, and the peer in
+    summary.json, the table and `ladder compare` (text, JSON, HTML)."""
+    p = run(["run", *TINY, "--rungs", "fp32,fused-adamw", "--peers", "eager", "--out", str(d)], check_code=0)
+    report = validate(d / "peer-eager" / "report.json")
+    assert report["status"] == "ok" and report["rung"] == "peer-eager", report.get("failure")
+    peer = report["peer"]
+    assert peer["name"] == "eager" and peer["program"] == "scripts/peer.py" and peer["torch_version"], peer
+    # The switches of the top single-process rung; no fusion in eager.
+    sw = report["config"]["switches"]
+    assert sw == {**load(d / "fused-adamw" / "report.json")["config"]["switches"], "fused": False}, sw
+    assert report["switches"]["fused_adamw"]["effective"] and report["switches"]["flash"]["effective"]
+    assert report["model"]["model_vocab"] == 1024 and report["switches"]["vocab_pad"]["effective"]
+    assert report["timing"]["measured_steps"] == 3 and len(report["steps"]["dt_ms"]) == 3
+    assert report["timing"]["warmup"]["steps_run"] == 1 and report["timing"]["warmup"]["stopped"] == "fixed"
+    assert report["memory"]["measured"]["peak_kind"] == "cpu_peak_rss" and report["memory"]["measured"]["peak_bytes"] > 0
+    # Losses recorded (not compared): finite, near ln V at the start.
+    losses = report["warmup_steps"]["loss"] + report["steps"]["loss"]
+    assert len(losses) == 4 and all(abs(l - math.log(1000)) < 0.5 for l in losses), losses
+    assert report["parity"]["status"] == "not_checked" and "loss parity" in report["parity"]["reason"]
+    # MFU: filled in by ladder from the peer's dt, with the run's roofline and bench/mfu's formula.
+    mfu = report["mfu"]
+    assert mfu["precision"] == "bf16" and mfu["measured_roofline"]["source"]["file"] == str(d / "roofline.json"), mfu
+    roof = load(d / "roofline.json")["precisions"]["bf16"]["matmul_tflops"]
+    tok_s = report["summary"]["tokens_per_s"]["median"]
+    fpt = report["flops"]["flops_per_token"]
+    assert fpt == load(d / "fused-adamw" / "report.json")["flops"]["flops_per_token"]
+    assert math.isclose(mfu["measured_roofline"]["mfu_pct"], 100 * tok_s * fpt / (roof * 1e12), rel_tol=1e-9)
+    assert not (d / "peer-eager" / "peer_partial.json").exists()
+
+    summary = validate(d / "summary.json")
+    assert summary["peers"]["names"] == ["eager"] and summary["peers"]["source"] == "--peers", summary["peers"]
+    assert "loss parity" in summary["peers"]["loss_parity"]
+    r = rows(d)
+    assert list(r) == ["fp32", "fused-adamw", "peer-eager"], list(r)  # peers after the rungs
+    row = r["peer-eager"]
+    assert row["status"] == "ok" and row["peer"]["name"] == "eager" and row["parity"]["status"] == "not_checked"
+    ratio = row["ladder_vs_peer"]
+    assert ratio["rung"] == "fused-adamw"
+    assert math.isclose(ratio["tokens_per_s_ratio"],
+                        r["fused-adamw"]["tokens_per_s_median"] / row["tokens_per_s_median"], rel_tol=1e-9)
+    assert row["speedup_vs_previous"] is None and row["speedup_vs_fp32"] > 0
+
+    # The table: a peers section, the peer marked, and the top rung relative to it.
+    assert "-- peers:" in p.stdout and "peer:eager" in p.stdout, p.stdout
+    assert "not checked (peer)" in p.stdout, p.stdout
+    assert f"ladder fused-adamw {ratio['tokens_per_s_ratio']:.2f}x of eager" in p.stdout, p.stdout
+
+    # ladder compare: the peer beside the rungs, marked, outside the geomean.
+    text = run(["compare", str(d), str(d)], check_code=0).stdout
+    assert "peer:eager" in text and "a PyTorch peer" in text, text
+    cmp = json.loads(run(["compare", str(d), str(d), "--format", "json"], check_code=0).stdout)
+    names = [row["rung"] for row in cmp["rungs"]]
+    assert names == ["fp32", "fused-adamw", "peer:eager"], names
+    assert [row["peer"] for row in cmp["rungs"]] == [False, False, True]
+    assert cmp["geomean"][1]["rungs"] == 2, cmp["geomean"]
+    page = d / "compare.html"
+    run(["compare", str(d), str(d), "--html", str(page)], check_code=0)
+    html = page.read_text()
+    assert "peer:eager" in html and "peers-note" in html and 'class="rung peer"' in html
+
+
+def peers_default_and_bad_values(d):
+    """No peers by default on CPU (recorded why); bad --peers values exit 2,
+    naming the option, the value and the valid names, and write nothing."""
+    run(["run", *TINY, "--rungs", "fp32", "--out", str(d / "default"), "--quiet"], check_code=0)
+    summary = validate(d / "default" / "summary.json")
+    assert summary["peers"]["names"] == [] and "default on CPU" in summary["peers"]["source"], summary["peers"]
+    assert load(d / "default" / "matrix.json")["peers"]["names"] == []
+    assert not any(c["role"] == "peer" for c in load(d / "default" / "matrix.json")["cells"])
+    for value, part in (("turbo", "'turbo'"), ("eager,jit", "'jit' is not a peer"), ("eager,eager", "named twice"),
+                        ("eager,", "'' is not a peer"), ("", "got ''")):
+        out = d / "bad"
+        p = run(["run", *TINY, "--rungs", "fp32", "--peers", value, "--out", str(out)], check_code=2)
+        for want in ("--peers", part, "none", "eager, compile") if "twice" not in part else ("--peers", part):
+            assert want in p.stderr, f"{want!r} not in: {p.stderr}"
+        assert not out.exists() or not list(out.rglob("*.json")), list(out.rglob("*"))
+    # --peers none is explicit: no peer cells.
+    run(["run", *TINY, "--rungs", "fp32", "--peers", "none", "--out", str(d / "none"), "--quiet"], check_code=0)
+    peers = validate(d / "none" / "summary.json")["peers"]
+    assert peers["names"] == [] and peers["source"] == "--peers", peers
+
+
+def failing_peer_is_recorded(d):
+    """A peer whose Python fails is 'failed' with the reason and the run
+    carries on (exit 1); a peer that raises in its step says why; a Python
+    that is not there is 'skipped' and does not fail the run."""
+    fake = d / "fake-python"
+    fake.write_text("#!/bin/sh\necho 'fake python: no' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    out = d / "fails"
+    p = run(["run", *TINY, "--rungs", "fp32,flash", "--peers", "eager", "--out", str(out)],
+            env={"LADDER_PYTHON": str(fake)}, check_code=1)
+    r = rows(out)
+    assert r["fp32"]["status"] == "ok" and r["flash"]["status"] == "ok", r
+    assert r["peer-eager"]["status"] == "failed", r["peer-eager"]
+    assert "exited with code 1 without a report" in r["peer-eager"]["failure"]["reason"], r["peer-eager"]
+    assert validate(out / "summary.json")["status"] == "complete"
+    assert validate(out / "peer-eager" / "report.json")["peer"]["name"] == "eager"
+    assert "the matrix carries on" in p.stderr, p.stderr
+
+    # The real peer.py, failing inside its step (test hook): its own message.
+    out = d / "raises"
+    run(["run", *TINY, "--rungs", "fp32", "--peers", "eager", "--out", str(out), "--quiet"],
+        env={"LADDER_TEST_PEER_FAIL": "eager"}, check_code=1)
+    rep = validate(out / "peer-eager" / "report.json")
+    assert rep["status"] == "failed" and "LADDER_TEST_PEER_FAIL" in rep["failure"]["message"], rep["failure"]
+    assert rep["failure"]["phase"] == "step" and rep["failure"]["exit_code"] == 1, rep["failure"]
+
+    # No Python: skipped, with the reason; the run is still good.
+    out = d / "skipped"
+    run(["run", *TINY, "--rungs", "fp32", "--peers", "eager", "--out", str(out), "--quiet"],
+        env={"LADDER_PYTHON": str(d / "no-such-python")}, check_code=0)
+    row = rows(out)["peer-eager"]
+    assert row["status"] == "skipped" and "no-such-python" in row["failure"]["reason"], row
+    validate(out / "peer-eager" / "report.json")
+    validate(out / "summary.json")
+
+
+def interrupt_and_resume_peer(d):
+    """Ctrl-C while the peer runs: exit 130, the rungs' reports kept, the peer
+    listed missing; --resume runs only the peer and completes the run."""
+    args = [LADDER, "run", *TINY, "--steps", "400", "--rungs", "fp32", "--peers", "eager", "--out", str(d),
+            "--quiet"]
+    proc = subprocess.Popen(args, start_new_session=True)
+    t0 = time.time()
+    while not (d / "peer-eager" / "config.json").exists():
+        assert proc.poll() is None, f"ladder exited early: {proc.returncode}"
+        assert time.time() - t0 < 300, "the peer never started"
+        time.sleep(0.05)
+    time.sleep(2.0)  # inside peer.py (importing torch, or stepping)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    summary = validate(d / "summary.json")
+    assert summary["status"] == "interrupted" and "peer-eager" in summary["missing"], summary
+    assert not (d / "peer-eager" / "report.json").exists() and not (d / "peer-eager" / "peer_partial.json").exists()
+    first = load(d / "fp32" / "report.json")
+    run(["run", "--resume", str(d), "--quiet"], check_code=0)
+    assert load(d / "fp32" / "report.json")["started_at"] == first["started_at"], "fp32 was re-run"
+    r = rows(d)
+    assert r["peer-eager"]["status"] == "ok", r["peer-eager"]
+    assert validate(d / "summary.json")["status"] == "complete"
+    assert not list(d.rglob("*.tmp.*")), "a half-written file was left behind"
+
+
+def compile_peer_on_cpu(d):
+    """--peers compile on the CPU: torch.compile's first step compiles for about
+    45 s on 2 cores (cold inductor cache; the whole case about a minute), so this
+    runs only with LADDER_SLOW_TESTS=1 (else skipped, 77)."""
+    if os.environ.get("LADDER_SLOW_TESTS") != "1":
+        print("compile_peer_on_cpu: skipped (set LADDER_SLOW_TESTS=1; torch.compile takes about a minute here)")
+        sys.exit(77)
+    run(["run", *TINY, "--rungs", "fp32,fused-adamw", "--peers", "eager,compile", "--out", str(d), "--quiet",
+         "--rung-timeout", "1800"], check_code=0)
+    rep = validate(d / "peer-compile" / "report.json")
+    assert rep["peer"]["name"] == "compile" and rep["switches"]["fused"]["effective"], rep["switches"]["fused"]
+    eager = load(d / "peer-eager" / "report.json")
+    # Same model, data and init: eager and compiled losses agree closely (bf16).
+    for a, b in zip(eager["warmup_steps"]["loss"] + eager["steps"]["loss"],
+                    rep["warmup_steps"]["loss"] + rep["steps"]["loss"]):
+        assert abs(a - b) / abs(a) < 1e-2, (a, b)
+    assert rows(d)["peer-compile"]["ladder_vs_peer"]["tokens_per_s_ratio"] > 0
+
+
+CASES = {f.__name__: f for f in (eager_peer_in_the_run, peers_default_and_bad_values, failing_peer_is_recorded,
+                                  interrupt_and_resume_peer, compile_peer_on_cpu)}
+
+if __name__ == "__main__":
+    case = CASES[sys.argv[2]]
+    with tempfile.TemporaryDirectory(prefix=f"ladder_{case.__name__}_") as tmp:
+        case(pathlib.Path(tmp))
+    print(f"{case.__name__}: ok")
