@@ -167,14 +167,21 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
       for (int64_t t : seqs) shapes.push_back({preset, b, t});
   }
   const bool one_shape = shapes.size() == 1;
-
-  std::vector<Cell> cells;
-  for (const auto& shape : shapes) {
-    const std::string prefix =
-        one_shape ? "" : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
+  // A shape's cell-id prefix (none when the matrix has one shape) and config.
+  auto shape_prefix = [&](const Shape& shape) {
+    return one_shape ? std::string() : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
+  };
+  auto shape_config = [&](const Shape& shape) {
     RunConfig base = config_for(shape.preset, spec.overrides, spec.device);
     base.batch = shape.batch;
     base.seq = shape.seq;
+    return base;
+  };
+
+  std::vector<Cell> cells;
+  for (const auto& shape : shapes) {
+    const std::string prefix = shape_prefix(shape);
+    RunConfig base = shape_config(shape);
     base.validate();
     const std::string baseline_id = prefix + "fp32";
     for (const auto& rung : rungs) {
@@ -251,12 +258,7 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
   }
   // The peers run after every rung, one cell per shape.
   for (const auto& shape : shapes) {
-    const std::string prefix =
-        one_shape ? "" : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
-    RunConfig base = config_for(shape.preset, spec.overrides, spec.device);
-    base.batch = shape.batch;
-    base.seq = shape.seq;
-    for (const auto& peer : spec.peers) cells.push_back(make_peer_cell(base, prefix, peer));
+    for (const auto& peer : spec.peers) cells.push_back(make_peer_cell(shape_config(shape), shape_prefix(shape), peer));
   }
   return cells;
 }

@@ -407,16 +407,24 @@ struct Job {
   int repeat;
 };
 
+// Before a job's child runs: its report directory, the cell's config.json
+// (what the child reads), and no stale report (a report exists only once the
+// child, or the runner for it, wrote a complete one). Returns {report, config}.
+std::pair<fs::path, fs::path> prepare_job(const Job& job, const RunnerOptions& o) {
+  const fs::path report_path = cell_report(o, *job.cell, job.repeat);
+  fs::create_directories(report_path.parent_path());
+  const fs::path config_path = cell_dir(o, *job.cell) / "config.json";
+  write_file_atomically(config_path.string(), json(job.cell->cfg).dump(2) + "\n");
+  fs::remove(report_path);
+  return {report_path, config_path};
+}
+
 // Runs one cell's process (or its ranks), and records a report for a child
 // that died without one. Appends to `missing` when Ctrl-C stopped it.
 void run_job(const Job& job, const std::string& progress, const std::string& roofline_file,
              const RunnerOptions& o, std::vector<std::string>& missing) {
   const Cell& cell = *job.cell;
-  const fs::path report_path = cell_report(o, cell, job.repeat);
-  fs::create_directories(report_path.parent_path());
-  const fs::path config_path = cell_dir(o, cell) / "config.json";
-  write_file_atomically(config_path.string(), json(cell.cfg).dump(2) + "\n");
-  fs::remove(report_path);
+  const auto [report_path, config_path] = prepare_job(job, o);
   // Parity references run once; measured cells say which of their processes this is.
   const std::string label = cell.role == "measure" && o.repeats > 1
                                 ? fmt::format("{} #{}/{}", cell.id, job.repeat, o.repeats) : cell.id;
@@ -525,12 +533,8 @@ void write_peer_failure(const RunnerOptions& o, const Cell& c, int repeat, const
 void run_peer_job(const Job& job, const std::string& progress, const std::string& roofline_file,
                   const RunnerOptions& o, std::vector<std::string>& missing) {
   const Cell& cell = *job.cell;
-  const fs::path report_path = cell_report(o, cell, job.repeat);
-  fs::create_directories(report_path.parent_path());
-  const fs::path config_path = cell_dir(o, cell) / "config.json";
-  write_file_atomically(config_path.string(), json(cell.cfg).dump(2) + "\n");
+  const auto [report_path, config_path] = prepare_job(job, o);
   const fs::path partial_path = report_path.parent_path() / "peer_partial.json";
-  fs::remove(report_path);
   fs::remove(partial_path);
   const std::string label = o.repeats > 1 ? fmt::format("{} #{}/{}", peer_display_name(cell.id), job.repeat, o.repeats)
                                           : peer_display_name(cell.id);

@@ -1,7 +1,10 @@
-"""tests/e2e_common.py: what the end-to-end tests share: reading a JSON file and
-checking a report or run summary against its JSON Schema (reports/*.schema.json)."""
+"""tests/e2e_common.py: what the end-to-end tests share: running the ladder
+binary, reading a JSON file, a run's summary rows, and checking a report or run
+summary against its JSON Schema (reports/*.schema.json)."""
 import json
+import os
 import pathlib
+import subprocess
 
 import jsonschema
 
@@ -19,3 +22,17 @@ def validate(path):
     schema = load(ROOT / "reports" / f"{schema_file}.schema.json")
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(data)
     return data
+
+
+def run_ladder(ladder, args, env=None, check_code=None):
+    """Runs `ladder args...` with `env` added to the environment; with
+    check_code, asserts the exit code (showing stdout and stderr if not)."""
+    p = subprocess.run([ladder, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if check_code is not None:
+        assert p.returncode == check_code, f"exit {p.returncode} != {check_code}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def summary_rows(run_dir):
+    """A run's summary.json rows by cell id."""
+    return {r["cell"]: r for r in load(pathlib.Path(run_dir) / "summary.json")["rows"]}

@@ -17,21 +17,17 @@ import sys
 import tempfile
 import time
 
-from e2e_common import load, validate
+from e2e_common import load, run_ladder, summary_rows, validate
 
 LADDER = sys.argv[1]
 TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 
 
 def run(args, env=None, check_code=None):
-    p = subprocess.run([LADDER, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
-    if check_code is not None:
-        assert p.returncode == check_code, f"exit {p.returncode} != {check_code}\n{p.stdout}\n{p.stderr}"
-    return p
+    return run_ladder(LADDER, args, env, check_code)
 
 
-def rows(run_dir):
-    return {r["cell"]: r for r in load(run_dir / "summary.json")["rows"]}
+rows = summary_rows
 
 
 def eager_peer_in_the_run(d):

@@ -3,6 +3,8 @@
 // also with its LR in a device tensor (the CUDA-graph form); the flat
 // gradient buffer keeps gradients as views, zeroes them and clips as
 // clip_grad_norm does.
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -16,32 +18,47 @@
 namespace ladder {
 namespace {
 
-TEST(FusedAdamW, MatchesTorchAdamWAfterTenSteps) {
+// Two tiny GPT-2s with the same weights (seed), each with an optimizer, run
+// `steps` steps of build-nanogpt's schedule over `steps`. Both optimizers get
+// bit-identical gradients (computed on a, copied to b), so any difference is
+// the optimizers' arithmetic. (Recomputing grads on each model would let
+// roundoff-only gradients, like the attention key bias's, diverge.)
+struct Twins {
+  GPT a{nullptr}, b{nullptr};
+};
+using OptimizerStep = std::function<void(StepOptimizer&, double lr)>;
+Twins run_twins(uint64_t seed, int64_t steps, const TrainConfig& t, bool fused_a, bool fused_b,
+                const OptimizerStep& step_a, const OptimizerStep& step_b) {
   const Preset& p = find_preset("tiny");
+  Twins m{GPT(p.model), GPT(p.model)};
+  init_gpt2_weights(m.a, seed);
+  init_gpt2_weights(m.b, seed);
+  auto opt_a = make_optimizer(m.a, t, fused_a);
+  auto opt_b = make_optimizer(m.b, t, fused_b);
+  auto data = make_synthetic_source({p.batch, p.seq, p.model.vocab_size, seed});
+  for (int64_t step = 0; step < steps; ++step) {
+    Batch batch = data->batch(step);
+    const double lr = learning_rate(t, step, steps);
+    lm_loss(m.a->forward(batch.x), batch.y).backward();
+    auto grads_a = m.a->named_parameters();
+    for (auto& item : m.b->named_parameters()) item.value().mutable_grad() = grads_a[item.key()].grad().clone();
+    step_a(*opt_a, lr);
+    step_b(*opt_b, lr);
+    opt_a->zero_grad(true);
+    opt_b->zero_grad(true);
+  }
+  return m;
+}
+
+void host_lr_step(StepOptimizer& opt, double lr) { opt.step(lr); }
+
+TEST(FusedAdamW, MatchesTorchAdamWAfterTenSteps) {
   TrainConfig t;
   t.max_lr = 1e-3;
-  GPT a(p.model), b(p.model);
-  init_gpt2_weights(a, 5);
-  init_gpt2_weights(b, 5);
-  auto reference = make_optimizer(a, t, /*fused=*/false);
-  auto fused = make_optimizer(b, t, /*fused=*/true);
-  EXPECT_STREQ(fused->name(), "at::_fused_adamw_");
-  auto data = make_synthetic_source({p.batch, p.seq, p.model.vocab_size, 5});
-  for (int64_t step = 0; step < 10; ++step) {
-    Batch batch = data->batch(step);
-    const double lr = learning_rate(t, step, 10);
-    // Both optimizers get bit-identical gradients, so any difference is the
-    // optimizer's arithmetic. (Recomputing grads on each model would let
-    // roundoff-only gradients, like the attention key bias's, diverge.)
-    lm_loss(a->forward(batch.x), batch.y).backward();
-    auto grads_a = a->named_parameters();
-    for (auto& item : b->named_parameters()) item.value().mutable_grad() = grads_a[item.key()].grad().clone();
-    reference->step(lr);
-    fused->step(lr);
-    reference->zero_grad(true);
-    fused->zero_grad(true);
-  }
-  auto pa = a->named_parameters(), pb = b->named_parameters();
+  GPT model(find_preset("tiny").model);
+  EXPECT_STREQ(make_optimizer(model, t, /*fused=*/true)->name(), "at::_fused_adamw_");
+  Twins m = run_twins(5, 10, t, /*fused_a=*/false, /*fused_b=*/true, host_lr_step, host_lr_step);
+  auto pa = m.a->named_parameters(), pb = m.b->named_parameters();
   double worst = 0;
   for (const auto& item : pa) {
     const auto& x = item.value();
@@ -50,7 +67,7 @@ TEST(FusedAdamW, MatchesTorchAdamWAfterTenSteps) {
     EXPECT_TRUE(torch::allclose(x, y, /*rtol=*/1e-5, /*atol=*/1e-6)) << item.key();
   }
   // The weights moved: this compared updates, not two untouched models.
-  GPT fresh(p.model);
+  GPT fresh(find_preset("tiny").model);
   init_gpt2_weights(fresh, 5);
   EXPECT_GT((pa["h.0.mlp.c_fc.weight"] - fresh->named_parameters()["h.0.mlp.c_fc.weight"]).abs().max().item<double>(), 1e-3);
   RecordProperty("max_abs_diff", std::to_string(worst));
@@ -73,30 +90,17 @@ TEST(FusedAdamW, ZeroGradKeepsBuffersWhenAsked) {
 }
 
 TEST(FusedAdamW, DeviceLrStepMatchesHostLrStep) {
-  const Preset& p = find_preset("tiny");
   TrainConfig t;
   t.max_lr = 1e-3;
-  GPT a(p.model), b(p.model);
-  init_gpt2_weights(a, 6);
-  init_gpt2_weights(b, 6);
-  auto host = make_optimizer(a, t, /*fused=*/true);
-  auto device = make_optimizer(b, t, /*fused=*/true);
-  ASSERT_TRUE(device->supports_device_lr());
-  EXPECT_FALSE(make_optimizer(a, t, /*fused=*/false)->supports_device_lr());
-  auto data = make_synthetic_source({p.batch, p.seq, p.model.vocab_size, 6});
-  for (int64_t step = 0; step < 4; ++step) {
-    Batch batch = data->batch(step);
-    const double lr = learning_rate(t, step, 4);  // changes every step: a baked-in LR would show
-    lm_loss(a->forward(batch.x), batch.y).backward();
-    auto grads_a = a->named_parameters();
-    for (auto& item : b->named_parameters()) item.value().mutable_grad() = grads_a[item.key()].grad().clone();
-    host->step(lr);
-    device->set_device_lr(lr);
-    device->step_device_lr();
-    host->zero_grad(true);
-    device->zero_grad(true);
-  }
-  auto pa = a->named_parameters(), pb = b->named_parameters();
+  GPT model(find_preset("tiny").model);
+  EXPECT_TRUE(make_optimizer(model, t, /*fused=*/true)->supports_device_lr());
+  EXPECT_FALSE(make_optimizer(model, t, /*fused=*/false)->supports_device_lr());
+  // The LR changes every step over 4 steps: a baked-in LR would show.
+  Twins m = run_twins(6, 4, t, /*fused_a=*/true, /*fused_b=*/true, host_lr_step, [](StepOptimizer& opt, double lr) {
+    opt.set_device_lr(lr);
+    opt.step_device_lr();
+  });
+  auto pa = m.a->named_parameters(), pb = m.b->named_parameters();
   for (const auto& item : pa)  // the LR passes through fp32 on the device path
     EXPECT_TRUE(torch::allclose(item.value(), pb[item.key()], /*rtol=*/1e-6, /*atol=*/1e-7)) << item.key();
 }

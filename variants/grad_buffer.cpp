@@ -3,6 +3,10 @@
 
 namespace ladder {
 
+torch::Tensor clip_coefficient(const torch::Tensor& norm, double max_norm) {
+  return torch::clamp(max_norm / (norm + 1e-6), c10::nullopt, 1.0);
+}
+
 FlatGradients::FlatGradients(const std::vector<torch::Tensor>& params) : params_(params) {
   TORCH_CHECK(!params_.empty(), "FlatGradients: no parameters");
   const auto options = params_[0].options();
@@ -27,8 +31,7 @@ void FlatGradients::zero() { buffer_.zero_(); }
 torch::Tensor FlatGradients::clip(double max_norm) {
   torch::NoGradGuard no_grad;
   auto norm = torch::linalg_vector_norm(buffer_, 2);  // (); the zero padding adds nothing
-  auto scale = torch::clamp(max_norm / (norm + 1e-6), c10::nullopt, 1.0);
-  buffer_.mul_(scale);
+  buffer_.mul_(clip_coefficient(norm, max_norm));
   return norm;
 }
 

@@ -17,6 +17,10 @@
 
 namespace ladder {
 
+// clip_grad_norm_'s scale for a global norm `norm` (a () tensor):
+// min(1, max_norm / (norm + 1e-6)), as PyTorch; stays on the device.
+torch::Tensor clip_coefficient(const torch::Tensor& norm, double max_norm);
+
 class FlatGradients {
  public:
   // Each view starts at a multiple of kAlignElements, so multi-tensor and

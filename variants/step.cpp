@@ -80,8 +80,7 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
   if (grads.empty()) return torch::zeros({});
   auto norms = torch::_foreach_norm(grads, 2);
   auto total = torch::linalg_vector_norm(torch::stack(norms), 2);  // ()
-  auto scale = torch::clamp(max_norm / (total + 1e-6), c10::nullopt, 1.0);
-  torch::_foreach_mul_(grads, scale);
+  torch::_foreach_mul_(grads, clip_coefficient(total, max_norm));
   return total;
 }
 
@@ -93,7 +92,7 @@ torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tenso
   return loss / double(cfg_.micro_steps());
 }
 
-void TrainStep::capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y) {
+std::unique_ptr<GraphedStep> TrainStep::capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y) {
   profiler::ScopedRange capture(profiler::names::kCaptureGraph);
   StepFn forward_backward = [this](const torch::Tensor& xs, const torch::Tensor& ys) {
     auto loss = forward_loss(xs, ys);
@@ -121,7 +120,7 @@ void TrainStep::capture_graph(bool whole, const torch::Tensor& x, const torch::T
   if (first) graph_pool_ = new_graph_pool();
   auto graph = capture_step(forward_backward, first ? 3 : 0, body, x, y, *graph_pool_);
   if (first) flat_grads_->zero();
-  (whole ? step_graph_ : micro_graph_) = std::move(graph);
+  return graph;
 }
 
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
@@ -150,8 +149,9 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
                    whole ? profiler::names::kStepGraph : profiler::names::kForwardBackwardGraph);
       // Before a capture too: the LR tensor must exist outside the graph.
       if (whole) optimizer_->set_device_lr(out.lr);
-      if (!(whole ? step_graph_ : micro_graph_)) capture_graph(whole, batch.x, batch.y);
-      auto outputs = (whole ? step_graph_ : micro_graph_)->run(batch.x, batch.y);
+      auto& graph = whole ? step_graph_ : micro_graph_;
+      if (!graph) graph = capture_graph(whole, batch.x, batch.y);
+      auto outputs = graph->run(batch.x, batch.y);
       ++graph_replays_;
       loss_sum += outputs[0];
       if (whole) {
@@ -264,8 +264,9 @@ nlohmann::json TrainStep::describe_switches() const {
     if (flat_grads_) fusions.push_back("flat_gradient_buffer");
     if (graph) fusions.push_back(optimizer_in_graph_ ? "cuda_graph_whole_step" : "cuda_graph_forward_backward");
     const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 && (!cuda || epilogues > 0) && (!use_graph_ || graph);
-    const char* how = graph && optimizer_in_graph_ ? "custom fused kernels, cuBLASLt epilogues and one CUDA graph per step "
-                                                     "(forward, backward, clip, fused AdamW)"
+    const char* how = graph && optimizer_in_graph_ ? "custom fused kernels, cuBLASLt epilogues and CUDA graphs, the step's "
+                                                     "last micro-step's with clip and fused AdamW (one graph per step "
+                                                     "without accumulation)"
                       : graph      ? "custom fused kernels, cuBLASLt epilogues and a CUDA graph per micro-step "
                                      "(the optimizer runs eagerly: it needs fused-adamw to be captured)"
                       : use_graph_ ? "custom fused kernels, but no CUDA graph was captured"

@@ -93,7 +93,7 @@ class TrainStep {
   torch::Tensor forward_loss(const torch::Tensor& x, const torch::Tensor& y);  // (B, T) -> ()
   // Captures the micro-step graph, or with `whole` the last micro-step's
   // graph that also clips, steps the optimizer and zeroes the gradients.
-  void capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y);
+  std::unique_ptr<GraphedStep> capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y);
 
   RunConfig cfg_;
   torch::Device device_;
