@@ -3,11 +3,16 @@
 // gradient, in fp32 and under bf16 autocast, on CPU here and on CUDA (the
 // cuBLASLt epilogues) where a GPU is present; their input checks and counts;
 // and GPT's fused forward against the unfused one.
+#include <atomic>
+#include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -178,6 +183,63 @@ TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
   ASSERT_EQ(grads[0].size(), grads[1].size());
   for (size_t i = 0; i < grads[0].size(); ++i)
     expect_close(grads[1][i], grads[0][i], 1e-4, 1e-6, "gradient of parameter " + std::to_string(i));
+}
+
+// Counts aten::_to_copy calls (what a dtype cast dispatches to) whose input
+// has one given shape, across every thread, while installed.
+class ShapeCastCounter {
+ public:
+  explicit ShapeCastCounter(std::vector<int64_t> shape) {
+    shape_ = std::move(shape);
+    casts_ = 0;
+    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start).needsInputs(true));
+  }
+  ~ShapeCastCounter() { at::removeCallback(handle_); }
+  ShapeCastCounter(const ShapeCastCounter&) = delete;
+  ShapeCastCounter& operator=(const ShapeCastCounter&) = delete;
+  int64_t casts() const { return casts_.load(); }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    if (std::string_view(fn.name()) != "aten::_to_copy") return nullptr;
+    const auto inputs = fn.inputs();
+    if (!inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().sizes() == torch::IntArrayRef(shape_))
+      casts_.fetch_add(1);
+    return nullptr;
+  }
+  static inline std::vector<int64_t> shape_;
+  static inline std::atomic<int64_t> casts_{0};
+  at::CallbackHandle handle_;
+};
+
+// Under bf16 autocast the fused path's LayerNorms hand bf16 to the next
+// matmul, so no (B, T, C) activation is cast, forward or backward; the
+// unfused path casts every LayerNorm output to bf16 (and its gradient back).
+// Both compute the same loss within bf16's precision.
+TEST(FusedLinear, GptFusedUnderBf16AutocastCastsNoActivations) {
+  ModelConfig cfg{/*n_layer=*/2, /*n_head=*/2, /*n_embd=*/32, /*block_size=*/16, /*vocab_size=*/64};
+  const int64_t B = 2, T = 16;
+  std::vector<int64_t> casts(2);
+  std::vector<float> losses(2);
+  for (int fused = 0; fused < 2; ++fused) {
+    GPT model(cfg, ModelOptions{/*flash=*/true, /*fused=*/fused == 1});
+    init_gpt2_weights(model, 5);
+    torch::manual_seed(3);
+    auto idx = torch::randint(0, cfg.vocab_size, {B, T});
+    auto targets = torch::randint(0, cfg.vocab_size, {B, T});
+    const ShapeCastCounter counter({B, T, cfg.n_embd});
+    torch::Tensor loss;
+    {
+      const Autocast autocast(true, torch::kCPU);
+      loss = lm_loss(model->forward(idx), targets, 0, fused == 1);
+    }
+    loss.backward();
+    casts[fused] = counter.casts();
+    losses[fused] = loss.item<float>();
+  }
+  EXPECT_GT(casts[0], 0) << "the unfused path should cast its LayerNorm outputs (is the counter working?)";
+  EXPECT_EQ(casts[1], 0) << "the fused path cast " << casts[1] << " (B, T, C) activations";
+  EXPECT_NEAR(losses[1], losses[0], 2e-2 * std::abs(losses[0]));
 }
 
 // ---- CUDA: the cuBLASLt epilogues themselves -------------------------------------------

@@ -25,24 +25,24 @@ using ladder::testing::expect_error_mentions;
 // ---- add + LayerNorm --------------------------------------------------------------------
 
 using AddLayerNormOp = std::function<std::tuple<torch::Tensor, torch::Tensor>(
-    const torch::Tensor&, const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)>;
+    const torch::Tensor&, const torch::Tensor&, const torch::Tensor&, const torch::Tensor&, at::ScalarType)>;
 
 struct AddLayerNormResult {
   torch::Tensor s, y, dx, dresidual, dweight, dbias;
 };
 
 // Forward, then backward from random upstream gradients of both outputs
-// (or of y alone when use_s is false).
+// (or of y alone when use_s is false); y's gradient comes in y's dtype.
 AddLayerNormResult run_add_layer_norm(const AddLayerNormOp& op, const std::vector<int64_t>& shape,
-                                      torch::ScalarType residual_dtype, bool use_s = true) {
+                                      torch::ScalarType residual_dtype, bool use_s, torch::ScalarType y_dtype) {
   torch::manual_seed(7);
   const int64_t C = shape.back();
   auto x = torch::randn(shape).requires_grad_();                                    // (..., C)
   auto residual = torch::randn(shape).to(residual_dtype).requires_grad_();         // (..., C)
   auto weight = (1 + 0.1 * torch::randn({C})).requires_grad_();                     // (C)
   auto bias = (0.1 * torch::randn({C})).requires_grad_();                           // (C)
-  auto ds = torch::randn(shape), dy = torch::randn(shape);
-  auto [s, y] = op(x, residual, weight, bias);
+  auto ds = torch::randn(shape), dy = torch::randn(shape).to(y_dtype);
+  auto [s, y] = op(x, residual, weight, bias, y_dtype);
   if (use_s)
     torch::autograd::backward({s, y}, {ds, dy});
   else
@@ -51,26 +51,35 @@ AddLayerNormResult run_add_layer_norm(const AddLayerNormOp& op, const std::vecto
 }
 
 AddLayerNormResult run_fused(const std::vector<int64_t>& shape, torch::ScalarType residual_dtype,
-                             bool use_s = true) {
-  return run_add_layer_norm([](auto& x, auto& r, auto& w, auto& b) { return add_layer_norm(x, r, w, b); }, shape,
-                            residual_dtype, use_s);
+                             bool use_s = true, torch::ScalarType y_dtype = torch::kFloat) {
+  return run_add_layer_norm(
+      [](auto& x, auto& r, auto& w, auto& b, auto y_dt) { return add_layer_norm(x, r, w, b, 1e-5, y_dt); }, shape,
+      residual_dtype, use_s, y_dtype);
 }
 AddLayerNormResult run_reference(const std::vector<int64_t>& shape, torch::ScalarType residual_dtype,
-                                 bool use_s = true) {
+                                 bool use_s = true, torch::ScalarType y_dtype = torch::kFloat) {
   return run_add_layer_norm(
-      [](auto& x, auto& r, auto& w, auto& b) { return add_layer_norm_reference(x, r, w, b); }, shape,
-      residual_dtype, use_s);
+      [](auto& x, auto& r, auto& w, auto& b, auto y_dt) { return add_layer_norm_reference(x, r, w, b, 1e-5, y_dt); },
+      shape, residual_dtype, use_s, y_dtype);
 }
 
-// rtol/atol for fp32 tensors; residual_tol for the residual gradient (its dtype's precision).
+// A bf16 y may differ from the reference's by one rounding step (2^-8
+// relative): both round an fp32 value computed in a different order.
+constexpr double kBf16RoundingTol = 8e-3;
+
+// rtol/atol for fp32 tensors; residual_tol for the residual gradient (its
+// dtype's precision); y within its own dtype's rounding.
 void expect_add_layer_norm_matches(const std::vector<int64_t>& shape, torch::ScalarType residual_dtype,
-                                   double tol, double residual_tol, bool use_s = true) {
-  SCOPED_TRACE(::testing::Message() << "shape " << torch::IntArrayRef(shape) << ", residual "
-                                    << residual_dtype << (use_s ? "" : ", y alone"));
-  const auto fused = run_fused(shape, residual_dtype, use_s);
-  const auto ref = run_reference(shape, residual_dtype, use_s);
+                                   double tol, double residual_tol, bool use_s = true,
+                                   torch::ScalarType y_dtype = torch::kFloat) {
+  SCOPED_TRACE(::testing::Message() << "shape " << torch::IntArrayRef(shape) << ", residual " << residual_dtype
+                                    << ", y " << y_dtype << (use_s ? "" : ", y alone"));
+  const auto fused = run_fused(shape, residual_dtype, use_s, y_dtype);
+  const auto ref = run_reference(shape, residual_dtype, use_s, y_dtype);
+  const double y_tol = y_dtype == torch::kBFloat16 ? kBf16RoundingTol : tol;
+  EXPECT_EQ(fused.y.scalar_type(), y_dtype);
   expect_close(fused.s, ref.s, tol, tol, "s");
-  expect_close(fused.y, ref.y, tol, tol, "y");
+  expect_close(fused.y, ref.y, y_tol, y_tol, "y");
   expect_close(fused.dx, ref.dx, tol, tol, "dx");
   expect_close(fused.dresidual, ref.dresidual, residual_tol, residual_tol, "dresidual");
   expect_close(fused.dweight, ref.dweight, tol, tol, "dweight");
@@ -87,6 +96,31 @@ TEST(FusedAddLayerNorm, Bf16ResidualMatchesReference) {
   EXPECT_EQ(fused.s.scalar_type(), torch::kFloat);
   EXPECT_EQ(fused.y.scalar_type(), torch::kFloat);
   EXPECT_EQ(fused.dresidual.scalar_type(), torch::kBFloat16);
+}
+
+TEST(FusedAddLayerNorm, Bf16OutputMatchesReferenceAndTakesABf16Gradient) {
+  // What the fused rung does under bf16 autocast: y leaves in bf16 for the
+  // next matmul and its gradient comes back in bf16. Everything but y's own
+  // rounding stays as exact as the fp32 case: the kernels widen dy to fp32.
+  expect_add_layer_norm_matches({3, 50, 64}, torch::kFloat, 2e-5, 2e-5, /*use_s=*/true, torch::kBFloat16);
+  expect_add_layer_norm_matches({2, 8, 96}, torch::kBFloat16, 2e-5, 1e-2, /*use_s=*/true, torch::kBFloat16);
+  expect_add_layer_norm_matches({5, 19}, torch::kBFloat16, 2e-5, 1e-2, /*use_s=*/false, torch::kBFloat16);
+  const auto fused = run_fused({2, 8, 96}, torch::kBFloat16, /*use_s=*/true, torch::kBFloat16);
+  EXPECT_EQ(fused.s.scalar_type(), torch::kFloat);
+  EXPECT_EQ(fused.dx.scalar_type(), torch::kFloat);
+  EXPECT_EQ(fused.dresidual.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(fused.dweight.scalar_type(), torch::kFloat);
+}
+
+TEST(FusedAddLayerNorm, Bf16OutputIsTheRoundedFloat32Output) {
+  // Same inputs, y in fp32 and in bf16: the bf16 y is the fp32 one rounded to
+  // nearest even, bit for bit (one rounding, no bf16 arithmetic).
+  torch::manual_seed(5);
+  auto x = torch::randn({9, 40}), r = torch::randn({9, 40}).to(torch::kBFloat16);
+  auto w = 1 + 0.1 * torch::randn({40}), b = 0.1 * torch::randn({40});
+  const auto y32 = std::get<1>(add_layer_norm(x, r, w, b, 1e-5, torch::kFloat));
+  const auto y16 = std::get<1>(add_layer_norm(x, r, w, b, 1e-5, torch::kBFloat16));
+  EXPECT_TRUE(torch::equal(y16, y32.to(torch::kBFloat16)));
 }
 
 TEST(FusedAddLayerNorm, OddSizesMatchReference) {
@@ -140,6 +174,7 @@ TEST(FusedAddLayerNorm, RejectsInconsistentInputs) {
   expect_error_mentions([&] { add_layer_norm(x, x, w, torch::zeros({4, 8})); }, "bias has shape [4, 8]");
   expect_error_mentions([&] { add_layer_norm(x.to(torch::kBFloat16), x, w, b); }, "x has dtype BFloat16");
   expect_error_mentions([&] { add_layer_norm(x, x.to(torch::kDouble), w, b); }, "residual has dtype Double");
+  expect_error_mentions([&] { add_layer_norm(x, x, w, b, 1e-5, torch::kHalf); }, "y_dtype is Half");
 }
 
 TEST(FusedAddLayerNorm, AcceptsNonContiguousInputs) {
@@ -306,19 +341,23 @@ TEST(FusedSoftmaxCrossEntropy, SavesOnlyPerRowLogsumexpBesidesInputs) {
 
 TEST(FusedAddLayerNorm, CudaMatchesReference) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  for (auto residual_dtype : {torch::kFloat, torch::kBFloat16}) {
-    SCOPED_TRACE(::testing::Message() << "residual " << residual_dtype);
+  for (auto [residual_dtype, y_dtype] : {std::pair{torch::kFloat, torch::kFloat},
+                                         std::pair{torch::kBFloat16, torch::kFloat},
+                                         std::pair{torch::kFloat, torch::kBFloat16},
+                                         std::pair{torch::kBFloat16, torch::kBFloat16}}) {
+    SCOPED_TRACE(::testing::Message() << "residual " << residual_dtype << ", y " << y_dtype);
     torch::manual_seed(9);
     const int64_t C = 200;  // not a multiple of the warp size
     auto x = torch::randn({3, 70, C}).cuda().requires_grad_();                    // (B, T, C)
     auto r = torch::randn({3, 70, C}).to(residual_dtype).cuda().requires_grad_();  // (B, T, C)
     auto w = (1 + 0.1 * torch::randn({C})).cuda().requires_grad_();
     auto b = (0.1 * torch::randn({C})).cuda().requires_grad_();
-    auto ds = torch::randn({3, 70, C}).cuda(), dy = torch::randn({3, 70, C}).cuda();
+    auto ds = torch::randn({3, 70, C}).cuda(), dy = torch::randn({3, 70, C}).to(y_dtype).cuda();
     std::vector<torch::Tensor> got, want;
     for (bool fused : {true, false}) {
       for (auto* t : {&x, &r, &w, &b}) t->mutable_grad().reset();
-      auto [s, y] = fused ? add_layer_norm(x, r, w, b) : add_layer_norm_reference(x, r, w, b);
+      auto [s, y] = fused ? add_layer_norm(x, r, w, b, 1e-5, y_dtype)
+                          : add_layer_norm_reference(x, r, w, b, 1e-5, y_dtype);
       torch::autograd::backward({s, y}, {ds, dy});
       // Assigned through a named reference: GCC 13 rejects a braced list assigned to a conditional.
       std::vector<torch::Tensor>& results = fused ? got : want;
@@ -326,7 +365,9 @@ TEST(FusedAddLayerNorm, CudaMatchesReference) {
     }
     const char* names[] = {"s", "y", "dx", "dresidual", "dweight", "dbias"};
     for (size_t i = 0; i < got.size(); ++i) {
-      const double tol = (i == 3 && residual_dtype == torch::kBFloat16) ? 1e-2 : 1e-4;
+      const double tol = (i == 3 && residual_dtype == torch::kBFloat16) ? 1e-2
+                         : (i == 1 && y_dtype == torch::kBFloat16)        ? kBf16RoundingTol
+                                                                          : 1e-4;
       expect_close(got[i].cpu(), want[i].cpu(), tol, tol, names[i]);
     }
   }

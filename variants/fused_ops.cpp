@@ -55,7 +55,7 @@ void check_same_device(const torch::Tensor& t, const torch::Tensor& ref, const c
 }
 
 void check_add_layer_norm_inputs(const torch::Tensor& x, const torch::Tensor& residual,
-                                 const torch::Tensor& weight, const torch::Tensor& bias) {
+                                 const torch::Tensor& weight, const torch::Tensor& bias, at::ScalarType y_dtype) {
   constexpr const char* op = "add_layer_norm";
   TORCH_CHECK(x.defined() && residual.defined() && weight.defined() && bias.defined(), op,
               ": x, residual, weight and bias must all be defined tensors");
@@ -75,6 +75,8 @@ void check_add_layer_norm_inputs(const torch::Tensor& x, const torch::Tensor& re
   TORCH_CHECK(weight.scalar_type() == at::kFloat && bias.scalar_type() == at::kFloat, op,
               ": weight and bias have dtypes ", weight.scalar_type(), " and ", bias.scalar_type(),
               "; expected float32");
+  TORCH_CHECK(y_dtype == at::kFloat || y_dtype == at::kBFloat16, op, ": y_dtype is ", y_dtype,
+              "; expected float32 or bfloat16");
   check_device_supported(x, op, "x");
   check_same_device(residual, x, op, "residual", "x");
   check_same_device(weight, x, op, "weight", "x");
@@ -192,9 +194,22 @@ inline Bf16Bits from_float<Bf16Bits>(float v) {
   return Bf16Bits((rounded & ~nan_mask) | (0x7FC0u & nan_mask));
 }
 
-// A bfloat16 tensor's data as raw bits.
-const Bf16Bits* bf16_data(const torch::Tensor& t) { return static_cast<const Bf16Bits*>(t.const_data_ptr()); }
-Bf16Bits* bf16_data(torch::Tensor& t) { return static_cast<Bf16Bits*>(t.data_ptr()); }
+// Calls f with a value of the CPU element type that stands for dtype: float,
+// or Bf16Bits for bfloat16 (the two element types the ops take; the input
+// checks have excluded any other).
+template <typename F>
+void with_cpu_elem(at::ScalarType dtype, F&& f) {
+  if (dtype == at::kBFloat16)
+    f(Bf16Bits{});
+  else
+    f(float{});
+}
+
+// A tensor's data as T (float, or Bf16Bits for bfloat16); null when undefined.
+template <typename T>
+T* cpu_data(const torch::Tensor& t) {
+  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
+}
 
 // exp(x) for x <= 88: Cephes' expf polynomial after a Cody-Waite range
 // reduction, about 1 ulp. Inputs below -87 (and -inf) give exp(-87) ~ 1.6e-38
@@ -230,10 +245,10 @@ inline float exp_approx(float x) {
 // drivers split rows over threads.
 
 // s = x + r; y = (s - mean) * rstd * weight + bias for one row of C.
-template <typename R>
+template <typename R, typename Y>
 inline void add_layer_norm_forward_row(const float* __restrict__ x, const R* __restrict__ r,
                                        const float* __restrict__ weight, const float* __restrict__ bias,
-                                       float* __restrict__ s, float* __restrict__ y, int64_t C, float eps,
+                                       float* __restrict__ s, Y* __restrict__ y, int64_t C, float eps,
                                        float& mean, float& rstd) {
   const float mu = lane_sum(C, [&](int64_t c) {
                      const float v = x[c] + to_float(r[c]);
@@ -245,27 +260,27 @@ inline void add_layer_norm_forward_row(const float* __restrict__ x, const R* __r
                       return d * d;
                     }) / float(C);
   const float rs = 1.f / std::sqrt(var + eps);
-  for (int64_t c = 0; c < C; ++c) y[c] = (s[c] - mu) * rs * weight[c] + bias[c];
+  for (int64_t c = 0; c < C; ++c) y[c] = from_float<Y>((s[c] - mu) * rs * weight[c] + bias[c]);
   mean = mu;
   rstd = rs;
 }
 
-template <typename R>
+template <typename R, typename Y>
 LADDER_CPU_CLONES void add_layer_norm_forward_rows(int64_t begin, int64_t end, const float* x, const R* residual,
-                                                   const float* weight, const float* bias, float* s, float* y,
+                                                   const float* weight, const float* bias, float* s, Y* y,
                                                    float* mean, float* rstd, int64_t C, float eps) {
   for (int64_t row = begin; row < end; ++row)
     add_layer_norm_forward_row(x + row * C, residual + row * C, weight, bias, s + row * C, y + row * C, C, eps,
                                mean[row], rstd[row]);
 }
 
-template <typename R>
+template <typename R, typename Y>
 void add_layer_norm_forward_cpu(const float* x,         // (N, C)
                                 const R* residual,      // (N, C)
                                 const float* weight,    // (C)
                                 const float* bias,      // (C)
                                 float* s,               // (N, C) out
-                                float* y,               // (N, C) out
+                                Y* y,                   // (N, C) out
                                 float* mean,            // (N) out
                                 float* rstd,            // (N) out
                                 int64_t N, int64_t C, float eps) {
@@ -277,17 +292,20 @@ void add_layer_norm_forward_cpu(const float* x,         // (N, C)
 
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight, for one
 // row; adds dy * xhat and dy into the dweight/dbias partials dw, db.
-inline void add_layer_norm_backward_row(const float* __restrict__ dy, const float* __restrict__ s,
+template <typename D>
+inline void add_layer_norm_backward_row(const D* __restrict__ dy, const float* __restrict__ s,
                                         const float* __restrict__ weight, float mu, float rs,
                                         float* __restrict__ dx, float* __restrict__ dw, float* __restrict__ db,
                                         int64_t C) {
-  const float mean_g = lane_sum(C, [&](int64_t c) { return dy[c] * weight[c]; }) / float(C);
-  const float mean_gx = lane_sum(C, [&](int64_t c) { return dy[c] * weight[c] * (s[c] - mu) * rs; }) / float(C);
+  const float mean_g = lane_sum(C, [&](int64_t c) { return to_float(dy[c]) * weight[c]; }) / float(C);
+  const float mean_gx =
+      lane_sum(C, [&](int64_t c) { return to_float(dy[c]) * weight[c] * (s[c] - mu) * rs; }) / float(C);
   for (int64_t c = 0; c < C; ++c) {
+    const float g = to_float(dy[c]);
     const float xhat = (s[c] - mu) * rs;
-    dx[c] = rs * (dy[c] * weight[c] - mean_g - xhat * mean_gx);
-    dw[c] += dy[c] * xhat;
-    db[c] += dy[c];
+    dx[c] = rs * (g * weight[c] - mean_g - xhat * mean_gx);
+    dw[c] += g * xhat;
+    db[c] += g;
   }
 }
 
@@ -301,8 +319,8 @@ inline void add_incoming_and_cast_row(const float* __restrict__ ds_in, float* __
     for (int64_t c = 0; c < C; ++c) dresidual[c] = from_float<R>(dx[c]);
 }
 
-template <typename R>
-LADDER_CPU_CLONES void add_layer_norm_backward_rows(int64_t begin, int64_t end, const float* dy, const float* ds_in,
+template <typename D, typename R>
+LADDER_CPU_CLONES void add_layer_norm_backward_rows(int64_t begin, int64_t end, const D* dy, const float* ds_in,
                                                     const float* s, const float* weight, const float* mean,
                                                     const float* rstd, float* dx, R* dresidual, float* dw,
                                                     float* db, int64_t C) {
@@ -318,8 +336,8 @@ LADDER_CPU_CLONES void add_layer_norm_backward_rows(int64_t begin, int64_t end, 
 }
 
 // dy, ds_in and dresidual may be null (see fused_kernels.h, the same contract).
-template <typename R>
-void add_layer_norm_backward_cpu(const float* dy,      // (N, C) or null
+template <typename D, typename R>
+void add_layer_norm_backward_cpu(const D* dy,          // (N, C) or null
                                  const float* ds_in,   // (N, C) or null
                                  const float* s,       // (N, C)
                                  const float* weight,  // (C)
@@ -452,33 +470,35 @@ namespace detail {
 
 variable_list AddLayerNormFunction::forward(AutogradContext* ctx, const torch::Tensor& x_in,
                                             const torch::Tensor& residual_in, const torch::Tensor& weight_in,
-                                            const torch::Tensor& bias_in, double eps) {
-  check_add_layer_norm_inputs(x_in, residual_in, weight_in, bias_in);
+                                            const torch::Tensor& bias_in, double eps, at::ScalarType y_dtype) {
+  check_add_layer_norm_inputs(x_in, residual_in, weight_in, bias_in, y_dtype);
   g_add_layer_norm_calls.fetch_add(1, std::memory_order_relaxed);
   const auto x = x_in.contiguous(), residual = residual_in.contiguous();
   const auto weight = weight_in.contiguous(), bias = bias_in.contiguous();
   const int64_t C = x.size(-1), N = x.numel() / C;
-  auto s = torch::empty(x.sizes(), x.options());     // (..., C)
-  auto y = torch::empty(x.sizes(), x.options());     // (..., C)
-  auto mean = torch::empty({N}, x.options());        // (N)
-  auto rstd = torch::empty({N}, x.options());        // (N)
+  auto s = torch::empty(x.sizes(), x.options());                   // (..., C)
+  auto y = torch::empty(x.sizes(), x.options().dtype(y_dtype));    // (..., C)
+  auto mean = torch::empty({N}, x.options());                      // (N)
+  auto rstd = torch::empty({N}, x.options());                      // (N)
   const bool residual_bf16 = residual.scalar_type() == at::kBFloat16;
   if (x.is_cuda()) {
 #ifdef LADDER_WITH_CUDA
     const c10::cuda::CUDAGuard guard(x.device());
     cuda::add_layer_norm_forward(x.data_ptr<float>(), residual.data_ptr(), elem_type(residual.scalar_type()),
                                  weight.data_ptr<float>(), bias.data_ptr<float>(), s.data_ptr<float>(),
-                                 y.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(), N, C,
-                                 float(eps), current_stream());
+                                 y.data_ptr(), elem_type(y_dtype), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                 N, C, float(eps), current_stream());
 #endif
-  } else if (residual_bf16) {
-    add_layer_norm_forward_cpu(x.data_ptr<float>(), bf16_data(residual), weight.data_ptr<float>(),
-                               bias.data_ptr<float>(), s.data_ptr<float>(), y.data_ptr<float>(),
-                               mean.data_ptr<float>(), rstd.data_ptr<float>(), N, C, float(eps));
   } else {
-    add_layer_norm_forward_cpu(x.data_ptr<float>(), residual.data_ptr<float>(), weight.data_ptr<float>(),
-                               bias.data_ptr<float>(), s.data_ptr<float>(), y.data_ptr<float>(),
-                               mean.data_ptr<float>(), rstd.data_ptr<float>(), N, C, float(eps));
+    with_cpu_elem(residual.scalar_type(), [&](auto r_elem) {
+      with_cpu_elem(y_dtype, [&](auto y_elem) {
+        using R = decltype(r_elem);
+        using Y = decltype(y_elem);
+        add_layer_norm_forward_cpu(x.data_ptr<float>(), cpu_data<const R>(residual), weight.data_ptr<float>(),
+                                   bias.data_ptr<float>(), s.data_ptr<float>(), cpu_data<Y>(y),
+                                   mean.data_ptr<float>(), rstd.data_ptr<float>(), N, C, float(eps));
+      });
+    });
   }
   ctx->save_for_backward({s, weight, mean, rstd});
   ctx->saved_data["residual_bf16"] = residual_bf16;
@@ -497,30 +517,35 @@ variable_list AddLayerNormFunction::backward(AutogradContext* ctx, variable_list
   auto dresidual = residual_bf16 ? torch::empty(s.sizes(), s.options().dtype(at::kBFloat16)) : torch::Tensor();
   auto dweight = torch::empty({C}, weight.options());
   auto dbias = torch::empty({C}, weight.options());
+  // dy arrives in y's dtype (autograd casts an upstream gradient to it).
+  const at::ScalarType dy_dtype = dy.defined() ? dy.scalar_type() : at::kFloat;
   if (s.is_cuda()) {
 #ifdef LADDER_WITH_CUDA
     const c10::cuda::CUDAGuard guard(s.device());
     auto scratch = torch::empty({cuda::add_layer_norm_backward_scratch_floats(N, C)}, s.options());
-    cuda::add_layer_norm_backward(data_or_null(dy), data_or_null(ds_in), s.data_ptr<float>(),
-                                  weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                  dx.data_ptr<float>(), residual_bf16 ? dresidual.data_ptr() : nullptr,
+    cuda::add_layer_norm_backward(dy.defined() ? dy.data_ptr() : nullptr, elem_type(dy_dtype), data_or_null(ds_in),
+                                  s.data_ptr<float>(), weight.data_ptr<float>(), mean.data_ptr<float>(),
+                                  rstd.data_ptr<float>(), dx.data_ptr<float>(),
+                                  residual_bf16 ? dresidual.data_ptr() : nullptr,
                                   residual_bf16 ? cuda::ElemType::kBFloat16 : cuda::ElemType::kFloat32,
                                   dweight.data_ptr<float>(), dbias.data_ptr<float>(), scratch.data_ptr<float>(), N,
                                   C, current_stream());
 #endif
-  } else if (residual_bf16) {
-    add_layer_norm_backward_cpu(data_or_null(dy), data_or_null(ds_in), s.data_ptr<float>(),
-                                weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                dx.data_ptr<float>(), bf16_data(dresidual),
-                                dweight.data_ptr<float>(), dbias.data_ptr<float>(), N, C);
   } else {
-    add_layer_norm_backward_cpu<float>(data_or_null(dy), data_or_null(ds_in), s.data_ptr<float>(),
-                                       weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                       dx.data_ptr<float>(), nullptr, dweight.data_ptr<float>(),
-                                       dbias.data_ptr<float>(), N, C);
+    // An fp32 residual takes dx itself: dresidual stays undefined, so null.
+    with_cpu_elem(dy_dtype, [&](auto dy_elem) {
+      with_cpu_elem(residual_bf16 ? at::kBFloat16 : at::kFloat, [&](auto r_elem) {
+        using D = decltype(dy_elem);
+        using R = decltype(r_elem);
+        add_layer_norm_backward_cpu(cpu_data<const D>(dy), data_or_null(ds_in), s.data_ptr<float>(),
+                                    weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                    dx.data_ptr<float>(), cpu_data<R>(dresidual), dweight.data_ptr<float>(),
+                                    dbias.data_ptr<float>(), N, C);
+      });
+    });
   }
   // An fp32 residual gets the same gradient as x (as AddBackward returns one tensor for both).
-  return {dx, residual_bf16 ? dresidual : dx, dweight, dbias, torch::Tensor()};
+  return {dx, residual_bf16 ? dresidual : dx, dweight, dbias, torch::Tensor(), torch::Tensor()};
 }
 
 // ---- autograd: softmax cross-entropy ----------------------------------------------------
@@ -547,12 +572,11 @@ variable_list SoftmaxCrossEntropyFunction::forward(AutogradContext* ctx, const t
 #endif
   } else {
     check_targets_in_range_cpu(targets, V);
-    if (logits.scalar_type() == at::kBFloat16)
-      softmax_cross_entropy_forward_cpu(bf16_data(logits), targets.data_ptr<int64_t>(),
+    with_cpu_elem(logits.scalar_type(), [&](auto elem) {
+      using T = decltype(elem);
+      softmax_cross_entropy_forward_cpu(cpu_data<const T>(logits), targets.data_ptr<int64_t>(),
                                         losses.data_ptr<float>(), lse.data_ptr<float>(), N, Vp, V);
-    else
-      softmax_cross_entropy_forward_cpu(logits.data_ptr<float>(), targets.data_ptr<int64_t>(),
-                                        losses.data_ptr<float>(), lse.data_ptr<float>(), N, Vp, V);
+    });
     const float* l = losses.data_ptr<float>();
     double total = 0.0;  // in order, in double: deterministic and exact enough for any N
     for (int64_t i = 0; i < N; ++i) total += l[i];
@@ -584,12 +608,11 @@ variable_list SoftmaxCrossEntropyFunction::backward(AutogradContext* ctx, variab
 #endif
   } else {
     const float scale = dloss.item<float>() / float(N);
-    if (logits.scalar_type() == at::kBFloat16)
-      softmax_cross_entropy_backward_cpu(bf16_data(logits), targets.data_ptr<int64_t>(),
-                                         lse.data_ptr<float>(), scale, bf16_data(grad), N, Vp, V);
-    else
-      softmax_cross_entropy_backward_cpu(logits.data_ptr<float>(), targets.data_ptr<int64_t>(),
-                                         lse.data_ptr<float>(), scale, grad.data_ptr<float>(), N, Vp, V);
+    with_cpu_elem(logits.scalar_type(), [&](auto elem) {
+      using T = decltype(elem);
+      softmax_cross_entropy_backward_cpu(cpu_data<const T>(logits), targets.data_ptr<int64_t>(),
+                                         lse.data_ptr<float>(), scale, cpu_data<T>(grad), N, Vp, V);
+    });
   }
   return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
 }
@@ -600,20 +623,21 @@ variable_list SoftmaxCrossEntropyFunction::backward(AutogradContext* ctx, variab
 
 std::tuple<torch::Tensor, torch::Tensor> add_layer_norm(const torch::Tensor& x, const torch::Tensor& residual,
                                                         const torch::Tensor& weight, const torch::Tensor& bias,
-                                                        double eps) {
+                                                        double eps, at::ScalarType y_dtype) {
   // Named like an ATen operator, so profilers attribute its time (backward
   // is named by autograd: CppNode<...AddLayerNormFunction>).
   RECORD_FUNCTION("ladder::add_layer_norm", std::vector<c10::IValue>({x, residual}));
-  auto outputs = detail::AddLayerNormFunction::apply(x, residual, weight, bias, eps);
+  auto outputs = detail::AddLayerNormFunction::apply(x, residual, weight, bias, eps, y_dtype);
   return {outputs[0], outputs[1]};
 }
 
 std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::Tensor& x,
                                                                   const torch::Tensor& residual,
                                                                   const torch::Tensor& weight,
-                                                                  const torch::Tensor& bias, double eps) {
-  auto s = x + residual.to(x.scalar_type());                             // (..., C)
-  auto y = at::layer_norm(s, {x.size(-1)}, weight, bias, eps);           // (..., C)
+                                                                  const torch::Tensor& bias, double eps,
+                                                                  at::ScalarType y_dtype) {
+  auto s = x + residual.to(x.scalar_type());                                       // (..., C)
+  auto y = at::layer_norm(s, {x.size(-1)}, weight, bias, eps).to(y_dtype);         // (..., C)
   return {s, y};
 }
 

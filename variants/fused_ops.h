@@ -23,16 +23,22 @@ namespace ladder::fused {
 // s = x + residual; y = LayerNorm(s) * weight + bias over the last dim (eps).
 // x: (..., C) float32 (the residual stream); residual: (..., C) float32 or
 // bfloat16 (e.g. a bf16 linear output under autocast; it is added in fp32);
-// weight, bias: (C) float32. Returns {s, y}, both (..., C) float32.
+// weight, bias: (C) float32. Returns {s, y}: s (..., C) float32, y (..., C)
+// in y_dtype, float32 or bfloat16. All arithmetic is in fp32; a bf16 y is
+// rounded once on the way out, so that under bf16 autocast the next linear
+// reads it without a cast kernel, and its gradient comes back in bf16 without
+// one either (the backward reads dy in y's dtype).
 // Differentiable w.r.t. x, residual, weight and bias.
 std::tuple<torch::Tensor, torch::Tensor> add_layer_norm(const torch::Tensor& x, const torch::Tensor& residual,
                                                         const torch::Tensor& weight, const torch::Tensor& bias,
-                                                        double eps = 1e-5);
-// Composite ATen ops: s = x + residual.to(x.dtype()); y = at::layer_norm(s, {C}, weight, bias, eps).
+                                                        double eps = 1e-5, at::ScalarType y_dtype = at::kFloat);
+// Composite ATen ops: s = x + residual.to(x.dtype());
+// y = at::layer_norm(s, {C}, weight, bias, eps).to(y_dtype).
 std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::Tensor& x,
                                                                   const torch::Tensor& residual,
                                                                   const torch::Tensor& weight,
-                                                                  const torch::Tensor& bias, double eps = 1e-5);
+                                                                  const torch::Tensor& bias, double eps = 1e-5,
+                                                                  at::ScalarType y_dtype = at::kFloat);
 
 // Mean cross-entropy of logits (N, Vp) against targets (N) int64, where only
 // the first valid_vocab columns are classes: the padding columns [valid_vocab, Vp)
@@ -67,8 +73,8 @@ struct AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFunct
   // Returns {s, y}; saves s, weight, mean (N), rstd (N).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                                 const torch::Tensor& residual, const torch::Tensor& weight,
-                                                const torch::Tensor& bias, double eps);
-  // Returns {dx, dresidual, dweight, dbias, none}.
+                                                const torch::Tensor& bias, double eps, at::ScalarType y_dtype);
+  // Returns {dx, dresidual, dweight, dbias, none, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);
 };

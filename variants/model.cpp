@@ -4,6 +4,8 @@
 #include <cmath>
 #include <optional>
 
+#include <ATen/autocast_mode.h>
+
 #include "profiler/layer_ranges.h"
 #include "profiler/range.h"
 #include "variants/fused_linear.h"
@@ -101,10 +103,11 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   const int64_t T = idx.size(1);
   TORCH_CHECK(T <= cfg_.block_size, "sequence length ", T, " exceeds block size ", cfg_.block_size);
   auto pos = torch::arange(T, idx.options());  // (T)
-  auto x = wte(idx) + wpe(pos);                // (B, T, C)
+  torch::Tensor x;
   if (options_.fused) {
-    x = forward_fused(x);
+    x = forward_fused(wte(idx), wpe(pos));  // (B, T, C)
   } else {
+    x = wte(idx) + wpe(pos);  // (B, T, C)
     const int64_t L = int64_t(h->size());
     const bool ranges = options_.layer_ranges;
     // Backward: the boundary below block 0 closes its range (layer_ranges.h).
@@ -123,13 +126,24 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   return torch::matmul(x, wte->weight.t());  // (B, T, V), lm_head tied to wte
 }
 
-torch::Tensor GPTImpl::forward_fused(torch::Tensor x) {
+torch::Tensor GPTImpl::forward_fused(const torch::Tensor& tok, const torch::Tensor& pos) {
   const int64_t L = int64_t(h->size());
-  auto norm = [](const torch::nn::LayerNorm& ln) -> std::pair<torch::Tensor, torch::Tensor> {
-    return {ln->weight, ln->bias};
+  // What the LayerNorms hand on: bf16 under bf16 autocast, the dtype autocast
+  // would cast the next matmul's input to anyway, so the cast kernels (and
+  // their backward) vanish; fp32 otherwise. s, the residual stream, stays fp32.
+  const auto device_type = tok.device().type();
+  const at::ScalarType normed_dtype =
+      at::autocast::is_autocast_enabled(device_type) &&
+              at::autocast::get_autocast_dtype(device_type) == at::kBFloat16
+          ? at::kBFloat16
+          : at::kFloat;
+  auto add_norm = [&](const torch::Tensor& x, const torch::Tensor& residual, const torch::nn::LayerNorm& ln) {
+    return fused::add_layer_norm(x, residual, ln->weight, ln->bias, ln->options.eps(), normed_dtype);
   };
   auto block = [&](int64_t i) { return h[i]->as<Block>(); };
-  torch::Tensor normed = block(0)->ln_1(x);  // (B, T, C)
+  // x = tok + pos; block 0's ln_1. The position embeddings broadcast over the
+  // batch (expand's backward sums their gradient over it).
+  auto [x, normed] = add_norm(tok, pos.expand_as(tok), block(0)->ln_1);  // (B, T, C) each
   const bool ranges = options_.layer_ranges;
   // Both streams cross each block boundary: the residual x and its LayerNorm.
   auto boundary = [&](int64_t close_layer, int64_t open_layer) {
@@ -143,11 +157,9 @@ torch::Tensor GPTImpl::forward_fused(torch::Tensor x) {
       std::optional<profiler::ScopedRange> range;
       if (ranges) range.emplace(profiler::names::layer(i));
       auto* blk = block(i);
-      auto [w2, b2] = norm(blk->ln_2);
-      std::tie(x, normed) = fused::add_layer_norm(x, blk->attn(normed), w2, b2);  // x += attn; ln_2
+      std::tie(x, normed) = add_norm(x, blk->attn(normed), blk->ln_2);  // x += attn; ln_2
       const auto& next = i + 1 < L ? block(i + 1)->ln_1 : ln_f;
-      auto [w1, b1] = norm(next);
-      std::tie(x, normed) = fused::add_layer_norm(x, blk->mlp(normed), w1, b1);  // x += mlp; next LN
+      std::tie(x, normed) = add_norm(x, blk->mlp(normed), next);  // x += mlp; next LN
     }
     if (ranges) boundary(i + 1 < L ? i + 1 : -1, i);
   }

@@ -94,9 +94,11 @@ class GPTImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
 
  private:
-  // The fused path: the residual add that ends each sub-block is fused with
-  // the LayerNorm that starts the next one (ln_2, the next ln_1, or ln_f).
-  torch::Tensor forward_fused(torch::Tensor x);  // (B, T, C) -> (B, T, C) after ln_f
+  // The fused path: every residual add is fused with the LayerNorm after it,
+  // from the embeddings' sum (with block 0's ln_1) to the last one (ln_f).
+  // Under bf16 autocast each LayerNorm hands bf16 to the next matmul.
+  // tok (B, T, C), pos (T, C) -> (B, T, C) after ln_f.
+  torch::Tensor forward_fused(const torch::Tensor& tok, const torch::Tensor& pos);
 
   ModelConfig cfg_;
   ModelOptions options_;

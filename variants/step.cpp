@@ -251,6 +251,9 @@ nlohmann::json TrainStep::describe_switches() const {
     const bool cuda = device_.is_cuda();
     const bool graph = uses_graph();
     nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy", "mlp_one_autograd_node"};
+    // Under bf16 autocast the LayerNorms write bf16 for the next matmul, so no
+    // cast kernels run between them, forward or backward (model.cpp).
+    if (sw.bf16) fusions.push_back("layer_norm_outputs_in_bf16");
     nlohmann::json not_used = nlohmann::json::array();
     if (cuda && epilogues > 0)
       fusions.push_back("cublaslt_epilogues: bias, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB");

@@ -44,14 +44,14 @@ __device__ __forceinline__ float warp_sum(float v) {
 // ---- add + LayerNorm ---------------------------------------------------------------
 
 // grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
-template <typename R>
+template <typename R, typename Y>
 __global__ void __launch_bounds__(kLayerNormThreads)
     add_layer_norm_forward_kernel(const float* __restrict__ x,         // (N, C)
                                   const R* __restrict__ residual,      // (N, C)
                                   const float* __restrict__ weight,    // (C)
                                   const float* __restrict__ bias,      // (C)
                                   float* s,                            // (N, C)
-                                  float* __restrict__ y,               // (N, C)
+                                  Y* __restrict__ y,                   // (N, C)
                                   float* __restrict__ mean_out,        // (N)
                                   float* __restrict__ rstd_out,        // (N)
                                   int64_t N, int C, float eps) {
@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   }
   const float rstd = rsqrtf(warp_sum(sq) / C + eps);
 
-  float* y_row = y + offset;
-  for (int c = lane; c < C; c += kWarpSize) y_row[c] = (s_row[c] - mean) * rstd * weight[c] + bias[c];
+  Y* y_row = y + offset;
+  for (int c = lane; c < C; c += kWarpSize) y_row[c] = from_float<Y>((s_row[c] - mean) * rstd * weight[c] + bias[c]);
   if (lane == 0) {
     mean_out[row] = mean;
     rstd_out[row] = rstd;
@@ -87,9 +87,9 @@ __global__ void __launch_bounds__(kLayerNormThreads)
 }
 
 // Per-row input gradient. dy, ds_in, dresidual may be null.
-template <typename R>
+template <typename D, typename R>
 __global__ void __launch_bounds__(kLayerNormThreads)
-    add_layer_norm_backward_rows_kernel(const float* __restrict__ dy,      // (N, C)
+    add_layer_norm_backward_rows_kernel(const D* __restrict__ dy,          // (N, C)
                                         const float* __restrict__ ds_in,   // (N, C)
                                         const float* __restrict__ s,       // (N, C)
                                         const float* __restrict__ weight,  // (C)
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   if (dy != nullptr) {
     float sum_g = 0.f, sum_gx = 0.f;
     for (int c = lane; c < C; c += kWarpSize) {
-      const float g = dy[offset + c] * weight[c];
+      const float g = to_float(dy[offset + c]) * weight[c];
       sum_g += g;
       sum_gx += g * (s[offset + c] - mu) * rs;
     }
@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   for (int c = lane; c < C; c += kWarpSize) {
     float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
     if (dy != nullptr) {
-      const float g = dy[offset + c] * weight[c];
+      const float g = to_float(dy[offset + c]) * weight[c];
       const float xhat = (s[offset + c] - mu) * rs;
       ds += rs * (g - mean_g - xhat * mean_gx);
     }
@@ -131,8 +131,9 @@ __global__ void __launch_bounds__(kLayerNormThreads)
 // Thread (tx, ty) sums rows ty, ty + 8, ... of its chunk for column tx; the
 // 8 partials are then added in a fixed order, so the result is deterministic.
 constexpr int kParamRowsPerBlockStep = 8;
+template <typename D>
 __global__ void __launch_bounds__(kWarpSize * kParamRowsPerBlockStep)
-    add_layer_norm_backward_params_partial_kernel(const float* __restrict__ dy,    // (N, C)
+    add_layer_norm_backward_params_partial_kernel(const D* __restrict__ dy,        // (N, C)
                                                   const float* __restrict__ s,     // (N, C)
                                                   const float* __restrict__ mean,  // (N)
                                                   const float* __restrict__ rstd,  // (N)
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(kWarpSize * kParamRowsPerBlockStep)
   float dw = 0.f, db = 0.f;
   if (c < C) {
     for (int64_t row = row_begin + threadIdx.y; row < row_end; row += kParamRowsPerBlockStep) {
-      const float g = dy[row * C + c];
+      const float g = to_float(dy[row * C + c]);
       dw += g * (s[row * C + c] - mean[row]) * rstd[row];
       db += g;
     }
@@ -288,28 +289,34 @@ unsigned ceil_div(int64_t a, int64_t b) { return unsigned((a + b - 1) / b); }
 }  // namespace
 
 void add_layer_norm_forward(const float* x, const void* residual, ElemType residual_type, const float* weight,
-                            const float* bias, float* s, float* y, float* mean, float* rstd, int64_t N, int64_t C,
-                            float eps, cudaStream_t stream) {
+                            const float* bias, float* s, void* y, ElemType y_type, float* mean, float* rstd,
+                            int64_t N, int64_t C, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const unsigned blocks = ceil_div(N, kLayerNormThreads / kWarpSize);
-  dispatch_elem_type(residual_type, "add_layer_norm_forward", [&](auto tag) {
-    using R = decltype(tag);
-    add_layer_norm_forward_kernel<R><<<blocks, kLayerNormThreads, 0, stream>>>(
-        x, static_cast<const R*>(residual), weight, bias, s, y, mean, rstd, N, int(C), eps);
+  dispatch_elem_type(residual_type, "add_layer_norm_forward", [&](auto r_tag) {
+    dispatch_elem_type(y_type, "add_layer_norm_forward", [&](auto y_tag) {
+      using R = decltype(r_tag);
+      using Y = decltype(y_tag);
+      add_layer_norm_forward_kernel<R, Y><<<blocks, kLayerNormThreads, 0, stream>>>(
+          x, static_cast<const R*>(residual), weight, bias, s, static_cast<Y*>(y), mean, rstd, N, int(C), eps);
+    });
   });
   LADDER_CUDA_CHECK(cudaGetLastError());
 }
 
-void add_layer_norm_backward(const float* dy, const float* ds_in, const float* s, const float* weight,
-                             const float* mean, const float* rstd, float* dx, void* dresidual,
+void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_in, const float* s,
+                             const float* weight, const float* mean, const float* rstd, float* dx, void* dresidual,
                              ElemType residual_type, float* dweight, float* dbias, float* scratch, int64_t N,
                              int64_t C, cudaStream_t stream) {
   if (N > 0) {
     const unsigned blocks = ceil_div(N, kLayerNormThreads / kWarpSize);
-    dispatch_elem_type(residual_type, "add_layer_norm_backward", [&](auto tag) {
-      using R = decltype(tag);
-      add_layer_norm_backward_rows_kernel<R><<<blocks, kLayerNormThreads, 0, stream>>>(
-          dy, ds_in, s, weight, mean, rstd, dx, static_cast<R*>(dresidual), N, int(C));
+    dispatch_elem_type(dy_type, "add_layer_norm_backward", [&](auto d_tag) {
+      dispatch_elem_type(residual_type, "add_layer_norm_backward", [&](auto r_tag) {
+        using D = decltype(d_tag);
+        using R = decltype(r_tag);
+        add_layer_norm_backward_rows_kernel<D, R><<<blocks, kLayerNormThreads, 0, stream>>>(
+            static_cast<const D*>(dy), ds_in, s, weight, mean, rstd, dx, static_cast<R*>(dresidual), N, int(C));
+      });
     });
     LADDER_CUDA_CHECK(cudaGetLastError());
   }
@@ -326,8 +333,11 @@ void add_layer_norm_backward(const float* dy, const float* ds_in, const float* s
                                 std::to_string(65535 * kLayerNormRowsPerChunk) + " the weight-gradient grid allows");
   const dim3 partial_grid(ceil_div(C, kWarpSize), unsigned(chunks));
   const dim3 partial_block(kWarpSize, kParamRowsPerBlockStep);
-  add_layer_norm_backward_params_partial_kernel<<<partial_grid, partial_block, 0, stream>>>(dy, s, mean, rstd,
-                                                                                           scratch, N, int(C));
+  dispatch_elem_type(dy_type, "add_layer_norm_backward", [&](auto d_tag) {
+    using D = decltype(d_tag);
+    add_layer_norm_backward_params_partial_kernel<D><<<partial_grid, partial_block, 0, stream>>>(
+        static_cast<const D*>(dy), s, mean, rstd, scratch, N, int(C));
+  });
   LADDER_CUDA_CHECK(cudaGetLastError());
   add_layer_norm_backward_params_final_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(scratch, dweight, dbias,
                                                                                     chunks, int(C));

@@ -19,14 +19,16 @@ namespace ladder::fused::cuda {
 enum class ElemType { kFloat32, kBFloat16 };
 
 // ---- add + LayerNorm -----------------------------------------------------------
-// One warp per row. s = x + residual; y = (s - mean) * rstd * weight + bias.
+// One warp per row. s = x + residual; y = (s - mean) * rstd * weight + bias,
+// computed in float and stored in y_type.
 void add_layer_norm_forward(const float* x,         // (N, C)
                             const void* residual,   // (N, C) residual_type
                             ElemType residual_type,
                             const float* weight,    // (C)
                             const float* bias,      // (C)
                             float* s,               // (N, C) out
-                            float* y,               // (N, C) out
+                            void* y,                // (N, C) out, y_type
+                            ElemType y_type,
                             float* mean,            // (N) out
                             float* rstd,            // (N) out
                             int64_t N, int64_t C, float eps, cudaStream_t stream);
@@ -43,8 +45,10 @@ inline constexpr int64_t add_layer_norm_backward_scratch_floats(int64_t N, int64
 // ds = rstd * (g - mean(g) - xhat * mean(g * xhat)) + ds_in, with g = dy * weight.
 // dx gets ds; dresidual, when not null, gets ds in residual_type (pass null when
 // the residual is float32 and dx serves both). dweight = sum_rows dy * xhat,
-// dbias = sum_rows dy (both zero when dy is null).
-void add_layer_norm_backward(const float* dy,       // (N, C) or null
+// dbias = sum_rows dy (both zero when dy is null). dy is read in dy_type (y's
+// dtype) and widened to float.
+void add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
+                             ElemType dy_type,
                              const float* ds_in,    // (N, C) or null
                              const float* s,        // (N, C) saved forward output
                              const float* weight,   // (C)
