@@ -308,6 +308,22 @@ json row_base(const Cell& c, const std::string& status, const json& parity) {
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
+// Was the machine quiet while a cell ran? On a quiet machine dt varies by a
+// few percent between the steps of a process and between processes (2-3 % CV
+// for fp32 gpt2-124m B4 T64 on this repository's 2-core VM); past the limit,
+// a difference of that size between two runs is the machine's, not the code's.
+constexpr double kQuietCvLimit = 0.05;
+
+json noise_verdict(double steps_cv, std::optional<double> processes_cv) {
+  const bool quiet = steps_cv <= kQuietCvLimit && (!processes_cv || *processes_cv <= kQuietCvLimit);
+  return {{"quiet", quiet},
+          {"cv_limit", kQuietCvLimit},
+          {"steps_cv", steps_cv},
+          {"processes_cv", processes_cv ? json(*processes_cv) : json()},
+          {"basis", "CV of dt over a process's measured steps (the median over processes) and, with --repeat, "
+                    "over the per-process medians; quiet when both are within cv_limit"}};
+}
+
 // A cell's row: its figures from the one report, or with --repeat N the
 // median over the N processes of each one's median (a process is the
 // independent sample; its steps are not), with the per-process medians
@@ -349,6 +365,7 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const json& pa
     row["dt_ms_process_medians"] = dt;
     row["dt_ms_process_cv"] = summarize(dt).cv;
   }
+  row["noise"] = noise_verdict(median_of(dt_cv), n > 1 ? std::optional<double>(summarize(dt).cv) : std::nullopt);
   if (first["timing"].contains("data_pct_of_dt")) row["data_pct_of_dt"] = first["timing"]["data_pct_of_dt"];
   row["mfu_pct_datasheet"] = mfu_sheet.size() == n ? json(median_of(mfu_sheet)) : json();
   row["mfu_pct_measured_roofline"] = median_of(mfu_roof);

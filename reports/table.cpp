@@ -137,6 +137,34 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
   } else if (roofline.contains("reason")) {
     fmt::print("roofline ('p'): {}; each rung probed its own\n", roofline.value("reason", ""));
   }
+  // Rows whose dt moved more than a quiet machine's (runner.cpp's noise
+  // verdict), and 'p' MFU above 100 % (a roofline probe that ran slow).
+  std::string noisy, over_roofline;
+  double cv_limit = 0;
+  for (const auto& row : summary["rows"]) {
+    if (row.value("status", "") != "ok") continue;
+    const std::string name = peer_display_name(row["cell"].get<std::string>());
+    const json noise = row.value("noise", json::object());
+    if (noise.contains("quiet") && !noise["quiet"].get<bool>()) {
+      cv_limit = noise["cv_limit"].get<double>();
+      noisy += fmt::format("{}{} (steps {:.1f} %{})", noisy.empty() ? "" : ", ", name,
+                           100 * noise["steps_cv"].get<double>(),
+                           noise["processes_cv"].is_number()
+                               ? fmt::format(", processes {:.1f} %", 100 * noise["processes_cv"].get<double>())
+                               : std::string());
+    }
+    if (row["mfu_pct_datasheet"].is_null() && row["mfu_pct_measured_roofline"].is_number() &&
+        row["mfu_pct_measured_roofline"].get<double>() > 100)
+      over_roofline += fmt::format("{}{}", over_roofline.empty() ? "" : ", ", name);
+  }
+  if (!noisy.empty())
+    fmt::print("{} dt varied more than a quiet machine's {:.0f} % (CV) in {}: the machine was busy while they "
+               "ran, so differences of that size between runs are not findings; rerun them (with --repeat)\n",
+               paint("noise:", "33"), 100 * cv_limit, noisy);
+  if (!over_roofline.empty())
+    fmt::print("{} 'p' MFU above 100 % in {}: the run's roofline probe ran slow (see roofline.json's "
+               "tflops_per_round)\n",
+               paint("roofline:", "33"), over_roofline);
   fmt::print("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline "
              "at the rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.\n"
              "parity: the larger relative difference to the reference over the first steps, of the loss "

@@ -164,10 +164,16 @@ def repeat_runs_interleaved(d):
         assert row["dt_ms_process_medians"] == medians, row
         assert row["dt_ms_median"] == sorted(medians)[1], row
         assert row["sample"] == "the median of 3 per-process medians", row
+        # Quiet only if dt varied within the limit over steps and over processes.
+        noise = row["noise"]
+        assert noise["steps_cv"] == row["dt_ms_cv"] and noise["processes_cv"] == row["dt_ms_process_cv"], row
+        assert noise["quiet"] == (noise["steps_cv"] <= noise["cv_limit"] and noise["processes_cv"] <= noise["cv_limit"]), row
     # One roofline for the run: every report's 'p' MFU divides by its figure.
     roof = summary["roofline"]
     assert roof["status"] == "ok" and roof["file"] == "roofline.json", roof
     assert load(d / "roofline.json")["precisions"] == roof["precisions"]
+    for name, e in roof["precisions"].items():  # interleaved rounds, the best kept
+        assert len(e["tflops_per_round"]) == 3 and e["matmul_tflops"] == max(e["tflops_per_round"]), (name, e)
     for report_path in d.rglob("report.json"):
         r = load(report_path)
         m = r["mfu"]["measured_roofline"]
