@@ -143,7 +143,9 @@ torch::Tensor GPTImpl::forward_fused(const torch::Tensor& tok, const torch::Tens
   auto block = [&](int64_t i) { return h[i]->as<Block>(); };
   // x = tok + pos; block 0's ln_1. The position embeddings broadcast over the
   // batch (expand's backward sums their gradient over it).
-  auto [x, normed] = add_norm(tok, pos.expand_as(tok), block(0)->ln_1);  // (B, T, C) each
+  // (Not a structured binding: the lambda below captures both, which C++17 forbids.)
+  torch::Tensor x, normed;                                                 // (B, T, C) each
+  std::tie(x, normed) = add_norm(tok, pos.expand_as(tok), block(0)->ln_1);
   const bool ranges = options_.layer_ranges;
   // Both streams cross each block boundary: the residual x and its LayerNorm.
   auto boundary = [&](int64_t close_layer, int64_t open_layer) {
