@@ -303,7 +303,9 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     if (differs) cmp["subject"][k] = values;
   }
 
-  // A report measured with the test-only slowdown hook says so.
+  // A report measured with the test-only slowdown hook says so, and inputs
+  // that differ in it are no A/A pair: the hook is part of the subject.
+  json slowdowns = json::array();
   for (const auto& run : runs) {
     auto slowdown = [&]() -> std::optional<double> {
       for (const LoadedRun* m : members(run))
@@ -313,10 +315,13 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
             return r["timing"]["test_slowdown_pct"].get<double>();
       return std::nullopt;
     }();
+    slowdowns.push_back(slowdown ? json(*slowdown) : json());
     if (slowdown)
       cmp["warnings"].push_back(fmt::format("input {}: measured with the test-only slowdown hook "
                                             "(LADDER_TEST_SLOWDOWN_PCT={})", run.label, *slowdown));
   }
+  if (std::any_of(slowdowns.begin(), slowdowns.end(), [&](const json& v) { return v != slowdowns.front(); }))
+    cmp["subject"]["timing.test_slowdown_pct"] = slowdowns;
 
   // Rungs in the order they first appear.
   std::vector<std::string> cells;

@@ -116,6 +116,7 @@ def ab_small_real_difference_is_detected():
     assert v["verdict"] == "slower", v
     assert SLOWDOWN_PCT / 2 <= v["change_pct"] <= SLOWDOWN_PCT * 2, v
     assert any("test-only slowdown hook" in w and "input B" in w for w in cmp["warnings"]), cmp["warnings"]
+    assert cmp["subject"] == {"timing.test_slowdown_pct": [None, SLOWDOWN_PCT]}, cmp["subject"]  # not an A/A pair
     back = json.loads(ladder("compare", group("slow", AB_PROCESSES), group("fast", AB_PROCESSES), "--format",
                              "json").stdout)
     assert back["rungs"][0]["vs_baseline"][1]["verdict"] == "faster"
