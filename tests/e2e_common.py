@@ -1,14 +1,18 @@
 """tests/e2e_common.py: what the end-to-end tests share: running the ladder
-binary, reading a JSON file, a run's summary rows, and checking a report or run
-summary against its JSON Schema (reports/*.schema.json)."""
+binary, reading a JSON file, a run's summary rows, checking a report or run
+summary against its JSON Schema (reports/*.schema.json), and running one named
+case in a temporary directory."""
 import json
 import os
 import pathlib
 import subprocess
+import tempfile
 
 import jsonschema
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# A few short steps of the tiny preset on one CPU thread.
+TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 
 
 def load(path):
@@ -36,3 +40,11 @@ def run_ladder(ladder, args, env=None, check_code=None):
 def summary_rows(run_dir):
     """A run's summary.json rows by cell id."""
     return {r["cell"]: r for r in load(pathlib.Path(run_dir) / "summary.json")["rows"]}
+
+
+def run_case(cases, name, prefix="ladder_"):
+    """Runs cases[name](tmp) in a new temporary directory (removed after), then prints '<name>: ok'."""
+    case = cases[name]
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}{case.__name__}_") as tmp:
+        case(pathlib.Path(tmp))
+    print(f"{case.__name__}: ok")

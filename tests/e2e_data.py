@@ -12,15 +12,13 @@ import os
 import pathlib
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-from e2e_common import ROOT, load, validate
+from e2e_common import ROOT, TINY, run_case, validate
 
 LADDER = sys.argv[1]
 PYTHON = sys.executable
-TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 SHARD_TOKENS = 64 * 40 + 1  # tiny: 40 rows of T+1 = 65 tokens per shard
 
 
@@ -152,7 +150,4 @@ CASES = {f.__name__: f for f in (script_round_trip, formats_give_identical_runs,
                                   prefetch_off_changes_nothing_but_timing, run_matrix_on_shards)}
 
 if __name__ == "__main__":
-    case = CASES[sys.argv[2]]
-    with tempfile.TemporaryDirectory(prefix=f"ladder_{case.__name__}_") as tmp:
-        case(pathlib.Path(tmp))
-    print(f"{case.__name__}: ok")
+    run_case(CASES, sys.argv[2])

@@ -8,17 +8,15 @@ LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by `ladder run
 --nproc-per-node`, or by the real torchrun from the venv.
 """
 import os
-import pathlib
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 import torch
 import torch.jit._pickle  # noqa: F401 (restore_type_tag, referenced by LibTorch's pickle_save)
 
-from e2e_common import ROOT, load, validate
+from e2e_common import ROOT, load, run_case, validate
 
 LADDER = sys.argv[1]
 TINY = ["--device", "cpu", "--preset", "tiny", "--threads", "1", "--no-op-count", "--quiet"]
@@ -220,7 +218,4 @@ CASES = {f.__name__: f for f in [equivalence, accumulation, overlap, torchrun_sp
                                  bad_inputs]}
 
 if __name__ == "__main__":
-    case = CASES[sys.argv[2]]
-    with tempfile.TemporaryDirectory(prefix=f"ladder_ddp_{case.__name__}_") as tmp:
-        case(pathlib.Path(tmp))
-    print(f"{case.__name__}: ok")
+    run_case(CASES, sys.argv[2], prefix="ladder_ddp_")

@@ -7,26 +7,19 @@ Each case runs the real `ladder` binary in a temporary directory and asserts
 on exit codes, reports and summary.json. Run by ctest, one test per case.
 """
 import os
-import pathlib
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from e2e_common import load, run_ladder, summary_rows, validate
+from e2e_common import TINY, load, run_case, run_ladder, validate
+from e2e_common import summary_rows as rows
 
 LADDER = sys.argv[1]
-TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 
 
 def run(args, env=None, check_code=None):
     return run_ladder(LADDER, args, env, check_code)
-
-
-
-
-rows = summary_rows
 
 
 def fp32_exact_switches_match_at_1e_5(d):
@@ -237,7 +230,4 @@ CASES = {f.__name__: f for f in (every_rung_matches_fp32, fp32_exact_switches_ma
                                   write_failure_still_writes_summary, bad_inputs)}
 
 if __name__ == "__main__":
-    case = CASES[sys.argv[2]]
-    with tempfile.TemporaryDirectory(prefix=f"ladder_{case.__name__}_") as tmp:
-        case(pathlib.Path(tmp))
-    print(f"{case.__name__}: ok")
+    run_case(CASES, sys.argv[2])

@@ -10,24 +10,19 @@ summary.json, the table and `ladder compare`. Run by ctest, one test per case.
 import json
 import math
 import os
-import pathlib
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from e2e_common import load, run_ladder, summary_rows, validate
+from e2e_common import TINY, load, run_case, run_ladder, validate
+from e2e_common import summary_rows as rows
 
 LADDER = sys.argv[1]
-TINY = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1"]
 
 
 def run(args, env=None, check_code=None):
     return run_ladder(LADDER, args, env, check_code)
-
-
-rows = summary_rows
 
 
 def eager_peer_in_the_run(d):
@@ -199,7 +194,4 @@ CASES = {f.__name__: f for f in (eager_peer_in_the_run, peers_default_and_bad_va
                                   interrupt_and_resume_peer, compile_peer_on_cpu)}
 
 if __name__ == "__main__":
-    case = CASES[sys.argv[2]]
-    with tempfile.TemporaryDirectory(prefix=f"ladder_{case.__name__}_") as tmp:
-        case(pathlib.Path(tmp))
-    print(f"{case.__name__}: ok")
+    run_case(CASES, sys.argv[2])

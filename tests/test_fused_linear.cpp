@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -19,6 +18,7 @@
 #include "tests/expect_close.h"
 #include "variants/fused_linear.h"
 #include "variants/model.h"
+#include "variants/precision.h"
 
 namespace ladder::fused {
 namespace {
@@ -26,30 +26,6 @@ namespace {
 using ladder::testing::expect_close;
 using ladder::testing::expect_error_mentions;
 
-
-// Turns autocast on for `device` (bf16) for the scope, as the step's AutocastScope.
-class Autocast {
- public:
-  Autocast(bool on, torch::DeviceType device) : on_(on), device_(device) {
-    if (!on_) return;
-    was_ = at::autocast::is_autocast_enabled(device_);
-    dtype_ = at::autocast::get_autocast_dtype(device_);
-    at::autocast::set_autocast_enabled(device_, true);
-    at::autocast::set_autocast_dtype(device_, torch::kBFloat16);
-  }
-  ~Autocast() {
-    if (!on_) return;
-    at::autocast::set_autocast_enabled(device_, was_);
-    at::autocast::set_autocast_dtype(device_, dtype_);
-    at::autocast::clear_cache();
-  }
-
- private:
-  bool on_;
-  torch::DeviceType device_;
-  bool was_ = false;
-  torch::ScalarType dtype_ = torch::kBFloat16;
-};
 
 // The output and the gradients of every input, from a random upstream gradient.
 struct Result {
@@ -67,7 +43,7 @@ Result run(const Op& op, const std::vector<std::vector<int64_t>>& shapes, const 
     inputs.push_back((scales[i] * torch::randn(shapes[i])).to(device).requires_grad_());
   torch::Tensor y;
   {
-    Autocast scope(autocast, device.type());
+    const AutocastScope scope(autocast, device);  // the step's own bf16 autocast
     y = op(inputs);
   }
   auto dy = torch::randn(y.sizes()).to(device).to(y.scalar_type());
@@ -230,7 +206,7 @@ TEST(FusedLinear, GptFusedUnderBf16AutocastCastsNoActivations) {
     const ShapeCastCounter counter({B, T, cfg.n_embd});
     torch::Tensor loss;
     {
-      const Autocast autocast(true, torch::kCPU);
+      const AutocastScope autocast(true, torch::kCPU);
       loss = lm_loss(model->forward(idx), targets, 0, fused == 1);
     }
     loss.backward();
