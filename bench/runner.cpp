@@ -355,17 +355,19 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const json& pa
     peak = std::max(peak, r["memory"]["measured"]["peak_bytes"].get<int64_t>());
   }
   const size_t n = reports.size();
+  const double steps_cv = median_of(dt_cv);
+  const std::optional<double> processes_cv = n > 1 ? std::optional<double>(summarize(dt).cv) : std::nullopt;
   row["dt_ms_median"] = median_of(dt);
-  row["dt_ms_cv"] = median_of(dt_cv);
+  row["dt_ms_cv"] = steps_cv;
   row["tokens_per_s_median"] = median_of(tok);
   row["sample"] = n == 1 ? fmt::format("the median of {} measured steps of one process",
                                        first["steps"]["dt_ms"].size())
                          : fmt::format("the median of {} per-process medians", n);
-  if (n > 1) {
+  if (processes_cv) {
     row["dt_ms_process_medians"] = dt;
-    row["dt_ms_process_cv"] = summarize(dt).cv;
+    row["dt_ms_process_cv"] = *processes_cv;
   }
-  row["noise"] = noise_verdict(median_of(dt_cv), n > 1 ? std::optional<double>(summarize(dt).cv) : std::nullopt);
+  row["noise"] = noise_verdict(steps_cv, processes_cv);
   if (first["timing"].contains("data_pct_of_dt")) row["data_pct_of_dt"] = first["timing"]["data_pct_of_dt"];
   row["mfu_pct_datasheet"] = mfu_sheet.size() == n ? json(median_of(mfu_sheet)) : json();
   row["mfu_pct_measured_roofline"] = median_of(mfu_roof);
