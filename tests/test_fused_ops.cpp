@@ -2,6 +2,7 @@
 // against their composite-ATen references: forward values and every gradient,
 // in fp32, with bf16 inputs, padded vocabularies and odd sizes; the input
 // checks; and what the fused cross-entropy keeps for backward.
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -341,18 +342,24 @@ TEST(FusedSoftmaxCrossEntropy, SavesOnlyPerRowLogsumexpBesidesInputs) {
 
 TEST(FusedAddLayerNorm, CudaMatchesReference) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  using Shape = std::array<int64_t, 3>;  // (B, T, C)
+  // 210 rows of 200 (not a multiple of the warp size): 7 chunks of rows, the
+  // last one partial; 1204 rows of GPT-2's 768: 38 chunks whose weight
+  // gradients the second stage sums.
+  for (const Shape& shape : {Shape{3, 70, 200}, Shape{4, 301, 768}})
   for (auto [residual_dtype, y_dtype] : {std::pair{torch::kFloat, torch::kFloat},
                                          std::pair{torch::kBFloat16, torch::kFloat},
                                          std::pair{torch::kFloat, torch::kBFloat16},
                                          std::pair{torch::kBFloat16, torch::kBFloat16}}) {
-    SCOPED_TRACE(::testing::Message() << "residual " << residual_dtype << ", y " << y_dtype);
+    const int64_t B = shape[0], T = shape[1], C = shape[2];
+    SCOPED_TRACE(::testing::Message() << "residual " << residual_dtype << ", y " << y_dtype << ", (" << B << ", "
+                                      << T << ", " << C << ")");
     torch::manual_seed(9);
-    const int64_t C = 200;  // not a multiple of the warp size
-    auto x = torch::randn({3, 70, C}).cuda().requires_grad_();                    // (B, T, C)
-    auto r = torch::randn({3, 70, C}).to(residual_dtype).cuda().requires_grad_();  // (B, T, C)
+    auto x = torch::randn({B, T, C}).cuda().requires_grad_();                    // (B, T, C)
+    auto r = torch::randn({B, T, C}).to(residual_dtype).cuda().requires_grad_();  // (B, T, C)
     auto w = (1 + 0.1 * torch::randn({C})).cuda().requires_grad_();
     auto b = (0.1 * torch::randn({C})).cuda().requires_grad_();
-    auto ds = torch::randn({3, 70, C}).cuda(), dy = torch::randn({3, 70, C}).to(y_dtype).cuda();
+    auto ds = torch::randn({B, T, C}).cuda(), dy = torch::randn({B, T, C}).to(y_dtype).cuda();
     std::vector<torch::Tensor> got, want;
     for (bool fused : {true, false}) {
       for (auto* t : {&x, &r, &w, &b}) t->mutable_grad().reset();
@@ -371,6 +378,39 @@ TEST(FusedAddLayerNorm, CudaMatchesReference) {
       expect_close(got[i].cpu(), want[i].cpu(), tol, tol, names[i]);
     }
   }
+}
+
+TEST(FusedAddLayerNorm, CudaOneOutputAloneAndDeterministicWeightGradient) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  torch::manual_seed(10);
+  const int64_t B = 4, T = 301, C = 768;
+  auto x = torch::randn({B, T, C}).cuda().requires_grad_();
+  auto r = torch::randn({B, T, C}).to(torch::kBFloat16).cuda().requires_grad_();
+  auto w = (1 + 0.1 * torch::randn({C})).cuda().requires_grad_();
+  auto b = (0.1 * torch::randn({C})).cuda().requires_grad_();
+  auto ds = torch::randn({B, T, C}).cuda(), dy = torch::randn({B, T, C}).to(torch::kBFloat16).cuda();
+  auto backward = [&](bool use_s, bool use_y, bool fused) {
+    for (auto* t : {&x, &r, &w, &b}) t->mutable_grad().reset();
+    auto [s, y] = fused ? add_layer_norm(x, r, w, b, 1e-5, torch::kBFloat16)
+                        : add_layer_norm_reference(x, r, w, b, 1e-5, torch::kBFloat16);
+    if (use_s && use_y) torch::autograd::backward({s, y}, {ds, dy});
+    if (use_s && !use_y) s.backward(ds);
+    if (!use_s && use_y) y.backward(dy);
+    return std::vector<torch::Tensor>{x.grad().cpu(), r.grad().cpu(), w.grad().cpu(), b.grad().cpu()};
+  };
+  // s alone: the gradient passes straight through; weight and bias get zeros.
+  auto s_alone = backward(true, false, true);
+  EXPECT_TRUE(torch::equal(s_alone[0], ds.cpu()));
+  EXPECT_TRUE(torch::equal(s_alone[2], torch::zeros({C})));
+  EXPECT_TRUE(torch::equal(s_alone[3], torch::zeros({C})));
+  // y alone: no incoming ds.
+  auto y_alone = backward(false, true, true), y_ref = backward(false, true, false);
+  const char* names[] = {"dx", "dresidual", "dweight", "dbias"};
+  for (size_t i = 0; i < y_alone.size(); ++i)
+    expect_close(y_alone[i], y_ref[i], i == 1 ? 1e-2 : 1e-4, i == 1 ? 1e-2 : 1e-4, names[i]);
+  // The two-stage weight gradient sums in a fixed order: bit for bit the same twice.
+  auto first = backward(true, true, true), second = backward(true, true, true);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(torch::equal(first[i], second[i])) << names[i];
 }
 
 TEST(FusedSoftmaxCrossEntropy, CudaGradIntoLogitsReusesTheirMemory) {

@@ -86,100 +86,121 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   }
 }
 
-// Per-row input gradient. dy, ds_in, dresidual may be null.
+// One kernel for the input gradient and the first stage of dweight/dbias, so
+// dy and s are read from memory once. grid: ceil(N / kLayerNormRowsPerChunk);
+// block: warps * 32, one warp per row; dynamic shared memory warps * 2 * C
+// floats, each warp's own dweight/dbias partial sums (when dy is not null).
+// Warp w takes rows w, w + warps, ... of its block's chunk, in order; the
+// warps' partials are then summed in warp order into partial[block]: the
+// result does not depend on scheduling. dy, ds_in, dresidual may be null.
 template <typename D, typename R>
 __global__ void __launch_bounds__(kLayerNormThreads)
-    add_layer_norm_backward_rows_kernel(const D* __restrict__ dy,          // (N, C)
-                                        const float* __restrict__ ds_in,   // (N, C)
-                                        const float* __restrict__ s,       // (N, C)
-                                        const float* __restrict__ weight,  // (C)
-                                        const float* __restrict__ mean,    // (N)
-                                        const float* __restrict__ rstd,    // (N)
-                                        float* __restrict__ dx,            // (N, C)
-                                        R* __restrict__ dresidual,         // (N, C)
-                                        int64_t N, int C) {
-  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
-  const int lane = threadIdx.x % kWarpSize;
-  if (row >= N) return;
-  const int64_t offset = row * C;
-  const float mu = mean[row], rs = rstd[row];
-
-  float mean_g = 0.f, mean_gx = 0.f;  // mean(g), mean(g * xhat) with g = dy * weight
+    add_layer_norm_backward_kernel(const D* __restrict__ dy,          // (N, C)
+                                   const float* __restrict__ ds_in,   // (N, C)
+                                   const float* __restrict__ s,       // (N, C)
+                                   const float* __restrict__ weight,  // (C)
+                                   const float* __restrict__ mean,    // (N)
+                                   const float* __restrict__ rstd,    // (N)
+                                   float* __restrict__ dx,            // (N, C)
+                                   R* __restrict__ dresidual,         // (N, C)
+                                   float* __restrict__ partial,       // (chunks, 2, C)
+                                   int64_t N, int C) {
+  extern __shared__ float param_sh[];  // (warps, 2, C)
+  const int warps = blockDim.x / kWarpSize;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  float* dweight_sh = param_sh + int64_t(warp) * 2 * C;  // this warp's alone until the __syncthreads below
+  float* dbias_sh = dweight_sh + C;
   if (dy != nullptr) {
-    float sum_g = 0.f, sum_gx = 0.f;
     for (int c = lane; c < C; c += kWarpSize) {
-      const float g = to_float(dy[offset + c]) * weight[c];
-      sum_g += g;
-      sum_gx += g * (s[offset + c] - mu) * rs;
+      dweight_sh[c] = 0.f;
+      dbias_sh[c] = 0.f;
     }
-    mean_g = warp_sum(sum_g) / C;
-    mean_gx = warp_sum(sum_gx) / C;
   }
-  for (int c = lane; c < C; c += kWarpSize) {
-    float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
+  const int64_t row_begin = int64_t(blockIdx.x) * kLayerNormRowsPerChunk;
+  const int64_t row_end = min(N, row_begin + kLayerNormRowsPerChunk);
+  // The row is uniform across the warp, so the shuffles stay full-mask; no
+  // thread returns early: all of them reach the __syncthreads below.
+  for (int64_t row = row_begin + warp; row < row_end; row += warps) {
+    const int64_t offset = row * C;
+    const float mu = mean[row], rs = rstd[row];
+    float mean_g = 0.f, mean_gx = 0.f;  // mean(g), mean(g * xhat) with g = dy * weight
     if (dy != nullptr) {
-      const float g = to_float(dy[offset + c]) * weight[c];
-      const float xhat = (s[offset + c] - mu) * rs;
-      ds += rs * (g - mean_g - xhat * mean_gx);
+      float sum_g = 0.f, sum_gx = 0.f;
+      for (int c = lane; c < C; c += kWarpSize) {
+        const float g = to_float(dy[offset + c]) * weight[c];
+        sum_g += g;
+        sum_gx += g * (s[offset + c] - mu) * rs;
+      }
+      mean_g = warp_sum(sum_g) / C;
+      mean_gx = warp_sum(sum_gx) / C;
     }
-    dx[offset + c] = ds;
-    if (dresidual != nullptr) dresidual[offset + c] = from_float<R>(ds);
+    for (int c = lane; c < C; c += kWarpSize) {
+      float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
+      if (dy != nullptr) {
+        const float d = to_float(dy[offset + c]);
+        const float xhat = (s[offset + c] - mu) * rs;
+        ds += rs * (d * weight[c] - mean_g - xhat * mean_gx);
+        dweight_sh[c] += d * xhat;
+        dbias_sh[c] += d;
+      }
+      dx[offset + c] = ds;
+      if (dresidual != nullptr) dresidual[offset + c] = from_float<R>(ds);
+    }
+  }
+  if (dy == nullptr) return;  // uniform across the grid: no partials to write
+  __syncthreads();
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    float dw = 0.f, db = 0.f;
+    for (int w = 0; w < warps; ++w) {
+      dw += param_sh[int64_t(w) * 2 * C + c];
+      db += param_sh[int64_t(w) * 2 * C + C + c];
+    }
+    partial[(int64_t(blockIdx.x) * 2 + 0) * C + c] = dw;
+    partial[(int64_t(blockIdx.x) * 2 + 1) * C + c] = db;
   }
 }
 
-// Stage 1 of dweight/dbias. grid: (ceil(C / 32), chunks); block: (32, 8).
-// Thread (tx, ty) sums rows ty, ty + 8, ... of its chunk for column tx; the
-// 8 partials are then added in a fixed order, so the result is deterministic.
-constexpr int kParamRowsPerBlockStep = 8;
-template <typename D>
-__global__ void __launch_bounds__(kWarpSize * kParamRowsPerBlockStep)
-    add_layer_norm_backward_params_partial_kernel(const D* __restrict__ dy,        // (N, C)
-                                                  const float* __restrict__ s,     // (N, C)
-                                                  const float* __restrict__ mean,  // (N)
-                                                  const float* __restrict__ rstd,  // (N)
-                                                  float* __restrict__ partial,     // (chunks, 2, C)
-                                                  int64_t N, int C) {
-  __shared__ float dweight_sh[kParamRowsPerBlockStep][kWarpSize + 1];
-  __shared__ float dbias_sh[kParamRowsPerBlockStep][kWarpSize + 1];
+// How many warps (rows at a time) a backward block runs: 8, or fewer where
+// their dweight/dbias partials (2 * C floats each) would not fit the 48 KiB
+// of shared memory a launch may take without opting in. 0 if not even one.
+constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
+int backward_warps(int64_t C) {
+  const int64_t fit = kSharedBytesPerBlock / (2 * C * int64_t(sizeof(float)));
+  return int(fit < kLayerNormThreads / kWarpSize ? fit : kLayerNormThreads / kWarpSize);
+}
+
+// Stage 2: sum the chunks' partials in a fixed order. grid: ceil(C / 32);
+// block: (32, kFinalRows). Thread (tx, ty) sums chunks ty, ty + kFinalRows,
+// ... for column tx in order; row 0 then adds the kFinalRows sums in order.
+// Many threads per column, because the chunks are hundreds (N / 32) and one
+// thread per column would wait on hundreds of loads in a row.
+constexpr int kFinalRows = 32;
+__global__ void __launch_bounds__(kWarpSize * kFinalRows)
+    add_layer_norm_backward_params_final_kernel(const float* __restrict__ partial,  // (chunks, 2, C)
+                                                float* __restrict__ dweight,        // (C)
+                                                float* __restrict__ dbias,          // (C)
+                                                int64_t chunks, int C) {
+  __shared__ float dweight_sh[kFinalRows][kWarpSize + 1];
+  __shared__ float dbias_sh[kFinalRows][kWarpSize + 1];
   const int c = blockIdx.x * kWarpSize + threadIdx.x;
-  const int64_t chunk = blockIdx.y;
-  const int64_t row_begin = chunk * kLayerNormRowsPerChunk;
-  const int64_t row_end = min(N, row_begin + kLayerNormRowsPerChunk);
   float dw = 0.f, db = 0.f;
   if (c < C) {
-    for (int64_t row = row_begin + threadIdx.y; row < row_end; row += kParamRowsPerBlockStep) {
-      const float g = to_float(dy[row * C + c]);
-      dw += g * (s[row * C + c] - mean[row]) * rstd[row];
-      db += g;
+    for (int64_t k = threadIdx.y; k < chunks; k += kFinalRows) {
+      dw += partial[(k * 2 + 0) * C + c];
+      db += partial[(k * 2 + 1) * C + c];
     }
   }
   dweight_sh[threadIdx.y][threadIdx.x] = dw;
   dbias_sh[threadIdx.y][threadIdx.x] = db;
   __syncthreads();
   if (threadIdx.y == 0 && c < C) {
-    for (int k = 1; k < kParamRowsPerBlockStep; ++k) {
+    for (int k = 1; k < kFinalRows; ++k) {
       dw += dweight_sh[k][threadIdx.x];
       db += dbias_sh[k][threadIdx.x];
     }
-    partial[(chunk * 2 + 0) * C + c] = dw;
-    partial[(chunk * 2 + 1) * C + c] = db;
+    dweight[c] = dw;
+    dbias[c] = db;
   }
-}
-
-// Stage 2: sum the chunks in order. grid: ceil(C / 256); block: 256.
-__global__ void add_layer_norm_backward_params_final_kernel(const float* __restrict__ partial,  // (chunks, 2, C)
-                                                            float* __restrict__ dweight,        // (C)
-                                                            float* __restrict__ dbias,          // (C)
-                                                            int64_t chunks, int C) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= C) return;
-  float dw = 0.f, db = 0.f;
-  for (int64_t k = 0; k < chunks; ++k) {
-    dw += partial[(k * 2 + 0) * C + c];
-    db += partial[(k * 2 + 1) * C + c];
-  }
-  dweight[c] = dw;
-  dbias[c] = db;
 }
 
 // Fills n floats with zero (dweight/dbias when dy is null).
@@ -308,14 +329,21 @@ void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_i
                              const float* weight, const float* mean, const float* rstd, float* dx, void* dresidual,
                              ElemType residual_type, float* dweight, float* dbias, float* scratch, int64_t N,
                              int64_t C, cudaStream_t stream) {
-  if (N > 0) {
-    const unsigned blocks = ceil_div(N, kLayerNormThreads / kWarpSize);
+  const int warps = backward_warps(C);
+  if (warps < 1)
+    throw std::invalid_argument("add_layer_norm_backward: C = " + std::to_string(C) + " is over the " +
+                                std::to_string(kSharedBytesPerBlock / (2 * sizeof(float))) +
+                                " columns whose weight-gradient partials fit a block's shared memory");
+  const int64_t chunks = (N + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk;
+  if (chunks > 0) {
+    const size_t shared = dy != nullptr ? size_t(warps) * 2 * size_t(C) * sizeof(float) : 0;
     dispatch_elem_type(dy_type, "add_layer_norm_backward", [&](auto d_tag) {
       dispatch_elem_type(residual_type, "add_layer_norm_backward", [&](auto r_tag) {
         using D = decltype(d_tag);
         using R = decltype(r_tag);
-        add_layer_norm_backward_rows_kernel<D, R><<<blocks, kLayerNormThreads, 0, stream>>>(
-            static_cast<const D*>(dy), ds_in, s, weight, mean, rstd, dx, static_cast<R*>(dresidual), N, int(C));
+        add_layer_norm_backward_kernel<D, R><<<unsigned(chunks), warps * kWarpSize, shared, stream>>>(
+            static_cast<const D*>(dy), ds_in, s, weight, mean, rstd, dx, static_cast<R*>(dresidual), scratch, N,
+            int(C));
       });
     });
     LADDER_CUDA_CHECK(cudaGetLastError());
@@ -327,20 +355,8 @@ void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_i
     LADDER_CUDA_CHECK(cudaGetLastError());
     return;
   }
-  const int64_t chunks = (N + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk;
-  if (chunks > 65535)  // gridDim.y limit
-    throw std::invalid_argument("add_layer_norm_backward: N = " + std::to_string(N) + " rows exceeds the " +
-                                std::to_string(65535 * kLayerNormRowsPerChunk) + " the weight-gradient grid allows");
-  const dim3 partial_grid(ceil_div(C, kWarpSize), unsigned(chunks));
-  const dim3 partial_block(kWarpSize, kParamRowsPerBlockStep);
-  dispatch_elem_type(dy_type, "add_layer_norm_backward", [&](auto d_tag) {
-    using D = decltype(d_tag);
-    add_layer_norm_backward_params_partial_kernel<D><<<partial_grid, partial_block, 0, stream>>>(
-        static_cast<const D*>(dy), s, mean, rstd, scratch, N, int(C));
-  });
-  LADDER_CUDA_CHECK(cudaGetLastError());
-  add_layer_norm_backward_params_final_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(scratch, dweight, dbias,
-                                                                                    chunks, int(C));
+  add_layer_norm_backward_params_final_kernel<<<ceil_div(C, kWarpSize), dim3(kWarpSize, kFinalRows), 0, stream>>>(
+      scratch, dweight, dbias, chunks, int(C));
   LADDER_CUDA_CHECK(cudaGetLastError());
 }
 

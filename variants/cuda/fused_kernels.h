@@ -34,9 +34,11 @@ void add_layer_norm_forward(const float* x,         // (N, C)
                             int64_t N, int64_t C, float eps, cudaStream_t stream);
 
 // The weight/bias gradient is reduced in two deterministic stages: partial
-// sums over chunks of kLayerNormRowsPerChunk rows, then a sum over chunks in
-// order. The caller provides the partial buffer of this many floats.
-inline constexpr int64_t kLayerNormRowsPerChunk = 64;
+// sums over chunks of kLayerNormRowsPerChunk rows, made by the kernel that
+// computes the rows' input gradient (so dy and s are read once), then a sum
+// over chunks in order. The caller provides the partial buffer of this many
+// floats. C may be at most 6144 (the partials live in shared memory).
+inline constexpr int64_t kLayerNormRowsPerChunk = 32;
 inline constexpr int64_t add_layer_norm_backward_scratch_floats(int64_t N, int64_t C) {
   return 2 * C * ((N + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk);
 }
