@@ -1,4 +1,4 @@
-// tests/test_fused_linear.cpp: linear_bias and mlp_gelu (variants/fused_linear.h)
+// tests/test_fused_linear.cpp: linear_bias, mlp_gelu and classifier_cross_entropy (variants/fused_linear.h)
 // against their at::linear / at::gelu references: forward values and every
 // gradient, in fp32 and under bf16 autocast, on CPU here and on CUDA (the
 // cuBLASLt epilogues) where a GPU is present; their input checks and counts;
@@ -86,6 +86,54 @@ void check_mlp(torch::Device device, bool autocast, double rtol, double atol) {
   expect_match(fused, ref, kMlpNames, rtol, atol);
 }
 
+// x (B, T, C) and a padded lm_head weight (Vp, C) -> the mean loss over the
+// first V classes; run()'s random upstream gradient of the loss checks that
+// backward scales by it.
+const std::vector<std::string> kClassifierNames = {"loss", "dx", "dweight"};
+void check_classifier(torch::Device device, bool autocast, double rtol, double atol) {
+  const int64_t B = 3, T = 5, C = 16, Vp = 48, V = 37;
+  torch::manual_seed(12);
+  const auto targets = torch::randint(0, V, {B, T}, torch::kLong).to(device);
+  const std::vector<std::vector<int64_t>> shapes = {{B, T, C}, {Vp, C}};
+  const std::vector<double> scales = {1.0, 0.5};
+  auto fused = run([&](auto& in) { return classifier_cross_entropy(in[0], in[1], targets, V); }, shapes, scales,
+                   device, autocast);
+  auto ref = run([&](auto& in) { return classifier_cross_entropy_reference(in[0], in[1], targets, V); }, shapes,
+                 scales, device, autocast);
+  expect_match(fused, ref, kClassifierNames, rtol, atol);
+  EXPECT_EQ(fused.values[0].scalar_type(), torch::kFloat);  // the loss, in fp32 under autocast too
+  // The padding rows of the weight are no class: their gradient is exactly 0.
+  const auto padding = fused.values[2].narrow(0, V, Vp - V);
+  EXPECT_TRUE(torch::equal(padding, torch::zeros_like(padding)));
+}
+
+TEST(FusedClassifier, Float32MatchesReference) { check_classifier(torch::kCPU, false, 1e-5, 1e-6); }
+TEST(FusedClassifier, Bf16AutocastMatchesReference) { check_classifier(torch::kCPU, true, 2e-2, 2e-2); }
+
+TEST(FusedClassifier, IsOneAutogradNodeThatCountsItsCalls) {
+  const auto before = fused_linear_stats();
+  auto x = torch::randn({6, 8}).requires_grad_(), w = torch::randn({20, 8}).requires_grad_();
+  auto loss = classifier_cross_entropy(x, w, torch::randint(0, 20, {6}, torch::kLong), 20);
+  ASSERT_NE(loss.grad_fn(), nullptr);
+  EXPECT_NE(loss.grad_fn()->name().find("ClassifierCrossEntropyFunction"), std::string::npos)
+      << loss.grad_fn()->name();
+  EXPECT_EQ(loss.grad_fn()->next_edges().size(), 3u);  // x, weight, and the targets, which take none
+  EXPECT_EQ(fused_linear_stats().classifier_calls - before.classifier_calls, 1);
+}
+
+TEST(FusedClassifier, RejectsInputsThatDoNotFit) {
+  auto x = torch::randn({6, 8});
+  const auto t = torch::randint(0, 20, {6}, torch::kLong);
+  expect_error_mentions([&] { classifier_cross_entropy(x, torch::randn({20, 9}), t, 20); },
+                        "expected x (..., C) and weight (Vp, C)");
+  expect_error_mentions([&] { classifier_cross_entropy(x, torch::randn({20, 8}), t.narrow(0, 0, 5), 20); },
+                        "expected one target per row of x");
+  expect_error_mentions([&] { classifier_cross_entropy(x, torch::randn({20, 8}), t, 21); },
+                        "valid_vocab = 21 is outside [1, Vp = 20]");
+  expect_error_mentions([&] { classifier_cross_entropy(x, torch::randn({20, 8}), t + 20, 20); },
+                        "is outside [0, valid_vocab = 20)");
+}
+
 TEST(FusedLinear, Float32MatchesReference) { check_linear(torch::kCPU, false, 1e-5, 1e-6); }
 TEST(FusedLinear, Bf16AutocastMatchesReference) { check_linear(torch::kCPU, true, 2e-2, 2e-2); }
 TEST(FusedMlpGelu, Float32MatchesReference) { check_mlp(torch::kCPU, false, 1e-5, 1e-6); }
@@ -161,6 +209,29 @@ TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
     expect_close(grads[1][i], grads[0][i], 1e-4, 1e-6, "gradient of parameter " + std::to_string(i));
 }
 
+// GPT's training loss (GPT::loss): the fused path's classifier, with a padded
+// vocabulary, against lm_loss on the plain path's logits; fp32, same weights.
+TEST(FusedClassifier, GptFusedLossAndGradientsMatchUnfused) {
+  ModelConfig cfg{/*n_layer=*/2, /*n_head=*/2, /*n_embd=*/32, /*block_size=*/16, /*vocab_size=*/64};
+  const int64_t V = 57;  // the first 57 of 64 rows are classes
+  std::vector<std::vector<torch::Tensor>> grads(2);
+  std::vector<float> losses(2);
+  for (int fused = 0; fused < 2; ++fused) {
+    GPT model(cfg, ModelOptions{/*flash=*/true, /*fused=*/fused == 1});
+    init_gpt2_weights(model, 5, V);
+    torch::manual_seed(3);
+    auto idx = torch::randint(0, V, {2, 16}), targets = torch::randint(0, V, {2, 16});
+    auto loss = model->loss(idx, targets, V);
+    loss.backward();
+    losses[fused] = loss.item<float>();
+    for (auto& p : model->parameters()) grads[fused].push_back(p.grad());
+  }
+  EXPECT_NEAR(losses[1], losses[0], 1e-5 * std::abs(losses[0]));
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (size_t i = 0; i < grads[0].size(); ++i)
+    expect_close(grads[1][i], grads[0][i], 1e-4, 1e-6, "gradient of parameter " + std::to_string(i));
+}
+
 // Counts aten::_to_copy calls (what a dtype cast dispatches to) whose input
 // has one given shape, across every thread, while installed.
 class ShapeCastCounter {
@@ -207,7 +278,7 @@ TEST(FusedLinear, GptFusedUnderBf16AutocastCastsNoActivations) {
     torch::Tensor loss;
     {
       const AutocastScope autocast(true, torch::kCPU);
-      loss = lm_loss(model->forward(idx), targets, 0, fused == 1);
+      loss = model->loss(idx, targets);  // the step's own path: the fused one ends in the classifier
     }
     loss.backward();
     casts[fused] = counter.casts();
@@ -240,6 +311,12 @@ TEST(FusedMlpGelu, CudaMatchesReference) {
   check_mlp(torch::kCUDA, false, 1e-4, 1e-4);
   check_mlp(torch::kCUDA, true, 3e-2, 3e-2);
   expect_epilogues_ran(before);
+}
+
+TEST(FusedClassifier, CudaMatchesReference) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  check_classifier(torch::kCUDA, false, 1e-4, 1e-4);
+  check_classifier(torch::kCUDA, true, 2e-2, 2e-2);
 }
 
 TEST(FusedMlpGelu, CudaGpt2ShapesUseEpilogues) {

@@ -114,13 +114,14 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   // attention linears per layer
   EXPECT_NE(reason.find("add_layer_norm ran 5 times"), std::string::npos) << reason;
   EXPECT_NE(reason.find("mlp_gelu 2, ladder::linear_bias 4"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("classifier_cross_entropy 1,"), std::string::npos) << reason;  // one micro-step
   EXPECT_NE(reason.find("0 GEMMs with a cuBLASLt epilogue"), std::string::npos) << reason;  // CPU
   EXPECT_TRUE(sw["fused_adamw"]["effective"].get<bool>());
   EXPECT_NE(sw["fused_adamw"]["reason"].get<std::string>().find("called 2 times"), std::string::npos)
       << sw["fused_adamw"]["reason"];  // two parameter groups
   // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there.
   EXPECT_EQ(sw["fused"]["fusions_active"],
-            nlohmann::json({"residual_add_layer_norm", "softmax_cross_entropy", "mlp_one_autograd_node",
+            nlohmann::json({"residual_add_layer_norm", "classifier_loss_and_grad_in_one_pass", "mlp_one_autograd_node",
                             "layer_norm_outputs_in_bf16", "flat_gradient_buffer"}));
   EXPECT_EQ(sw["fused"]["fusions_not_used"][0]["name"], "cublaslt_epilogues");
   EXPECT_FALSE(sw["fused"].contains("cuda_graph"));

@@ -8,8 +8,11 @@
 #include <tuple>
 
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include "variants/fused_ops.h"
 
 #ifdef LADDER_WITH_CUDA
 #include "variants/cuda/cublaslt_matmul.h"
@@ -22,7 +25,8 @@ using torch::autograd::variable_list;
 
 namespace {
 
-std::atomic<int64_t> g_linear_calls{0}, g_mlp_calls{0}, g_epilogue_gemms{0}, g_fallback_gemms{0};
+std::atomic<int64_t> g_linear_calls{0}, g_mlp_calls{0}, g_classifier_calls{0}, g_epilogue_gemms{0},
+    g_fallback_gemms{0};
 std::mutex g_fallback_mutex;
 std::string g_last_fallback;
 
@@ -140,6 +144,7 @@ FusedLinearStats fused_linear_stats() {
   FusedLinearStats s;
   s.linear_bias_calls = g_linear_calls.load();
   s.mlp_gelu_calls = g_mlp_calls.load();
+  s.classifier_calls = g_classifier_calls.load();
   s.epilogue_gemms = g_epilogue_gemms.load();
   s.fallback_gemms = g_fallback_gemms.load();
   std::lock_guard<std::mutex> lock(g_fallback_mutex);
@@ -189,7 +194,58 @@ variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad
   return {dx, dfc_w, dfc_b, dproj_w, dproj_b};
 }
 
+variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
+                                                      const torch::Tensor& weight, const torch::Tensor& targets,
+                                                      int64_t valid_vocab) {
+  g_classifier_calls.fetch_add(1, std::memory_order_relaxed);
+  const c10::OptionalDeviceGuard guard(x2.device());
+  const auto w = weight.contiguous();
+  auto logits = x2.mm(w.t());  // (N, Vp), contiguous
+  auto loss = cross_entropy_loss_and_grad_over_logits(logits, targets, valid_vocab);
+  ctx->save_for_backward({x2, w, logits});  // logits now hold d(loss)/d(logits)
+  return {loss};
+}
+
+variable_list ClassifierCrossEntropyFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
+  const auto saved = ctx->get_saved_variables();
+  const auto &x2 = saved[0], &w = saved[1], &dlogits = saved[2];
+  // () float32 on the device: scaling the (N, C) operands, never the (N, Vp)
+  // gradient, keeps backward to one read of it per GEMM and needs no sync.
+  const auto& dloss = grad_outputs[0];
+  auto dx = dlogits.mm(w).mul_(dloss);      // (N, C)
+  auto dw = dlogits.t().mm(x2 * dloss);     // (Vp, C)
+  return {dx, dw, torch::Tensor(), torch::Tensor()};
+}
+
 }  // namespace detail
+
+torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
+                                       const torch::Tensor& targets, int64_t valid_vocab) {
+  RECORD_FUNCTION("ladder::classifier_cross_entropy", std::vector<c10::IValue>({x, weight}));
+  TORCH_CHECK(x.defined() && weight.defined() && targets.defined(),
+              "classifier_cross_entropy: x, weight and targets must be defined tensors");
+  TORCH_CHECK(weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1),
+              "classifier_cross_entropy: x ", x.sizes(), " and weight ", weight.sizes(),
+              " do not fit; expected x (..., C) and weight (Vp, C)");
+  TORCH_CHECK(x.device() == weight.device(), "classifier_cross_entropy: x is on ", x.device(), ", weight on ",
+              weight.device(), "; expected one device");
+  TORCH_CHECK(x.is_floating_point(), "classifier_cross_entropy: x is ", x.scalar_type(),
+              "; expected a floating-point tensor");
+  TORCH_CHECK(targets.numel() * x.size(-1) == x.numel(), "classifier_cross_entropy: targets ", targets.sizes(),
+              " do not match x ", x.sizes(), "; expected one target per row of x");
+  const auto dtype = compute_dtype(x);
+  auto x2 = rows(cast(x, dtype));
+  auto w = cast(weight, dtype);
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  return detail::ClassifierCrossEntropyFunction::apply(x2, w, targets.reshape({-1}).contiguous(), valid_vocab)[0];
+}
+
+torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
+                                                 const torch::Tensor& targets, int64_t valid_vocab) {
+  auto logits = at::matmul(x, weight.t());
+  return softmax_cross_entropy_reference(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+                                         valid_vocab);
+}
 
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   check_linear(x, weight, bias, "linear_bias", "the layer");

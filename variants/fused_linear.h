@@ -48,11 +48,30 @@ torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc
                                  const torch::Tensor& fc_bias, const torch::Tensor& proj_weight,
                                  const torch::Tensor& proj_bias);
 
+// The lm_head and the loss as one autograd node (llm.c's fused classifier):
+// the mean cross-entropy of logits = x weight^T over their first valid_vocab
+// columns, against targets. x: (..., C); weight: (Vp, C) (GPT-2's tied wte);
+// targets: int64 with x's leading shape. Returns a () float32 loss.
+// Forward computes the logits in one GEMM, then in one pass over them both
+// the loss and its gradient, written over the logits (no fp32 probabilities,
+// no second (N, Vp) tensor). Backward is then two GEMMs on that gradient,
+// scaled by the upstream gradient of the loss on the (N, C) side, so the
+// (N, Vp) logits are read from memory once in forward and once per GEMM in
+// backward, against a third full pass when the gradient waits for backward.
+// Under autocast x and weight are cast to its dtype, as a matmul would be.
+// The loss's backward may run once per forward (the gradient is saved).
+torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
+                                       const torch::Tensor& targets, int64_t valid_vocab);
+// softmax_cross_entropy_reference on at::matmul(x, weight^T).
+torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
+                                                 const torch::Tensor& targets, int64_t valid_vocab);
+
 // Process-wide counts, for the report's fused switch ("effective" means the
 // epilogues ran, not only that the op was called).
 struct FusedLinearStats {
   int64_t linear_bias_calls = 0;   // forward calls of linear_bias
   int64_t mlp_gelu_calls = 0;      // forward calls of mlp_gelu
+  int64_t classifier_calls = 0;    // forward calls of classifier_cross_entropy
   int64_t epilogue_gemms = 0;      // cuBLASLt GEMMs that ran with a fused epilogue (CUDA only)
   int64_t fallback_gemms = 0;      // GEMMs whose epilogue fell back to separate ATen ops (CUDA only)
   std::string last_fallback;       // why the last fallback happened ("" if none)
@@ -76,6 +95,17 @@ struct MlpGeluFunction : public torch::autograd::Function<MlpGeluFunction> {
                                                 const torch::Tensor& proj_weight,
                                                 const torch::Tensor& proj_bias);
   // Returns {dx2, dfc_weight, dfc_bias, dproj_weight, dproj_bias}.
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs);
+};
+
+// x2 (N, C), weight (Vp, C) in one dtype, targets (N) -> {loss ()}; saves x2,
+// weight and the logits' gradient (N, Vp), made in forward.
+struct ClassifierCrossEntropyFunction : public torch::autograd::Function<ClassifierCrossEntropyFunction> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
+                                                const torch::Tensor& weight, const torch::Tensor& targets,
+                                                int64_t valid_vocab);
+  // Returns {dx2, dweight, none, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);
 };

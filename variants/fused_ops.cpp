@@ -411,6 +411,20 @@ LADDER_CPU_CLONES void softmax_cross_entropy_forward_rows(int64_t begin, int64_t
   }
 }
 
+// The loss and, over the row itself, its gradient: the row is still in cache
+// for the second pass (the CPU side of the classifier's one-pass loss).
+template <typename T>
+LADDER_CPU_CLONES void softmax_cross_entropy_forward_grad_rows(int64_t begin, int64_t end, T* logits,
+                                                               const int64_t* targets, float* losses, float* lse,
+                                                               float scale, int64_t Vp, int64_t V) {
+  for (int64_t row = begin; row < end; ++row) {
+    T* x = logits + row * Vp;
+    lse[row] = logsumexp_row(x, V);
+    losses[row] = lse[row] - to_float(x[targets[row]]);
+    cross_entropy_grad_row_in_place(x, lse[row], targets[row], scale, Vp, V);
+  }
+}
+
 template <typename T>
 LADDER_CPU_CLONES void softmax_cross_entropy_backward_rows(int64_t begin, int64_t end, const T* logits,
                                                            const int64_t* targets, const float* lse, float scale,
@@ -421,17 +435,6 @@ LADDER_CPU_CLONES void softmax_cross_entropy_backward_rows(int64_t begin, int64_
     else
       cross_entropy_grad_row(logits + row * Vp, lse[row], targets[row], scale, grad + row * Vp, Vp, V);
   }
-}
-
-template <typename T>
-void softmax_cross_entropy_forward_cpu(const T* logits,         // (N, Vp)
-                                       const int64_t* targets,  // (N), checked in [0, V)
-                                       float* losses,           // (N) out
-                                       float* lse,              // (N) out
-                                       int64_t N, int64_t Vp, int64_t V) {
-  at::parallel_for(0, N, 1, [&](int64_t begin, int64_t end) {
-    softmax_cross_entropy_forward_rows(begin, end, logits, targets, losses, lse, Vp, V);
-  });
 }
 
 template <typename T>
@@ -457,6 +460,60 @@ cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(
 const float* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
 
 }  // namespace
+
+// ---- the cross-entropy forward, shared by both of its autograd Functions -------------------
+
+namespace {
+// The mean loss over the rows of logits (N, Vp) contiguous, against targets
+// (N) contiguous; writes each row's logsumexp into lse (N) float32. With
+// grad_over_logits, the same pass also writes d(loss)/d(logits) =
+// (softmax - onehot) / N over the logits themselves.
+torch::Tensor cross_entropy_forward(const torch::Tensor& logits, const torch::Tensor& targets, int64_t V,
+                                    const torch::Tensor& lse, bool grad_over_logits) {
+  const int64_t N = logits.size(0), Vp = logits.size(1);
+  const auto f32 = logits.options().dtype(at::kFloat);
+  auto losses = torch::empty({N}, f32);  // (N), freed after the mean
+  const float scale = 1.f / float(N);
+  if (logits.is_cuda()) {
+    torch::Tensor loss;
+#ifdef LADDER_WITH_CUDA
+    const c10::cuda::CUDAGuard guard(logits.device());
+    cuda::softmax_cross_entropy_forward(logits.data_ptr(), elem_type(logits.scalar_type()),
+                                        targets.data_ptr<int64_t>(), losses.data_ptr<float>(),
+                                        lse.data_ptr<float>(), N, Vp, V, current_stream(),
+                                        grad_over_logits ? logits.data_ptr() : nullptr, scale);
+    loss = losses.mean();
+#endif
+    return loss;
+  }
+  check_targets_in_range_cpu(targets, V);
+  with_cpu_elem(logits.scalar_type(), [&](auto elem) {
+    using T = decltype(elem);
+    at::parallel_for(0, N, 1, [&](int64_t begin, int64_t end) {
+      if (grad_over_logits)
+        softmax_cross_entropy_forward_grad_rows(begin, end, cpu_data<T>(logits), targets.data_ptr<int64_t>(),
+                                                losses.data_ptr<float>(), lse.data_ptr<float>(), scale, Vp, V);
+      else
+        softmax_cross_entropy_forward_rows(begin, end, cpu_data<const T>(logits), targets.data_ptr<int64_t>(),
+                                           losses.data_ptr<float>(), lse.data_ptr<float>(), Vp, V);
+    });
+  });
+  const float* l = losses.data_ptr<float>();
+  double total = 0.0;  // in order, in double: deterministic and exact enough for any N
+  for (int64_t i = 0; i < N; ++i) total += l[i];
+  return torch::full({}, float(total / double(N)), f32);
+}
+}  // namespace
+
+torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
+                                                      int64_t valid_vocab) {
+  check_cross_entropy_inputs(logits, targets, valid_vocab);
+  TORCH_CHECK(logits.is_contiguous() && targets.is_contiguous(),
+              "cross_entropy_loss_and_grad_over_logits: logits and targets must be contiguous (the gradient is "
+              "written over the logits' own memory)");
+  auto lse = torch::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
+  return cross_entropy_forward(logits, targets, valid_vocab, lse, /*grad_over_logits=*/true);
+}
 
 // ---- autograd: add + LayerNorm ---------------------------------------------------------
 
@@ -557,31 +614,9 @@ variable_list SoftmaxCrossEntropyFunction::forward(AutogradContext* ctx, const t
   g_softmax_cross_entropy_calls.fetch_add(1, std::memory_order_relaxed);
   const auto logits = logits_in.contiguous();    // (N, Vp)
   const auto targets = targets_in.contiguous();  // (N)
-  const int64_t N = logits.size(0), Vp = logits.size(1), V = valid_vocab;
-  const auto f32 = logits.options().dtype(at::kFloat);
-  auto losses = torch::empty({N}, f32);  // (N), freed after the mean
-  auto lse = torch::empty({N}, f32);     // (N), the only thing backward needs besides the inputs
-  torch::Tensor loss;                    // ()
-  if (logits.is_cuda()) {
-#ifdef LADDER_WITH_CUDA
-    const c10::cuda::CUDAGuard guard(logits.device());
-    cuda::softmax_cross_entropy_forward(logits.data_ptr(), elem_type(logits.scalar_type()),
-                                        targets.data_ptr<int64_t>(), losses.data_ptr<float>(),
-                                        lse.data_ptr<float>(), N, Vp, V, current_stream());
-    loss = losses.mean();
-#endif
-  } else {
-    check_targets_in_range_cpu(targets, V);
-    with_cpu_elem(logits.scalar_type(), [&](auto elem) {
-      using T = decltype(elem);
-      softmax_cross_entropy_forward_cpu(cpu_data<const T>(logits), targets.data_ptr<int64_t>(),
-                                        losses.data_ptr<float>(), lse.data_ptr<float>(), N, Vp, V);
-    });
-    const float* l = losses.data_ptr<float>();
-    double total = 0.0;  // in order, in double: deterministic and exact enough for any N
-    for (int64_t i = 0; i < N; ++i) total += l[i];
-    loss = torch::full({}, float(total / double(N)), f32);
-  }
+  // (N): the only thing backward needs besides the inputs
+  auto lse = torch::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
+  auto loss = cross_entropy_forward(logits, targets, valid_vocab, lse, /*grad_over_logits=*/false);
   ctx->save_for_backward({logits, targets, lse});
   ctx->saved_data["valid_vocab"] = valid_vocab;
   ctx->saved_data["grad_into_logits"] = grad_into_logits;

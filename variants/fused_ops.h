@@ -57,6 +57,15 @@ torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Te
 torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
                                               int64_t valid_vocab);
 
+// Not differentiable: the forward half of the classifier's one-pass loss
+// (classifier_cross_entropy, variants/fused_linear.h). Returns the mean
+// cross-entropy of logits (N, Vp) over their first valid_vocab columns, as
+// softmax_cross_entropy, and in the same pass over each row writes
+// d(loss)/d(logits) = (softmax - onehot) / N over the logits themselves (0 on
+// the padding columns). logits and targets must be contiguous.
+torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
+                                                      int64_t valid_vocab);
+
 // How many times each fused op's forward ran in this process (a CUDA-graph
 // replay runs none: it replays the captured kernels). The fused switch is
 // effective only if both ran (TrainStep::describe_switches).

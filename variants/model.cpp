@@ -100,6 +100,16 @@ GPTImpl::GPTImpl(const ModelConfig& cfg, ModelOptions options) : cfg_(cfg), opti
 }
 
 torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  return torch::matmul(hidden(idx), wte->weight.t());  // (B, T, V), lm_head tied to wte
+}
+
+torch::Tensor GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t valid_vocab) {
+  if (!options_.fused) return lm_loss(forward(idx), targets, valid_vocab, /*fused=*/false);
+  const int64_t V = valid_vocab > 0 ? valid_vocab : wte->weight.size(0);
+  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V);
+}
+
+torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
   const int64_t T = idx.size(1);
   TORCH_CHECK(T <= cfg_.block_size, "sequence length ", T, " exceeds block size ", cfg_.block_size);
   auto pos = torch::arange(T, idx.options());  // (T)
@@ -123,7 +133,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
     }
     x = ln_f(x);  // (B, T, C)
   }
-  return torch::matmul(x, wte->weight.t());  // (B, T, V), lm_head tied to wte
+  return x;
 }
 
 torch::Tensor GPTImpl::forward_fused(const torch::Tensor& tok, const torch::Tensor& pos) {

@@ -81,6 +81,14 @@ class GPTImpl : public torch::nn::Module {
  public:
   explicit GPTImpl(const ModelConfig& cfg, ModelOptions options = {});
   torch::Tensor forward(const torch::Tensor& idx);  // (B, T) int64 -> logits (B, T, V)
+  // The training loss: mean cross-entropy of the logits' first valid_vocab
+  // columns (0 = all) against targets (B, T). Unfused: lm_loss(forward(idx)).
+  // Fused: the lm_head and the loss as one node (fused::classifier_cross_entropy),
+  // whose forward already makes the logits' gradient; the logits are never
+  // returned.
+  torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t valid_vocab = 0);
+  // (B, T) int64 -> the final LayerNorm's output (B, T, C), the lm_head's input.
+  torch::Tensor hidden(const torch::Tensor& idx);
   const ModelOptions& options() const { return options_; }
 
   // Parameters counted once (lm_head is wte). With exclude_position_embeddings

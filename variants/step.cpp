@@ -86,8 +86,7 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
 
 torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
   AutocastScope autocast(cfg_.sw.bf16, device_);  // forward and loss only
-  auto logits = model_->forward(x);               // (B, T, Vp)
-  auto loss = lm_loss(logits, y, cfg_.model.vocab_size, cfg_.sw.fused);
+  auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // the fused rung: lm_head + loss in one node
   // Accumulation averages over micro-steps: scale each micro-loss by 1/m.
   return loss / double(cfg_.micro_steps());
 }
@@ -243,14 +242,17 @@ nlohmann::json TrainStep::describe_switches() const {
     const fused::FusedOpCalls now = fused::fused_op_calls();
     const fused::FusedLinearStats lin = fused::fused_linear_stats();
     const int64_t ln = now.add_layer_norm - fused_calls_at_start_.add_layer_norm;
-    const int64_t ce = now.softmax_cross_entropy - fused_calls_at_start_.softmax_cross_entropy;
+    const int64_t ce = lin.classifier_calls - fused_linear_at_start_.classifier_calls;
     const int64_t mlp = lin.mlp_gelu_calls - fused_linear_at_start_.mlp_gelu_calls;
     const int64_t lb = lin.linear_bias_calls - fused_linear_at_start_.linear_bias_calls;
     const int64_t epilogues = lin.epilogue_gemms - fused_linear_at_start_.epilogue_gemms;
     const int64_t fallbacks = lin.fallback_gemms - fused_linear_at_start_.fallback_gemms;
     const bool cuda = device_.is_cuda();
     const bool graph = uses_graph();
-    nlohmann::json fusions = {"residual_add_layer_norm", "softmax_cross_entropy", "mlp_one_autograd_node"};
+    // The classifier: lm_head GEMM and softmax cross-entropy in one node, the
+    // logits' gradient written over them in the loss's own pass (model.h).
+    nlohmann::json fusions = {"residual_add_layer_norm", "classifier_loss_and_grad_in_one_pass",
+                              "mlp_one_autograd_node"};
     // Under bf16 autocast the LayerNorms write bf16 for the next matmul, so no
     // cast kernels run between them, forward or backward (model.cpp).
     if (sw.bf16) fusions.push_back("layer_norm_outputs_in_bf16");
@@ -277,7 +279,7 @@ nlohmann::json TrainStep::describe_switches() const {
                                      "run on the host)"
                                    : "custom fused CPU ops; CUDA graphs need CUDA";
     j["fused"] = on(ran, "ladder::fused ops (CPU loops / CUDA kernels, cuBLASLt epilogues)",
-                    fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::softmax_cross_entropy {}, "
+                    fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::classifier_cross_entropy {}, "
                                 "ladder::mlp_gelu {}, ladder::linear_bias {}; {} GEMMs with a cuBLASLt epilogue, {} "
                                 "fell back (a graph replay calls none of them)",
                                 how, ln, ce, mlp, lb, epilogues, fallbacks));

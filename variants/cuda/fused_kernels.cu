@@ -219,16 +219,37 @@ __device__ __forceinline__ void merge_softmax_state(float& m, float& sum, float 
   m = m_new;
 }
 
-// grid: N; block: kCrossEntropyThreads; one block per row.
+// One row's gradient, by the block's threads: (softmax - onehot(t)) * scale
+// over [0, V), exactly 0 over the padding [V, Vp). row_grad may be row_logits:
+// each element is read, then written, by one thread. A target outside [0, V)
+// makes the row NaN over [0, V).
+template <typename T>
+__device__ __forceinline__ void write_cross_entropy_grad_row(const T* row_logits, int64_t t, float row_lse,
+                                                             float scale, T* row_grad, int64_t Vp, int64_t V) {
+  const bool valid = t >= 0 && t < V;
+  if (!valid) scale = __int_as_float(0x7fc00000);
+  for (int64_t j = threadIdx.x; j < Vp; j += blockDim.x) {
+    float g = 0.f;  // padding columns [V, Vp) never enter the softmax
+    if (j < V) g = (expf(to_float(row_logits[j]) - row_lse) - (j == t ? 1.f : 0.f)) * scale;
+    row_grad[j] = from_float<T>(g);
+  }
+}
+
+// grid: N; block: kCrossEntropyThreads; one block per row. With grad not
+// null it also writes the row's gradient (softmax - onehot) * grad_scale over
+// the row (grad may be logits itself): a second pass over a row the first
+// pass has just read, so it comes from L2 rather than memory.
 template <typename T>
 __global__ void __launch_bounds__(kCrossEntropyThreads)
-    softmax_cross_entropy_forward_kernel(const T* __restrict__ logits,          // (N, Vp)
-                                         const int64_t* __restrict__ targets,   // (N)
-                                         float* __restrict__ losses,            // (N)
-                                         float* __restrict__ lse,               // (N)
-                                         int64_t Vp, int64_t V) {
+    softmax_cross_entropy_forward_kernel(const T* logits,                      // (N, Vp)
+                                         const int64_t* __restrict__ targets,  // (N)
+                                         float* __restrict__ losses,           // (N)
+                                         float* __restrict__ lse,              // (N)
+                                         T* grad,                              // (N, Vp) or null
+                                         float grad_scale, int64_t Vp, int64_t V) {
   __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
   __shared__ float sum_sh[kCrossEntropyThreads / kWarpSize];
+  __shared__ float lse_sh;
   const int64_t row = blockIdx.x;
   const T* row_logits = logits + row * Vp;
 
@@ -269,8 +290,14 @@ __global__ void __launch_bounds__(kCrossEntropyThreads)
       const bool valid = t >= 0 && t < V;
       losses[row] = valid ? row_lse - to_float(row_logits[valid ? t : 0]) : __int_as_float(0x7fc00000);
       lse[row] = row_lse;
+      lse_sh = row_lse;
     }
   }
+  if (grad == nullptr) return;  // uniform across the grid
+  // The target logit was read above, before this barrier; only now is the
+  // row overwritten (when grad is logits).
+  __syncthreads();
+  write_cross_entropy_grad_row(row_logits, targets[row], lse_sh, grad_scale, grad + row * Vp, Vp, V);
 }
 
 // grid: N; block: kCrossEntropyThreads; one block per row.
@@ -283,17 +310,8 @@ __global__ void __launch_bounds__(kCrossEntropyThreads)
                                           T* grad,                              // (N, Vp)
                                           int64_t N, int64_t Vp, int64_t V) {
   const int64_t row = blockIdx.x;
-  const T* row_logits = logits + row * Vp;
-  T* row_grad = grad + row * Vp;
-  const int64_t t = targets[row];
-  const bool valid = t >= 0 && t < V;
-  const float scale = valid ? *dloss / float(N) : __int_as_float(0x7fc00000);
-  const float row_lse = lse[row];
-  for (int64_t j = threadIdx.x; j < Vp; j += blockDim.x) {
-    float g = 0.f;  // padding columns [V, Vp) never enter the softmax
-    if (j < V) g = (expf(to_float(row_logits[j]) - row_lse) - (j == t ? 1.f : 0.f)) * scale;
-    row_grad[j] = from_float<T>(g);
-  }
+  write_cross_entropy_grad_row(logits + row * Vp, targets[row], lse[row], *dloss / float(N), grad + row * Vp, Vp,
+                               V);
 }
 
 template <typename F>
@@ -361,12 +379,13 @@ void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_i
 }
 
 void softmax_cross_entropy_forward(const void* logits, ElemType logits_type, const int64_t* targets, float* losses,
-                                   float* lse, int64_t N, int64_t Vp, int64_t V, cudaStream_t stream) {
+                                   float* lse, int64_t N, int64_t Vp, int64_t V, cudaStream_t stream, void* grad,
+                                   float grad_scale) {
   if (N == 0) return;
   dispatch_elem_type(logits_type, "softmax_cross_entropy_forward", [&](auto tag) {
     using T = decltype(tag);
     softmax_cross_entropy_forward_kernel<T><<<unsigned(N), kCrossEntropyThreads, 0, stream>>>(
-        static_cast<const T*>(logits), targets, losses, lse, Vp, V);
+        static_cast<const T*>(logits), targets, losses, lse, static_cast<T*>(grad), grad_scale, Vp, V);
   });
   LADDER_CUDA_CHECK(cudaGetLastError());
 }

@@ -68,12 +68,18 @@ void add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
 // One block per row, over the first V of Vp columns. Writes the per-row loss
 // lse - logits[target] and the per-row logsumexp. A target outside [0, V) is
 // not checked on the host (that would synchronise); its row's loss is NaN.
+// With grad not null, the same kernel also writes grad = (softmax -
+// onehot(target)) * grad_scale over [0, V) and 0 over [V, Vp), in logits_type;
+// grad may be logits itself (llm.c's fused classifier: the logits are read
+// from memory once, for the loss and its gradient together).
 void softmax_cross_entropy_forward(const void* logits,     // (N, Vp) logits_type
                                    ElemType logits_type,
                                    const int64_t* targets,  // (N)
                                    float* losses,           // (N) out
                                    float* lse,              // (N) out
-                                   int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
+                                   int64_t N, int64_t Vp, int64_t V, cudaStream_t stream,
+                                   void* grad = nullptr,    // (N, Vp) out, logits_type, or null
+                                   float grad_scale = 0.f);
 
 // grad = (softmax - onehot(target)) * dloss / N over [0, V), exactly 0 over
 // [V, Vp). grad may be logits itself: each element is read, then written, by
