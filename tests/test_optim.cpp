@@ -136,5 +136,66 @@ TEST(FlatGradients, GradientsStayViewsAndClipMatchesClipGradNorm) {
   for (const auto& q : params_b) EXPECT_EQ(q.grad().abs().sum().item<double>(), 0.0);
 }
 
+// The clip as the fused AdamW's grad_scale (what the step does with the flat
+// buffer): the same update, and the same clipped gradients left behind, as
+// clipping the buffer and then stepping.
+TEST(FusedAdamW, ClipInsideTheKernelMatchesClipThenStep) {
+  const Preset& p = find_preset("tiny");
+  TrainConfig t;
+  t.max_lr = 1e-3;
+  GPT a(p.model), b(p.model);
+  init_gpt2_weights(a, 8);
+  init_gpt2_weights(b, 8);
+  auto params_a = a->parameters(), params_b = b->parameters();
+  FlatGradients flat_a(params_a), flat_b(params_b);
+  auto opt_a = make_optimizer(a, t, /*fused=*/true), opt_b = make_optimizer(b, t, /*fused=*/true);
+  ASSERT_TRUE(opt_b->divides_gradients_in_kernel());
+  EXPECT_FALSE(make_optimizer(a, t, /*fused=*/false)->divides_gradients_in_kernel());
+  auto data = make_synthetic_source({p.batch, p.seq, p.model.vocab_size, 8});
+  const double max_norm = 0.05;  // below the gradients' norm: every step clips
+  for (int64_t step = 0; step < 3; ++step) {
+    Batch batch = data->batch(step);
+    lm_loss(a->forward(batch.x), batch.y).backward();
+    flat_b.buffer().copy_(flat_a.buffer());  // bit-identical gradients
+    const double lr = learning_rate(t, step, 3);
+    const auto norm_a = flat_a.clip(max_norm);
+    opt_a->step(lr);
+    auto [norm_b, divisor] = flat_b.clip_divisor(max_norm);
+    EXPECT_EQ(norm_b.item<double>(), norm_a.item<double>());
+    EXPECT_GT(divisor.item<double>(), 1.0);
+    if (step % 2 == 0) {
+      opt_b->step(lr, divisor);
+    } else {  // the graph's form: the LR from the device
+      opt_b->set_device_lr(lr);
+      opt_b->step_device_lr(divisor);
+    }
+    EXPECT_TRUE(torch::allclose(flat_b.buffer(), flat_a.buffer(), 1e-6, 1e-9)) << "clipped gradients, step " << step;
+    for (size_t i = 0; i < params_a.size(); ++i)
+      EXPECT_TRUE(torch::allclose(params_b[i], params_a[i], 1e-6, 1e-7)) << "parameter " << i << ", step " << step;
+    flat_a.zero();
+    flat_b.zero();
+  }
+  // Below max_norm the divisor is 1: no clip.
+  lm_loss(a->forward(data->batch(3).x), data->batch(3).y).backward();
+  EXPECT_EQ(flat_a.clip_divisor(1e9).second.item<double>(), 1.0);
+}
+
+// The per-parameter AdamW takes the same divisor by dividing first.
+TEST(TorchAdamW, GradDivisorDividesTheGradientsFirst) {
+  const Preset& p = find_preset("tiny");
+  TrainConfig t;
+  t.max_lr = 1e-3;
+  Twins m = run_twins(9, 2, t, /*fused_a=*/false, /*fused_b=*/false, host_lr_step, [](StepOptimizer& opt, double lr) {
+    opt.step(lr, torch::full({}, 1.0));  // dividing by 1 changes nothing
+  });
+  for (const auto& item : m.a->named_parameters())
+    EXPECT_TRUE(torch::equal(item.value(), m.b->named_parameters()[item.key()])) << item.key();
+  GPT c(p.model);
+  auto opt = make_optimizer(c, t, /*fused=*/false);
+  for (auto& q : c->parameters()) q.mutable_grad() = torch::full_like(q, 3.0);
+  opt->step(1e-3, torch::full({}, 2.0));
+  for (auto& q : c->parameters()) EXPECT_TRUE(torch::equal(q.grad(), torch::full_like(q, 1.5)));
+}
+
 }  // namespace
 }  // namespace ladder

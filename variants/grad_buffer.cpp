@@ -35,6 +35,15 @@ torch::Tensor FlatGradients::clip(double max_norm) {
   return norm;
 }
 
+std::pair<torch::Tensor, torch::Tensor> FlatGradients::clip_divisor(double max_norm) const {
+  torch::NoGradGuard no_grad;
+  auto norm = torch::linalg_vector_norm(buffer_, 2);  // ()
+  // 1 / clip_coefficient, computed so: grad / divisor is grad * coefficient
+  // up to rounding, and no clip (divisor 1) below max_norm.
+  auto divisor = torch::clamp_min((norm + 1e-6) / max_norm, 1.0);
+  return {norm, divisor};
+}
+
 bool FlatGradients::intact() const {
   const auto* base = static_cast<const char*>(buffer_.data_ptr());
   const int64_t item = buffer_.element_size();

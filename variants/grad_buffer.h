@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -35,6 +36,12 @@ class FlatGradients {
   // clipping, a () tensor, and scales every gradient by
   // min(1, max_norm / (norm + 1e-6)).
   torch::Tensor clip(double max_norm);
+  // The same clip, left for the optimizer to apply: returns {the global L2
+  // norm, the divisor max(1, (norm + 1e-6) / max_norm)} as () tensors and
+  // changes nothing. StepOptimizer::step(lr, divisor) then divides inside its
+  // update (the fused AdamW in its own kernel), saving clip()'s pass over
+  // the buffer.
+  std::pair<torch::Tensor, torch::Tensor> clip_divisor(double max_norm) const;
 
   const torch::Tensor& buffer() const { return buffer_; }  // (numel incl. padding)
   // Whether every parameter's .grad() is still the view this object set.

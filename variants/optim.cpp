@@ -2,6 +2,7 @@
 #include "variants/optim.h"
 
 #include <cmath>
+#include <optional>
 
 namespace ladder {
 
@@ -40,7 +41,7 @@ void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
 void StepOptimizer::set_device_lr(double) {
   TORCH_CHECK(false, name(), " cannot take its LR from a device tensor (only at::_fused_adamw_ can)");
 }
-void StepOptimizer::step_device_lr() {
+void StepOptimizer::step_device_lr(const torch::Tensor&) {
   TORCH_CHECK(false, name(), " cannot take its LR from a device tensor (only at::_fused_adamw_ can)");
 }
 
@@ -49,7 +50,15 @@ namespace {
 class TorchAdamW final : public StepOptimizer {
  public:
   TorchAdamW(GPT& model, const TrainConfig& cfg) : opt_(make_adamw(model, cfg)) {}
-  void step(double lr) override {
+  void step(double lr, const torch::Tensor& grad_divisor) override {
+    if (grad_divisor.defined()) {
+      torch::NoGradGuard no_grad;
+      std::vector<torch::Tensor> grads;
+      for (auto& group : opt_->param_groups())
+        for (auto& p : group.params())
+          if (p.grad().defined()) grads.push_back(p.grad());
+      torch::_foreach_div_(grads, grad_divisor);
+    }
     set_learning_rate(*opt_, lr);
     opt_->step();
   }
@@ -76,11 +85,12 @@ class FusedAdamW final : public StepOptimizer {
     groups_ = {std::move(decay), std::move(no_decay)};
   }
 
-  void step(double lr) override { update(lr, nullptr); }
+  void step(double lr, const torch::Tensor& grad_divisor) override { update(lr, nullptr, grad_divisor); }
+  bool divides_gradients_in_kernel() const override { return true; }
 
   bool supports_device_lr() const override { return true; }
   void set_device_lr(double lr) override { device_lr().fill_(lr); }
-  void step_device_lr() override { update(0.0, &device_lr()); }
+  void step_device_lr(const torch::Tensor& grad_divisor) override { update(0.0, &device_lr(), grad_divisor); }
 
   void zero_grad(bool set_to_none) override {
     for (auto& g : groups_)
@@ -100,8 +110,12 @@ class FusedAdamW final : public StepOptimizer {
  private:
   // One update of every group: lr from the host, or from `lr_tensor` (a ()
   // float32 tensor on the parameters' device) when given. The step counts are
-  // device tensors either way, so both forms can be captured.
-  void update(double lr, const torch::Tensor* lr_tensor) {
+  // device tensors either way, so both forms can be captured. grad_divisor
+  // (may be undefined) is the kernel's grad_scale: it divides each gradient,
+  // and stores the result back, inside the same pass as the update.
+  void update(double lr, const torch::Tensor* lr_tensor, const torch::Tensor& grad_divisor) {
+    const std::optional<torch::Tensor> grad_scale =
+        grad_divisor.defined() ? std::optional<torch::Tensor>(grad_divisor.to(torch::kFloat)) : std::nullopt;
     torch::NoGradGuard no_grad;
     for (auto& g : groups_) {
       std::vector<torch::Tensor> grads;
@@ -111,11 +125,11 @@ class FusedAdamW final : public StepOptimizer {
       if (lr_tensor) {
         at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps,
                           *lr_tensor, cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
-                          /*amsgrad=*/false, /*maximize=*/false);
+                          /*amsgrad=*/false, /*maximize=*/false, grad_scale, /*found_inf=*/std::nullopt);
       } else {
         at::_fused_adamw_(g.params, grads, g.exp_avgs, g.exp_avg_sqs, /*max_exp_avg_sqs=*/{}, g.steps, lr,
                           cfg_.beta1, cfg_.beta2, g.weight_decay, cfg_.eps,
-                          /*amsgrad=*/false, /*maximize=*/false);
+                          /*amsgrad=*/false, /*maximize=*/false, grad_scale, /*found_inf=*/std::nullopt);
       }
       ++calls_;
     }

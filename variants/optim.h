@@ -14,7 +14,15 @@ namespace ladder {
 class StepOptimizer {
  public:
   virtual ~StepOptimizer() = default;
-  virtual void step(double lr) = 0;
+  // One update. grad_divisor, when defined (a () tensor on the parameters'
+  // device), divides every gradient first and the divided gradient is what
+  // stays in .grad(): the gradient clip (FlatGradients::clip_divisor). The
+  // fused AdamW divides inside its own kernel (at::_fused_adamw_'s
+  // grad_scale, with which AMP unscales), so the clip costs no pass of its
+  // own over the gradients; the per-parameter AdamW divides first.
+  virtual void step(double lr, const torch::Tensor& grad_divisor = {}) = 0;
+  // Whether step() divides inside the update kernel (see above).
+  virtual bool divides_gradients_in_kernel() const { return false; }
   // set_to_none = false keeps gradient buffers (a CUDA graph reuses them).
   virtual void zero_grad(bool set_to_none) = 0;
   virtual const char* name() const = 0;
@@ -28,7 +36,7 @@ class StepOptimizer {
   // with its step counts already on the device).
   virtual bool supports_device_lr() const { return false; }
   virtual void set_device_lr(double lr);
-  virtual void step_device_lr();
+  virtual void step_device_lr(const torch::Tensor& grad_divisor = {});
 };
 
 // torch::optim::AdamW (per-parameter loop) or the multi-tensor fused kernel

@@ -84,6 +84,22 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
   return total;
 }
 
+torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
+  const double max_norm = cfg_.train.grad_clip;
+  torch::Tensor norm, divisor;  // divisor stays undefined when the clip is already applied
+  if (flat_grads_ && optimizer_->divides_gradients_in_kernel()) {
+    std::tie(norm, divisor) = flat_grads_->clip_divisor(max_norm);  // applied inside the AdamW kernel
+  } else {
+    norm = flat_grads_ ? flat_grads_->clip(max_norm) : clip_grad_norm(params_, max_norm);
+  }
+  if (device_lr) {
+    optimizer_->step_device_lr(divisor);
+  } else {
+    optimizer_->step(lr, divisor);
+  }
+  return norm;
+}
+
 torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
   AutocastScope autocast(cfg_.sw.bf16, device_);  // forward and loss only
   auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // the fused rung: lm_head + loss in one node
@@ -105,8 +121,7 @@ std::unique_ptr<GraphedStep> TrainStep::capture_graph(bool whole, const torch::T
     // tensors, and nothing reads a value on the host.
     body = [this, forward_backward](const torch::Tensor& xs, const torch::Tensor& ys) {
       auto outputs = forward_backward(xs, ys);
-      outputs.push_back(flat_grads_->clip(cfg_.train.grad_clip));
-      optimizer_->step_device_lr();
+      outputs.push_back(clip_and_update(/*lr=*/0.0, /*device_lr=*/true));
       flat_grads_->zero();
       return outputs;
     };
@@ -176,9 +191,7 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
   }
   if (!optimizer_done) {
     PhaseScope s(observer, Phase::kOptimizer);
-    out.grad_norm = flat_grads_ ? flat_grads_->clip(cfg_.train.grad_clip)
-                                : clip_grad_norm(params_, cfg_.train.grad_clip);
-    optimizer_->step(out.lr);
+    out.grad_norm = clip_and_update(out.lr, /*device_lr=*/false);
     if (sync_) {
       sync_->zero_grads();  // gradients stay views of the all-reduce buckets
     } else if (flat_grads_) {

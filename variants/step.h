@@ -91,6 +91,11 @@ class TrainStep {
  private:
   // Forward and loss under the rung's autocast, scaled by 1/micro_steps.
   torch::Tensor forward_loss(const torch::Tensor& x, const torch::Tensor& y);  // (B, T) -> ()
+  // Clips the gradients to the global norm cfg.train.grad_clip and updates:
+  // at `lr`, or at the optimizer's device LR (in a graph). With the flat
+  // buffer and the fused AdamW, the clip's scaling happens inside the AdamW
+  // kernel instead of a pass of its own. Returns the norm before clipping.
+  torch::Tensor clip_and_update(double lr, bool device_lr);
   // Captures the micro-step graph, or with `whole` the last micro-step's
   // graph that also clips, steps the optimizer and zeroes the gradients.
   std::unique_ptr<GraphedStep> capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y);
