@@ -180,6 +180,24 @@ TEST(FusedAdamW, ClipInsideTheKernelMatchesClipThenStep) {
   EXPECT_EQ(flat_a.clip_divisor(1e9).second.item<double>(), 1.0);
 }
 
+// The warm-up before a whole-step capture runs the update's kernels on
+// scratch tensors: the model's parameters and gradients stay as they were.
+TEST(FusedAdamW, WarmUpTouchesNoParameter) {
+  GPT m(find_preset("tiny").model);
+  init_gpt2_weights(m, 4);
+  auto opt = make_optimizer(m, TrainConfig{}, /*fused=*/true);
+  for (auto& q : m->parameters()) q.mutable_grad() = torch::ones_like(q);
+  std::vector<torch::Tensor> before;
+  for (auto& q : m->parameters()) before.push_back(q.detach().clone());
+  opt->set_device_lr(1e-2);
+  opt->warm_up_device_lr_step();
+  auto params = m->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(torch::equal(params[i], before[i])) << "parameter " << i;
+    EXPECT_TRUE(torch::equal(params[i].grad(), torch::ones_like(params[i]))) << "gradient " << i;
+  }
+}
+
 // The per-parameter AdamW takes the same divisor by dividing first.
 TEST(TorchAdamW, GradDivisorDividesTheGradientsFirst) {
   const Preset& p = find_preset("tiny");

@@ -91,6 +91,17 @@ class FusedAdamW final : public StepOptimizer {
   bool supports_device_lr() const override { return true; }
   void set_device_lr(double lr) override { device_lr().fill_(lr); }
   void step_device_lr(const torch::Tensor& grad_divisor) override { update(0.0, &device_lr(), grad_divisor); }
+  void warm_up_device_lr_step() override {
+    torch::NoGradGuard no_grad;
+    const auto options = groups_[0].params[0].options();
+    auto one = [&] { return torch::zeros({1}, options); };
+    std::vector<torch::Tensor> params{one()}, grads{one()}, exp_avgs{one()}, exp_avg_sqs{one()};
+    std::vector<torch::Tensor> steps{torch::zeros({}, options.dtype(torch::kFloat32))};
+    torch::_foreach_add_(steps, 1);
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, device_lr(), cfg_.beta1,
+                      cfg_.beta2, /*weight_decay=*/0.1, cfg_.eps, /*amsgrad=*/false, /*maximize=*/false,
+                      /*grad_scale=*/torch::ones({}, options.dtype(torch::kFloat32)), /*found_inf=*/std::nullopt);
+  }
 
   void zero_grad(bool set_to_none) override {
     for (auto& g : groups_)

@@ -37,6 +37,10 @@ class StepOptimizer {
   virtual bool supports_device_lr() const { return false; }
   virtual void set_device_lr(double lr);
   virtual void step_device_lr(const torch::Tensor& grad_divisor = {});
+  // Runs the device-LR update's kernels once on scratch tensors (the model's
+  // parameters untouched), so that their first launch, and the lazy loading
+  // of their modules, happens before a CUDA graph captures them.
+  virtual void warm_up_device_lr_step() {}
 };
 
 // torch::optim::AdamW (per-parameter loop) or the multi-tensor fused kernel

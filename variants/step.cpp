@@ -132,6 +132,13 @@ std::unique_ptr<GraphedStep> TrainStep::capture_graph(bool whole, const torch::T
   // so the gradients accumulated so far stay.
   const bool first = !graph_pool_;
   if (first) graph_pool_ = new_graph_pool();
+  if (whole) {
+    // The warm-up below runs forward and backward only: run the clip's and the
+    // update's kernels once too (on scratch tensors, or reading only), so
+    // none of them launches for the first time inside the capture.
+    flat_grads_->clip_divisor(cfg_.train.grad_clip);
+    optimizer_->warm_up_device_lr_step();
+  }
   auto graph = capture_step(forward_backward, first ? 3 : 0, body, x, y, *graph_pool_);
   if (first) flat_grads_->zero();
   return graph;

@@ -87,9 +87,10 @@ struct Gemm {
 // "none": the query costs tens of microseconds on the host and the shapes of
 // a training step repeat every micro-step.
 using AlgoKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t,
-                           uint32_t, int64_t>;
+                           uint32_t, uint32_t, uint32_t, int64_t>;
 struct AlgoEntry {
   bool found = false;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;  // the heuristic's answer
   cublasLtMatmulAlgo_t algo{};
 };
 std::mutex g_algo_mutex;
@@ -132,8 +133,26 @@ bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not) {
   const size_t workspace_bytes = at::cuda::getCUDABlasLtWorkspaceSize();
   const uint32_t align_a = alignment_bytes(g.a), align_b = alignment_bytes(g.b), align_d = alignment_bytes(g.d);
   const uint32_t align_bias = g.bias ? alignment_bytes(g.bias) : 256;
+  const uint32_t align_aux = g.aux ? alignment_bytes(g.aux) : 256;  // the heuristic reads this pointer too
+  // Split-K partial sums: under bf16 autocast the step asks for no reduced-
+  // precision reduction (variants/precision.cpp), which reaches ATen's GEMMs
+  // but not these: restrict cuBLASLt's reduction schemes as PyTorch's own
+  // cuBLASLt path does (fp32 partials, or no split-K), or a weight-gradient
+  // GEMM (K = B*T, a small output) could sum its split-K partials in bf16.
+  uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;
+  if (dtype == at::kBFloat16) {
+    switch (at::globalContext().allowBF16ReductionCuBLAS()) {
+      case at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK: break;
+      case at::CuBLASReductionOption::DisallowReducedPrecisionAllowSplitK:
+        reduction_mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_NONE;
+        break;
+      case at::CuBLASReductionOption::DisallowReducedPrecisionDisallowSplitK:
+        reduction_mask = CUBLASLT_REDUCTION_SCHEME_NONE;
+        break;
+    }
+  }
   const AlgoKey key{int(g.epilogue), int(g.transa), int(g.transb), g.m, g.n, g.k, int(dt), int(compute),
-                    align_a, align_b, align_d, align_bias, int64_t(workspace_bytes)};
+                    align_a, align_b, align_d, align_bias, align_aux, reduction_mask, int64_t(workspace_bytes)};
   AlgoEntry entry;
   bool cached = false;
   {
@@ -157,24 +176,32 @@ bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not) {
                                                              &align_d, sizeof(align_d)));
     LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                              &align_d, sizeof(align_d)));
+    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                             &reduction_mask, sizeof(reduction_mask)));
     cublasLtMatmulHeuristicResult_t result{};
     int returned = 0;
     const cublasStatus_t st =
         cublasLtMatmulAlgoGetHeuristic(at::cuda::getCurrentCUDABlasLtHandle(), desc.d, la.l, lb.l, ld.l, ld.l,
                                        pref.p, 1, &result, &returned);
-    // NOT_SUPPORTED (or no result) means this epilogue has no kernel here: the
-    // caller falls back. Anything else is an error.
-    if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) LADDER_CUBLAS_CHECK(st);
+    // NOT_SUPPORTED (or no result) means this epilogue has no kernel here, and
+    // some epilogue/type/compute combinations are refused as INVALID_VALUE
+    // instead: either way the caller falls back (counted, with the status).
+    // Anything else is an error.
+    if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED && st != CUBLAS_STATUS_INVALID_VALUE)
+      LADDER_CUBLAS_CHECK(st);
     entry.found = st == CUBLAS_STATUS_SUCCESS && returned > 0;
+    entry.status = st;
     if (entry.found) entry.algo = result.algo;
     std::lock_guard<std::mutex> lock(g_algo_mutex);
     g_algos.emplace(key, entry);
   }
   if (!entry.found) {
     if (why_not)
-      *why_not = fmt::format("cuBLASLt has no algorithm for epilogue {} at m={} n={} k={} ({}, alignment {}/{}/{} B)",
-                             epilogue_name(g.epilogue), g.m, g.n, g.k, dtype == at::kBFloat16 ? "bf16" : "fp32",
-                             align_a, align_b, align_d);
+      *why_not = fmt::format(
+          "cuBLASLt has no algorithm for epilogue {} at m={} n={} k={} ({}, alignment {}/{}/{} B, reduction schemes "
+          "0x{:x}; heuristic: {})",
+          epilogue_name(g.epilogue), g.m, g.n, g.k, dtype == at::kBFloat16 ? "bf16" : "fp32", align_a, align_b,
+          align_d, reduction_mask, cublasLtGetStatusString(entry.status));
     return false;
   }
   const float alpha = 1.0f, beta = 0.0f;
