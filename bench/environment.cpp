@@ -104,6 +104,7 @@ nlohmann::json describe_environment(const torch::Device& device) {
       {"cuda_driver", from_device("driver_cuda_version")},
       {"cudnn", from_device("cudnn_version")},
       {"nccl", from_device("nccl_version")},
+      {"cublaslt", from_device("cublaslt_version")},
       {"mkldnn", at::get_mkldnn_version()},
       {"openmp", at::get_openmp_version()},
   };

@@ -5,6 +5,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 #ifdef LADDER_WITH_NCCL
@@ -121,6 +122,9 @@ nlohmann::json describe(int device_index) {
   };
   const auto& hooks = at::detail::getCUDAHooks();
   j["cudnn_version"] = hooks.hasCuDNN() ? nlohmann::json(hooks.versionCuDNN()) : nlohmann::json();
+  // The libcublasLt this process loaded (variants/cuda/cublaslt_matmul.cpp
+  // calls it directly; LibTorch's libcublas calls into the same one).
+  j["cublaslt_version"] = int64_t(cublasLtGetVersion());
 #ifdef LADDER_WITH_NCCL
   int nccl = 0;
   if (ncclGetVersion(&nccl) == ncclSuccess) j["nccl_version"] = nccl;
