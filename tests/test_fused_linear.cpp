@@ -17,6 +17,7 @@
 
 #include "tests/expect_close.h"
 #include "variants/fused_linear.h"
+#include "variants/grad_buffer.h"
 #include "variants/model.h"
 #include "variants/precision.h"
 
@@ -134,6 +135,60 @@ TEST(FusedClassifier, RejectsInputsThatDoNotFit) {
                         "is outside [0, valid_vocab = 20)");
 }
 
+// weight_grad(s)_into_buffer(s): with .grad() already a tensor, every op
+// adds each weight's gradient into it in place (hooks on the weight never
+// see a gradient: autograd got none), and the bias gradients go through
+// autograd as before; without a .grad() the gradient goes through autograd.
+// The sums equal the plain path's, under bf16 autocast too.
+void check_weight_grads_into_buffers(bool autocast) {
+  SCOPED_TRACE(autocast ? "bf16 autocast" : "fp32");
+  const int64_t N = 6, C = 8, H = 32, Vp = 20, V = 17;
+  torch::manual_seed(21);
+  auto x = torch::randn({N, C});
+  auto w = 0.3 * torch::randn({H, C}), b = 0.1 * torch::randn({H});
+  auto w2 = 0.3 * torch::randn({C, H}), b2 = 0.1 * torch::randn({C});
+  auto wte = 0.3 * torch::randn({Vp, C});
+  const auto targets = torch::randint(0, V, {N}, torch::kLong);
+  // Every weight and bias gradient of one loss through all three ops.
+  auto grads = [&](bool into, bool preset) {
+    std::vector<torch::Tensor> params;
+    for (auto* t : {&w, &b, &w2, &b2, &wte}) params.push_back(t->clone().requires_grad_());
+    int hooked = 0;
+    for (size_t i : {0u, 2u, 4u}) {
+      if (preset) params[i].mutable_grad() = torch::full_like(params[i], 0.5);  // a buffer with something in it
+      // Counts the gradients autograd hands the weight (an undefined one is none).
+      params[i].register_hook([&hooked](const torch::Tensor& g) { hooked += g.defined() ? 1 : 0; });
+    }
+    torch::Tensor loss;
+    {
+      const AutocastScope scope(autocast, torch::kCPU);
+      auto h = linear_bias(x, params[0], params[1], into);                                       // (N, H)
+      auto y = mlp_gelu(x, params[0], params[1], params[2], params[3], into);                    // (N, C)
+      loss = classifier_cross_entropy(y + h.narrow(1, 0, C).to(y.scalar_type()), params[4], targets, V, into);
+    }
+    loss.backward();
+    std::vector<torch::Tensor> out;
+    for (auto& p : params) out.push_back(p.grad());
+    return std::make_pair(out, hooked);
+  };
+  auto [plain, plain_hooked] = grads(/*into=*/false, /*preset=*/true);
+  auto [into, into_hooked] = grads(/*into=*/true, /*preset=*/true);
+  auto [unset, unset_hooked] = grads(/*into=*/true, /*preset=*/false);
+  EXPECT_EQ(plain_hooked, 3);  // w (its linear's and MLP's gradients summed first), w2, wte
+  EXPECT_EQ(into_hooked, 0) << "a weight whose gradient went into its buffer still got one from autograd";
+  EXPECT_EQ(unset_hooked, 3) << "without a .grad() the gradient must go through autograd";
+  const char* names[] = {"w", "b", "w2", "b2", "wte"};
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(into[i].scalar_type(), torch::kFloat) << names[i];
+    expect_close(into[i], plain[i], 1e-5, 1e-6, std::string("preset buffer: ") + names[i]);
+    const auto preset = (i % 2 == 0) ? torch::full_like(plain[i], 0.5) : torch::zeros_like(plain[i]);
+    expect_close(unset[i] + preset, plain[i], 1e-5, 1e-6, std::string("no buffer: ") + names[i]);
+  }
+}
+
+TEST(FusedLinear, WeightGradsGoIntoExistingBuffers) { check_weight_grads_into_buffers(false); }
+TEST(FusedLinear, WeightGradsGoIntoExistingBuffersUnderBf16Autocast) { check_weight_grads_into_buffers(true); }
+
 TEST(FusedLinear, Float32MatchesReference) { check_linear(torch::kCPU, false, 1e-5, 1e-6); }
 TEST(FusedLinear, Bf16AutocastMatchesReference) { check_linear(torch::kCPU, true, 2e-2, 2e-2); }
 TEST(FusedMlpGelu, Float32MatchesReference) { check_mlp(torch::kCPU, false, 1e-5, 1e-6); }
@@ -211,14 +266,19 @@ TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
 
 // GPT's training loss (GPT::loss): the fused path's classifier, with a padded
 // vocabulary, against lm_loss on the plain path's logits; fp32, same weights.
+// The fused model runs as the step runs it: weight gradients added into a
+// flat gradient buffer.
 TEST(FusedClassifier, GptFusedLossAndGradientsMatchUnfused) {
   ModelConfig cfg{/*n_layer=*/2, /*n_head=*/2, /*n_embd=*/32, /*block_size=*/16, /*vocab_size=*/64};
   const int64_t V = 57;  // the first 57 of 64 rows are classes
   std::vector<std::vector<torch::Tensor>> grads(2);
   std::vector<float> losses(2);
   for (int fused = 0; fused < 2; ++fused) {
-    GPT model(cfg, ModelOptions{/*flash=*/true, /*fused=*/fused == 1});
+    GPT model(cfg, ModelOptions{/*flash=*/true, /*fused=*/fused == 1, /*layer_ranges=*/false,
+                                /*weight_grads_into_buffers=*/fused == 1});
     init_gpt2_weights(model, 5, V);
+    std::unique_ptr<FlatGradients> flat;
+    if (fused == 1) flat = std::make_unique<FlatGradients>(model->parameters());
     torch::manual_seed(3);
     auto idx = torch::randint(0, V, {2, 16}), targets = torch::randint(0, V, {2, 16});
     auto loss = model->loss(idx, targets, V);

@@ -2,6 +2,7 @@
 // switch; names parse; ablation produces the expected set; the matrix
 // resolves cells and rejects bad configurations.
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -122,9 +123,36 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there.
   EXPECT_EQ(sw["fused"]["fusions_active"],
             nlohmann::json({"residual_add_layer_norm", "classifier_loss_and_grad_in_one_pass", "mlp_one_autograd_node",
-                            "layer_norm_outputs_in_bf16", "flat_gradient_buffer"}));
+                            "layer_norm_outputs_in_bf16", "flat_gradient_buffer", "weight_grads_added_into_buffer",
+                            "clip_inside_fused_adamw"}));
   EXPECT_EQ(sw["fused"]["fusions_not_used"][0]["name"], "cublaslt_epilogues");
   EXPECT_FALSE(sw["fused"].contains("cuda_graph"));
+}
+
+// The step's fused rung adds the linears' and the lm_head's weight gradients
+// straight into the flat buffer: autograd hands those weights no gradient (a
+// hook on one sees none), the biases and LayerNorms still get theirs, and
+// every gradient stays a view of the buffer.
+TEST(Rungs, FusedStepAddsWeightGradientsIntoTheFlatBuffer) {
+  RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
+  const Rung rung = parse_rung("fused-adamw");
+  cfg.rung = rung.name;
+  cfg.sw = rung.sw;
+  SyntheticSpec spec{cfg.batch, cfg.seq, cfg.model.vocab_size, cfg.seed};
+  TrainStep step(cfg, torch::kCPU, make_synthetic_source(spec));
+  auto params = step.model()->named_parameters();
+  std::map<std::string, int> handed;
+  for (const char* name : {"h.0.mlp.c_fc.weight", "h.1.attn.c_attn.weight", "wte.weight", "h.0.mlp.c_fc.bias",
+                           "h.0.ln_1.weight"}) {
+    params[name].register_hook([&handed, name](const torch::Tensor& g) { handed[name] += g.defined() ? 1 : 0; });
+  }
+  PhaseObserver none;
+  step.run(0, none);
+  EXPECT_EQ(handed["h.0.mlp.c_fc.weight"], 0);
+  EXPECT_EQ(handed["h.1.attn.c_attn.weight"], 0);
+  EXPECT_EQ(handed["wte.weight"], 1);  // the embedding's part; the lm_head's went into the buffer
+  EXPECT_EQ(handed["h.0.mlp.c_fc.bias"], 1);
+  EXPECT_EQ(handed["h.0.ln_1.weight"], 1);
 }
 
 TEST(Matrix, CellsPutFp32FirstAndNameShapesWhenThereAreSeveral) {

@@ -138,6 +138,24 @@ torch::Tensor unrows(const torch::Tensor& y, const torch::Tensor& like) {
   return y.view(sizes);
 }
 
+// The weight's gradient dw (in the compute dtype) as the Function returns it.
+// With into_buffer and a .grad() already there (the flat buffer's fp32 view),
+// dw is added into it in place, one pass that reads dw, and autograd gets
+// none for the weight; otherwise dw goes back in the weight's dtype, and
+// autograd's AccumulateGrad adds or sets it. The in-place path also spares
+// the cast pass that autocast's ToCopyBackward made before AccumulateGrad's
+// add, which read the cast again.
+torch::Tensor hand_weight_grad(const torch::Tensor& weight, const torch::Tensor& dw, bool into_buffer) {
+  torch::Tensor grad = weight.grad();  // a handle on the same tensor
+  if (into_buffer && grad.defined() && grad.sizes() == dw.sizes() && grad.device() == dw.device() &&
+      grad.is_floating_point()) {
+    torch::NoGradGuard no_grad;
+    grad.add_(dw);
+    return torch::Tensor();
+  }
+  return cast(dw, weight.scalar_type());
+}
+
 }  // namespace
 
 FusedLinearStats fused_linear_stats() {
@@ -155,72 +173,88 @@ FusedLinearStats fused_linear_stats() {
 namespace detail {
 
 variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
-                                          const torch::Tensor& weight, const torch::Tensor& bias) {
+                                          const torch::Tensor& weight, const torch::Tensor& bias,
+                                          bool weight_grad_into_buffer) {
   g_linear_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto w = weight.contiguous();
-  ctx->save_for_backward({x2, w});
+  const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copy
+  ctx->save_for_backward({x2, w, weight});
+  ctx->saved_data["into_buffer"] = weight_grad_into_buffer;
   return {forward_bias(x2, w, bias.contiguous())};  // (N, O)
 }
 
 variable_list LinearBiasFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
-  const auto &x2 = saved[0], &w = saved[1];
+  const auto &x2 = saved[0], &w = saved[1], &weight = saved[2];
+  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
   const auto dy = grad_outputs[0].contiguous();  // (N, O)
   auto [dw, db] = weight_bias_grad(dy, x2);      // (O, I), (O)
-  return {dy.mm(w), dw, db};                     // dx (N, I)
+  return {dy.mm(w), hand_weight_grad(weight, dw, into_buffer), db, torch::Tensor()};  // dx (N, I)
 }
 
 variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
                                        const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
-                                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias) {
+                                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias,
+                                       bool weight_grads_into_buffers) {
   g_mlp_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto fc_w = fc_weight.contiguous(), proj_w = proj_weight.contiguous();
+  const auto dtype = x2.scalar_type();  // the compute-dtype copies of the weights
+  const auto fc_w = cast(fc_weight, dtype).contiguous(), proj_w = cast(proj_weight, dtype).contiguous();
   auto [h, pre] = forward_bias_gelu(x2, fc_w, fc_bias.contiguous());  // (N, H) each
   auto y = forward_bias(h, proj_w, proj_bias.contiguous());           // (N, C)
-  ctx->save_for_backward({x2, fc_w, pre, h, proj_w});
+  ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight});
+  ctx->saved_data["into_buffer"] = weight_grads_into_buffers;
   return {y};
 }
 
 variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
   const auto &x2 = saved[0], &fc_w = saved[1], &pre = saved[2], &h = saved[3], &proj_w = saved[4];
+  const auto &fc_weight = saved[5], &proj_weight = saved[6];
+  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
   const auto dy = grad_outputs[0].contiguous();               // (N, C)
   auto [dproj_w, dproj_b] = weight_bias_grad(dy, h);          // (C, H), (C)
   auto [dpre, dfc_b] = input_grad_dgelu(dy, proj_w, pre);     // (N, H), (H)
   auto dfc_w = dpre.t().mm(x2);  // (H, C); dfc_b came with dpre
   auto dx = dpre.mm(fc_w);       // (N, C)
-  return {dx, dfc_w, dfc_b, dproj_w, dproj_b};
+  return {dx,
+          hand_weight_grad(fc_weight, dfc_w, into_buffer),
+          dfc_b,
+          hand_weight_grad(proj_weight, dproj_w, into_buffer),
+          dproj_b,
+          torch::Tensor()};
 }
 
 variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
                                                       const torch::Tensor& weight, const torch::Tensor& targets,
-                                                      int64_t valid_vocab) {
+                                                      int64_t valid_vocab, bool weight_grad_into_buffer) {
   g_classifier_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto w = weight.contiguous();
-  auto logits = x2.mm(w.t());  // (N, Vp), contiguous
+  const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copy
+  auto logits = x2.mm(w.t());                                   // (N, Vp), contiguous
   auto loss = cross_entropy_loss_and_grad_over_logits(logits, targets, valid_vocab);
-  ctx->save_for_backward({x2, w, logits});  // logits now hold d(loss)/d(logits)
+  ctx->save_for_backward({x2, w, logits, weight});  // logits now hold d(loss)/d(logits)
+  ctx->saved_data["into_buffer"] = weight_grad_into_buffer;
   return {loss};
 }
 
 variable_list ClassifierCrossEntropyFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
-  const auto &x2 = saved[0], &w = saved[1], &dlogits = saved[2];
+  const auto &x2 = saved[0], &w = saved[1], &dlogits = saved[2], &weight = saved[3];
+  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
   // () float32 on the device: scaling the (N, C) operands, never the (N, Vp)
   // gradient, keeps backward to one read of it per GEMM and needs no sync.
   const auto& dloss = grad_outputs[0];
   auto dx = dlogits.mm(w).mul_(dloss);      // (N, C)
   auto dw = dlogits.t().mm(x2 * dloss);     // (Vp, C)
-  return {dx, dw, torch::Tensor(), torch::Tensor()};
+  return {dx, hand_weight_grad(weight, dw, into_buffer), torch::Tensor(), torch::Tensor(), torch::Tensor()};
 }
 
 }  // namespace detail
 
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
-                                       const torch::Tensor& targets, int64_t valid_vocab) {
+                                       const torch::Tensor& targets, int64_t valid_vocab,
+                                       bool weight_grad_into_buffer) {
   RECORD_FUNCTION("ladder::classifier_cross_entropy", std::vector<c10::IValue>({x, weight}));
   TORCH_CHECK(x.defined() && weight.defined() && targets.defined(),
               "classifier_cross_entropy: x, weight and targets must be defined tensors");
@@ -233,11 +267,12 @@ torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tens
               "; expected a floating-point tensor");
   TORCH_CHECK(targets.numel() * x.size(-1) == x.numel(), "classifier_cross_entropy: targets ", targets.sizes(),
               " do not match x ", x.sizes(), "; expected one target per row of x");
-  const auto dtype = compute_dtype(x);
-  auto x2 = rows(cast(x, dtype));
-  auto w = cast(weight, dtype);
+  auto x2 = rows(cast(x, compute_dtype(x)));
+  // The weight goes in as it is: the Function casts it, so that its gradient
+  // can go straight into the weight's .grad() (see hand_weight_grad).
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return detail::ClassifierCrossEntropyFunction::apply(x2, w, targets.reshape({-1}).contiguous(), valid_vocab)[0];
+  return detail::ClassifierCrossEntropyFunction::apply(x2, weight, targets.reshape({-1}).contiguous(), valid_vocab,
+                                                       weight_grad_into_buffer)[0];
 }
 
 torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
@@ -247,18 +282,21 @@ torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const t
                                          valid_vocab);
 }
 
-torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                          bool weight_grad_into_buffer) {
   check_linear(x, weight, bias, "linear_bias", "the layer");
   const auto dtype = compute_dtype(x);
   auto x2 = rows(cast(x, dtype));
-  auto w = cast(weight, dtype), b = cast(bias, dtype);
-  // The casts above are autocast's; inside the op every GEMM runs in `dtype`.
+  auto b = cast(bias, dtype);
+  // The casts are autocast's (the weight's inside the Function, so that its
+  // gradient can go straight into .grad()); every GEMM runs in `dtype`.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return unrows(detail::LinearBiasFunction::apply(x2, w, b)[0], x);
+  return unrows(detail::LinearBiasFunction::apply(x2, weight, b, weight_grad_into_buffer)[0], x);
 }
 
 torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
-                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias) {
+                       const torch::Tensor& proj_weight, const torch::Tensor& proj_bias,
+                       bool weight_grads_into_buffers) {
   check_linear(x, fc_weight, fc_bias, "mlp_gelu", "c_fc");
   TORCH_CHECK(proj_weight.dim() == 2 && proj_weight.size(1) == fc_weight.size(0), "mlp_gelu: c_proj weight ",
               proj_weight.sizes(), " does not take c_fc's ", fc_weight.size(0), " outputs");
@@ -270,8 +308,8 @@ torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, c
   const auto dtype = compute_dtype(x);
   auto x2 = rows(cast(x, dtype));
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  auto y = detail::MlpGeluFunction::apply(x2, cast(fc_weight, dtype), cast(fc_bias, dtype),
-                                          cast(proj_weight, dtype), cast(proj_bias, dtype))[0];
+  auto y = detail::MlpGeluFunction::apply(x2, fc_weight, cast(fc_bias, dtype), proj_weight, cast(proj_bias, dtype),
+                                          weight_grads_into_buffers)[0];
   return unrows(y, x);
 }
 

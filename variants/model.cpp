@@ -28,8 +28,10 @@ torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
 }
 }  // namespace
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused)
-    : n_head_(cfg.n_head), n_embd_(cfg.n_embd), flash_(flash), fused_(fused) {
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused,
+                                                 bool weight_grads_into_buffers)
+    : n_head_(cfg.n_head), n_embd_(cfg.n_embd), flash_(flash), fused_(fused),
+      weight_grads_into_buffers_(weight_grads_into_buffers) {
   c_attn = register_module("c_attn", torch::nn::Linear(cfg.n_embd, 3 * cfg.n_embd));
   c_proj = register_module("c_proj", torch::nn::Linear(cfg.n_embd, cfg.n_embd));
   causal_mask_ = register_buffer(
@@ -40,7 +42,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t hs = C / n_head_;
   auto project = [this](const torch::nn::Linear& layer, const torch::Tensor& in) {
-    return fused_ ? fused::linear_bias(in, layer->weight, layer->bias) : linear(layer, in);
+    return fused_ ? fused::linear_bias(in, layer->weight, layer->bias, weight_grads_into_buffers_)
+                  : linear(layer, in);
   };
   auto qkv = project(c_attn, x).split(n_embd_, /*dim=*/2);  // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
@@ -67,23 +70,26 @@ torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor&
   return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
 }
 
-MLPImpl::MLPImpl(const ModelConfig& cfg, bool fused) : fused_(fused) {
+MLPImpl::MLPImpl(const ModelConfig& cfg, bool fused, bool weight_grads_into_buffers)
+    : fused_(fused), weight_grads_into_buffers_(weight_grads_into_buffers) {
   c_fc = register_module("c_fc", torch::nn::Linear(cfg.n_embd, 4 * cfg.n_embd));
   c_proj = register_module("c_proj", torch::nn::Linear(4 * cfg.n_embd, cfg.n_embd));
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
-  if (fused_) return fused::mlp_gelu(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias);  // (B, T, C)
+  if (fused_)
+    return fused::mlp_gelu(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias,
+                           weight_grads_into_buffers_);  // (B, T, C)
   auto h = linear(c_fc, x);                                 // (B, T, 4C)
   h = F::gelu(h, F::GELUFuncOptions().approximate("tanh"));  // GPT-2's tanh GELU
   return linear(c_proj, h);                                 // (B, T, C)
 }
 
-BlockImpl::BlockImpl(const ModelConfig& cfg, bool flash, bool fused) {
+BlockImpl::BlockImpl(const ModelConfig& cfg, bool flash, bool fused, bool weight_grads_into_buffers) {
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
-  attn = register_module("attn", CausalSelfAttention(cfg, flash, fused));
+  attn = register_module("attn", CausalSelfAttention(cfg, flash, fused, weight_grads_into_buffers));
   ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
-  mlp = register_module("mlp", MLP(cfg, fused));
+  mlp = register_module("mlp", MLP(cfg, fused, weight_grads_into_buffers));
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
@@ -95,7 +101,8 @@ GPTImpl::GPTImpl(const ModelConfig& cfg, ModelOptions options) : cfg_(cfg), opti
   wte = register_module("wte", torch::nn::Embedding(cfg.vocab_size, cfg.n_embd));
   wpe = register_module("wpe", torch::nn::Embedding(cfg.block_size, cfg.n_embd));
   h = register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < cfg.n_layer; ++i) h->push_back(Block(cfg, options.flash, options.fused));
+  for (int64_t i = 0; i < cfg.n_layer; ++i)
+    h->push_back(Block(cfg, options.flash, options.fused, options.weight_grads_into_buffers));
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
 }
 
@@ -106,7 +113,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
 torch::Tensor GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t valid_vocab) {
   if (!options_.fused) return lm_loss(forward(idx), targets, valid_vocab, /*fused=*/false);
   const int64_t V = valid_vocab > 0 ? valid_vocab : wte->weight.size(0);
-  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V);
+  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V, options_.weight_grads_into_buffers);
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {

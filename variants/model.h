@@ -31,12 +31,18 @@ struct ModelOptions {
   bool fused = false;  // fused residual-add + LayerNorm between sub-blocks, GEMM epilogues
                        // for the linears' bias, GELU and their gradients
   bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/layer_ranges.h)
+  // fused: the weight gradients of the linears and the lm_head are added
+  // straight into the weights' existing .grad() (the step's flat buffer), not
+  // handed to autograd (fused_linear.h). Only for the step that owns .grad()
+  // and hooks nothing on it: not with the ddp rung's all-reduce hooks.
+  bool weight_grads_into_buffers = false;
 };
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   // fused: c_attn and c_proj as fused::linear_bias (variants/fused_linear.h).
-  CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused = false);
+  CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused = false,
+                          bool weight_grads_into_buffers = false);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_attn{nullptr};  // C -> 3C
@@ -47,6 +53,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   int64_t n_embd_;
   bool flash_;
   bool fused_;
+  bool weight_grads_into_buffers_;
   torch::Tensor causal_mask_;  // (block, block) bool, true where attention is allowed
 };
 TORCH_MODULE(CausalSelfAttention);
@@ -54,7 +61,7 @@ TORCH_MODULE(CausalSelfAttention);
 class MLPImpl : public torch::nn::Module {
  public:
   // fused: the whole MLP as fused::mlp_gelu (GEMM epilogues, variants/fused_linear.h).
-  explicit MLPImpl(const ModelConfig& cfg, bool fused = false);
+  explicit MLPImpl(const ModelConfig& cfg, bool fused = false, bool weight_grads_into_buffers = false);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_fc{nullptr};    // C -> 4C
@@ -62,12 +69,13 @@ class MLPImpl : public torch::nn::Module {
 
  private:
   bool fused_;
+  bool weight_grads_into_buffers_;
 };
 TORCH_MODULE(MLP);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  BlockImpl(const ModelConfig& cfg, bool flash, bool fused = false);
+  BlockImpl(const ModelConfig& cfg, bool flash, bool fused = false, bool weight_grads_into_buffers = false);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::LayerNorm ln_1{nullptr};

@@ -51,7 +51,10 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   if (cfg.sw.bf16) bf16_effect_ = enable_bf16(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
-  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused, cfg.layer_ranges});
+  // Without ddp the fused rung keeps its gradients in one flat buffer (below),
+  // and its ops add the weight gradients straight into it.
+  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused, cfg.layer_ranges,
+                                       /*weight_grads_into_buffers=*/cfg.sw.fused && !cfg.sw.ddp});
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
@@ -286,7 +289,13 @@ nlohmann::json TrainStep::describe_switches() const {
     if (!cuda)
       not_used.push_back({{"name", "cublaslt_epilogues"},
                           {"reason", "CUDA only: on CPU the linears run as ATen addmm/gelu/gelu_backward"}});
-    if (flat_grads_) fusions.push_back("flat_gradient_buffer");
+    if (flat_grads_) {
+      fusions.push_back("flat_gradient_buffer");
+      // The linears' and lm_head's weight gradients are added into it in place.
+      if (model_->options().weight_grads_into_buffers) fusions.push_back("weight_grads_added_into_buffer");
+      // The clip's scaling inside the AdamW kernel (clip_and_update).
+      if (optimizer_->divides_gradients_in_kernel()) fusions.push_back("clip_inside_fused_adamw");
+    }
     if (graph) fusions.push_back(optimizer_in_graph_ ? "cuda_graph_whole_step" : "cuda_graph_forward_backward");
     const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 && (!cuda || epilogues > 0) && (!use_graph_ || graph);
     const char* how = graph && optimizer_in_graph_ ? "custom fused kernels, cuBLASLt epilogues and CUDA graphs, the step's "
