@@ -137,6 +137,14 @@ def environment(torch, device):
             nccl = v[0] * 10000 + v[1] * 100 + v[2] if isinstance(v, tuple) else int(v)
         except Exception:  # noqa: BLE001 - a build without NCCL
             nccl = None
+    cublaslt = None
+    if cuda:  # the libcublasLt torch's cuBLAS loaded: the SONAME is already in the process
+        try:
+            lib = ctypes.CDLL(f"libcublasLt.so.{torch.version.cuda.split('.')[0]}")
+            lib.cublasLtGetVersion.restype = ctypes.c_size_t
+            cublaslt = int(lib.cublasLtGetVersion())
+        except Exception:  # noqa: BLE001 - not loaded or not found: unknown
+            cublaslt = None
     return {
         "host": socket.gethostname(),
         "os": f"{u.system} {u.release} {u.machine}",
@@ -148,7 +156,7 @@ def environment(torch, device):
         "versions": {"libtorch": torch.__version__, "cuda_toolkit_at_build": torch.version.cuda,
                      "cuda_runtime": torch.version.cuda if cuda else None, "cuda_driver": None,
                      "cudnn": torch.backends.cudnn.version() if cuda else None, "nccl": nccl,
-                     "mkldnn": config_line(torch, "MKL-DNN", "oneDNN"), "openmp": config_line(torch, "OpenMP")},
+                     "cublaslt": cublaslt, "mkldnn": config_line(torch, "MKL-DNN", "oneDNN"), "openmp": config_line(torch, "OpenMP")},
         "compiler": f"Python {platform.python_version()}; torch built with {config_line(torch, 'GCC', 'clang')}",
         "build_type": "torch wheel (Python)",
     }
