@@ -38,10 +38,9 @@ torch::Tensor FlatGradients::clip(double max_norm) {
 std::pair<torch::Tensor, torch::Tensor> FlatGradients::clip_divisor(double max_norm) const {
   torch::NoGradGuard no_grad;
   auto norm = torch::linalg_vector_norm(buffer_, 2);  // ()
-  // 1 / clip_coefficient, computed so: grad / divisor is grad * coefficient
-  // up to rounding, and no clip (divisor 1) below max_norm.
-  auto divisor = torch::clamp_min((norm + 1e-6) / max_norm, 1.0);
-  return {norm, divisor};
+  // grad / divisor is grad * clip_coefficient up to rounding; exactly 1 (no
+  // clip) below max_norm.
+  return {norm, clip_coefficient(norm, max_norm).reciprocal()};
 }
 
 bool FlatGradients::intact() const {

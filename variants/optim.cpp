@@ -99,7 +99,7 @@ class FusedAdamW final : public StepOptimizer {
     std::vector<torch::Tensor> steps{torch::zeros({}, options.dtype(torch::kFloat32))};
     torch::_foreach_add_(steps, 1);
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, device_lr(), cfg_.beta1,
-                      cfg_.beta2, /*weight_decay=*/0.1, cfg_.eps, /*amsgrad=*/false, /*maximize=*/false,
+                      cfg_.beta2, groups_[0].weight_decay, cfg_.eps, /*amsgrad=*/false, /*maximize=*/false,
                       /*grad_scale=*/torch::ones({}, options.dtype(torch::kFloat32)), /*found_inf=*/std::nullopt);
   }
 
