@@ -17,6 +17,8 @@
 #include "bench/roofline.h"
 #include "bench/stats.h"
 #include "build_info.h"
+#include "profiler/device_steps.h"
+#include "profiler/trace_breakdown.h"
 #include "reports/report_loader.h"
 #include "variants/rungs.h"
 
@@ -171,6 +173,52 @@ std::vector<double> column(const json& report, const char* key) {
 
 }  // namespace
 
+json peer_op_breakdown(const json& partial, bool cuda, json* op_counts) {
+  if (!partial.is_object()) return json();
+  const std::string source = cuda ? "kineto trace of scripts/peer.py: CUDA kernels"
+                                  : "kineto trace of scripts/peer.py: CPU operators";
+  auto unavailable = [&](const std::string& why) {
+    return json{{"source", source}, {"unavailable", why}, {"valid", false}, {"invalid_reason", why}};
+  };
+  if (partial.contains("unavailable") && partial["unavailable"].is_string())
+    return unavailable(partial["unavailable"].get<std::string>());
+  try {
+    const json& trace_path = field(partial, "trace");
+    const json& dts = field(partial, "step_dt_ms");
+    if (!trace_path.is_string()) throw std::runtime_error("the peer's op_breakdown.trace is not a path");
+    if (!dts.is_array() || dts.empty() || !std::all_of(dts.begin(), dts.end(), [](const json& x) { return x.is_number(); }))
+      throw std::runtime_error("the peer's op_breakdown.step_dt_ms is not a non-empty list of numbers");
+    const std::string path = trace_path.get<std::string>();
+    const profiler::TraceBreakdown t = profiler::trace_breakdown(read_json_file(path), cuda);
+    if (t.steps != int64_t(dts.size()))
+      throw std::runtime_error(fmt::format("{} has {} ProfilerStep ranges but the peer timed {} steps", path, t.steps,
+                                           dts.size()));
+    double dt = 0;
+    for (const auto& x : dts) dt += x.get<double>();
+    dt /= double(dts.size());
+    const double per = double(t.steps);
+    json j = profiler::breakdown_json(t.total, t.steps, dt);
+    j.update({{"source", source}, {"unavailable", nullptr}, {"steps_profiled", t.steps}, {"step_dt_ms", dt},
+              {"trace", path}});
+    if (cuda) {
+      j.update({{"kernel_launches_per_step", double(t.total.kernels) / per},
+                {"memcpy_memset_per_step", double(t.total.memcpy_memset) / per},
+                {"graph_launches_per_step", double(t.graph_launches) / per}});
+    } else {
+      j["ops_per_step"] = double(t.cpu_ops) / per;
+    }
+    if (op_counts)
+      *op_counts = {{"cpu_ops_per_step", int64_t(double(t.cpu_ops) / per + 0.5)},
+                    {"cuda_kernels_per_step", int64_t(double(t.total.kernels) / per + 0.5)},
+                    {"cuda_memcpy_memset_per_step", int64_t(double(t.total.memcpy_memset) / per + 0.5)},
+                    {"source", "kineto trace of scripts/peer.py"}};
+    profiler::add_invariant(j, profiler::check_busy_within_dt(t.total.busy_ms / per, dt));
+    return j;
+  } catch (const std::exception& e) {  // a missing or unreadable trace: the peer's other figures stand
+    return unavailable(e.what());
+  }
+}
+
 json complete_peer_report(json r, const RunConfig& cfg, const std::string& roofline_file) {
   // Summary statistics of the per-step columns, as summarize_steps does for a rung.
   json summary;
@@ -216,6 +264,9 @@ json complete_peer_report(json r, const RunConfig& cfg, const std::string& roofl
   r["mfu"] = mfu_section(cfg, precision, dev_name, tok_s, "median tokens_per_s_per_device", fpt, roof, roof_source);
   field(r, "memory");
   r["memory"]["estimate"] = estimate_memory(cfg.model, n_params, cfg.batch, cfg.seq);
+  json op_counts;
+  r["op_breakdown"] = peer_op_breakdown(r.value("op_breakdown", json()), parse_device(cfg.device).is_cuda(), &op_counts);
+  r["op_counts"] = op_counts;
   r["parity"] = {{"status", "not_checked"}, {"class", parity_class(cfg.sw)}, {"rtol", parity_rtol(cfg.sw)},
                  {"reason", kPeerParityNote}};
   return r;

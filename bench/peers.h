@@ -10,9 +10,10 @@
 // schedule and times the step as the harness does. It writes a partial
 // report; complete_peer_report() adds what is computed in one place for
 // rungs and peers alike: summary statistics (bench/stats.h), FLOPs and MFU
-// (bench/mfu.h) against the run's roofline.json, the memory estimate, and
-// the parity note (peers take no part in loss parity; their losses are in
-// their reports).
+// (bench/mfu.h) against the run's roofline.json, the memory estimate, the
+// op breakdown of its profiled steps (peer_op_breakdown), and the parity
+// note (peers take no part in loss parity; their losses are in their
+// reports).
 //
 // Default: no peers on CPU (torch.compile's first step compiles for about
 // 45 s even at the tiny preset on 2 cores, cold cache), eager and compile on CUDA.
@@ -65,6 +66,16 @@ struct PeerCommand {
 PeerCommand peer_command(const Cell& cell, const std::string& config_path, const std::string& partial_path,
                          const std::string& label, const std::string& run_id, bool quiet);
 inline constexpr const char* kPeerPythonEnv = "LADDER_PYTHON";
+
+// The op breakdown of a peer, from what scripts/peer.py wrote in its partial
+// report's op_breakdown: {"trace": the Kineto trace of its profiled steps,
+// "step_dt_ms": their dt}, or {"unavailable": why}, or null. The trace is
+// categorised as a rung's steps are (profiler/trace_breakdown.h): device
+// kernels on CUDA, host operators on CPU, with the busy-within-dt check. A
+// trace that cannot be read gives an unavailable breakdown saying why (the
+// peer's other figures stand). `op_counts`, when given, gets the report's
+// op_counts from the same trace (null when there is none).
+nlohmann::json peer_op_breakdown(const nlohmann::json& partial, bool cuda, nlohmann::json* op_counts = nullptr);
 
 // The peer's partial report (status ok) completed into a rung report.
 // Throws std::runtime_error naming the missing field when the partial

@@ -2,7 +2,11 @@
 // (see op_categories.h).
 #include "profiler/op_categories.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <unordered_map>
@@ -28,7 +32,8 @@ const char* category_key(Category c) {
 namespace {
 
 // First match wins, so the order matters: "addmm" is GEMM before "add" is
-// elementwise, "flash" is attention before "softmax" is loss. Names are
+// elementwise, "flash" is attention before "softmax" is loss, a Triton kernel
+// fusing "add" is elementwise before "_to_copy" is a copy. Names are
 // ATen operators (aten::addmm), autograd nodes (AddmmBackward0, also inside
 // "autograd::engine::evaluate_function: ..."), ladder's fused ops
 // (ladder::add_layer_norm) and CUDA kernel names (sm90_xmma_gemm_...,
@@ -47,13 +52,25 @@ const std::vector<Rule>& rules() {
                             "reduce_scatter|reducescatter|broadcast|alltoall|record_param_comms",
                             icase)});
     r.push_back({Category::kOptimizer, std::regex("adam|multi_tensor_apply|fused_sgd", icase)});
+    // cuDNN's SDPA backward runs two helper kernels of its own besides the
+    // generated one: cudnn::fusion::compute_dot_do_o_specialized and
+    // convert_dq_to_16bits (CUPTI's names are mangled: ...cudnn6fusion...).
     r.push_back({Category::kAttention,
-                 std::regex("scaled_dot_product|flash|efficient_attention|fmha|sdpa|attention|cudnn_mha", icase)});
+                 std::regex("scaled_dot_product|flash|efficient_attention|fmha|sdpa|attention|cudnn_mha|"
+                            "cudnn6fusion|cudnn::fusion",
+                            icase)});
     r.push_back({Category::kSoftmaxLoss,
                  std::regex("softmax|cross_entropy|crossentropy|nll_loss|nllloss|logsumexp", icase)});
     r.push_back({Category::kGemm,
                  std::regex("gemm|addmm|bmm|matmul|linear|cutlass|xmma|nvjet|cublas|"
                             "(^|[^a-z])mm([^a-z]|backward|$)",
+                            icase)});
+    // torch.compile's generated kernels are named after the ops they fuse
+    // (triton_red_fused__to_copy_native_layer_norm_backward_3): one that
+    // fuses arithmetic with a cast is elementwise work, not a copy.
+    r.push_back({Category::kElementwiseNorm,
+                 std::regex("^triton_.*(norm|gelu|tanh|add|sub|mul|div|pow|exp|sqrt|neg|where|sum|mean|relu|"
+                            "sigmoid|dropout|abs|embedding)",
                             icase)});
     r.push_back({Category::kMemcpyMemset,
                  std::regex("memcpy|memset|copy_|fill_|fillfunctor|zero_|_to_copy|(^|:)to$|zeros|"
@@ -110,6 +127,12 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   kernels += o.kernels;
   memcpy_memset += o.memcpy_memset;
   for (const auto& [name, v] : o.other_by_name_ms) other_by_name_ms[name] += v;
+  for (size_t i = 0; i < kCategoryCount; ++i)
+    for (const auto& [name, t] : o.by_name[i]) {
+      NameTotal& mine = by_name[i][name];
+      mine.ms += t.ms;
+      mine.calls += t.calls;
+    }
   return *this;
 }
 
@@ -165,6 +188,9 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
       b.other_ms += ms(self_ns);
       b.other_by_name_ms[n.e->name] += ms(self_ns);
     }
+    NameTotal& t = b.by_name[size_t(cat.value_or(Category::kIdleOther))][n.e->name];
+    t.ms += ms(self_ns);
+    ++t.calls;
   }
   b.busy_ms = ms(top_level_ns);
   b.idle_ms = ms(std::max<int64_t>(0, (end_ns - begin_ns) - top_level_ns));
@@ -198,6 +224,9 @@ Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin
       b.other_ms += ms(t - s);
       b.other_by_name_ms[e.name] += ms(t - s);
     }
+    NameTotal& total = b.by_name[size_t(cat.value_or(Category::kIdleOther))][e.name];
+    total.ms += ms(t - s);
+    ++total.calls;
   }
   std::sort(intervals.begin(), intervals.end());
   int64_t union_ns = 0, cur_s = 0, cur_e = -1;
@@ -218,7 +247,40 @@ Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin
   return b;
 }
 
-nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms) {
+std::string display_name(const std::string& name, size_t max_chars) {
+  std::string out = name;
+  if (name.rfind("_Z", 0) == 0) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
+                                                     std::free);
+    if (status == 0 && demangled) {
+      out = demangled.get();
+      // Drop the parameter list: the first '(' outside template arguments
+      // and lambda names that is not "(anonymous namespace)".
+      static const std::string kAnonymous = "(anonymous namespace)";
+      int depth = 0;
+      for (size_t i = 0; i < out.size(); ++i) {
+        const char c = out[i];
+        if (c == '<' || c == '{') {
+          ++depth;
+        } else if ((c == '>' || c == '}') && depth > 0) {
+          --depth;
+        } else if (c == '(' && depth == 0) {
+          if (out.compare(i, kAnonymous.size(), kAnonymous) == 0) {
+            i += kAnonymous.size() - 1;
+            continue;
+          }
+          out.resize(i);
+          break;
+        }
+      }
+    }
+  }
+  if (max_chars >= 3 && out.size() > max_chars) out = out.substr(0, max_chars - 3) + "...";
+  return out;
+}
+
+nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms, size_t top_n) {
   const double n = double(std::max<int64_t>(steps, 1));
   nlohmann::json cat_ms, cat_pct;
   for (size_t i = 0; i < kCategoryCount; ++i) {
@@ -233,6 +295,19 @@ nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_m
   nlohmann::json top = nlohmann::json::array();
   for (size_t i = 0; i < other.size() && i < 5; ++i)
     top.push_back({{"name", other[i].second}, {"ms", other[i].first}});
+  nlohmann::json by_category = nlohmann::json::object();
+  for (size_t i = 0; i < kCategoryCount; ++i) {
+    std::vector<std::pair<double, const std::string*>> largest;
+    for (const auto& [name, t] : total.by_name[i]) largest.emplace_back(t.ms, &name);
+    std::sort(largest.begin(), largest.end(),
+              [](const auto& a, const auto& c) { return a.first != c.first ? a.first > c.first : *a.second < *c.second; });
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t k = 0; k < largest.size() && k < top_n; ++k) {
+      const NameTotal& t = total.by_name[i].at(*largest[k].second);
+      rows.push_back({{"name", display_name(*largest[k].second)}, {"ms", t.ms / n}, {"calls", double(t.calls) / n}});
+    }
+    by_category[category_key(Category(i))] = std::move(rows);
+  }
   const double sum = total.sum_ms() / n;
   return {{"categories_ms", cat_ms},
           {"categories_pct_of_dt", cat_pct},
@@ -243,7 +318,8 @@ nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_m
           {"other_ms", total.other_ms / n},
           {"overlap_ms", total.overlap_ms / n},
           {"busy_ms", total.busy_ms / n},
-          {"other_top", top}};
+          {"other_top", top},
+          {"top_by_category", by_category}};
 }
 
 }  // namespace ladder::profiler

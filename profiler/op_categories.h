@@ -71,6 +71,12 @@ struct DeviceEvent {
   bool in_optimizer = false;  // launched while the step was in its optimizer phase
 };
 
+// One operator's or kernel's share of a category: its own time and calls.
+struct NameTotal {
+  double ms = 0;
+  int64_t calls = 0;
+};
+
 struct Breakdown {
   std::array<double, kCategoryCount> ms{};  // per category; idle_other = idle_ms + other_ms
   double span_ms = 0;     // the step as the trace saw it
@@ -82,6 +88,9 @@ struct Breakdown {
   int64_t kernels = 0;    // device: kernel activities
   int64_t memcpy_memset = 0;
   std::map<std::string, double> other_by_name_ms;  // what makes up other_ms
+  // What makes up each category, by operator or kernel name (its self time
+  // on the host); idle_other holds the names no category matched.
+  std::array<std::map<std::string, NameTotal>, kCategoryCount> by_name;
 
   double sum_ms() const;
   Breakdown& operator+=(const Breakdown& o);
@@ -95,8 +104,15 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
 // Activities are clipped to [begin_ns, end_ns].
 Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin_ns, int64_t end_ns);
 
+// A kernel or operator name as a reader wants it: a mangled C++ symbol
+// (CUPTI's kernel names) demangled, without its parameter list, and at most
+// `max_chars` long (the rest elided with "..."); other names as they are.
+std::string display_name(const std::string& name, size_t max_chars = 160);
+
 // Categories in ms and in % of `dt_ms` (the harness's step time), averaged
-// over `steps` steps whose breakdowns were summed into `total`.
-nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms);
+// over `steps` steps whose breakdowns were summed into `total`, and in
+// top_by_category the `top` largest names of each category (ms and calls
+// per step, display_name'd), so that a band of the chart is never a mystery.
+nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms, size_t top = 8);
 
 }  // namespace ladder::profiler

@@ -181,12 +181,16 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
   const bool per_process = runs.size() >= 2;
   // Where a step's time went (the op breakdown of the first process), when
   // it is valid: ms per step per category.
-  json breakdown;
+  // and the largest kernels or operators of each category.
+  json breakdown, breakdown_top;
   if (first->contains("op_breakdown") && (*first)["op_breakdown"].is_object() &&
-      (*first)["op_breakdown"].value("valid", false) && (*first)["op_breakdown"].contains("categories_ms"))
+      (*first)["op_breakdown"].value("valid", false) && (*first)["op_breakdown"].contains("categories_ms")) {
     breakdown = (*first)["op_breakdown"]["categories_ms"];
+    breakdown_top = (*first)["op_breakdown"].value("top_by_category", json());
+  }
   return {{"status", "ok"},
           {"op_breakdown_ms", breakdown},
+          {"op_breakdown_top", breakdown_top},
           {"runs", runs.size()},
           {"dt_ms_median", per_process ? median_of(run_medians) : median_of(pooled)},
           {"sample", per_process ? fmt::format("median of {} per-process medians", runs.size())

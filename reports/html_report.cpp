@@ -81,6 +81,7 @@ struct Cell {
   std::optional<double> dt_ms, tokens_per_s, mfu_pct, peak_gib, speedup_vs_fp32;
   std::vector<double> dt_ms_samples;
   std::vector<std::pair<std::string, double>> breakdown_ms;  // op-breakdown category -> ms per step
+  json breakdown_top;  // op-breakdown category -> [{name, ms, calls}], largest first
 };
 
 // The op breakdown's categories, bottom to top of the stacked chart, with
@@ -125,6 +126,7 @@ Page read_page(const json& cmp) {
       const json& breakdown = member(in, "op_breakdown_ms");
       for (const auto& cat : kCategories)
         if (auto ms = number(breakdown, cat.key)) c.breakdown_ms.emplace_back(cat.key, *ms);
+      c.breakdown_top = member(in, "op_breakdown_top");
     }
     page.cells.push_back(std::move(row));
   }
@@ -500,6 +502,33 @@ std::string breakdown_chart(const Page& page) {
 // ---- the HTML sections ------------------------------------------------------------------
 std::string swatch(size_t input) { return fmt::format(R"(<span class="swatch" style="background:{}"></span>)", colour(input)); }
 
+// What makes up each band of the breakdown chart: per rung (collapsed), the
+// largest kernels (CUDA) or operators (CPU) of each category and input.
+std::string breakdown_names(const Page& page) {
+  constexpr size_t kRows = 5;  // per category and input
+  std::string body;
+  for (size_t r = 0; r < page.cells.size(); ++r) {
+    std::string rows;
+    for (const auto& cat : kCategories)
+      for (size_t i = 0; i < page.cells[r].size(); ++i) {
+        const json& top = array_at(page.cells[r][i].breakdown_top, cat.key);
+        for (size_t k = 0; k < top.size() && k < kRows; ++k)
+          rows += fmt::format(
+              R"(<tr data-category="{}"><td><span class="swatch" style="background:{}"></span>{}</td><td>{}{}</td>)"
+              R"(<td><code>{}</code></td><td>{}</td><td>{}</td></tr>)",
+              cat.key, cat.colour, cat.label, swatch(i), escape_html(page.labels[i]), escape_html(text(top[k], "name")),
+              fixed(number(top[k], "ms"), 3), fixed(number(top[k], "calls"), 1));
+      }
+    if (rows.empty()) continue;
+    body += "<details class=\"breakdown-top\"><summary>" + escape_html(page.rungs[r]) +
+            "</summary><table class=\"breakdown-top\"><tr><th>category</th><th>input</th><th>kernel or operator</th>"
+            "<th>ms per step</th><th>calls per step</th></tr>" + rows + "</table></details>";
+  }
+  if (body.empty()) return "";
+  return "<h3>What makes up each band</h3><p class=\"note\">The largest kernels (CUDA, own time) or operators (CPU, "
+         "self time) of each category, per rung and input, from the first process's op breakdown.</p>" + body;
+}
+
 // "<tr><th>first</th><th>■ A</th><th>■ B</th></tr>"
 std::string input_header_row(const char* first, const Page& page) {
   std::string s = std::string("<tr><th>") + first + "</th>";
@@ -649,6 +678,9 @@ svg .axis-title{font-size:12px;fill:#57606a}svg .value{font-size:10.5px;fill:#42
 svg .grid{stroke:#eaeef2}svg .axis{stroke:#8c959f}svg .reference{stroke:#8c959f;stroke-dasharray:5 4}
 svg .series{fill:none;stroke-width:2.5}svg .box{fill-opacity:.22}svg .median{stroke-width:2.5}
 svg .whisker{stroke-width:1.3}svg .sample{fill-opacity:.6}svg .end{font-size:12px;font-weight:600}
+details.breakdown-top{margin:2px 0}details.breakdown-top summary{cursor:pointer;font-weight:600}
+table.breakdown-top td:nth-child(n+4),table.breakdown-top th:nth-child(n+4){text-align:right}
+table.breakdown-top code{overflow-wrap:anywhere}h3{font-size:15px;margin:12px 0 4px}
 #render-check{display:none}footer{color:#8c959f;font-size:12px;margin-top:24px}
 </style>)";
 
@@ -674,7 +706,8 @@ std::string render_comparison_html(const json& comparison) {
   for (size_t i = 0; i < page.labels.size(); ++i) title += (i == 0 ? ": " : " vs ") + page.labels[i];
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape_html(title) + "</title>" +
          kStyle + "</head><body><main>" + header_section(comparison, page) + "<h2>Charts</h2>" + tokens_chart(page) +
-         speedup_chart(page) + memory_chart(page) + dt_chart(page) + breakdown_chart(page) + rung_tables(comparison, page) +
+         speedup_chart(page) + memory_chart(page) + dt_chart(page) + breakdown_chart(page) + breakdown_names(page) +
+         rung_tables(comparison, page) +
          environment_table(comparison, page) +
          fmt::format("<footer>ladder comparison · schema version {} · metric {}</footer>",
                      escape_html(value_text(member(comparison, "schema_version"))),

@@ -22,8 +22,10 @@ glibc malloc settings as a C++ CPU rung.
 It writes a partial rung report (--out): what this process measured. `ladder
 run` completes it into <cell>/report.json (reports/rung_report.schema.json):
 the summary statistics, FLOPs and MFU (bench/mfu.h, against the run's
-roofline.json), the memory estimate and the parity note are computed there,
-in one place, exactly as for a rung.
+roofline.json), the memory estimate, the op breakdown (from the Kineto trace
+of BREAKDOWN_STEPS extra profiled steps, peer_breakdown.trace.json beside the
+report) and the parity note are computed there, in one place, exactly as for
+a rung.
 
 Exit: 0 measured; 1 the peer failed (the report says why: a compile error,
 an exception); 2 bad input; 3 skipped (this Python has no usable torch).
@@ -45,6 +47,8 @@ PEERS = {
     "compile": "torch.compile (inductor) of forward + loss, the same model and switches",
 }
 WARMUP_WINDOW, WARMUP_TOLERANCE_PCT = 3, 5.0  # bench/harness.h kWarmupWindow, kWarmupTolerancePct
+BREAKDOWN_STEPS = 2  # profiled after the measured ones, for the op breakdown
+BREAKDOWN_TRACE = "peer_breakdown.trace.json"  # beside the report: the Kineto trace of those steps
 TEST_FAIL_ENV = "LADDER_TEST_PEER_FAIL"  # test-only: names a peer that raises at its first step
 
 
@@ -286,16 +290,23 @@ def build(torch, ref, cfg, device, peer_name):
     decay = t["lr_decay_steps"] if t["lr_decay_steps"] > 0 else cfg["warmup"] + cfg["steps"]
     clip = t["grad_clip"]
 
+    record = torch.profiler.record_function
+
     def step(i, x, y):
-        """One optimizer step on device tensors; returns (loss, grad_norm, lr) still on the device."""
-        loss = forward_loss(x, y)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(params, clip, foreach=True)
-        lr = ref.learning_rate(t, i, decay)
-        for g in optimizer.param_groups:
-            g["lr"] = lr
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        """One optimizer step on device tensors; returns (loss, grad_norm, lr) still on the device.
+        Its phases are ranges named as a rung's (forward, backward, optimizer): the op breakdown
+        counts everything inside "optimizer" as optimizer, as it does for a rung."""
+        with record("forward"):
+            loss = forward_loss(x, y)
+        with record("backward"):
+            loss.backward()
+        with record("optimizer"):
+            norm = torch.nn.utils.clip_grad_norm_(params, clip, foreach=True)
+            lr = ref.learning_rate(t, i, decay)
+            for g in optimizer.param_groups:
+                g["lr"] = lr
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
         return loss.detach(), norm.detach(), lr
 
     return step, model, switches, m["vocab_size"]
@@ -347,9 +358,9 @@ def measure(peer, torch, ref):
 
         overhead_ms = []
 
-        def one_step(i, batch, monitor):
+        def one_step(i, batch, monitor, profiled=False):
             nonlocal step_no, phase
-            step_no, phase = i, "step"
+            step_no, phase = i, "op breakdown" if profiled else "step"
             if fail_at_first_step:
                 raise RuntimeError(f"{TEST_FAIL_ENV}={peer.name} (test hook): failing on purpose")
             if monitor:
@@ -386,6 +397,8 @@ def measure(peer, torch, ref):
                                alloc_retries=s.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
                                ooms=s.get("num_ooms", 0) - before.get("num_ooms", 0))
                 rec["peak_rss_bytes"] = proc_status_bytes("VmHWM")
+            if profiled:
+                return rec
             overhead_ms.append((time.perf_counter() - h0) * 1e3)
             if not peer.args.quiet:
                 print(f"[{peer.args.label}] step {i + 1:>4} | dt {dt:9.2f} ms | {rec['tokens_per_s']:9.0f} tok/s "
@@ -428,6 +441,8 @@ def measure(peer, torch, ref):
         sync()
         wall_ms = (time.perf_counter() - wall0) * 1e3
         steal1 = host_steal_ms()
+        op_breakdown = profile_breakdown(torch, peer, cuda, one_step, [next_batch(i + k) for k in
+                                                                       range(1 + BREAKDOWN_STEPS)], i)
     except torch.cuda.OutOfMemoryError as e:
         peer.write_failure("oom", "out of memory", str(e), phase, step_no)
         return EXIT_FAILED
@@ -509,7 +524,7 @@ def measure(peer, torch, ref):
                                 "timer starts), not synchronised; steps.data_ms per step"},
         "memory": memory,
         "op_counts": None,
-        "op_breakdown": None,
+        "op_breakdown": op_breakdown,
         "profile": None,
         "ddp": None,
         "steps": columns(measured),
@@ -517,6 +532,32 @@ def measure(peer, torch, ref):
     })
     write_atomically(peer.args.out, report)
     return 0
+
+
+def profile_breakdown(torch, peer, cuda, one_step, batches, i):
+    """One warm-up and BREAKDOWN_STEPS profiled steps under torch.profiler (CPU operators, and CUDA
+    kernels on a GPU), each step a ProfilerStep#N range ending in a synchronisation (one_step's).
+    The Kineto trace goes beside the report; `ladder run` categorises it as it does a rung's steps
+    (bench/peers.h peer_op_breakdown). Returns the partial report's op_breakdown: {"trace",
+    "step_dt_ms"}, or {"unavailable": why} when the profiler fails (the measured steps stand)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    trace = os.path.join(os.path.dirname(os.path.abspath(peer.args.out)), BREAKDOWN_TRACE)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    dts = []
+    try:
+        with profile(activities=activities, schedule=schedule(wait=0, warmup=1, active=BREAKDOWN_STEPS, repeat=1),
+                     on_trace_ready=lambda p: p.export_chrome_trace(trace)) as prof:
+            for k, batch in enumerate(batches):
+                rec = one_step(i + k, batch, False, profiled=True)
+                if k >= 1:
+                    dts.append(rec["dt_ms"])
+                prof.step()
+    except Exception as e:  # noqa: BLE001 - no profiler here, or the profiled steps failed: say so, keep the figures
+        return {"unavailable": f"the profiled steps failed: {type(e).__name__}: {e}"}
+    if not os.path.exists(trace):
+        return {"unavailable": f"torch.profiler wrote no trace ({trace})"}
+    return {"trace": trace, "step_dt_ms": dts}
 
 
 def shard_data(cfg, base):

@@ -236,6 +236,9 @@ def html_renders_in_a_browser():
     p = subprocess.run([sys.executable, HERE / "check_html.py", page, shot], capture_output=True, text=True)
     print(p.stdout, p.stderr)
     assert p.returncode == 0
+    # Under the breakdown chart, what makes up each band: the CPU operators.
+    text = page.read_text()
+    assert "What makes up each band" in text and "<code>aten::mm</code>" in text, text[-4000:]
 
 
 if __name__ == "__main__":

@@ -55,6 +55,16 @@ def eager_peer_in_the_run(d):
     assert fpt == load(d / "fused-adamw" / "report.json")["flops"]["flops_per_token"]
     assert math.isclose(mfu["measured_roofline"]["mfu_pct"], 100 * tok_s * fpt / (roof * 1e12), rel_tol=1e-9)
     assert not (d / "peer-eager" / "peer_partial.json").exists()
+    # Its op breakdown: the Kineto trace of two profiled steps, categorised by
+    # ladder as a rung's, summing to the step, AdamW under optimizer.
+    b = report["op_breakdown"]
+    assert b["source"] == "kineto trace of scripts/peer.py: CPU operators" and b["valid"], b
+    assert b["steps_profiled"] == 2 and (d / "peer-eager" / "peer_breakdown.trace.json").is_file(), b
+    assert abs(b["sum_pct_of_dt"] - 100) < 5, b
+    for key in ("gemm", "attention", "elementwise_norm", "softmax_loss", "optimizer"):
+        assert b["categories_ms"][key] > 0, (key, b["categories_ms"])
+    assert "aten::_fused_adamw_" in {r["name"] for r in b["top_by_category"]["optimizer"]}, b["top_by_category"]
+    assert report["op_counts"]["cpu_ops_per_step"] == round(b["ops_per_step"]) > 0, report["op_counts"]
 
     summary = validate(d / "summary.json")
     assert summary["peers"]["names"] == ["eager"] and summary["peers"]["source"] == "--peers", summary["peers"]
@@ -86,6 +96,10 @@ def eager_peer_in_the_run(d):
     run(["compare", str(d), str(d), "--html", str(page)], check_code=0)
     html = page.read_text()
     assert "peer:eager" in html and "peers-note" in html and 'class="rung peer"' in html
+    # The breakdown chart has the peer's bars beside the rungs'.
+    chart = html[html.index('id="chart-breakdown"'):]
+    chart = chart[:chart.index("</svg>")]
+    assert "peer:eager · elementwise/norm" in chart, chart[-3000:]
 
 
 def peers_default_and_bad_values(d):

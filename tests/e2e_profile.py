@@ -186,6 +186,9 @@ def report_has_breakdown_and_memory(d):
                                        "communication", "memcpy_memset", "idle_other"}, b
     assert abs(sum(b["categories_ms"].values()) - b["sum_ms"]) < 1e-6 * max(1.0, b["sum_ms"])
     assert b["ops_per_step"] == report["op_counts"]["cpu_ops_per_step"] > 0, b
+    # Each category names its largest operators; fp32's GEMMs are aten::mm / addmm.
+    assert set(b["top_by_category"]) == set(b["categories_ms"]), b["top_by_category"]
+    assert {r["name"] for r in b["top_by_category"]["gemm"]} & {"aten::mm", "aten::addmm"}, b["top_by_category"]
     steps = report["steps"]
     assert len(steps["peak_rss_bytes"]) == len(steps["dt_ms"]) == 3, steps
     mem = report["memory"]["measured"]

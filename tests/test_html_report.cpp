@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,33 @@ TEST(HtmlReport, BreakdownStacksEachCategoryInProportion) {
   for (const char* label : {"GEMM", "attention", "elementwise/norm", "loss", "optimizer", "memcpy/memset",
                             "communication", "idle/other"})
     EXPECT_TRUE(contains(page, std::string(">") + label + "</text>")) << label;  // the legend
+}
+
+TEST(HtmlReport, NamesTheLargestKernelsOfEachBand) {
+  json cmp = load_fixture();
+  json& a = cmp["rungs"][0]["inputs"][0];
+  json rows = json::array();
+  for (int k = 0; k < 7; ++k)
+    rows.push_back({{"name", fmt::format("void at::native::elementwise_kernel<CUDAFunctor_add<float> >#{}", k)},
+                    {"ms", 6.0 - k},
+                    {"calls", 48.0}});
+  a["op_breakdown_top"] = {{"gemm", {{{"name", "nvjet_sm90_tst_256x128"}, {"ms", 8.0}, {"calls", 24.0}}}},
+                           {"elementwise_norm", rows},
+                           {"communication", json::array()}};
+  const std::string page = render_comparison_html(cmp);
+  const size_t at = page.find("<details class=\"breakdown-top\">");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = page.substr(at, page.find("</details>", at) - at);
+  EXPECT_TRUE(contains(section, "<summary>" + cmp["rungs"][0]["rung"].get<std::string>() + "</summary>"));
+  // Escaped, five rows per category and input, GEMM first as in the chart.
+  EXPECT_TRUE(contains(section, "elementwise_kernel&lt;CUDAFunctor_add&lt;float&gt; &gt;#4"));
+  EXPECT_FALSE(contains(section, "#5"));
+  EXPECT_LT(section.find("nvjet_sm90_tst_256x128"), section.find("elementwise_kernel"));
+  EXPECT_TRUE(contains(section, "<td>6.000</td><td>48.0</td>"));
+  EXPECT_FALSE(contains(section, "data-category=\"communication\""));
+  // A rung without names gets no collapsible table.
+  EXPECT_EQ(page.find("<details class=\"breakdown-top\">", at + 1), std::string::npos);
+  EXPECT_FALSE(contains(render_comparison_html(load_fixture()), "What makes up each band"));
 }
 
 TEST(HtmlReport, NamesEveryInputAndTheSubject) {

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -18,10 +20,12 @@
 #include "bench/matrix.h"
 #include "bench/memory_monitor.h"
 #include "bench/op_breakdown.h"
+#include "bench/peers.h"
 #include "profiler/device_steps.h"
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
 #include "profiler/schedule.h"
+#include "profiler/trace_breakdown.h"
 #include "tests/run_ladder.h"
 #include "variants/config.h"
 #include "variants/rungs.h"
@@ -126,6 +130,15 @@ TEST(OpCategories, NamesOfOperatorsAndKernels) {
   is("gloo:all_reduce", Category::kCommunication);
   is("aten::copy_", Category::kMemcpyMemset);
   is("aten::zero_", Category::kMemcpyMemset);
+  // torch.compile's kernels, named after what they fuse.
+  is("triton_red_fused__to_copy_native_layer_norm_backward_3", Category::kElementwiseNorm);
+  is("triton_poi_fused__to_copy_add_gelu_5", Category::kElementwiseNorm);
+  is("triton_per_fused__log_softmax__to_copy_nll_loss_forward_7", Category::kSoftmaxLoss);
+  is("triton_tem_fused_addmm_12", Category::kGemm);
+  is("triton_poi_fused__to_copy_0", Category::kMemcpyMemset);
+  // cuDNN SDPA backward's helpers, as CUPTI names them (mangled).
+  is("_ZN5cudnn6fusion28compute_dot_do_o_specializedILb1ELi64EEEvPKvS3_PvS4_jjj", Category::kAttention);
+  is("_ZN5cudnn6fusion20convert_dq_to_16bitsILb1EEEvPKvPvjjjjjjjjjjPKfS6_S6_PfS3_S4_S4_bb", Category::kAttention);
   EXPECT_FALSE(category_of_name("aten::embedding"));
   EXPECT_FALSE(category_of_name("aten::empty"));
 }
@@ -160,6 +173,39 @@ TEST(OpCategories, HostBreakdownCountsSelfTimeOnceAndSumsToTheSpan) {
   EXPECT_DOUBLE_EQ(b.span_ms, 100.0);
   EXPECT_EQ(b.events, 8);
   EXPECT_DOUBLE_EQ(b.other_by_name_ms.at("aten::embedding"), 5.0);
+  // Each category's names, by their own (self) time: the t inside linear is
+  // GEMM under its own name, the add_ optimizer by its context.
+  const auto& gemm = b.by_name[size_t(Category::kGemm)];
+  ASSERT_EQ(gemm.size(), 3u);
+  EXPECT_DOUBLE_EQ(gemm.at("aten::linear").ms, 2.0);
+  EXPECT_DOUBLE_EQ(gemm.at("aten::t").ms, 5.0);
+  EXPECT_DOUBLE_EQ(gemm.at("aten::addmm").ms, 23.0);
+  EXPECT_EQ(gemm.at("aten::addmm").calls, 1);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kOptimizer)].at("aten::add_").ms, 20.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kOptimizer)].at("optimizer").ms, 20.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kIdleOther)].at("aten::embedding").ms, 5.0);
+  EXPECT_TRUE(b.by_name[size_t(Category::kElementwiseNorm)].empty());
+  for (size_t i = 0; i < kCategoryCount; ++i) {  // the names make up each category, idle aside
+    double sum = 0;
+    for (const auto& [name, t] : b.by_name[i]) sum += t.ms;
+    EXPECT_DOUBLE_EQ(sum, b.ms[i] - (Category(i) == Category::kIdleOther ? b.idle_ms : 0.0)) << category_key(Category(i));
+  }
+}
+
+TEST(OpCategories, DisplayNamesDemangleAndDropParameters) {
+  // CUPTI gives mangled names; Kineto's traces already demangled ones.
+  EXPECT_EQ(display_name("_ZN5cudnn6fusion28compute_dot_do_o_specializedILb1ELi64EEEvPKvS3_PvS4_jjjjfS3_bS3_S4_S3_iii"),
+            "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>");
+  EXPECT_EQ(display_name("_ZN6ladder12_GLOBAL__N_113add_ln_kernelINS0_2BfIfEEEEvPKfPT_l"),
+            "void ladder::(anonymous namespace)::add_ln_kernel<ladder::(anonymous namespace)::Bf<float> >");
+  // A lambda's parameter list inside the template arguments stays.
+  EXPECT_EQ(display_name("_ZN6ladder18elementwise_kernelIZNS_4use2EvEUliE_EEviT_"),
+            "void ladder::elementwise_kernel<ladder::use2()::{lambda(int)#1}>");
+  EXPECT_EQ(display_name("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT");
+  EXPECT_EQ(display_name("aten::add_"), "aten::add_");
+  EXPECT_EQ(display_name("_Znot a symbol"), "_Znot a symbol");  // not demangled: as it is
+  const std::string clipped = display_name(std::string(300, 'k'), 20);
+  EXPECT_EQ(clipped, std::string(17, 'k') + "...");
 }
 
 TEST(OpCategories, DeviceBreakdownIdleAndOverlap) {
@@ -184,6 +230,9 @@ TEST(OpCategories, DeviceBreakdownIdleAndOverlap) {
   EXPECT_DOUBLE_EQ(b.sum_ms() - b.overlap_ms, 50.0);
   EXPECT_EQ(b.kernels, 4);
   EXPECT_EQ(b.memcpy_memset, 1);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kOptimizer)].at("vectorized_elementwise_kernel").ms, 5.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kMemcpyMemset)].at("Memcpy").ms, 2.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kIdleOther)].at("clipped_kernel_unknown").ms, 5.0);
 }
 
 // ---- CUPTI records -> per-step breakdown (synthetic record streams) ------------
@@ -295,6 +344,34 @@ TEST(DeviceSteps, TwoStepsAreAveragedAndGraphLaunchesCounted) {
   const nlohmann::json j = breakdown_json(d.total, d.steps, d.dt_ms / 2);
   EXPECT_NEAR(j["busy_ms"].get<double>(), 8.0, 1e-9);
   EXPECT_NEAR(j["categories_ms"]["gemm"].get<double>(), 4.0, 1e-9);
+  // The largest names per category, per step: one GEMM and one elementwise
+  // kernel each step.
+  const auto& gemm = j["top_by_category"]["gemm"];
+  ASSERT_EQ(gemm.size(), 1u) << j.dump(2);
+  EXPECT_EQ(gemm[0]["name"], "sm90_xmma_gemm_bf16bf16_bf16f32");
+  EXPECT_NEAR(gemm[0]["ms"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(gemm[0]["calls"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(j["top_by_category"]["elementwise_norm"][0]["name"], "vectorized_elementwise_kernel");
+  EXPECT_TRUE(j["top_by_category"]["communication"].empty());
+}
+
+TEST(OpCategories, TopByCategoryIsLargestFirstAndCapped) {
+  Breakdown b;
+  for (int i = 1; i <= 12; ++i) {
+    b.by_name[size_t(Category::kElementwiseNorm)][fmt::format("kernel{:02d}", i)] = {double(i), 2 * int64_t(i)};
+    b.ms[size_t(Category::kElementwiseNorm)] += i;
+  }
+  const nlohmann::json j = breakdown_json(b, /*steps=*/2, /*dt_ms=*/100.0, /*top=*/3);
+  const auto& rows = j["top_by_category"]["elementwise_norm"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["name"], "kernel12");
+  EXPECT_EQ(rows[2]["name"], "kernel10");
+  EXPECT_DOUBLE_EQ(rows[0]["ms"].get<double>(), 6.0);      // 12 ms over 2 steps
+  EXPECT_DOUBLE_EQ(rows[0]["calls"].get<double>(), 12.0);  // 24 calls over 2 steps
+  Breakdown twice = b;
+  twice += b;
+  EXPECT_DOUBLE_EQ(twice.by_name[size_t(Category::kElementwiseNorm)].at("kernel07").ms, 14.0);
+  EXPECT_EQ(twice.by_name[size_t(Category::kElementwiseNorm)].at("kernel07").calls, 28);
 }
 
 // ---- op breakdown of real steps ------------------------------------------------
@@ -343,6 +420,29 @@ TEST(OpBreakdown, CategoriesSumToTheMeasuredStepTimeOnCpu) {
     // Host operators cannot be busy longer than the harness's step.
     EXPECT_EQ(b["valid"], true) << rung << ": " << b.dump(2);
     EXPECT_LE(b["invariant"]["busy_ms"].get<double>(), dt * 1.03) << rung;
+    // Each band names what makes it up, largest first, and no more time than
+    // the band holds.
+    auto names = [&](const char* category) {
+      std::vector<std::string> out;
+      double ms = 0, last = 1e300;
+      for (const auto& row : b["top_by_category"][category]) {
+        out.push_back(row["name"].get<std::string>());
+        EXPECT_LE(row["ms"].get<double>(), last) << rung << " " << category;
+        EXPECT_GT(row["calls"].get<double>(), 0.0) << rung << " " << category;
+        last = row["ms"].get<double>();
+        ms += last;
+      }
+      EXPECT_LE(ms, c[category].get<double>() * (1 + 1e-9)) << rung << " " << category;
+      return out;
+    };
+    auto has = [](const std::vector<std::string>& v, const std::string& name) {
+      return std::find(v.begin(), v.end(), name) != v.end();
+    };
+    const auto optimizer = names("optimizer");
+    EXPECT_EQ(has(optimizer, "aten::_fused_adamw_"), std::string(rung) == "fused-adamw") << rung;
+    const auto gemm = names("gemm");
+    EXPECT_TRUE(has(gemm, "aten::mm") || has(gemm, "aten::addmm")) << rung;
+    EXPECT_TRUE(names("communication").empty()) << rung;
   }
 }
 
@@ -383,6 +483,117 @@ TEST(MemoryMonitor, PerStepPeaksSeeEachStepsOwnAllocation) {
   }
   EXPECT_GE(monitor.totals().peak_rss_bytes, first.peak_rss_bytes);
   EXPECT_EQ(monitor.totals().alloc_retries, 0);
+}
+
+// ---- a Kineto Chrome trace -> the op breakdown (scripts/peer.py's steps) -------
+
+// One 10 ms step (ProfilerStep#1, [1, 11) ms) as torch.profiler writes it, in
+// microseconds: on the stepping thread a GEMM [1.1, 4.1), an add_ [4.2, 5.2)
+// and the optimizer range [6, 9) holding _fused_adamw_ [6.1, 8.1); an
+// operator of another thread; on the device a GEMM kernel [1.3, 3.3), a
+// kernel launched inside the optimizer range [6.3, 6.8), a memset
+// [9, 9.1); a graph launch; and events after the step.
+nlohmann::json synthetic_trace() {
+  using nlohmann::json;
+  auto x = [](const char* cat, const char* name, double ts, double dur, int tid, json args = json::object()) {
+    return json{{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", 100}, {"tid", tid}, {"ts", ts}, {"dur", dur},
+                {"args", args}};
+  };
+  return {{"traceEvents",
+           {x("user_annotation", "ProfilerStep#1", 1000, 10000, 1),
+            x("cpu_op", "aten::mm", 1100, 3000, 1),
+            x("cuda_runtime", "cudaLaunchKernel", 1200, 10, 1, {{"correlation", 7}}),
+            x("kernel", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 1300, 2000, 7, {{"correlation", 7}}),
+            x("cpu_op", "aten::add_", 4200, 1000, 1),
+            x("cuda_runtime", "cudaGraphLaunch", 5000, 10, 1, {{"correlation", 9}}),
+            x("user_annotation", "optimizer", 6000, 3000, 1),
+            x("cpu_op", "aten::_fused_adamw_", 6100, 2000, 1),
+            x("cuda_runtime", "cudaLaunchKernel", 6200, 10, 1, {{"correlation", 8}}),
+            x("kernel", "vectorized_elementwise_kernel", 6300, 500, 7, {{"correlation", 8}}),
+            x("gpu_memset", "Memset (Device)", 9000, 100, 7),
+            x("cpu_op", "aten::mm", 2000, 500, 2),
+            x("cpu_op", "aten::mm", 20000, 500, 1),
+            x("kernel", "nvjet_after_the_step", 20000, 500, 7),
+            json{{"ph", "i"}, {"name", "an instant"}, {"ts", 1500}}}}};
+}
+
+TEST(TraceBreakdown, HostOperatorsOfTheSteppingThread) {
+  const TraceBreakdown t = trace_breakdown(synthetic_trace(), /*device=*/false);
+  EXPECT_EQ(t.steps, 1);
+  EXPECT_EQ(t.cpu_ops, 4);  // mm, add_, _fused_adamw_ and the other thread's mm
+  EXPECT_EQ(t.graph_launches, 1);
+  auto at = [&](Category c) { return t.total.ms[size_t(c)]; };
+  EXPECT_NEAR(at(Category::kGemm), 3.0, 1e-9);
+  EXPECT_NEAR(at(Category::kElementwiseNorm), 1.0, 1e-9);
+  EXPECT_NEAR(at(Category::kOptimizer), 3.0, 1e-9);  // the range's own 1 ms and the AdamW inside it
+  EXPECT_NEAR(t.total.idle_ms, 3.0, 1e-9);
+  EXPECT_NEAR(t.total.sum_ms(), 10.0, 1e-9);
+  EXPECT_EQ(t.total.kernels, 0);
+}
+
+TEST(TraceBreakdown, DeviceKernelsWithTheOptimizerByLaunch) {
+  const TraceBreakdown t = trace_breakdown(synthetic_trace(), /*device=*/true);
+  auto at = [&](Category c) { return t.total.ms[size_t(c)]; };
+  EXPECT_NEAR(at(Category::kGemm), 2.0, 1e-9);
+  EXPECT_NEAR(at(Category::kOptimizer), 0.5, 1e-9);  // an elementwise kernel, launched in the optimizer range
+  EXPECT_NEAR(at(Category::kElementwiseNorm), 0.0, 1e-9);
+  EXPECT_NEAR(at(Category::kMemcpyMemset), 0.1, 1e-9);
+  EXPECT_NEAR(t.total.busy_ms, 2.6, 1e-9);
+  EXPECT_NEAR(t.total.idle_ms, 7.4, 1e-9);
+  EXPECT_EQ(t.total.kernels, 2);
+  EXPECT_EQ(t.total.memcpy_memset, 1);
+  EXPECT_NEAR(t.total.by_name[size_t(Category::kGemm)].at("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT").ms, 2.0,
+              1e-9);
+}
+
+TEST(TraceBreakdown, SaysWhatIsMissing) {
+  auto message = [](const nlohmann::json& j) {
+    try {
+      trace_breakdown(j, false);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(nlohmann::json::array()).find("no traceEvents"), std::string::npos);
+  nlohmann::json no_steps = synthetic_trace();
+  no_steps["traceEvents"].erase(no_steps["traceEvents"].begin());
+  EXPECT_NE(message(no_steps).find("no ProfilerStep#N range"), std::string::npos) << message(no_steps);
+}
+
+TEST(PeerBreakdown, FromTheTraceItWroteOrWhyNot) {
+  const std::string path = ::testing::TempDir() + "peer_breakdown.trace.json";
+  std::ofstream(path) << synthetic_trace().dump();
+  nlohmann::json counts;
+  const nlohmann::json b =
+      peer_op_breakdown({{"trace", path}, {"step_dt_ms", {10.0}}}, /*cuda=*/false, &counts);
+  EXPECT_TRUE(b["unavailable"].is_null()) << b.dump(2);
+  EXPECT_EQ(b["source"], "kineto trace of scripts/peer.py: CPU operators");
+  EXPECT_EQ(b["steps_profiled"], 1);
+  EXPECT_EQ(b["trace"], path);
+  EXPECT_NEAR(b["categories_ms"]["gemm"].get<double>(), 3.0, 1e-9);
+  EXPECT_NEAR(b["categories_pct_of_dt"]["gemm"].get<double>(), 30.0, 1e-9);
+  EXPECT_EQ(b["valid"], true);
+  EXPECT_EQ(b["ops_per_step"].get<double>(), 4.0);
+  EXPECT_EQ(counts["cpu_ops_per_step"], 4);
+  const nlohmann::json d = peer_op_breakdown({{"trace", path}, {"step_dt_ms", {10.0}}}, /*cuda=*/true);
+  EXPECT_EQ(d["kernel_launches_per_step"].get<double>(), 2.0);
+  EXPECT_EQ(d["graph_launches_per_step"].get<double>(), 1.0);
+  // Busier than the step took: the invariant says so.
+  EXPECT_EQ(peer_op_breakdown({{"trace", path}, {"step_dt_ms", {5.0}}}, false)["valid"], false);
+  // No trace, a step count that does not match, the peer's own reason: unavailable, and why.
+  auto why = [](const nlohmann::json& partial) {
+    const nlohmann::json j = peer_op_breakdown(partial, false);
+    EXPECT_EQ(j["valid"], false) << j.dump();
+    return j["unavailable"].get<std::string>();
+  };
+  EXPECT_NE(why({{"trace", path + ".missing"}, {"step_dt_ms", {10.0}}}).find(".missing"), std::string::npos);
+  EXPECT_NE(why({{"trace", path}, {"step_dt_ms", {10.0, 10.0}}}).find("1 ProfilerStep ranges but the peer timed 2"),
+            std::string::npos);
+  EXPECT_NE(why({{"trace", path}}).find("step_dt_ms"), std::string::npos);
+  EXPECT_EQ(why({{"unavailable", "the profiled steps failed: RuntimeError: x"}}),
+            "the profiled steps failed: RuntimeError: x");
+  EXPECT_TRUE(peer_op_breakdown(nullptr, false).is_null());
 }
 
 }  // namespace
