@@ -118,6 +118,7 @@ class PhaseClock final : public PhaseObserver {
     synchronize(device_);
     ms_[size_t(p)] += ms(Clock::now() - t0_);
   }
+  bool synchronizes() const override { return timed_; }
   std::array<double, 4> take_phases() {
     auto out = ms_;
     ms_ = {};

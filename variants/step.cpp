@@ -210,6 +210,7 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
       optimizer_->zero_grad(/*set_to_none=*/true);
     }
   }
+  if (sync_) sync_->await();  // the host's deadline on the all-reduce, once the optimizer is enqueued
   ++steps_run_;
   // The first step had the generous timeout (NCCL warm-up); then steady state.
   if (pg_ && step == 0) pg_->set_timeout(cfg_.ddp.timeout_s);

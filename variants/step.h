@@ -44,6 +44,10 @@ class PhaseObserver {
   virtual ~PhaseObserver() = default;
   virtual void begin(Phase) {}
   virtual void end(Phase) {}
+  // Whether begin()/end() synchronise the device (phase timing): work that
+  // must not block the host otherwise (the ddp rung's wait) then blocks it
+  // early, before a synchronisation could hang on a failed collective.
+  virtual bool synchronizes() const { return false; }
   // The ddp rung's gradient sync, inside the backward phase: bucket `bucket`
   // (`bytes`) handed to the all-reduce; its result ready (may be called from a
   // communication thread); backward's compute over, waiting for the buckets.

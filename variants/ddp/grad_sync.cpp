@@ -127,11 +127,17 @@ void GradientSync::finish(int64_t step) {
   logging_ = false;
   while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
   if (device_timer_) device_timer_->compute_end();
+  const bool host_waits_now = !device_timer_ || observer_->synchronizes();
   for (size_t i = 0; i < buckets_.size(); ++i) {
     // The exposed communication: a range the op breakdown counts as such.
     profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)) + " wait");
-    pg_.wait(buckets_[i]->work, fmt::format("all-reduce of gradient bucket {} at step {}", i, step));
+    const std::string what = bucket_what(i, step);
+    if (host_waits_now)
+      pg_.wait(buckets_[i]->work, what);
+    else
+      pg_.order_after(buckets_[i]->work, what);
   }
+  awaiting_step_ = host_waits_now ? -1 : step;
   if (device_timer_) {
     device_timer_->waited();
     observer_->comm_device_timing([this] {
@@ -140,6 +146,17 @@ void GradientSync::finish(int64_t step) {
       return std::make_pair(busy, device_timer_->exposed_ms());
     });
   }
+}
+
+void GradientSync::await() {
+  if (awaiting_step_ < 0) return;
+  const int64_t step = awaiting_step_;
+  awaiting_step_ = -1;
+  for (size_t i = 0; i < buckets_.size(); ++i) pg_.wait(buckets_[i]->work, bucket_what(i, step));
+}
+
+std::string GradientSync::bucket_what(size_t i, int64_t step) {
+  return fmt::format("all-reduce of gradient bucket {} at step {}", i, step);
 }
 
 void GradientSync::zero_grads() {

@@ -14,8 +14,13 @@
 //    bucket is complete it is divided by the world size and its asynchronous
 //    all-reduce is launched at once, while backward goes on with the earlier
 //    layers. Buckets launch in index order on every rank, as collectives must;
-//  - finish() waits for every bucket before the optimizer (gradients are then
-//    averaged on all ranks);
+//  - finish() orders the optimizer after every bucket (gradients are then
+//    averaged on all ranks). Under NCCL that is a stream wait, so the host
+//    goes on to enqueue clip and the optimizer while the last buckets are in
+//    flight; await() then checks, on the host and with the timeout, that
+//    they completed. Under Gloo, or when the phases are timed with device
+//    synchronisations (which would hang on a dead rank before await), finish()
+//    waits on the host itself;
 //  - on an accumulation micro-step that is not the last, prepare(sync=false)
 //    turns the hooks off, so gradients only accumulate locally (no_sync).
 #pragma once
@@ -44,9 +49,14 @@ class GradientSync {
   // of a step) or only accumulate (no_sync). Comm events go to `observer`.
   void prepare(bool sync, PhaseObserver& observer);
   // After a synced backward: launch any bucket whose gradients never came
-  // (unused parameters), then wait for all. Throws with the failing bucket,
-  // step and the census of ranks when a collective fails or times out.
+  // (unused parameters), then order the current stream after all of them.
+  // Throws with the failing bucket, step and the census of ranks when a
+  // collective fails or times out.
   void finish(int64_t step);
+  // After the optimizer is enqueued: the host's deadline check of what
+  // finish() left to the stream (nothing when finish() waited itself). Throws
+  // as finish() does. Call it before anything synchronises the device.
+  void await();
   // Zeroes the gradient buffers in place (grads stay bucket views).
   void zero_grads();
 
@@ -60,6 +70,7 @@ class GradientSync {
  private:
   struct Bucket;
   void launch(size_t b);
+  static std::string bucket_what(size_t bucket, int64_t step);
 
   ProcessGroup& pg_;
   std::vector<torch::Tensor> params_;
@@ -69,6 +80,7 @@ class GradientSync {
   size_t next_launch_ = 0;
   bool sync_ = false;
   PhaseObserver* observer_ = nullptr;
+  int64_t awaiting_step_ = -1;  // finish() left the host's wait to await()
   bool logging_ = true;  // the first synced backward's event order
   std::vector<std::string> event_order_;
   int64_t bucket_cap_bytes_;

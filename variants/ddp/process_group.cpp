@@ -20,6 +20,10 @@ std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(int64_t(seconds * 1000.0));
 }
 
+double census_window_s(double timeout_s) { return std::min(5.0, timeout_s / 2); }
+
+double nccl_watchdog_timeout_s(double timeout_s) { return timeout_s + census_window_s(timeout_s) + 30.0; }
+
 namespace {
 
 bool is_loopback(const std::string& addr) {
@@ -61,7 +65,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
   pg->store_->setTimeout(to_ms(o.timeout_s));
   auto backend_store = c10::make_intrusive<c10d::PrefixStore>("c10d/", pg->store_);
   if (o.device.is_cuda()) {
-    pg->backend_ = make_nccl_backend(backend_store, o.rank, o.world_size, to_ms(o.timeout_s),
+    pg->backend_ = make_nccl_backend(backend_store, o.rank, o.world_size, to_ms(nccl_watchdog_timeout_s(o.timeout_s)),
                                      o.device.has_index() ? o.device.index() : 0);
   } else {
     auto opts = c10d::ProcessGroupGloo::Options::create(to_ms(o.timeout_s));
@@ -86,18 +90,30 @@ void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::s
   try {
     // With a timeout the wait blocks the host until the collective is done or
     // the timeout passes, then throws: NCCL's wait() without one only makes
-    // the current stream wait, so a dead rank would stall the host in a later
-    // synchronisation until NCCL's watchdog kills the process, with no
-    // census and no failure report.
+    // the current stream wait (order_after), so a dead rank would stall the
+    // host in a later synchronisation until NCCL's watchdog killed the
+    // process, with no census and no failure report.
     work->wait(to_ms(timeout_s_));
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    const double window = std::min(5.0, timeout_s_ / 2);
-    throw std::runtime_error(fmt::format("rank {} of {}: {} failed ({} backend, timeout {} s): {}; {}", o_.rank,
-                                         o_.world_size, what, backend_name(), timeout_s_, why,
-                                         census("failure", window)));
+    fail(what, e);
   }
+}
+
+void ProcessGroup::order_after(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+  if (!o_.device.is_cuda()) return wait(work, what);
+  try {
+    work->wait();  // c10d::kNoTimeout: the current stream waits on the collective's end event
+  } catch (const std::exception& e) {
+    fail(what, e);
+  }
+}
+
+void ProcessGroup::fail(const std::string& what, const std::exception& e) {
+  std::string why = e.what();
+  why = why.substr(0, why.find('\n'));
+  throw std::runtime_error(fmt::format("rank {} of {}: {} failed ({} backend, timeout {} s): {}; {}", o_.rank,
+                                       o_.world_size, what, backend_name(), timeout_s_, why,
+                                       census("failure", census_window_s(timeout_s_))));
 }
 
 void ProcessGroup::broadcast_from_rank0(const std::vector<at::Tensor>& tensors) {
@@ -114,7 +130,7 @@ void ProcessGroup::barrier() { backend_->barrier()->wait(); }
 
 void ProcessGroup::set_timeout(double seconds) {
   timeout_s_ = seconds;
-  backend_->setTimeout(to_ms(seconds));
+  backend_->setTimeout(to_ms(o_.device.is_cuda() ? nccl_watchdog_timeout_s(seconds) : seconds));
   store_->setTimeout(to_ms(seconds));
 }
 

@@ -44,9 +44,15 @@ class ProcessGroup {
 
   // Sum over ranks, in place, asynchronously: wait() on the result.
   c10::intrusive_ptr<c10d::Work> allreduce_sum(at::Tensor& t);
-  // Waits for `work`; if it fails or times out, throws an error that says
-  // `what` failed, with the backend's reason and the census of ranks.
+  // Waits for `work`, blocking the host; if it fails or times out, throws an
+  // error that says `what` failed, with the backend's reason and the census
+  // of ranks.
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
+  // Orders the current stream after `work` without blocking the host (NCCL:
+  // the stream waits on the collective's end event; Gloo, which has no
+  // streams: the same as wait()). A later wait() on the same work is the
+  // host's deadline check.
+  void order_after(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
   // Copies rank 0's values into `tensors` on every rank (one flat transfer).
   void broadcast_from_rank0(const std::vector<at::Tensor>& tensors);
   void barrier();
@@ -66,6 +72,7 @@ class ProcessGroup {
 
  private:
   explicit ProcessGroup(const DistOptions& o) : o_(o), timeout_s_(o.timeout_s) {}
+  [[noreturn]] void fail(const std::string& what, const std::exception& e);
   DistOptions o_;
   double timeout_s_;
   c10::intrusive_ptr<c10d::Store> store_;
@@ -73,5 +80,14 @@ class ProcessGroup {
 };
 
 std::chrono::milliseconds to_ms(double seconds);
+
+// How long the surviving ranks wait for each other in the census after a
+// collective fails with timeout `timeout_s`.
+double census_window_s(double timeout_s);
+// The timeout handed to NCCL's own watchdog for a ladder timeout of
+// `timeout_s`: later than the host's wait (which throws first), its census
+// and the failure report, so that the watchdog never takes the process down
+// before the report is written.
+double nccl_watchdog_timeout_s(double timeout_s);
 
 }  // namespace ladder

@@ -5,6 +5,8 @@
 #endif
 #include "variants/ddp/cuda/nccl_backend.h"
 
+#include <cstdlib>
+
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
@@ -16,6 +18,12 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
                                                     int rank, int world_size,
                                                     std::chrono::milliseconds timeout, int device_index) {
   c10::cuda::set_device(c10::DeviceIndex(device_index));
+  // NCCL's watchdog must not take the process down when a collective fails
+  // (its default, 3, kills it without cleaning up): ladder's own wait throws
+  // first, the surviving ranks take their census and the failure report is
+  // written. The watchdog's timeout is later than ladder's for the same
+  // reason (nccl_watchdog_timeout_s). A value the user set is kept.
+  setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0", /*overwrite=*/0);
   auto opts = c10d::ProcessGroupNCCL::Options::create();
   opts->timeout = timeout;
   auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, opts);
