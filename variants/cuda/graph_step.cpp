@@ -1,6 +1,9 @@
 // variants/cuda/graph_step.cpp: the CUDA-graph adapter (see graph_step.h).
 #include "variants/graph_step.h"
 
+#include <map>
+#include <mutex>
+
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
@@ -12,6 +15,22 @@ namespace ladder {
 
 namespace {
 
+// One side stream per device for every capture of the process, as
+// torch.cuda.graph's default capture stream: what is made lazily per stream
+// (cuBLAS's workspace for the stream) is made once, in the first capture's
+// warm-up, and a later capture that runs no warm-up of its own (the last
+// micro-step of accumulation) finds it there instead of allocating it inside
+// the graph.
+c10::cuda::CUDAStream capture_stream(c10::DeviceIndex device) {
+  static std::mutex mu;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = streams.find(device);
+  if (it == streams.end())
+    it = streams.emplace(device, c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)).first;
+  return it->second;
+}
+
 class CudaGraphStep final : public GraphedStep {
  public:
   CudaGraphStep(const StepFn& warmup, int warmup_runs, const StepFn& body, const torch::Tensor& x,
@@ -21,7 +40,7 @@ class CudaGraphStep final : public GraphedStep {
     // so lazy initialisation (cuBLAS handles, workspaces) happens outside it.
     const auto device = x.device().index();
     auto main_stream = c10::cuda::getCurrentCUDAStream(device);
-    auto side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device);
+    auto side = capture_stream(device);
     at::cuda::CUDAEvent ready;
     ready.record(main_stream);
     ready.block(side);  // the side stream waits for work already queued
@@ -41,7 +60,22 @@ class CudaGraphStep final : public GraphedStep {
       // turn into a failed capture. The autograd engine's device thread
       // still launches backward's kernels into the capturing stream.
       graph_.capture_begin(pool, cudaStreamCaptureModeThreadLocal);
-      static_outputs_ = body(static_x_, static_y_);
+      try {
+        static_outputs_ = body(static_x_, static_y_);
+      } catch (...) {
+        // End the capture before the error leaves: otherwise the capture
+        // stream stays in capture mode, every later launch on it fails, and
+        // the allocator keeps routing its allocations into the graph's pool
+        // (its filter matches the stream's live capture). Ending an
+        // invalidated capture throws too; the body's error is the one to
+        // report.
+        try {
+          graph_.capture_end();
+        } catch (const std::exception&) {
+        }
+        at::autocast::set_autocast_cache_enabled(cache);
+        throw;
+      }
       graph_.capture_end();
       at::autocast::set_autocast_cache_enabled(cache);
     }
