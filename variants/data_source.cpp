@@ -29,7 +29,7 @@ std::unique_ptr<TokenSource> make_inner(const RunConfig& c, bool pin_memory) {
 std::unique_ptr<TokenSource> make_token_source(const RunConfig& cfg, const torch::Device& device,
                                                PrefetchListener listener) {
   return make_prefetching_source(make_inner(cfg, device.is_cuda()), cfg.micro_steps(),
-                                 cfg.data.prefetch, std::move(listener));
+                                 cfg.data.prefetch, std::move(listener), device);
 }
 
 void check_token_source(const RunConfig& cfg) {

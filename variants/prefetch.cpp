@@ -7,6 +7,8 @@
 #include <optional>
 #include <thread>
 
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <nlohmann/json.hpp>
 
 namespace ladder {
@@ -21,12 +23,20 @@ struct Key {
 class PrefetchingSource final : public TokenSource {
  public:
   PrefetchingSource(std::unique_ptr<TokenSource> inner, int64_t micro_steps, bool background,
-                    PrefetchListener listener)
+                    PrefetchListener listener, torch::Device device)
       : inner_(std::move(inner)), micro_steps_(micro_steps), background_(background),
         listener_(std::move(listener)) {
     if (!background_) return;
+    if (device.is_cuda() && !device.has_index())
+      device = c10::impl::getDeviceGuardImpl(device.type())->getDevice();  // the current one
     pending_ = Key{0, 0};  // the first batch is made while the model is built
-    worker_ = std::thread([this] { work(); });
+    worker_ = std::thread([this, device] {
+      // The current device is per thread: without this, the first pinned
+      // allocation here would use (and initialise) device 0.
+      c10::OptionalDeviceGuard guard;
+      if (device.is_cuda()) guard.reset_device(device);
+      work();
+    });
   }
 
   ~PrefetchingSource() override {
@@ -152,9 +162,9 @@ class PrefetchingSource final : public TokenSource {
 
 std::unique_ptr<TokenSource> make_prefetching_source(std::unique_ptr<TokenSource> inner,
                                                      int64_t micro_steps, bool background,
-                                                     PrefetchListener listener) {
+                                                     PrefetchListener listener, const torch::Device& device) {
   return std::make_unique<PrefetchingSource>(std::move(inner), micro_steps, background,
-                                             std::move(listener));
+                                             std::move(listener), device);
 }
 
 }  // namespace ladder

@@ -35,8 +35,13 @@ struct PrefetchEvent {
 using PrefetchListener = std::function<void(const PrefetchEvent&)>;
 
 // micro_steps: micro-steps per optimizer step, to predict the next request.
+// device: where the batches go. On CUDA the producer thread makes that
+// device current (the creating thread's current one for a bare "cuda"), so
+// its pinned allocations never create a context on GPU 0 of a process that
+// runs on another.
 std::unique_ptr<TokenSource> make_prefetching_source(std::unique_ptr<TokenSource> inner,
                                                      int64_t micro_steps, bool background,
-                                                     PrefetchListener listener = {});
+                                                     PrefetchListener listener = {},
+                                                     const torch::Device& device = torch::kCPU);
 
 }  // namespace ladder
