@@ -24,6 +24,7 @@
 #include "reports/report.h"
 #include "reports/report_loader.h"
 #include "variants/data_source.h"
+#include "variants/fused_linear.h"
 
 namespace ladder {
 
@@ -273,6 +274,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     ensure_writable_dir(ro.run_dir, "--out");
   }
   check_cells_data(cells);
+  fused::epilogue_mode();  // a bad LADDER_CUBLASLT_EPILOGUES exits 2 before any child runs
   for (const auto& cell : cells)
     if (cell.role == "measure" && cell.runnable && cell.cfg.micro_steps() > 64)
       fmt::print(stderr,
@@ -364,6 +366,7 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   cfg.validate();
   parse_device(cfg.device);
   check_token_source(cfg);
+  fused::epilogue_mode();  // a bad LADDER_CUBLASLT_EPILOGUES exits 2 here
   if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)  // malformed: exit 2 here
     fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
                kTestSlowdownEnv, slowdown);

@@ -53,6 +53,12 @@ TEST_F(Cli, UnknownSubcommand) {
   EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
 }
 
+TEST_F(Cli, BadEpilogueKnobNamesTheVariable) {
+  setenv("LADDER_CUBLASLT_EPILOGUES", "gelu", 1);  // inherited by the child
+  expect_bad_input("--preset tiny", {"LADDER_CUBLASLT_EPILOGUES='gelu'", "all", "bias", "none"});
+  unsetenv("LADDER_CUBLASLT_EPILOGUES");
+}
+
 TEST_F(Cli, UnknownOption) { expect_bad_input("--preset tiny --batchsize 3", {"unknown option '--batchsize'"}); }
 
 TEST_F(Cli, NonPositiveBatchAndSeq) {

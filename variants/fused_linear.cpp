@@ -4,14 +4,17 @@
 #include "variants/fused_linear.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <tuple>
 
 #include <ATen/autocast_mode.h>
+#include <fmt/format.h>
 #include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include "variants/config.h"
 #include "variants/fused_ops.h"
 
 #ifdef LADDER_WITH_CUDA
@@ -41,6 +44,10 @@ void count_cuda_gemm(bool ok, const std::string& why) {
   g_last_fallback = why;
 }
 
+// What the knob allows on CUDA (epilogue_mode()).
+bool lt_bias_epilogues() { return epilogue_mode() != EpilogueMode::kNone; }
+bool lt_gelu_epilogues() { return epilogue_mode() == EpilogueMode::kAll; }
+
 constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogue is the tanh form
 
 // ---- the steps, each with its epilogue on CUDA and plain ATen elsewhere ----------------
@@ -48,7 +55,7 @@ constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogue
 // y (N, O) = x (N, I) W^T + b.
 torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
 #ifdef LADDER_WITH_CUDA
-  if (x.is_cuda()) {
+  if (x.is_cuda() && lt_bias_epilogues()) {
     auto y = torch::empty({x.size(0), w.size(0)}, x.options());
     std::string why;
     const bool ok = cuda::lt_linear_forward(x, w, b, y, nullptr, &why);
@@ -63,7 +70,7 @@ torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const
 std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
                                                           const torch::Tensor& b) {
 #ifdef LADDER_WITH_CUDA
-  if (x.is_cuda()) {
+  if (x.is_cuda() && lt_gelu_epilogues()) {
     auto h = torch::empty({x.size(0), w.size(0)}, x.options());
     auto pre = torch::empty_like(h);
     std::string why;
@@ -72,14 +79,14 @@ std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x
     if (ok) return {h, pre};
   }
 #endif
-  auto pre = at::addmm(b, x, w.t());
+  auto pre = forward_bias(x, w, b);  // the bias epilogue alone where the knob says so
   return {at::gelu(pre, kGelu), pre};
 }
 
 // {dW (O, I) = dy^T x, db (O) = sum_rows dy}.
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x) {
 #ifdef LADDER_WITH_CUDA
-  if (dy.is_cuda()) {
+  if (dy.is_cuda() && lt_bias_epilogues()) {
     auto dw = torch::empty({dy.size(1), x.size(1)}, dy.options());
     auto db = torch::empty({dy.size(1)}, dy.options());
     std::string why;
@@ -95,7 +102,7 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
 std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
                                                          const torch::Tensor& pre) {
 #ifdef LADDER_WITH_CUDA
-  if (dy.is_cuda()) {
+  if (dy.is_cuda() && lt_gelu_epilogues()) {
     auto dpre = torch::empty_like(pre);
     auto db = torch::empty({pre.size(1)}, pre.options());
     std::string why;
@@ -157,6 +164,27 @@ torch::Tensor hand_weight_grad(const torch::Tensor& weight, const torch::Tensor&
 }
 
 }  // namespace
+
+EpilogueMode epilogue_mode() {
+  static const EpilogueMode mode = [] {
+    const char* v = std::getenv(kEpilogueModeEnv);
+    const std::string value = v ? v : "";
+    if (value.empty() || value == "all") return EpilogueMode::kAll;
+    if (value == "bias") return EpilogueMode::kBias;
+    if (value == "none") return EpilogueMode::kNone;
+    throw ConfigError(fmt::format("{}='{}': expected all (the default), bias or none", kEpilogueModeEnv, value));
+  }();
+  return mode;
+}
+
+const char* epilogue_mode_name(EpilogueMode mode) {
+  switch (mode) {
+    case EpilogueMode::kAll: return "all";
+    case EpilogueMode::kBias: return "bias";
+    case EpilogueMode::kNone: return "none";
+  }
+  return "?";
+}
 
 FusedLinearStats fused_linear_stats() {
   FusedLinearStats s;

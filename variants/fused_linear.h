@@ -43,6 +43,20 @@ namespace ladder::fused {
 // (20 bytes of traffic per parameter down to 12). Only for a caller that owns
 // .grad(): no hooks on it (DDP's), no torch::autograd::grad().
 
+// Which cuBLASLt epilogues the CUDA path uses: an ablation knob, so that on a
+// GPU each fusion can be measured against its separate kernels. Read from
+// LADDER_CUBLASLT_EPILOGUES:
+//   all   (default, unset or empty) every epilogue above;
+//   bias  the bias epilogues (BIAS, BGRADB) only: GELU forward and its
+//         derivative run as separate ATen kernels (gelu, gelu_backward, sum);
+//   none  plain ATen GEMMs and elementwise ops, as on the CPU.
+// A GEMM left to ATen by the knob is not counted as a fallback.
+enum class EpilogueMode { kAll, kBias, kNone };
+constexpr const char* kEpilogueModeEnv = "LADDER_CUBLASLT_EPILOGUES";
+// Throws ConfigError naming the variable, its value and the values expected.
+EpilogueMode epilogue_mode();
+const char* epilogue_mode_name(EpilogueMode mode);
+
 // x: (..., I); weight: (O, I); bias: (O). Returns (..., O).
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                           bool weight_grad_into_buffer = false);

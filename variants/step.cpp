@@ -281,8 +281,16 @@ nlohmann::json TrainStep::describe_switches() const {
     // cast kernels run between them, forward or backward (model.cpp).
     if (sw.bf16) fusions.push_back("layer_norm_outputs_in_bf16");
     nlohmann::json not_used = nlohmann::json::array();
+    const fused::EpilogueMode lt_mode = fused::epilogue_mode();
     if (cuda && epilogues > 0)
-      fusions.push_back("cublaslt_epilogues: bias, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB");
+      fusions.push_back(lt_mode == fused::EpilogueMode::kAll
+                            ? "cublaslt_epilogues: bias, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB"
+                            : "cublaslt_epilogues: bias, BGRADB");
+    if (cuda && lt_mode != fused::EpilogueMode::kAll)
+      not_used.push_back(
+          {{"name", lt_mode == fused::EpilogueMode::kBias ? "cublaslt_gelu_epilogues" : "cublaslt_epilogues"},
+           {"reason", fmt::format("{}={}: left to separate ATen kernels", fused::kEpilogueModeEnv,
+                                  fused::epilogue_mode_name(lt_mode))}});
     if (fallbacks > 0)
       not_used.push_back({{"name", "cublaslt_epilogues"},
                           {"reason", fmt::format("{} GEMMs fell back to separate ATen ops; last: {}", fallbacks,
@@ -298,7 +306,8 @@ nlohmann::json TrainStep::describe_switches() const {
       if (optimizer_->divides_gradients_in_kernel()) fusions.push_back("clip_inside_fused_adamw");
     }
     if (graph) fusions.push_back(optimizer_in_graph_ ? "cuda_graph_whole_step" : "cuda_graph_forward_backward");
-    const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 && (!cuda || epilogues > 0) && (!use_graph_ || graph);
+    const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 &&
+                     (!cuda || epilogues > 0 || lt_mode == fused::EpilogueMode::kNone) && (!use_graph_ || graph);
     const char* how = graph && optimizer_in_graph_ ? "custom fused kernels, cuBLASLt epilogues and CUDA graphs, the step's "
                                                      "last micro-step's with clip and fused AdamW (one graph per step "
                                                      "without accumulation)"
