@@ -62,7 +62,8 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   params_ = model_->parameters();
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
-    sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6));
+    sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
+                                           /*defer_host_wait=*/cfg.sw.fused_adamw);
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   fused_calls_at_start_ = fused::fused_op_calls();
@@ -308,19 +309,28 @@ nlohmann::json TrainStep::describe_switches() const {
     if (graph) fusions.push_back(optimizer_in_graph_ ? "cuda_graph_whole_step" : "cuda_graph_forward_backward");
     const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 &&
                      (!cuda || epilogues > 0 || lt_mode == fused::EpilogueMode::kNone) && (!use_graph_ || graph);
-    const char* how = graph && optimizer_in_graph_ ? "custom fused kernels, cuBLASLt epilogues and CUDA graphs, the step's "
-                                                     "last micro-step's with clip and fused AdamW (one graph per step "
-                                                     "without accumulation)"
-                      : graph      ? "custom fused kernels, cuBLASLt epilogues and a CUDA graph per micro-step "
-                                     "(the optimizer runs eagerly: it needs fused-adamw to be captured)"
-                      : use_graph_ ? "custom fused kernels, but no CUDA graph was captured"
-                      : cuda       ? "custom fused kernels and cuBLASLt epilogues; no CUDA graph (the ddp hooks "
-                                     "run on the host)"
-                                   : "custom fused CPU ops; CUDA graphs need CUDA";
+    const std::string lt = lt_mode == fused::EpilogueMode::kAll
+                               ? "cuBLASLt epilogues"
+                               : fmt::format("{} ({}={})",
+                                             lt_mode == fused::EpilogueMode::kBias ? "cuBLASLt bias epilogues only"
+                                                                                   : "no cuBLASLt epilogues",
+                                             fused::kEpilogueModeEnv, fused::epilogue_mode_name(lt_mode));
+    const std::string how =
+        graph && optimizer_in_graph_
+            ? fmt::format("custom fused kernels, {} and CUDA graphs, the step's last micro-step's with clip and "
+                          "fused AdamW (one graph per step without accumulation)",
+                          lt)
+        : graph ? fmt::format("custom fused kernels, {} and a CUDA graph per micro-step (the optimizer runs eagerly: "
+                              "it needs fused-adamw to be captured)",
+                              lt)
+        : use_graph_ ? "custom fused kernels, but no CUDA graph was captured"
+        : cuda       ? fmt::format("custom fused kernels and {}; no CUDA graph (the ddp hooks run on the host)", lt)
+                     : "custom fused CPU ops; CUDA graphs need CUDA";
     j["fused"] = on(ran, "ladder::fused ops (CPU loops / CUDA kernels, cuBLASLt epilogues)",
                     fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::classifier_cross_entropy {}, "
                                 "ladder::mlp_gelu {}, ladder::linear_bias {}; {} GEMMs with a cuBLASLt epilogue, {} "
-                                "fell back (a graph replay calls none of them)",
+                                "fell back (a GEMM whose GELU epilogue fell back retries with the bias epilogue "
+                                "and counts again; a graph replay calls none of them)",
                                 how, ln, ce, mlp, lb, epilogues, fallbacks));
     j["fused"]["fusions_active"] = fusions;
     j["fused"]["fusions_not_used"] = not_used;

@@ -38,8 +38,8 @@ struct GradientSync::Bucket {
 };
 
 GradientSync::GradientSync(const std::vector<torch::Tensor>& params, ProcessGroup& pg,
-                           int64_t bucket_cap_bytes)
-    : pg_(pg), params_(params), bucket_cap_bytes_(bucket_cap_bytes) {
+                           int64_t bucket_cap_bytes, bool defer_host_wait)
+    : pg_(pg), params_(params), bucket_cap_bytes_(bucket_cap_bytes), defer_host_wait_(defer_host_wait) {
   TORCH_CHECK(!params_.empty(), "GradientSync: no parameters");
   bucket_of_param_.assign(params_.size(), 0);
   // Reverse order: the last layers' gradients are ready first.
@@ -127,7 +127,7 @@ void GradientSync::finish(int64_t step) {
   logging_ = false;
   while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
   if (device_timer_) device_timer_->compute_end();
-  const bool host_waits_now = !device_timer_ || observer_->synchronizes();
+  const bool host_waits_now = !device_timer_ || !defer_host_wait_ || observer_->synchronizes();
   for (size_t i = 0; i < buckets_.size(); ++i) {
     // The exposed communication: a range the op breakdown counts as such.
     profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)) + " wait");
@@ -152,7 +152,10 @@ void GradientSync::await() {
   if (awaiting_step_ < 0) return;
   const int64_t step = awaiting_step_;
   awaiting_step_ = -1;
-  for (size_t i = 0; i < buckets_.size(); ++i) pg_.wait(buckets_[i]->work, bucket_what(i, step));
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)) + " host wait");
+    pg_.wait(buckets_[i]->work, bucket_what(i, step));
+  }
 }
 
 std::string GradientSync::bucket_what(size_t i, int64_t step) {

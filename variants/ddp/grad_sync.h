@@ -15,12 +15,16 @@
 //    all-reduce is launched at once, while backward goes on with the earlier
 //    layers. Buckets launch in index order on every rank, as collectives must;
 //  - finish() orders the optimizer after every bucket (gradients are then
-//    averaged on all ranks). Under NCCL that is a stream wait, so the host
-//    goes on to enqueue clip and the optimizer while the last buckets are in
-//    flight; await() then checks, on the host and with the timeout, that
-//    they completed. Under Gloo, or when the phases are timed with device
-//    synchronisations (which would hang on a dead rank before await), finish()
-//    waits on the host itself;
+//    averaged on all ranks). Under NCCL, with defer_host_wait, that is a
+//    stream wait, so the host goes on to enqueue clip and the optimizer while
+//    the last buckets are in flight; await() then checks, on the host and
+//    with the timeout, that they completed. finish() waits on the host itself
+//    under Gloo; when the phases are timed with device synchronisations
+//    (which would hang on a dead rank before await); and without
+//    defer_host_wait, which the step sets only for the fused AdamW: the
+//    per-parameter one launches ~1,200 kernels, more than CUDA's launch
+//    queue holds, so behind a stream wait on a dead rank the host would
+//    block inside a launch, with no timeout;
 //  - on an accumulation micro-step that is not the last, prepare(sync=false)
 //    turns the hooks off, so gradients only accumulate locally (no_sync).
 #pragma once
@@ -42,7 +46,8 @@ class PhaseObserver;
 class GradientSync {
  public:
   // `params` in model order; all on one device and of one dtype.
-  GradientSync(const std::vector<torch::Tensor>& params, ProcessGroup& pg, int64_t bucket_cap_bytes);
+  GradientSync(const std::vector<torch::Tensor>& params, ProcessGroup& pg, int64_t bucket_cap_bytes,
+               bool defer_host_wait);
   ~GradientSync();
 
   // Before a micro-step's backward: all-reduce during it (the last micro-step
@@ -80,6 +85,7 @@ class GradientSync {
   size_t next_launch_ = 0;
   bool sync_ = false;
   PhaseObserver* observer_ = nullptr;
+  bool defer_host_wait_;
   int64_t awaiting_step_ = -1;  // finish() left the host's wait to await()
   bool logging_ = true;  // the first synced backward's event order
   std::vector<std::string> event_order_;

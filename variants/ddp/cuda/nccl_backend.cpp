@@ -19,11 +19,16 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
                                                     std::chrono::milliseconds timeout, int device_index) {
   c10::cuda::set_device(c10::DeviceIndex(device_index));
   // NCCL's watchdog must not take the process down when a collective fails
-  // (its default, 3, kills it without cleaning up): ladder's own wait throws
-  // first, the surviving ranks take their census and the failure report is
-  // written. The watchdog's timeout is later than ladder's for the same
-  // reason (nccl_watchdog_timeout_s). A value the user set is kept.
-  setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0", /*overwrite=*/0);
+  // (PyTorch's default, 3, and torchrun's, 1, both kill it): ladder's own wait
+  // throws (WorkNCCL::wait tears down explicitly, whatever this says), the
+  // surviving ranks take their census and the failure report is written.
+  // 2 (clean up only) still has the watchdog abort the communicators on an
+  // error or at its timeout, later than ladder's (nccl_watchdog_timeout_s),
+  // so a host synchronisation with no ladder deadline (a barrier, a device
+  // sync after a rank died) returns instead of hanging. Overwritten: torchrun
+  // sets 1 for every worker. TORCH_NCCL_DESYNC_DEBUG or
+  // TORCH_DISTRIBUTED_DEBUG=DETAIL make PyTorch use 3 again.
+  setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", /*overwrite=*/1);
   auto opts = c10d::ProcessGroupNCCL::Options::create();
   opts->timeout = timeout;
   auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, opts);
