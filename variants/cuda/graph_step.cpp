@@ -64,14 +64,19 @@ class CudaGraphStep final : public GraphedStep {
         static_outputs_ = body(static_x_, static_y_);
       } catch (...) {
         // End the capture before the error leaves: otherwise the capture
-        // stream stays in capture mode, every later launch on it fails, and
-        // the allocator keeps routing its allocations into the graph's pool
-        // (its filter matches the stream's live capture). Ending an
-        // invalidated capture throws too; the body's error is the one to
-        // report.
+        // stream stays in capture mode and every later launch on it fails.
+        // Ending an invalidated capture throws too (the body's error is the
+        // one to report), and in PyTorch 2.11 it throws before it tells the
+        // allocator the capture is over: do that here, or a later
+        // emptyCache() would trip over a capture still "underway". When
+        // capture_end() got that far itself, the second call throws, caught.
         try {
           graph_.capture_end();
         } catch (const std::exception&) {
+          try {
+            c10::cuda::CUDACachingAllocator::endAllocateToPool(device, pool);
+          } catch (const std::exception&) {
+          }
         }
         at::autocast::set_autocast_cache_enabled(cache);
         throw;
