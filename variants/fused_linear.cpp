@@ -9,10 +9,10 @@
 #include <tuple>
 
 #include <ATen/autocast_mode.h>
-#include <fmt/format.h>
 #include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <fmt/format.h>
 
 #include "variants/config.h"
 #include "variants/fused_ops.h"
@@ -169,9 +169,9 @@ EpilogueMode epilogue_mode() {
   static const EpilogueMode mode = [] {
     const char* v = std::getenv(kEpilogueModeEnv);
     const std::string value = v ? v : "";
-    if (value.empty() || value == "all") return EpilogueMode::kAll;
-    if (value == "bias") return EpilogueMode::kBias;
-    if (value == "none") return EpilogueMode::kNone;
+    if (value.empty()) return EpilogueMode::kAll;
+    for (const auto mode : {EpilogueMode::kAll, EpilogueMode::kBias, EpilogueMode::kNone})
+      if (value == epilogue_mode_name(mode)) return mode;
     throw ConfigError(fmt::format("{}='{}': expected all (the default), bias or none", kEpilogueModeEnv, value));
   }();
   return mode;

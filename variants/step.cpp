@@ -283,6 +283,7 @@ nlohmann::json TrainStep::describe_switches() const {
     if (sw.bf16) fusions.push_back("layer_norm_outputs_in_bf16");
     nlohmann::json not_used = nlohmann::json::array();
     const fused::EpilogueMode lt_mode = fused::epilogue_mode();
+    const std::string lt_knob = fmt::format("{}={}", fused::kEpilogueModeEnv, fused::epilogue_mode_name(lt_mode));
     if (cuda && epilogues > 0)
       fusions.push_back(lt_mode == fused::EpilogueMode::kAll
                             ? "cublaslt_epilogues: bias, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB"
@@ -290,8 +291,7 @@ nlohmann::json TrainStep::describe_switches() const {
     if (cuda && lt_mode != fused::EpilogueMode::kAll)
       not_used.push_back(
           {{"name", lt_mode == fused::EpilogueMode::kBias ? "cublaslt_gelu_epilogues" : "cublaslt_epilogues"},
-           {"reason", fmt::format("{}={}: left to separate ATen kernels", fused::kEpilogueModeEnv,
-                                  fused::epilogue_mode_name(lt_mode))}});
+           {"reason", lt_knob + ": left to separate ATen kernels"}});
     if (fallbacks > 0)
       not_used.push_back({{"name", "cublaslt_epilogues"},
                           {"reason", fmt::format("{} GEMMs fell back to separate ATen ops; last: {}", fallbacks,
@@ -311,10 +311,10 @@ nlohmann::json TrainStep::describe_switches() const {
                      (!cuda || epilogues > 0 || lt_mode == fused::EpilogueMode::kNone) && (!use_graph_ || graph);
     const std::string lt = lt_mode == fused::EpilogueMode::kAll
                                ? "cuBLASLt epilogues"
-                               : fmt::format("{} ({}={})",
+                               : fmt::format("{} ({})",
                                              lt_mode == fused::EpilogueMode::kBias ? "cuBLASLt bias epilogues only"
                                                                                    : "no cuBLASLt epilogues",
-                                             fused::kEpilogueModeEnv, fused::epilogue_mode_name(lt_mode));
+                                             lt_knob);
     const std::string how =
         graph && optimizer_in_graph_
             ? fmt::format("custom fused kernels, {} and CUDA graphs, the step's last micro-step's with clip and "

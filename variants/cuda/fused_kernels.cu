@@ -4,7 +4,8 @@
 // LayerNorm: one warp per row, warp-shuffle reductions; weight/bias gradients
 // by a deterministic two-stage column reduction. Cross-entropy: one block per
 // row, an online (max, sum) softmax in one read of the row (16-byte loads
-// where the row allows), block reduction through shared memory. All accumulation in float; no ATen headers here.
+// where the row allows), block reduction through shared memory. All
+// accumulation in float; no ATen headers here.
 // The CPU reference for every kernel is in variants/fused_ops.cpp and
 // tests/test_fused_ops.cpp compares both against composite ATen ops.
 #include "variants/cuda/fused_kernels.h"
