@@ -28,6 +28,7 @@ struct MeasureOptions {
   std::string report_path;  // <run_dir>/<cell>/report.json
   std::string save_init;    // optional: initial weights for scripts/reference.py
   std::string save_final;   // optional: weights after the last step (rank 0)
+  std::string save_grads;   // optional: step 0's gradients before the clip (rank 0)
   std::string label;        // progress-line label (the cell id)
   std::vector<std::string> argv;
   bool quiet = false;

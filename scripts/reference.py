@@ -7,14 +7,22 @@ AdamW groups and LR schedule (variants/optim.cpp) and step order
 (variants/step.cpp) as the C++ code, written the way nanoGPT would.
 
   parity  Rebuild the run of a C++ report.json from its --save-init weights,
-          run its first steps and compare loss and grad norm step by step.
-          Exit 0 when all agree within --rtol, 1 when not, 2 on bad input.
+          run its first steps and compare loss and grad norm step by step;
+          with --grads (the run's --save-grads), also every parameter's
+          gradient of step 0, naming the worst. Exit 0 when all agree within
+          --rtol, 1 when not, 2 on bad input.
   bench   Time the same step in Python eager on the CPU (GPT-2 init, seeded)
           and print the median step time and tokens/s; --json saves them.
 
-Example:
-  build/ladder run --preset tiny --steps 5 --warmup 0 --save-init /tmp/x/init.pt --out /tmp/x
-  scripts/reference.py parity --report /tmp/x/fp32/report.json --init /tmp/x/init.pt
+Example (--save-init and --save-grads are options of `ladder measure`):
+  build/ladder measure --device cpu --preset tiny --rung fp32+fused --steps 5 --warmup 0 \
+      --save-init /tmp/x/init.pt --save-grads /tmp/x/grads.pt --out /tmp/x
+  scripts/reference.py parity --report /tmp/x/fp32+fused/report.json --init /tmp/x/init.pt \
+      --grads /tmp/x/grads.pt --rtol 1e-5
+
+The reference covers the rungs' maths: padded vocabularies (the padding rows
+are never in the softmax) and gradient accumulation (config.micro_steps), on
+one rank.
   scripts/reference.py bench --preset gpt2-124m --batch 4 --seq 64 --steps 10
 """
 import argparse
@@ -108,7 +116,8 @@ class GPT(nn.Module):
 
     def __init__(self, m):
         super().__init__()
-        self.wte = nn.Embedding(m["vocab_size"], m["n_embd"])  # (V, C)
+        self.vocab_size = m["vocab_size"]  # V; wte may have padding rows beyond it
+        self.wte = nn.Embedding(m.get("model_vocab", m["vocab_size"]), m["n_embd"])  # (Vp, C)
         self.wpe = nn.Embedding(m["block_size"], m["n_embd"])  # (block, C)
         self.h = nn.ModuleList(Block(m) for _ in range(m["n_layer"]))
         self.ln_f = nn.LayerNorm(m["n_embd"])
@@ -119,7 +128,8 @@ class GPT(nn.Module):
         for block in self.h:
             x = block(x)
         x = self.ln_f(x)  # (B, T, C)
-        return torch.matmul(x, self.wte.weight.t())  # (B, T, V)
+        logits = torch.matmul(x, self.wte.weight.t())  # (B, T, Vp)
+        return logits[..., :self.vocab_size]  # (B, T, V): padding never enters the softmax
 
 
 @torch.no_grad()
@@ -174,13 +184,14 @@ def splitmix64(x):
         return z ^ (z >> np.uint64(31))
 
 
-def synthetic_batch(cfg, step):
-    """Batch of optimizer step `step` (one rank, one micro-step): x (B, T), y (B, T) int64."""
+def synthetic_batch(cfg, step, micro=0):
+    """Batch of micro-step `micro` of optimizer step `step` (one rank): x (B, T), y (B, T) int64."""
     B, T, V = cfg["batch"], cfg["seq"], cfg["model"]["vocab_size"]
     if cfg["fixed_batch"]:
-        step = 0
+        step = micro = 0
+    first = (step * cfg["micro_steps"] + micro) * B  # variants/data.cpp, world 1
     base = np.uint64((cfg["seed"] * 0xD1B54A32D192ED03) & (2**64 - 1))
-    rows = np.arange(step * B, (step + 1) * B, dtype=np.uint64)[:, None]  # (B, 1)
+    rows = np.arange(first, first + B, dtype=np.uint64)[:, None]  # (B, 1)
     cols = np.arange(T + 1, dtype=np.uint64)[None, :]  # (1, T+1)
     with np.errstate(over="ignore"):
         counters = base + rows * np.uint64(T + 1) + cols  # (B, T+1)
@@ -197,6 +208,7 @@ class ShardReader:
     def __init__(self, cfg):
         data = cfg["data"]
         self.B, self.T, self.seed = cfg["batch"], cfg["seq"], cfg["seed"]
+        self.micro_steps = cfg["micro_steps"]
         self.fixed = cfg["fixed_batch"]
         paths = sorted(glob.glob(data["path"]), key=os.fsencode)  # byte order, as the C++ reader
         if not paths:
@@ -230,13 +242,14 @@ class ShardReader:
             a = (a + 1) % rows
         return s, (a * j + c) % rows
 
-    def batch(self, step):
-        """x (B, T), y (B, T) int64 of optimizer step `step`."""
+    def batch(self, step, micro=0):
+        """x (B, T), y (B, T) int64 of micro-step `micro` of optimizer step `step`."""
         if self.fixed:
-            step = 0
+            step = micro = 0
         windows = []
+        first = (step * self.micro_steps + micro) * self.B
         for b in range(self.B):
-            s, k = self.locate(step * self.B + b)
+            s, k = self.locate(first + b)
             windows.append(np.asarray(self.tokens[s][k * self.T:k * self.T + self.T + 1], dtype=np.int64))
         tokens = torch.from_numpy(np.stack(windows))  # (B, T+1)
         return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
@@ -247,7 +260,7 @@ def make_batches(cfg):
     data = cfg.get("data") or {}
     if data.get("path"):
         return ShardReader(cfg).batch
-    return lambda step: synthetic_batch(cfg, step)
+    return lambda step, micro=0: synthetic_batch(cfg, step, micro)
 
 
 # ---------------------------------------------------------------- optimizer and step
@@ -285,19 +298,26 @@ class TrainStep:
         decay_steps = self.t["lr_decay_steps"]
         self.decay_steps = decay_steps if decay_steps > 0 else cfg["warmup"] + cfg["steps"]
 
-    def run(self, step):
-        """Returns (loss, pre-clip grad norm, lr) of optimizer step `step` (0-based)."""
-        x, y = self.batch(step)  # (B, T), (B, T)
-        logits = self.model(x)  # (B, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))  # ()
-        loss.backward()
+    def run(self, step, keep_grads=None):
+        """Returns (loss, pre-clip grad norm, lr) of optimizer step `step` (0-based); with
+        keep_grads (a dict), fills it with name -> gradient before the clip."""
+        m = self.cfg["micro_steps"]
+        loss_sum = 0.0
+        for micro in range(m):
+            x, y = self.batch(step, micro)  # (B, T), (B, T)
+            logits = self.model(x)  # (B, T, V)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1)) / m  # ()
+            loss.backward()  # accumulates over micro-steps
+            loss_sum += loss.item()
+        if keep_grads is not None:
+            keep_grads.update({n: p.grad.detach().clone() for n, p in self.model.named_parameters()})
         grad_norm = nn.utils.clip_grad_norm_(self.params, self.t["grad_clip"], foreach=True)  # ()
         lr = learning_rate(self.t, step, self.decay_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return loss.item(), grad_norm.item(), lr
+        return loss_sum, grad_norm.item(), lr
 
 
 # ---------------------------------------------------------------- commands
@@ -327,6 +347,11 @@ def read_report(path):
                     for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
     cfg["train"] = {k: field(report, "config.train." + k, path) for k in DEFAULT_TRAIN}
     cfg["device"] = report["config"].get("device", "cpu")
+    cfg["micro_steps"] = report["config"].get("micro_steps", 1)
+    cfg["model"]["model_vocab"] = report["config"].get("model_vocab", cfg["model"]["vocab_size"])
+    if report["config"].get("world_size", 1) != 1:
+        raise InputError(f"{path}: field 'config.world_size' is {report['config']['world_size']}; "
+                         "expected 1 (the reference runs one rank)")
     cfg["data"] = report["config"].get("data")
     recorded = {k: field(report, f"warmup_steps.{k}", path) + field(report, f"steps.{k}", path)
                 for k in ("step", "loss", "grad_norm", "lr")}
@@ -336,6 +361,32 @@ def read_report(path):
 def rel_diff(a, b):
     """|a - b| relative to the reference value b."""
     return abs(a - b) / max(abs(b), 1e-30)
+
+
+def load_tensor_dict(path, what):
+    try:
+        with torch.serialization.safe_globals([torch.jit._pickle.restore_type_tag]):
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, ValueError, pickle.UnpicklingError) as e:
+        raise InputError(f"{path}: cannot load the {what}: {e}") from e
+    if not isinstance(saved, dict):
+        raise InputError(f"{path}: expected a dict name -> tensor, got {type(saved).__name__}")
+    return saved
+
+
+def gradient_diffs(cpp, ref, path):
+    """[(rel diff, name)] per parameter, worst first: ||g_C++ - g_Py|| / ||g_Py||."""
+    missing = sorted(set(ref) ^ set(cpp))
+    if missing:
+        raise InputError(f"{path}: gradients do not match the model's parameters: {', '.join(missing[:5])}")
+    out = []
+    for name, g in ref.items():
+        if cpp[name].shape != g.shape:
+            raise InputError(f"{path}: {name} has shape {tuple(cpp[name].shape)}, expected {tuple(g.shape)}")
+        num = (cpp[name].double() - g.double()).norm().item()
+        den = g.double().norm().item()
+        out.append((num / den if den > 0 else (0.0 if num == 0 else math.inf), name))
+    return sorted(out, reverse=True)
 
 
 def cmd_parity(args):
@@ -356,9 +407,11 @@ def cmd_parity(args):
           f"{cfg['threads']} threads, rtol {args.rtol:g}")
     print(f"{'step':>4} {'C++ loss':>12} {'Py loss':>12} {'rel':>9}  "
           f"{'C++ norm':>12} {'Py norm':>12} {'rel':>9}")
+    cpp_grads = load_tensor_dict(args.grads, "gradients") if args.grads else None
     ok = True
     for i in range(n):
-        loss, norm, lr = step.run(i)
+        ref_grads = {} if (cpp_grads is not None and i == 0) else None
+        loss, norm, lr = step.run(i, ref_grads)
         dl, dn = rel_diff(loss, rec["loss"][i]), rel_diff(norm, rec["grad_norm"][i])
         bad = dl > args.rtol or dn > args.rtol
         print(f"{i:>4} {rec['loss'][i]:>12.7f} {loss:>12.7f} {dl:>9.2e}  "
@@ -367,6 +420,13 @@ def cmd_parity(args):
             print(f"     lr differs: C++ {rec['lr'][i]!r}, Python {lr!r}  FAIL")
             bad = True
         ok = ok and not bad
+        if ref_grads is not None:
+            diffs = gradient_diffs(cpp_grads, ref_grads, args.grads)
+            worst = ", ".join(f"{name} {d:.2e}" for d, name in diffs[:3])
+            bad_grads = not diffs[0][0] <= args.rtol
+            print(f"     step 0 gradients, per parameter (||C++ - Py|| / ||Py||), worst: {worst}"
+                  f"{'  FAIL' if bad_grads else ''}")
+            ok = ok and not bad_grads
     print("parity: PASS" if ok else f"parity: FAIL (rel diff above {args.rtol:g})")
     return 0 if ok else 1
 
@@ -378,7 +438,7 @@ def bench_config(args):
     else:
         L, H, C, block, V, B, T = PRESETS[args.preset]
         cfg = {"preset": args.preset, "batch": B, "seq": T, "steps": 10, "warmup": 2, "seed": 1337,
-               "threads": os.cpu_count(), "fixed_batch": False, "train": dict(DEFAULT_TRAIN),
+               "threads": os.cpu_count(), "fixed_batch": False, "train": dict(DEFAULT_TRAIN), "micro_steps": 1,
                "model": {"n_layer": L, "n_head": H, "n_embd": C, "block_size": block, "vocab_size": V}}
     for k in ("batch", "seq", "steps", "warmup", "threads", "seed"):
         if getattr(args, k) is not None:
@@ -439,6 +499,7 @@ def main(argv=None):
     p.add_argument("--init", required=True, help="its initial weights (ladder run --save-init)")
     p.add_argument("--steps", type=int, default=5, help="steps to compare from step 0 (default 5)")
     p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    p.add_argument("--grads", help="step 0's gradients (ladder measure --save-grads): compare every parameter")
     b = sub.add_parser("bench", help="time the step in Python eager on the CPU")
     src = b.add_mutually_exclusive_group(required=True)
     src.add_argument("--preset", choices=list(PRESETS), help="model preset (variants/config.cpp)")

@@ -7,6 +7,12 @@ torch::Tensor clip_coefficient(const torch::Tensor& norm, double max_norm) {
   return torch::clamp(max_norm / (norm + 1e-6), c10::nullopt, 1.0);
 }
 
+torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& grads) {
+  torch::NoGradGuard no_grad;
+  if (grads.empty()) return torch::zeros({});
+  return torch::linalg_vector_norm(torch::stack(torch::_foreach_norm(grads, 2)), 2);  // ()
+}
+
 FlatGradients::FlatGradients(const std::vector<torch::Tensor>& params) : params_(params) {
   TORCH_CHECK(!params_.empty(), "FlatGradients: no parameters");
   const auto options = params_[0].options();
@@ -23,6 +29,7 @@ FlatGradients::FlatGradients(const std::vector<torch::Tensor>& params) : params_
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& p = params_[i];
     p.mutable_grad() = buffer_.narrow(0, offsets_[i], p.numel()).view(p.sizes());
+    grads_.push_back(p.grad());
   }
 }
 
@@ -30,14 +37,14 @@ void FlatGradients::zero() { buffer_.zero_(); }
 
 torch::Tensor FlatGradients::clip(double max_norm) {
   torch::NoGradGuard no_grad;
-  auto norm = torch::linalg_vector_norm(buffer_, 2);  // (); the zero padding adds nothing
+  auto norm = global_grad_norm(grads_);  // ()
   buffer_.mul_(clip_coefficient(norm, max_norm));
   return norm;
 }
 
 std::pair<torch::Tensor, torch::Tensor> FlatGradients::clip_divisor(double max_norm) const {
   torch::NoGradGuard no_grad;
-  auto norm = torch::linalg_vector_norm(buffer_, 2);  // ()
+  auto norm = global_grad_norm(grads_);  // ()
   // grad / divisor is grad * clip_coefficient up to rounding; exactly 1 (no
   // clip) below max_norm.
   return {norm, clip_coefficient(norm, max_norm).reciprocal()};

@@ -92,6 +92,16 @@ class TrainStep {
   // fusions in use; the attention backend.
   nlohmann::json describe_switches() const;
 
+  // Keeps a copy of every parameter's gradient of optimizer step `step`,
+  // taken after backward and before the clip (what PyTorch's clip_grad_norm_
+  // sees), for per-parameter parity (scripts/reference.py parity --grads).
+  // Eager steps only: a CUDA graph never returns to the host between
+  // backward and the clip, so a graphed step throws.
+  void keep_gradients_of_step(int64_t step) { keep_gradients_step_ = step; }
+  // (name, gradient) on the CPU, in named_parameters() order; empty until
+  // that step has run.
+  const std::vector<std::pair<std::string, torch::Tensor>>& kept_gradients() const { return kept_gradients_; }
+
  private:
   // Forward and loss under the rung's autocast, scaled by 1/micro_steps.
   torch::Tensor forward_loss(const torch::Tensor& x, const torch::Tensor& y);  // (B, T) -> ()
@@ -128,6 +138,8 @@ class TrainStep {
   fused::FusedOpCalls fused_calls_at_start_;  // effective = the fused ops ran since
   fused::FusedLinearStats fused_linear_at_start_;
   std::string step_range_name_;  // "step <rung>"
+  int64_t keep_gradients_step_ = -1;
+  std::vector<std::pair<std::string, torch::Tensor>> kept_gradients_;
 };
 
 // clip_grad_norm_ without a host sync: foreach norms, one global norm, and a
