@@ -2,7 +2,9 @@
 // (see process_group.h).
 #include "variants/ddp/process_group.h"
 
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -144,29 +146,58 @@ std::string ProcessGroup::get(const std::string& key) {
 }
 
 std::string ProcessGroup::census(const std::string& tag, double window_s) {
-  const auto key = [&](int r) { return fmt::format("ladder/census/{}/{}", tag, r); };
-  std::vector<int> missing;
-  try {
-    store_->set(key(o_.rank), std::vector<uint8_t>{1});
-    const auto deadline = std::chrono::steady_clock::now() + to_ms(window_s);
-    do {
-      missing.clear();
-      for (int r = 0; r < o_.world_size; ++r)
-        if (!store_->check({key(r)})) missing.push_back(r);
-      if (missing.empty()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    } while (std::chrono::steady_clock::now() < deadline);
-  } catch (const std::exception&) {
+  // The check-in runs on a thread of its own and is given up after the
+  // window plus a grace period: a TCPStore read has no deadline of its own
+  // (it blocks in recv), so with the link to the store's host cut it would
+  // hold this rank until TCP gives up, many minutes later, and the rank
+  // would never report. The thread keeps the store alive and is left
+  // behind, blocked, when it does not return.
+  struct Outcome {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false, unreachable = false;
+    std::vector<int> missing;
+  };
+  auto out = std::make_shared<Outcome>();
+  std::thread([out, store = store_, rank = o_.rank, world = o_.world_size, tag, window_s] {
+    const auto key = [&](int r) { return fmt::format("ladder/census/{}/{}", tag, r); };
+    std::vector<int> missing;
+    bool unreachable = false;
+    try {
+      store->set(key(rank), std::vector<uint8_t>{1});
+      const auto deadline = std::chrono::steady_clock::now() + to_ms(window_s);
+      do {
+        missing.clear();
+        for (int r = 0; r < world; ++r)
+          if (!store->check({key(r)})) missing.push_back(r);
+        if (missing.empty()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      } while (std::chrono::steady_clock::now() < deadline);
+    } catch (const std::exception&) {
+      unreachable = true;
+    }
+    std::lock_guard<std::mutex> g(out->mu);
+    out->done = true;
+    out->unreachable = unreachable;
+    out->missing = std::move(missing);
+    out->cv.notify_all();
+  }).detach();
+  const double grace_s = 2.0;  // the last check's round trip
+  std::unique_lock<std::mutex> lk(out->mu);
+  if (!out->cv.wait_for(lk, to_ms(window_s + grace_s), [&] { return out->done; }))
+    return fmt::format("the rendezvous store at {}:{} (rank 0's host) did not answer within {} s: the link to "
+                       "that host is down, or the host hung",
+                       o_.master_addr, o_.master_port, window_s + grace_s);
+  if (out->unreachable)
     return fmt::format("rank 0, which hosts the rendezvous store at {}:{}, is unreachable: rank 0 "
                        "died or its host went away",
                        o_.master_addr, o_.master_port);
-  }
-  if (missing.empty())
+  if (out->missing.empty())
     return "every rank is alive (the failure was in the transport, not a missing rank)";
   std::string ranks;
-  for (int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  for (int r : out->missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
   return fmt::format("rank{} {} did not answer within {} s after the failure: dead or hung",
-                     missing.size() > 1 ? "s" : "", ranks, window_s);
+                     out->missing.size() > 1 ? "s" : "", ranks, window_s);
 }
 
 }  // namespace ladder
