@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""tests/e2e_launch.py: the ddp rung started by real launchers, across two
+(namespaced) hosts, and what a lost host or a cut link does to it.
+
+usage: e2e_launch.py LADDER_BIN SHARED_DIR CASE     (CASE: one of the functions below)
+Exit 0 when the case passed, 77 (printing "SKIP: <reason>") when a tool it
+needs is missing and cannot be had here (scripts/bootstrap installs them).
+
+The ddp rung on CPU (Gloo, tiny preset, 2 ranks, one thread each):
+- builtin_reference (the fixture of the others, in SHARED_DIR/ref): the
+  built-in launcher, `ladder run --nproc-per-node 2`, with per-rank traces;
+  its ddp report passes parity against one process. Then the same cell's
+  config run again with --save-final, for the weights after the steps.
+- torchrun / mpirun / srun: the same work under each real launcher (srun on a
+  one-host Slurm cluster this case starts and stops itself, inside an salloc
+  allocation as on a cluster). Each report must equal the built-in's: world
+  size, the config, the losses and gradient norms step by step, rank 0's
+  report only, per-rank traces, parity with one process, and the weights.
+- twohost_torchrun: one rank on each of two hosts (network namespaces joined
+  by a veth pair), torchrun on each, MASTER_ADDR the first host's address,
+  Gloo bound by GLOO_SOCKET_IFNAME: the same report and weights as one host.
+- twohost_link_cut / twohost_host_lost: the link is cut (ip link set down),
+  or every process of the second host is killed, mid-run: each surviving
+  rank fails within the documented timeouts with a message naming the rank
+  and the cause, rank 0's report records it, and no process is left.
+- ladder_run_link_cut: `ladder run` with the ddp rung and a rung after it,
+  its loopback cut mid-run: the ddp rung is recorded as failed, naming the
+  cause, the run goes on, and the summary and every completed report are
+  intact.
+- twohost_bandwidth: scripts/net-sweep at one setting (1 Gbit/s, 1 ms): its
+  table has the all-reduce figures and per-bucket times of both ranks.
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from e2e_common import ROOT, load, validate
+from e2e_ddp import assert_same_weights, clean_env
+from launch_cluster import (SKIP_CODE, SLURM_TOOLS, SlurmCluster, TwoHosts, can_make_namespaces, free_port,
+                            missing_tools, wait_for)
+
+LADDER = sys.argv[1]
+SHARED = pathlib.Path(sys.argv[2])
+REF = SHARED / "ref"
+TORCHRUN = ROOT / ".venv" / "bin" / "torchrun"
+# The work every launcher runs: 1 warm-up step and 3 measured (0..3), traces of steps 2 and 3.
+WORK = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1",
+        "--profile", "1,1,2"]
+TRACE_STEP = 3
+MEASURE = ["measure", "--rung", "ddp", *WORK]
+# The fault cases: many steps (the fault comes first), short collective timeouts.
+FAULT_TIMEOUT_S = 4
+FAULT_WORK = ["--device", "cpu", "--preset", "tiny", "--steps", "400", "--warmup", "1", "--threads", "1",
+              "--ddp-timeout", str(FAULT_TIMEOUT_S), "--ddp-first-timeout", "60"]
+# After a collective's timeout the census waits up to min(5, timeout/2) s,
+# plus 2 s when the store does not answer (variants/ddp/process_group.cpp).
+FAULT_BOUND_S = FAULT_TIMEOUT_S + min(5, FAULT_TIMEOUT_S / 2) + 2
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(SKIP_CODE)
+
+
+def require(*tools, why):
+    missing = missing_tools(*tools)
+    if missing:
+        skip(f"{', '.join(missing)} not installed ({why}; scripts/bootstrap apt-installs it)")
+
+
+def require_namespaces():
+    why = can_make_namespaces()
+    if why:
+        skip(why)
+
+
+def require_torchrun():
+    assert TORCHRUN.exists(), f"{TORCHRUN} missing: run scripts/bootstrap"
+
+
+def show(cmd):
+    return " ".join(str(c) for c in cmd)
+
+
+def run(cmd, env=None, timeout=300, check=True):
+    """Runs cmd (printed first, as the README shows it); asserts exit 0 when check."""
+    print(f"$ {show(cmd)}", flush=True)
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env or clean_env(),
+                       timeout=timeout)
+    if check:
+        assert p.returncode == 0, f"{show(cmd)}: exit {p.returncode}\n{p.stdout[-4000:]}\n{p.stderr[-6000:]}"
+    return p
+
+
+# ---- what every launcher's report must share with the built-in's ----------------
+
+
+def check_traces(report, run_dir, hosts=("vm", "vm")):
+    """One valid Chrome trace per rank, named by rank, with its rank and the bucket's all-reduce range."""
+    trace_dir = pathlib.Path(run_dir) / "ddp" / "traces"
+    names = sorted(p.name for p in trace_dir.iterdir())
+    assert names == [f"rank{r}_step{TRACE_STEP}.json" for r in range(2)], names
+    for r in range(2):
+        trace = load(trace_dir / f"rank{r}_step{TRACE_STEP}.json")
+        info = trace["distributedInfo"]
+        assert (info["rank"], info["world_size"], info["backend"]) == (r, 2, "gloo"), info
+        annotations = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "user_annotation"}
+        assert {"all-reduce bucket 0", "gloo:all_reduce", "backward"} <= annotations, sorted(annotations)[:40]
+    (t,) = report["profile"]["traces"]
+    assert pathlib.Path(t["path"]).name == f"rank0_step{TRACE_STEP}.json", t
+
+
+def check_like_builtin(run_dir, launcher, weights, local_ranks=(0, 1), hosts=None):
+    """run_dir's ddp report (rank 0's) against the built-in launcher's (REF)."""
+    run_dir = pathlib.Path(run_dir)
+    ref = load(REF / "builtin" / "ddp" / "report.json")
+    r = validate(run_dir / "ddp" / "report.json")
+    # Rank 0 wrote the only report; the other rank wrote its trace only.
+    assert sorted(p.name for p in run_dir.iterdir()) == ["ddp"], sorted(run_dir.iterdir())
+    assert sorted(p.name for p in (run_dir / "ddp").iterdir()) == ["report.json", "traces"]
+    assert r["status"] == "ok", r.get("failure")
+    assert r["world_size"] == ref["world_size"] == 2 and r["ddp"]["world_size"] == 2
+    assert r["ddp"]["launcher"] == launcher, r["ddp"]["launcher"]
+    assert r["ddp"]["backend"] == ref["ddp"]["backend"] == "gloo"
+    assert r["config"] == ref["config"], {k: (v, ref["config"].get(k)) for k, v in r["config"].items()
+                                          if v != ref["config"].get(k)}
+    per_rank = r["ddp"]["per_rank"]
+    assert [x["rank"] for x in per_rank] == [0, 1], per_rank
+    assert tuple(x["local_rank"] for x in per_rank) == tuple(local_ranks), per_rank
+    if hosts:
+        assert tuple(x["host"] for x in per_rank) == tuple(hosts), [x["host"] for x in per_rank]
+    assert r["throughput"]["tokens_per_step"] == ref["throughput"]["tokens_per_step"]
+    # The same numbers as the built-in launcher's run, step by step.
+    worst = 0.0
+    for q in ("loss", "grad_norm"):
+        for a, b in zip(r["steps"][q], ref["steps"][q], strict=True):
+            worst = max(worst, abs(a - b) / abs(b))
+    assert worst <= 1e-6, f"loss/grad norm differ from the built-in launcher's by {worst:.3g}"
+    # Parity as the built-in launcher's run checked it: the losses of one process
+    # reading the same rows (the parity reference), within the rung's tolerance.
+    parity = ref["parity"]
+    assert parity["status"] == "pass", parity
+    ref_losses = parity["reference_losses"][-len(r["steps"]["loss"]):]
+    parity_diff = max(abs(a - b) / abs(b) for a, b in zip(r["steps"]["loss"], ref_losses))
+    assert parity_diff <= parity["rtol"], (parity_diff, parity["rtol"])
+    check_traces(r, run_dir)
+    w = assert_same_weights(weights, REF / "weights.pt")
+    print(f"{launcher}: world size 2, config, losses and grad norms equal to the built-in launcher's "
+          f"(max rel diff {worst:.2g}); parity with one process {parity_diff:.2g} <= {parity['rtol']}; "
+          f"traces of both ranks; weights max |diff| {w:.2g}")
+    return r
+
+
+# ---- the cases ---------------------------------------------------------------------
+
+
+def builtin_reference(d):
+    """The built-in launcher's run (ladder run --nproc-per-node 2), and its cell's weights after the steps."""
+    shutil.rmtree(REF, ignore_errors=True)
+    REF.mkdir(parents=True)
+    run([LADDER, "run", "--rungs", "ddp", "--nproc-per-node", "2", *WORK, "--out", REF / "builtin", "--quiet"])
+    rows = {row["cell"]: row for row in load(REF / "builtin" / "summary.json")["rows"]}
+    assert rows["ddp"]["status"] == "ok", rows["ddp"]
+    ref = validate(REF / "builtin" / "ddp" / "report.json")
+    assert ref["parity"]["status"] == "pass", ref["parity"]
+    assert ref["ddp"]["launcher"] == "torchrun" and ref["world_size"] == 2  # ladder run sets torchrun's variables
+    check_traces(ref, REF / "builtin")
+    # The same cell again, as ladder run's own ranks run it, saving the weights.
+    port = str(free_port())
+    procs = []
+    for r in range(2):
+        env = clean_env({"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2",
+                         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
+        procs.append(subprocess.Popen([LADDER, "measure", "--config", str(REF / "builtin" / "ddp" / "config.json"),
+                                       "--report", str(REF / "weights-run" / "report.json"), "--save-final",
+                                       str(REF / "weights.pt"), "--quiet"],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for r, p in enumerate(procs):
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, f"rank {r}: exit {p.returncode}\n{out}\n{err}"
+    again = load(REF / "weights-run" / "report.json")
+    assert again["steps"]["loss"] == ref["steps"]["loss"], (again["steps"]["loss"], ref["steps"]["loss"])
+
+
+def torchrun(d):
+    """torchrun --no-python starts the 2 ranks: the built-in launcher's report."""
+    require_torchrun()
+    run([TORCHRUN, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", free_port(),
+         "--no-python", LADDER, *MEASURE, "--out", d / "run", "--save-final", d / "w.pt", "--quiet"])
+    check_like_builtin(d / "run", "torchrun", d / "w.pt")
+
+
+def mpirun(d):
+    """Open MPI's mpirun starts the 2 ranks (OMPI_COMM_WORLD_*): the built-in launcher's report."""
+    require("mpirun", why="Open MPI, Debian's openmpi-bin")
+    run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "MASTER_ADDR=127.0.0.1",
+         "-x", f"MASTER_PORT={free_port()}", LADDER, *MEASURE, "--out", d / "run", "--save-final", d / "w.pt",
+         "--quiet"], timeout=300)
+    check_like_builtin(d / "run", "openmpi", d / "w.pt")
+
+
+def srun(d):
+    """srun starts the 2 ranks (SLURM_PROCID) on a one-host Slurm cluster started and stopped here."""
+    require(*SLURM_TOOLS, "salloc", why="Slurm and munge, Debian's slurmctld, slurmd, slurm-client and munge")
+    if os.geteuid() != 0:
+        skip("the test's own Slurm cluster runs its daemons as root (SlurmUser=root); run as root")
+    cluster = SlurmCluster(d / "slurm")
+    with cluster:
+        t0 = time.time()
+        # As on a cluster: inside an allocation, the first node's name is the rendezvous.
+        job = (f'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1) '
+               f'MASTER_PORT={free_port()}; '
+               f'srun --ntasks 2 {LADDER} {show(MEASURE)} --out {d / "run"} --save-final {d / "w.pt"} --quiet')
+        env = {**clean_env(), "SLURM_CONF": str(cluster.conf)}
+        env = {k: v for k, v in env.items() if k == "SLURM_CONF" or not k.startswith(("SLURM_", "SALLOC_", "SRUN_"))}
+        run(["salloc", "--ntasks", "2", "--time", "5", "sh", "-c", job], env=env, timeout=300)
+        check_like_builtin(d / "run", "slurm", d / "w.pt")
+        assert not cluster.stray_steps(), cluster.stray_steps()
+        print(f"slurm cluster up, job and checks in {time.time() - t0:.1f} s")
+    left = [p for p in cluster.procs.values() if p.poll() is None]
+    assert not left, f"Slurm daemons left running: {left}"
+
+
+def torchrun_on_two_hosts(hosts, d, extra, out, log_to=None):
+    """Starts torchrun on each host (node rank = host), one rank each; returns the two processes."""
+    port = free_port()
+    procs = []
+    for i in range(2):
+        cmd = ["env", f"GLOO_SOCKET_IFNAME={hosts.ifname}", TORCHRUN, "--nnodes", "2", "--node-rank", i,
+               "--nproc-per-node", "1", "--master-addr", hosts.addr[0], "--master-port", port, "--no-python",
+               LADDER, *extra, "--out", out]
+        print(f"host{i}$ {show(cmd)}", flush=True)
+        log = open(log_to[i], "w") if log_to else subprocess.PIPE
+        procs.append(hosts.popen(i, cmd, stdout=log, stderr=subprocess.STDOUT, text=True, env=clean_env()))
+        if log_to:
+            log.close()
+    return procs
+
+
+def twohost_torchrun(d):
+    """One rank on each of two hosts: the one-host report and weights."""
+    require_torchrun()
+    require_namespaces()
+    with TwoHosts() as hosts:
+        procs = torchrun_on_two_hosts(hosts, d, [*MEASURE, "--save-final", d / "w.pt", "--quiet"], d / "run")
+        for i, p in enumerate(procs):
+            out, _ = p.communicate(timeout=300)
+            assert p.returncode == 0, f"host{i}: exit {p.returncode}\n{out[-6000:]}"
+        r = check_like_builtin(d / "run", "torchrun", d / "w.pt", local_ranks=(0, 0), hosts=("host0", "host1"))
+        assert r["ddp"]["master"].startswith(hosts.addr[0] + ":"), r["ddp"]["master"]
+        assert not hosts.pids(0) and not hosts.pids(1), (hosts.pids(0), hosts.pids(1))
+
+
+def steady(log):
+    """True once the log shows a measured (not warm-up) step of the ddp rung."""
+    lines = [x for x in pathlib.Path(log).read_text(errors="replace").splitlines() if x.startswith("[ddp] step")]
+    return bool(lines) and "(warmup)" not in lines[-1]
+
+
+def two_host_fault(d, fault):
+    require_torchrun()
+    require_namespaces()
+    logs = [d / "host0.log", d / "host1.log"]
+    with TwoHosts() as hosts:
+        procs = torchrun_on_two_hosts(hosts, d, ["measure", "--rung", "ddp", *FAULT_WORK], d / "run", logs)
+        wait_for("a measured step on host0", lambda: steady(logs[0]) or any(p.poll() is not None for p in procs),
+                 120)
+        assert all(p.poll() is None for p in procs), [x.read_text()[-3000:] for x in logs]
+        t_fault = time.time()
+        if fault == "cut":
+            hosts.link(0, up=False)
+        else:  # the second host is lost: every process on it dies at once
+            for pid in hosts.pids(1):
+                os.kill(pid, 9)
+        # When each host's rank said it failed (its log line), and when each torchrun exited.
+        said, ended = {}, {}
+        deadline = time.time() + FAULT_BOUND_S + 30
+        while len(ended) < 2 and time.time() < deadline:
+            for i, p in enumerate(procs):
+                if i not in said and f"ladder: run failed: rank {i} of 2" in logs[i].read_text(errors="replace"):
+                    said[i] = time.time() - t_fault
+                if i not in ended and p.poll() is not None:
+                    ended[i] = time.time() - t_fault
+            time.sleep(0.05)
+        text = [x.read_text(errors="replace") for x in logs]
+        assert len(ended) == 2, f"still running {FAULT_BOUND_S + 30} s after the fault: " \
+                                f"{[i for i in range(2) if i not in ended]}\n{text[0][-3000:]}\n{text[1][-3000:]}"
+        report = validate(d / "run" / "ddp" / "report.json")
+        f = report["failure"]
+        print(f"fault ({fault}) at t=0; " + "; ".join(
+            f"host{i}: rank {i} reported its failure at {said[i]:.1f} s" if i in said else f"host{i}: no report"
+            for i in range(2)) + f"; torchrun exited {procs[0].returncode} at {ended[0]:.1f} s on host0, "
+              f"{procs[1].returncode} at {ended[1]:.1f} s on host1 (bound {FAULT_BOUND_S:g} s)")
+        print(f"rank 0's report: status {report['status']}, failure {json.dumps(f)}")
+        assert report["status"] == "failed" and f["rank"] == 0 and f["reason"] == "exception", report["status"]
+        assert procs[0].returncode != 0 and procs[1].returncode != 0
+        # Rank 0 names rank 1 and the transport's reason, within the timeout and census.
+        assert "rank 1 did not answer" in f["message"], f["message"]
+        assert said[0] <= FAULT_BOUND_S + 2, (said[0], FAULT_BOUND_S)
+        assert ended[0] <= FAULT_BOUND_S + 15, (ended[0], FAULT_BOUND_S)
+        if fault == "cut":
+            assert "Operation timed out" in f["message"], f["message"]
+            # Rank 1, cut off from the store on host0, says so and exits too.
+            rank1 = [x for x in text[1].splitlines() if x.startswith("ladder: run failed: rank 1 of 2")]
+            assert rank1, text[1][-3000:]
+            print(f"rank 1 (host1): {rank1[0]}")
+            assert f"rendezvous store at {hosts.addr[0]}" in rank1[0] and "did not answer" in rank1[0], rank1
+            assert said[1] <= FAULT_BOUND_S + 2 and ended[1] <= FAULT_BOUND_S + 15, (said[1], ended[1])
+        else:
+            assert "Connection closed by peer" in f["message"] or "Connection reset" in f["message"], f["message"]
+            assert procs[1].returncode == -9 or procs[1].returncode == 137, procs[1].returncode
+        wait_for("every process of both hosts to end", lambda: not hosts.pids(0) and not hosts.pids(1), 20)
+        assert sorted(p.name for p in (d / "run" / "ddp").iterdir()) == ["report.json"]
+
+
+def twohost_link_cut(d):
+    """The link between the hosts is cut mid-run: both ranks fail within the timeouts, naming the cause."""
+    two_host_fault(d, "cut")
+
+
+def twohost_host_lost(d):
+    """The second host's processes all die mid-run: rank 0 fails at once, naming rank 1."""
+    two_host_fault(d, "kill")
+
+
+def ladder_run_link_cut(d):
+    """ladder run's loopback is cut during the ddp rung: the rung is failed, the next rung runs, all intact."""
+    require_namespaces()
+    ns = f"ladder{os.getpid()}lo"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    log = d / "run.log"
+    p = None
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        cmd = ["ip", "netns", "exec", ns, LADDER, "run", "--rungs", "ddp,tf32", "--nproc-per-node", "2",
+               *FAULT_WORK, "--out", d / "run"]
+        print(f"$ {show(cmd)}", flush=True)
+        with open(log, "w") as f:
+            p = subprocess.Popen([str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT, env=clean_env(),
+                                 start_new_session=True)
+        wait_for("a measured ddp step", lambda: steady(log) or p.poll() is not None, 180)
+        assert p.poll() is None, log.read_text()[-4000:]
+        t_cut = time.time()
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "down"], check=True)
+        failed_at = wait_for("the ddp rung to be recorded as failed",
+                             lambda: "[ddp] failed" in log.read_text() and time.time() - t_cut, FAULT_BOUND_S + 30)
+        p.wait(timeout=240)
+        text = log.read_text()
+        assert p.returncode == 1, f"exit {p.returncode}\n{text[-4000:]}"
+        rows = {r["cell"]: r for r in validate(d / "run" / "summary.json")["rows"]}
+        assert rows["ddp"]["status"] == "failed" and rows["tf32"]["status"] == "ok", rows
+        assert rows["fp32"]["status"] == "ok", rows["fp32"]
+        f = validate(d / "run" / "ddp" / "report.json")["failure"]
+        print(f"ddp recorded failed {failed_at:.1f} s after the cut: {f['message']}")
+        print(f"ranks: {f['ranks']}")
+        assert "Operation timed out" in f["message"] and "did not answer" in f["message"], f["message"]
+        assert all("exited with code 1" in x["outcome"] for x in f["ranks"]), f["ranks"]
+        assert failed_at <= FAULT_BOUND_S + 5, failed_at
+        for cell in ("fp32", "tf32", "ddp.parity-single"):
+            assert validate(d / "run" / cell / "report.json")["status"] == "ok", cell
+        left = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+        assert not left, f"processes left in the namespace: {left}"
+    finally:
+        if p is not None and p.poll() is None:
+            os.killpg(p.pid, 9)
+            p.wait(timeout=10)
+        for pid in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
+            os.kill(int(pid), 9)
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+def twohost_bandwidth(d):
+    """scripts/net-sweep at one setting writes the table with every rank's all-reduce figures."""
+    require_torchrun()
+    require_namespaces()
+    run([sys.executable, ROOT / "scripts" / "net-sweep", "--ladder", LADDER, "--out", d / "sweep",
+         "--settings", "1000:1", "--steps", "3", "--warmup", "1", "--preset", "tiny", "--bucket-cap-mb", "0.1"],
+        timeout=300)
+    data = load(d / "sweep" / "sweep.json")
+    (row,) = data["rows"]
+    assert row["rate_mbit"] == 1000 and row["delay_ms"] == 1.0, row
+    assert 2.0 <= row["rtt_ms"] <= 20, row  # 2 x 1 ms, plus the user-space delay line's own time
+    for r in (0, 1):
+        m = row["ranks"][r]
+        assert m["allreduce_ms"] > 0 and 0 <= m["allreduce_overlap_pct"] <= 100, m
+        assert m["allreduce_exposed_ms"] <= m["allreduce_ms"] + 1e-6, m
+    assert len(row["buckets"]) >= 3, row["buckets"]
+    for b in row["buckets"]:
+        assert b["bytes"] > 0 and b["in_flight_ms"] > 0, b
+    table = (d / "sweep" / "table.md").read_text()
+    assert "| 1 Gbit/s | 1 ms |" in table, table
+    print(table)
+
+
+CASES = {f.__name__: f for f in [builtin_reference, torchrun, mpirun, srun, twohost_torchrun, twohost_link_cut,
+                                 twohost_host_lost, ladder_run_link_cut, twohost_bandwidth]}
+
+if __name__ == "__main__":
+    case = CASES[sys.argv[3]]
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix=f"ladder_launch_{case.__name__}_") as tmp:
+        case(pathlib.Path(tmp))
+    print(f"{case.__name__}: ok ({time.time() - t0:.1f} s)")
