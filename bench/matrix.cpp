@@ -53,6 +53,7 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   c.fixed_batch = o.fixed_batch;
   if (o.profile) c.profile = *o.profile;
   c.layer_ranges = o.layer_ranges;
+  if (o.cpu_bf16) c.cpu_bf16 = *o.cpu_bf16;
   return c;
 }
 

@@ -31,6 +31,7 @@ struct Overrides {
   bool breakdown = false, fixed_batch = false, no_prefetch = false;
   std::optional<std::string> profile;  // trace schedule for measured rungs (not parity runs)
   bool layer_ranges = false;
+  std::optional<std::string> cpu_bf16;  // --cpu-bf16 auto|on|off
 };
 
 struct MatrixSpec {

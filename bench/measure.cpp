@@ -40,12 +40,18 @@ struct Diverged : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void save_weights(GPT& model, const std::string& path) {
+// A {name: tensor} dict that torch.load reads, written atomically.
+void save_named(const std::vector<std::pair<std::string, torch::Tensor>>& named, const std::string& path) {
   c10::Dict<std::string, torch::Tensor> dict;
-  for (const auto& item : model->named_parameters())
-    dict.insert(item.key(), item.value().detach().to(torch::kCPU).clone());
+  for (const auto& [name, t] : named) dict.insert(name, t.detach().to(torch::kCPU).clone());
   const auto bytes = torch::pickle_save(c10::IValue(dict));
   write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
+}
+
+void save_weights(GPT& model, const std::string& path) {
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (const auto& item : model->named_parameters()) named.emplace_back(item.key(), item.value());
+  save_named(named, path);
 }
 
 }  // namespace
@@ -251,8 +257,15 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       }
       tracer = std::make_unique<profiler::TraceProfiler>(std::move(t));
     }
+    if (device.is_cpu() && c.sw.bf16 && c.cpu_bf16 == "auto") {
+      position.phase = "bf16 probe";
+      c.cpu_bf16_emulated =
+          cpu_bf16_emulated(o.roofline_file.empty() ? nlohmann::json() : read_json_file(o.roofline_file), device);
+      position.phase = "setup";
+    }
     TrainStep step(c, device, make_token_source(c, device), pg.get());
     if (!o.save_init.empty()) save_weights(step.model(), o.save_init);
+    if (!o.save_grads.empty()) step.keep_gradients_of_step(0);
     if (const char* crash = std::getenv(kCrashHookEnv); crash && c.rung == crash) {
       fmt::print(stderr, "[{}] {} set: aborting on purpose (test hook)\n", c.rung, kCrashHookEnv);
       std::fflush(stderr);
@@ -280,6 +293,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     // After the run: the gradient sync's event order is known by now.
     const nlohmann::json switches = step.describe_switches();
     if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);
+    if (!o.save_grads.empty() && c.rank == 0) save_named(step.kept_gradients(), o.save_grads);
     nlohmann::json op_counts, op_breakdown;
     if (o.count_ops && profiler::compiled_in()) {
       position.phase = "op breakdown";
@@ -339,7 +353,9 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"environment", describe_environment(device)},
         {"world_size", world},
         {"switches", switches},
-        {"parity", {{"status", "pending"}, {"class", parity_class(c.sw)}, {"rtol", parity_rtol(c.sw)}}},
+        {"parity", {{"status", "pending"},
+                    {"class", parity_class(numerics_in_effect(c.sw, switches))},
+                    {"rtol", parity_rtol(numerics_in_effect(c.sw, switches))}}},
         {"data", data},
         {"model", {{"n_params", n_params}, {"n_params_without_wpe", n_params_no_wpe},
                    {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},

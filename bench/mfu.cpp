@@ -11,6 +11,11 @@ int64_t flops_per_token(const ModelConfig& m, int64_t n_params_without_wpe, int6
   return 6 * n_params_without_wpe + m.n_layer * attention_flops_per_token(m.n_head, Q, seq);
 }
 
+int64_t gpt2_params_without_wpe(const ModelConfig& m, int64_t model_vocab) {
+  const int64_t C = m.n_embd;
+  return model_vocab * C + m.n_layer * (12 * C * C + 13 * C) + 2 * C;
+}
+
 int64_t matmul_flops(int64_t m, int64_t n, int64_t k) { return 2 * m * n * k; }
 
 int64_t attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq) {

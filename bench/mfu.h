@@ -21,6 +21,13 @@ inline constexpr const char* kFlopsFormula =
 
 int64_t flops_per_token(const ModelConfig& model, int64_t n_params_without_wpe, int64_t seq);
 
+// GPT-2's parameter count without wpe, from its shape: wte (Vp, C) tied to
+// the lm_head, per block 12 C^2 + 13 C (ln_1, c_attn, c_proj, ln_2, c_fc,
+// c_proj with their biases), and ln_f's 2 C. Vp is the model's vocabulary
+// (padded with vocab-pad). For estimates before a model exists; reports
+// count the built model's parameters.
+int64_t gpt2_params_without_wpe(const ModelConfig& model, int64_t model_vocab);
+
 // The pieces of that formula, for the micro-benchmarks (bench/micro/):
 // one (M, K) @ (K, N) matmul is 2 M N K FLOPs (a multiply and an add per
 // multiply-accumulate); forward + backward of a matmul is three of them, the

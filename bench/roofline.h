@@ -46,6 +46,23 @@ nlohmann::json measure_run_roofline(const torch::Device& device, int threads);
 RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
                                   const std::string& device_name, const std::string& file);
 
+// bf16 matmuls count as emulated on a CPU when they reach less than this
+// share of fp32's rate. Native bf16 runs at 1.5x to 16x fp32 (2.2x measured
+// on an EPYC with avx512_bf16, no AMX); without AVX-512, oneDNN has no bf16
+// matmul and ATen's fallback reached 0.011x fp32 (94x slower, an AVX2-only
+// EPYC, 2026-11-25). Below 0.5x a bf16 matmul costs more than the fp32 one
+// it replaces, so bf16 autocast could only slow a rung down; the gap between
+// the two kinds of CPU is wide enough that the exact cut does not matter.
+inline constexpr double kEmulatedBf16Ratio = 0.5;
+
+// Non-empty when a CPU's measured rates say bf16 is emulated: the evidence,
+// e.g. "bf16 0.00073 vs fp32 0.069 TFLOP/s, 0.011x < 0.5x".
+std::string bf16_emulated(double fp32_tflops, double bf16_tflops);
+
+// The same from a run roofline's JSON (fp32 and bf16 entries), or from a
+// short probe of both in this process when `roofline` is null.
+std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Device& device);
+
 // `ladder roofline`: measure and print (or write with --out) the roofline.
 int roofline_command(const std::vector<std::string>& args);
 

@@ -71,7 +71,8 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
   });
   ap.add_value("--out", "RUN_DIR", "run directory (default runs/<run_id>)",
                [&c](const std::string& v) { c.out_dir = v; });
-  ap.add_value("--threads", "N", "intra-op CPU threads (default: all cores)", integer(o.threads, "--threads"));
+  ap.add_value("--threads", "N", "intra-op CPU threads; 0 or absent: all cores (split between a host's ranks)",
+               integer(o.threads, "--threads"));
   ap.add_value("--total-batch", "TOKENS", "tokens per optimizer step for grad-accum (preset default)",
                integer(o.total_batch, "--total-batch"));
   ap.add_value("--n-layer", "L", "override the preset's layer count", integer(o.n_layer, "--n-layer"));
@@ -118,6 +119,10 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
                [&o](const std::string& v) { o.profile = v; });
   ap.add_flag("--layer-ranges", "also name each layer in forward and backward (NVTX and Kineto ranges)",
               [&o] { o.layer_ranges = true; });
+  ap.add_value("--cpu-bf16", "auto|on|off",
+               "bf16 rungs on a CPU: auto (default) runs their matmuls in fp32 where the run's roofline "
+               "measures bf16 matmuls as emulated (below half fp32's rate); on forces bf16 autocast; off never",
+               [&o](const std::string& v) { o.cpu_bf16 = v; });
 }
 
 std::string resolve_device(const Overrides& o) {
@@ -313,6 +318,10 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
                [&](const std::string& v) { mo.save_init = v; });
   ap.add_value("--save-final", "FILE", "write the weights after the last step (rank 0)",
                [&](const std::string& v) { mo.save_final = v; });
+  ap.add_value("--save-grads", "FILE",
+               "write step 0's gradients before the clip (torch.load-able) for scripts/reference.py parity "
+               "--grads (rank 0; not with CUDA graphs)",
+               [&](const std::string& v) { mo.save_grads = v; });
   ap.add_value("--roofline", "FILE", "MFU 'p' against this roofline (ladder roofline --out) instead of a probe",
                [&](const std::string& v) { mo.roofline_file = v; });
   ap.add_flag("--no-op-count", "skip the extra profiled step (op counts and op_breakdown)",
@@ -381,7 +390,8 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   } else {
     ensure_writable_dir(fs::path(mo.report_path).parent_path().string(), "--report");
   }
-  for (const auto& [file, flag] : {std::pair{mo.save_init, "--save-init"}, std::pair{mo.save_final, "--save-final"}})
+  for (const auto& [file, flag] : {std::pair{mo.save_init, "--save-init"}, std::pair{mo.save_final, "--save-final"},
+                                   std::pair{mo.save_grads, "--save-grads"}})
     if (!file.empty() && fs::path(file).has_parent_path())
       ensure_writable_dir(fs::path(file).parent_path().string(), flag);
   mo.argv = argv;

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/mfu.h"
 #include "bench/peers.h"
 #include "reports/table.h"
 #include "reports/atomic_file.h"
@@ -259,14 +260,18 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b, 
 // gradient norm, which reacts to any change in the maths, is checked too.
 json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id,
                   const RunnerOptions& o) {
-  const double rtol = parity_rtol(cell.cfg.sw);
-  json p = {{"class", parity_class(cell.cfg.sw)}, {"rtol", rtol},
+  auto subject = cell.parity_ref.empty() ? std::nullopt : read_json(cell_report(o, *by_id.at(cell.parity_subject)));
+  // The class of the precision the subject really ran in (a switch that was
+  // not effective on this device does not loosen the tolerance).
+  const Switches numerics =
+      subject ? numerics_in_effect(cell.cfg.sw, subject->value("switches", json::object())) : cell.cfg.sw;
+  const double rtol = parity_rtol(numerics);
+  json p = {{"class", parity_class(numerics)}, {"rtol", rtol},
             {"reference", cell.parity_ref}, {"subject", cell.parity_subject}};
   if (cell.parity_ref.empty()) {
     p["status"] = "baseline";
     return p;
   }
-  auto subject = read_json(cell_report(o, *by_id.at(cell.parity_subject)));
   auto ref = read_json(cell_report(o, *by_id.at(cell.parity_ref)));
   if (!subject || !ref || subject->value("status", "") != "ok" || ref->value("status", "") != "ok") {
     p["status"] = "unavailable";
@@ -656,6 +661,45 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
   return section;
 }
 
+// Before a long run, one line: how long its jobs should take, from each
+// step's FLOPs (bench/mfu.h) at the measured roofline of the precision its
+// matmuls will run in, times kStepEfficiency. The range spans warm-up until
+// stable (warmup to warmup_max steps), plus the op-count step.
+void print_estimate(const std::vector<Job>& jobs, const json& roofline, const RunnerOptions& o) {
+  // CPU rungs ran at 51-67 % of the roofline in the README's runs, the
+  // attention and elementwise work included: a step at 0.4 of it is a
+  // cautious guess that overestimates rather than promises.
+  constexpr double kStepEfficiency = 0.4;
+  if (roofline.value("status", "") != "ok") return;
+  const auto rate = [&](const char* p) {
+    const json& e = roofline["precisions"].value(p, json::object());
+    return e.value("matmul_tflops", 0.0) * 1e12;
+  };
+  const bool bf16_emulated = roofline["precisions"].value("bf16", json::object()).value("emulated", false);
+  double low_s = 0, high_s = 0;
+  int counted = 0;
+  for (const auto& job : jobs) {
+    const RunConfig& c = job.cell->cfg;
+    if (job.cell->role == "peer" || (o.resume && report_complete(o, *job.cell, job.repeat))) continue;
+    RunConfig as_run = c;  // what measure will decide (RunConfig::bf16_applied)
+    if (bf16_emulated) as_run.cpu_bf16_emulated = "the run's roofline";
+    const bool bf16 = as_run.bf16_applied();
+    const double flops_per_s = rate(bf16 ? "bf16" : "fp32") * kStepEfficiency;
+    if (!(flops_per_s > 0)) return;
+    const double step_flops = double(flops_per_token(c.model, gpt2_params_without_wpe(c.model, c.model_vocab()), c.seq)) *
+                              double(c.tokens_per_step()) * c.world_size;
+    const double step_s = step_flops / flops_per_s;
+    low_s += step_s * double(c.warmup + c.steps + 1);
+    high_s += step_s * double(std::max(c.warmup, c.warmup_until_stable() ? c.warmup_max : c.warmup) + c.steps + 1);
+    ++counted;
+  }
+  if (high_s < 120) return;
+  fmt::print(stderr,
+             "ladder: estimate {:.0f}-{:.0f} min for {} job(s) (each step's FLOPs at {:.0f} % of the measured roofline; "
+             "warm-up until stable decides where in the range); Ctrl-C keeps what is done\n",
+             low_s / 60, high_s / 60, counted, 100 * kStepEfficiency);
+}
+
 }  // namespace
 
 int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
@@ -681,6 +725,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   } catch (const std::exception& e) {
     stopped_because = e.what();
   }
+  if (!o.quiet && stopped_because.empty()) print_estimate(jobs, roofline, o);
   for (size_t index = 0; index < jobs.size(); ++index) {
     const Job& job = jobs[index];
     const std::string here = job_name(*job.cell, job.repeat);
@@ -785,6 +830,9 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   }
   if (!o.quiet) print_summary_table(summary, summary_path.string());
   if (!stopped_because.empty() && o.quiet) fmt::print(stderr, "ladder: the run stopped {}\n", stopped_because);
+  if (interrupted || !missing.empty())  // what finishes it: the cells already complete are kept
+    fmt::print(stderr, "ladder: {} cell(s) not complete; finish the run with:\n  {} run --resume {}\n",
+               missing.size(), o.exe, o.run_dir);
   if (interrupted) return 130;
   return all_good ? 0 : 1;
 }

@@ -57,7 +57,13 @@ void check_version(const json& j, const std::string& path) {
 
 // A complete ("ok") report must hold every figure compare and export read,
 // as finite numbers: checked once here, so readers never meet a missing key.
+// Every rung report, whatever its status, names its rung and its status.
 void check_complete(const json& r, const std::string& path) {
+  for (const char* key : {"rung", "status"})
+    if (!r.contains(key) || !r[key].is_string() || r[key].get<std::string>().empty())
+      throw ConfigError(fmt::format("{}: field '{}' is {}; expected a non-empty string (a rung report names "
+                                    "its rung and its status)",
+                                    path, key, r.contains(key) ? r[key].dump() : "missing"));
   if (r.value("status", "") != "ok") return;
   auto fail = [&](const std::string& key, const std::string& got, const char* expected) {
     throw ConfigError(fmt::format("{}: field '{}' is {}; expected {} (an incomplete report, or a NaN "
@@ -148,7 +154,7 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
   if (kind == "ladder.rung_report") {
     check_complete(j, file.string());
     run.run_id = j.value("run_id", "");
-    run.cells = {j.value("rung", "?")};
+    run.cells = {j["rung"].get<std::string>()};
     run.reports = {j};
     run.files = {file.string()};
   } else if (kind == "ladder.run_summary") {

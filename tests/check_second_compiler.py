@@ -9,12 +9,17 @@ accepts). This runs Clang's front end (-fsyntax-only: no code generation) on
 every C++ file in BUILD_DIR/compile_commands.json with the build's own flags,
 so code that only one compiler accepts fails the test suite. To be cheap on
 2 cores it first builds one Clang precompiled header from the LibTorch PCH
-header the build uses, then checks two files at a time.
+header the build uses, then checks two files at a time; and a file that passed
+before with the same compiler, command, contents and project headers (a hash
+of all of them, kept in ~/.cache/ladder/second-compiler, or under
+$LADDER_CACHE) is not checked again: a change to any header of ladder's
+rechecks every file.
 
 Exit 0 when every file compiles, 1 naming each file that does not with the
 compiler's first errors, 77 (ctest's SKIP) when no Clang is installed.
 """
 import concurrent.futures
+import hashlib
 import json
 import os
 import pathlib
@@ -52,6 +57,31 @@ def clang_command(command, clang, pch):
     return out + ["-fsyntax-only", "-Wno-unknown-warning-option"]
 
 
+def cache_dir():
+    base = os.environ.get("LADDER_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ladder")
+    return pathlib.Path(base) / "second-compiler"
+
+
+def project_headers_digest(root):
+    """One hash over every header of the project (what any file may include)."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.h")) + sorted(root.rglob("*.cuh")):
+        if "build" in path.relative_to(root).parts[0] or path.relative_to(root).parts[0].startswith("."):
+            continue
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def entry_key(e, version, headers):
+    h = hashlib.sha256()
+    for part in (version, headers, e["command"], e["directory"]):
+        h.update(part.encode())
+    h.update(pathlib.Path(e["file"]).read_bytes())
+    return h.hexdigest()
+
+
 def main():
     build = pathlib.Path(sys.argv[1])
     clang = sys.argv[2] if len(sys.argv) > 2 else (os.environ.get("CLANGXX") or shutil.which("clang++"))
@@ -64,6 +94,17 @@ def main():
     if not entries:
         print(f"FAIL: no C++ files in {build}/compile_commands.json")
         return 1
+    root = pathlib.Path(__file__).resolve().parent.parent
+    headers = project_headers_digest(root)
+    cache = cache_dir()
+    keys = {e["file"]: entry_key(e, version, headers) for e in entries}
+    cached = [e for e in entries if (cache / keys[e["file"]]).exists()]
+    total = len(entries)
+    entries = [e for e in entries if not (cache / keys[e["file"]]).exists()]
+    if not entries:
+        print(f"PASS: {total} C++ files compile with {version} (-fsyntax-only); all unchanged since a passing "
+              f"check ({cache})")
+        return 0
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="ladder_clang_"))
     try:
         # One Clang PCH of the LibTorch header, with the flags of a file that uses it.
@@ -91,12 +132,19 @@ def main():
                 if rc != 0:
                     errors = [l for l in err.splitlines() if "error" in l][:8]
                     failed.append(f"{path}:\n    " + "\n    ".join(errors or err.splitlines()[-8:]))
+                else:
+                    try:  # remembered only once it passed
+                        cache.mkdir(parents=True, exist_ok=True)
+                        (cache / keys[path]).write_text(path + "\n")
+                    except OSError:
+                        pass
         rel = len(entries)
         if failed:
             print(f"FAIL: {len(failed)} of {rel} files do not compile with {version}:")
             print("\n".join(failed))
             return 1
-        print(f"PASS: {rel} C++ files compile with {version} (-fsyntax-only) as well as with the build's compiler")
+        print(f"PASS: {rel} C++ files compile with {version} (-fsyntax-only) as well as with the build's compiler"
+              f"{f'; {len(cached)} more unchanged since a passing check' if cached else ''}")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

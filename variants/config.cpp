@@ -126,11 +126,21 @@ void RunConfig::validate() const {
                                   rank, world_size));
   if (peak_tflops && !(*peak_tflops > 0))
     throw ConfigError(fmt::format("--peak-tflops: got {}, expected a number > 0", *peak_tflops));
+  if (cpu_bf16 != "auto" && cpu_bf16 != "on" && cpu_bf16 != "off")
+    throw ConfigError(fmt::format("--cpu-bf16: got '{}', expected auto (bf16 autocast unless this CPU's bf16 "
+                                  "matmuls measure as emulated), on or off",
+                                  cpu_bf16));
   if (!profile.empty()) profiler::parse_schedule(profile, total_steps());
   if ((!profile.empty() || layer_ranges) && !profiler::compiled_in())
     throw ConfigError(fmt::format("{}: this build has the profiler compiled out (configured with "
                                   "-DLADDER_WITH_PROFILER=OFF); reconfigure with -DLADDER_WITH_PROFILER=ON",
                                   profile.empty() ? "--layer-ranges" : "--profile"));
+}
+
+bool RunConfig::bf16_applied() const {
+  if (!sw.bf16) return false;
+  if (device.rfind("cuda", 0) == 0) return true;
+  return cpu_bf16 == "on" || (cpu_bf16 == "auto" && cpu_bf16_emulated.empty());
 }
 
 void to_json(nlohmann::json& j, const ModelConfig& m) {
@@ -196,6 +206,7 @@ void to_json(nlohmann::json& j, const RunConfig& r) {
        {"fixed_batch", r.fixed_batch},
        {"profile", r.profile.empty() ? nlohmann::json() : nlohmann::json(r.profile)},
        {"layer_ranges", r.layer_ranges},
+       {"cpu_bf16", r.cpu_bf16},
        {"peak_tflops_override", r.peak_tflops ? nlohmann::json(*r.peak_tflops) : nlohmann::json()}};
 }
 
@@ -250,6 +261,7 @@ void from_json(const nlohmann::json& j, RunConfig& r) {
   const auto profile = j.value("profile", nlohmann::json());
   r.profile = profile.is_null() ? "" : profile.get<std::string>();
   r.layer_ranges = j.value("layer_ranges", false);
+  r.cpu_bf16 = j.value("cpu_bf16", "on");  // configs from before --cpu-bf16 ran bf16 as asked
   const auto& peak = j.at("peak_tflops_override");
   r.peak_tflops = peak.is_null() ? std::nullopt : std::optional<double>(peak.get<double>());
 }

@@ -107,6 +107,16 @@ struct RunConfig {
   // ("" = no traces), and per-layer ranges in forward and backward.
   std::string profile;
   bool layer_ranges = false;
+  // bf16 on a CPU (--cpu-bf16): "on" runs the bf16 switch as asked; "off"
+  // leaves its autocast off (matmuls in fp32); "auto" leaves it off where the
+  // run measured bf16 matmuls as emulated (bench/roofline.h: bf16_emulated).
+  std::string cpu_bf16 = "auto";
+  // Set by the harness when "auto" found bf16 emulated: the measured rates,
+  // for the switch's reason. Runtime only, not part of the saved config.
+  std::string cpu_bf16_emulated;
+  // Whether the bf16 switch's autocast is applied: on CUDA always, on a CPU
+  // as cpu_bf16 (and the measurement) say.
+  bool bf16_applied() const;
 
   int64_t total_steps() const { return warmup + steps; }  // with the minimum warmup
   // Not for the ddp rung (ranks must run the same steps) nor with --profile

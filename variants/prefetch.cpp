@@ -124,7 +124,8 @@ class PrefetchingSource final : public TokenSource {
       if (stop_) return;
       const Key key = *pending_;
       pending_.reset();
-      slot_.emplace(Slot{key});
+      slot_.emplace();
+      slot_->key = key;
       busy_ = true;
       lock.unlock();
       Batch b;

@@ -145,6 +145,16 @@ const char* parity_class(const Switches& sw) {
   return "fp32-exact";
 }
 
+Switches numerics_in_effect(Switches sw, const nlohmann::json& described) {
+  auto effective = [&](const char* name) {
+    return described.is_object() && described.contains(name) && described[name].is_object() &&
+           described[name].value("effective", false);
+  };
+  sw.tf32 = sw.tf32 && effective("tf32");
+  sw.bf16 = sw.bf16 && effective("bf16");
+  return sw;
+}
+
 void to_json(nlohmann::json& j, const Switches& s) {
   j = nlohmann::json::object();
   for (const auto& info : switch_table()) j[info.name] = s.*info.member;

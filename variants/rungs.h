@@ -62,6 +62,11 @@ std::vector<Rung> ablation_rungs();
 // by the loosest numeric change it contains (see rungs.cpp for why).
 double parity_rtol(const Switches& sw);
 const char* parity_class(const Switches& sw);  // "fp32-exact", "tf32", "bf16"
+// The switches whose numerics took effect: tf32 and bf16 cleared where the
+// report's `switches` section (TrainStep::describe_switches) says they were
+// not effective on the device (no TF32 on this CPU; bf16 left in fp32 by
+// --cpu-bf16). Parity classes follow the precision actually used.
+Switches numerics_in_effect(Switches sw, const nlohmann::json& described_switches);
 
 void to_json(nlohmann::json& j, const Switches& s);
 void from_json(const nlohmann::json& j, Switches& s);

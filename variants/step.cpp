@@ -48,7 +48,15 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   } else {
     disable_tf32(device);
   }
-  if (cfg.sw.bf16) bf16_effect_ = enable_bf16(device);
+  if (cfg.bf16_applied()) {
+    bf16_effect_ = enable_bf16(device);
+  } else if (cfg.sw.bf16) {
+    bf16_effect_.mechanism = "none: autocast left off, the matmuls run in fp32";
+    bf16_effect_.reason = cfg.cpu_bf16 == "off"
+                              ? std::string("--cpu-bf16 off")
+                              : "--cpu-bf16 auto: this CPU's bf16 matmuls are emulated (" + cfg.cpu_bf16_emulated +
+                                    "); --cpu-bf16 on forces bf16";
+  }
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
   // Without ddp the fused rung keeps its gradients in one flat buffer (below),
@@ -82,8 +90,7 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
   for (const auto& p : params)
     if (p.grad().defined()) grads.push_back(p.grad());
   if (grads.empty()) return torch::zeros({});
-  auto norms = torch::_foreach_norm(grads, 2);
-  auto total = torch::linalg_vector_norm(torch::stack(norms), 2);  // ()
+  auto total = global_grad_norm(grads);  // ()
   torch::_foreach_mul_(grads, clip_coefficient(total, max_norm));
   return total;
 }
@@ -105,7 +112,7 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
 }
 
 torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
-  AutocastScope autocast(cfg_.sw.bf16, device_);  // forward and loss only
+  AutocastScope autocast(cfg_.bf16_applied(), device_);  // forward and loss only
   auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // the fused rung: lm_head + loss in one node
   // Accumulation averages over micro-steps: scale each micro-loss by 1/m.
   return loss / double(cfg_.micro_steps());
@@ -179,6 +186,8 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
       auto outputs = graph->run(batch.x, batch.y);
       ++graph_replays_;
       loss_sum += outputs[0];
+      TORCH_CHECK(step != keep_gradients_step_, "TrainStep: the gradients of step ", step,
+                  " cannot be kept: the step replays a CUDA graph, which clips and zeroes them on the device");
       if (whole) {
         out.grad_norm = outputs[1].clone();  // the static buffer is overwritten by the next replay
         optimizer_done = true;
@@ -199,6 +208,15 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
       if (sync_ && last) sync_->finish(step);  // as DDP: backward ends with averaged gradients
     }
     loss_sum += loss.detach();
+  }
+  if (step == keep_gradients_step_ && !optimizer_done) {
+    torch::NoGradGuard no_grad;
+    kept_gradients_.clear();
+    for (const auto& item : model_->named_parameters()) {
+      const auto& g = item.value().grad();
+      kept_gradients_.emplace_back(item.key(), g.defined() ? g.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true)
+                                                           : torch::zeros(item.value().sizes()));
+    }
   }
   if (!optimizer_done) {
     PhaseScope s(observer, Phase::kOptimizer);
@@ -230,7 +248,7 @@ void TrainStep::reduce_for_report(StepOutput& out) {
 std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   const int64_t hs = cfg.model.n_embd / cfg.model.n_head;
-  const auto dtype = cfg.sw.bf16 ? torch::kBFloat16 : torch::kFloat32;
+  const auto dtype = cfg.bf16_applied() ? torch::kBFloat16 : torch::kFloat32;
   auto q = torch::zeros({cfg.batch, cfg.model.n_head, cfg.seq, hs},
                         torch::TensorOptions().dtype(dtype).device(device));  // (B, nh, T, hs)
   q.set_requires_grad(true);
@@ -280,7 +298,7 @@ nlohmann::json TrainStep::describe_switches() const {
                               "mlp_one_autograd_node"};
     // Under bf16 autocast the LayerNorms write bf16 for the next matmul, so no
     // cast kernels run between them, forward or backward (model.cpp).
-    if (sw.bf16) fusions.push_back("layer_norm_outputs_in_bf16");
+    if (cfg_.bf16_applied()) fusions.push_back("layer_norm_outputs_in_bf16");
     nlohmann::json not_used = nlohmann::json::array();
     const fused::EpilogueMode lt_mode = fused::epilogue_mode();
     const std::string lt_knob = fmt::format("{}={}", fused::kEpilogueModeEnv, fused::epilogue_mode_name(lt_mode));

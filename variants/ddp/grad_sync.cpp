@@ -39,7 +39,7 @@ struct GradientSync::Bucket {
 
 GradientSync::GradientSync(const std::vector<torch::Tensor>& params, ProcessGroup& pg,
                            int64_t bucket_cap_bytes, bool defer_host_wait)
-    : pg_(pg), params_(params), bucket_cap_bytes_(bucket_cap_bytes), defer_host_wait_(defer_host_wait) {
+    : pg_(pg), params_(params), defer_host_wait_(defer_host_wait), bucket_cap_bytes_(bucket_cap_bytes) {
   TORCH_CHECK(!params_.empty(), "GradientSync: no parameters");
   bucket_of_param_.assign(params_.size(), 0);
   // Reverse order: the last layers' gradients are ready first.
