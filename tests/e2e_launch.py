@@ -41,8 +41,8 @@ import time
 
 from e2e_common import ROOT, load, validate
 from e2e_ddp import assert_same_weights, clean_env
-from launch_cluster import (SKIP_CODE, SLURM_TOOLS, SlurmCluster, TwoHosts, can_make_namespaces, free_port,
-                            missing_tools, wait_for)
+from launch_cluster import (SKIP_CODE, SLURM_TOOLS, SlurmCluster, TwoHosts, can_make_namespaces, die_with_parent,
+                            free_port, missing_tools, reap_stale_namespaces, wait_for)
 
 LADDER = sys.argv[1]
 SHARED = pathlib.Path(sys.argv[2])
@@ -331,6 +331,7 @@ def twohost_host_lost(d):
 def ladder_run_link_cut(d):
     """ladder run's loopback is cut during the ddp rung: the rung is failed, the next rung runs, all intact."""
     require_namespaces()
+    reap_stale_namespaces()
     ns = f"ladder{os.getpid()}lo"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     log = d / "run.log"
@@ -342,7 +343,7 @@ def ladder_run_link_cut(d):
         print(f"$ {show(cmd)}", flush=True)
         with open(log, "w") as f:
             p = subprocess.Popen([str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT, env=clean_env(),
-                                 start_new_session=True)
+                                 start_new_session=True, preexec_fn=die_with_parent)
         wait_for("a measured ddp step", lambda: steady(log) or p.poll() is not None, 180)
         assert p.poll() is None, log.read_text()[-4000:]
         t_cut = time.time()

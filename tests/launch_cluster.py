@@ -82,6 +82,12 @@ def stop_process(p, grace=5.0):
         p.wait(timeout=grace)
 
 
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL if this process dies first (a test killed at its ctest
+    timeout leaves no daemon or rank behind)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def sh(*cmd, check=True, timeout=30):
     p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
@@ -115,7 +121,7 @@ class SlurmCluster:
     def _start(self, name, cmd):
         log = open(self.root / "log" / f"{name}.out", "w")
         self.procs[name] = subprocess.Popen([str(c) for c in cmd], stdout=log, stderr=subprocess.STDOUT,
-                                            env=self.env, start_new_session=True)
+                                            env=self.env, start_new_session=True, preexec_fn=die_with_parent)
         log.close()
 
     def logs(self):
@@ -235,6 +241,22 @@ NET_TOOLS = ("ip", "tc", "unshare")
 SUBNET = "10.231.0"
 
 
+def reap_stale_namespaces():
+    """Deletes the namespaces of test processes that no longer run (killed before their teardown):
+    names ladder<PID>... whose PID is gone. Their processes are killed first."""
+    import re
+    p = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        m = re.match(r"^ladder(\d+)(s\d+)?(h0|h1|lo)$", name)
+        if not m or os.path.exists(f"/proc/{m.group(1)}"):
+            continue
+        for pid in subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
 def can_make_namespaces():
     """None when network namespaces can be made here, else why not."""
     if os.geteuid() != 0:
@@ -270,6 +292,7 @@ class TwoHosts:
         self._created = []
 
     def start(self):
+        reap_stale_namespaces()
         for ns in self.ns:
             sh("ip", "netns", "add", ns)
             self._created.append(ns)
@@ -289,7 +312,7 @@ class TwoHosts:
                 f'hostname {self.hostname[host]} && exec "$@"', "sh", *[str(c) for c in cmd]]
 
     def popen(self, host, cmd, **kw):
-        p = subprocess.Popen(self.wrap(host, cmd), start_new_session=True, **kw)
+        p = subprocess.Popen(self.wrap(host, cmd), start_new_session=True, preexec_fn=die_with_parent, **kw)
         self.procs.append(p)
         return p
 
@@ -310,11 +333,10 @@ class TwoHosts:
 
         The rate is the kernel's token bucket (tc tbf) on each end's egress.
         The delay: this machine's kernel has no netem (CONFIG_NET_SCH_NETEM
-        unset), so a delay is a user-space delay line (DelayLine): each
-        host's packets to the other go through a TUN device whose reader
-        holds every packet for delay_ms and writes it on the other host's
-        TUN device; the veth still carries nothing else (routes via the TUN
-        are host routes to the other's address)."""
+        unset), so a delay is a user-space delay line (DelayLine): then each
+        host's packets to the other's address go through a TUN device whose
+        reader holds every packet for delay_ms and writes it on the other
+        host's TUN device (same rate limit there), instead of the veth."""
         if rate_mbit:
             # burst: at least one 64 KiB GSO segment plus 1 ms at the rate; queue: 50 ms at the rate.
             burst = max(128 * 1024, int(rate_mbit * 1e6 / 8 / 1000))
