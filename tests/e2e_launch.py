@@ -34,6 +34,7 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -210,6 +211,11 @@ def srun(d):
     if os.geteuid() != 0:
         skip("the test's own Slurm cluster runs its daemons as root (SlurmUser=root); run as root")
     cluster = SlurmCluster(d / "slurm")
+    try:
+        socket.getaddrinfo(cluster.host, None)
+    except OSError as e:
+        skip(f"this host's name {cluster.host!r} does not resolve ({e}): a Slurm job names its rendezvous "
+             f"by the first node's name")
     with cluster:
         t0 = time.time()
         # As on a cluster: inside an allocation, the first node's name is the rendezvous.
