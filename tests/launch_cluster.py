@@ -24,7 +24,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import threading
 import time
 
 SKIP_CODE = 77
@@ -380,102 +379,50 @@ class TwoHosts:
 
 # ---- the user-space delay line -------------------------------------------------
 
-_CLONE_NEWNET = 0x40000000
-_TUNSETIFF = 0x400454CA
-_IFF_TUN, _IFF_NO_PI = 0x0001, 0x1000
-
-
-def _setns(path):
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if libc.setns(fd, _CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns({path})")
-    finally:
-        os.close(fd)
-
-
-def _open_tun(name):
-    import fcntl
-    import struct
-    fd = os.open("/dev/net/tun", os.O_RDWR)
-    fcntl.ioctl(fd, _TUNSETIFF, struct.pack("16sH", name.encode(), _IFF_TUN | _IFF_NO_PI))
-    return fd
-
 
 class DelayLine:
-    """A one-way delay of `delay_ms` between the two hosts, in user space.
+    """A one-way delay of `delay_ms` between the two hosts, in user space
+    (tests/delay_line.c, compiled here with cc: kernels without netem).
 
     On each host a TUN device `ldt0` (address 10.232.0.(i+1)) carries the
     traffic to the other host's 10.231.0.x address (a /32 route, so the veth
-    carries nothing then); one thread per direction reads a packet from one
-    host's TUN, holds it until delay_ms after it was read, and writes it to
-    the other host's TUN. The rate limit (if any) is a tbf on each TUN.
-    Thread per direction, so one direction's wait never holds up the other.
+    carries none of it then); delay_line holds every packet read from one
+    host's TUN for delay_ms and writes it to the other host's TUN. The rate
+    limit, if any, is a tbf on each TUN, as on the veth.
     """
 
     def __init__(self, hosts, delay_ms, rate_mbit=None, mtu=65000):
-        self.hosts, self.delay = hosts, delay_ms / 1e3
+        self.hosts, self.delay_ms = hosts, delay_ms
         self.rate_mbit, self.mtu = rate_mbit, mtu
-        self.fds, self.threads = [], []
-        self.stop = threading.Event()
+        self.proc = None
+        self.dir = None
 
     def start(self):
+        import tempfile
         h = self.hosts
-        here = os.open("/proc/self/ns/net", os.O_RDONLY)
-        try:
-            for i, ns in enumerate(h.ns):
-                _setns(f"/run/netns/{ns}")
-                self.fds.append(_open_tun("ldt0"))
-        finally:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.setns(here, _CLONE_NEWNET)
-            os.close(here)
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="ladder_delay_line_"))
+        exe = self.dir / "delay_line"
+        sh("cc", "-O2", "-pthread", "-o", exe, pathlib.Path(__file__).with_name("delay_line.c"), timeout=120)
+        self.proc = subprocess.Popen([str(exe), h.ns[0], h.ns[1], "ldt0", str(int(self.delay_ms * 1000))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, preexec_fn=die_with_parent)
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"delay_line: {line} {self.proc.stderr.read() if self.proc.poll() is not None else ''}")
         for i, ns in enumerate(h.ns):
             sh("ip", "-n", ns, "link", "set", "ldt0", "mtu", str(self.mtu), "up")
             sh("ip", "-n", ns, "addr", "add", f"10.232.0.{i + 1}/32", "dev", "ldt0")
             # The other host's veth address through the TUN, with this host's veth address as source.
             sh("ip", "-n", ns, "route", "add", f"{h.addr[1 - i]}/32", "dev", "ldt0", "src", h.addr[i])
             if self.rate_mbit:
-                for dev in ("ldt0",):
-                    burst = max(128 * 1024, int(self.rate_mbit * 1e6 / 8 / 1000))
-                    limit = max(2 * burst, int(self.rate_mbit * 1e6 / 8 * 0.05))
-                    sh("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
-                       f"{self.rate_mbit}mbit", "burst", str(burst), "limit", str(limit))
-        for src in (0, 1):
-            t = threading.Thread(target=self._pump, args=(self.fds[src], self.fds[1 - src]), daemon=True)
-            t.start()
-            self.threads.append(t)
+                burst = max(128 * 1024, int(self.rate_mbit * 1e6 / 8 / 1000))
+                limit = max(2 * burst, int(self.rate_mbit * 1e6 / 8 * 0.05))
+                sh("tc", "-n", ns, "qdisc", "replace", "dev", "ldt0", "root", "tbf", "rate",
+                   f"{self.rate_mbit}mbit", "burst", str(burst), "limit", str(limit))
         return self
 
-    def _pump(self, src, dst):
-        import collections
-        import select
-        queue = collections.deque()
-        while not self.stop.is_set():
-            timeout = 0.2
-            if queue:
-                timeout = max(0.0, queue[0][0] - time.monotonic())
-            r, _, _ = select.select([src], [], [], timeout)
-            now = time.monotonic()
-            if r:
-                try:
-                    while True:  # drain what is there without blocking
-                        queue.append((now + self.delay, os.read(src, self.mtu + 64)))
-                        r, _, _ = select.select([src], [], [], 0)
-                        if not r:
-                            break
-                except OSError:
-                    return
-            now = time.monotonic()
-            while queue and queue[0][0] <= now:
-                with contextlib.suppress(OSError):
-                    os.write(dst, queue.popleft()[1])
-
     def close(self):
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=2)
-        for fd in self.fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        if self.proc is not None:
+            stop_process(self.proc)
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
