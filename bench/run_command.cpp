@@ -204,6 +204,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                "PyTorch peers run after the rungs with fused-adamw's switches (scripts/peer.py): eager, "
                "torch.compile (default: none on CPU, eager,compile on CUDA)",
                [&](const std::string& v) { peers = parse_peers(v); });
+  std::string roofline_file;
+  ap.add_value("--roofline", "FILE",
+               "use this roofline (ladder roofline --out, measured on this device) instead of probing one "
+               "before the rungs; it is copied into the run directory",
+               [&](const std::string& v) { roofline_file = v; });
   ap.add_flag("--quiet", "no progress lines or table", [&] { ro.quiet = true; });
   if (!ap.parse(args)) return 0;
   if (nproc && (*nproc < 1 || *nproc > 256))
@@ -265,6 +270,10 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
       throw ConfigError(fmt::format("--repeat: '{}' was made with --repeat {}, not {}; run 'ladder run --resume {}' "
                                     "alone to finish it as configured",
                                     resume_dir, ro.repeats, *repeats, resume_dir));
+    if (!roofline_file.empty())
+      throw ConfigError(fmt::format("--roofline: '{}' resumes with the roofline it was made with; run 'ladder run "
+                                    "--resume {}' without --roofline",
+                                    resume_dir, resume_dir));
     cells = saved;
   } else {
     ro.repeats = int(repeats.value_or(1));
@@ -277,6 +286,12 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                                     "a new directory, or finish that run with --resume {}",
                                     ro.run_dir, ro.run_dir));
     ensure_writable_dir(ro.run_dir, "--out");
+    if (!roofline_file.empty()) {  // checked (kind, device, entries), then the run's own
+      const nlohmann::json roof = read_json_file(roofline_file);
+      for (const Precision p : {Precision::kFP32, Precision::kTF32, Precision::kBF16})
+        run_roofline_entry(roof, p, device_name(parse_device(spec.device)), roofline_file);
+      write_file_atomically((fs::path(ro.run_dir) / "roofline.json").string(), roof.dump(2) + "\n");
+    }
   }
   check_cells_data(cells);
   fused::epilogue_mode();  // a bad LADDER_CUBLASLT_EPILOGUES exits 2 before any child runs

@@ -35,6 +35,10 @@ def make_runs():
     if WORK.exists():
         shutil.rmtree(WORK)
     WORK.mkdir(parents=True)
+    # One roofline for all 17 runs (ladder run --roofline), not a probe each.
+    roof = WORK / "roofline.json"
+    ladder("roofline", "--device", "cpu", "--threads", "1", "--out", roof, "--quiet")
+    TINY.extend(["--roofline", str(roof)])
     # The A/B pairs first and back to back: right after a whole ladder this
     # VM's next process ran up to 40 % slower, which buried a 10 % change.
     slow_env = {**os.environ, "LADDER_TEST_SLOWDOWN_PCT": str(SLOWDOWN_PCT)}
@@ -179,6 +183,11 @@ def bad_inputs():
     (bad / "latin1.json").write_bytes(b'{"kind": "ladder.rung_report", "rung": "caf\xe9"}')
     refused(bad / "latin1.json", "latin1.json", "not valid JSON")
     refused(bad / "nowhere.json", "nowhere.json", "no such file")
+    # A rung report names its rung and its status (it once compared as a rung named '?').
+    (bad / "bare.json").write_text('{"kind":"ladder.rung_report","schema_version":1}')
+    refused(bad / "bare.json", "bare.json", "field 'rung' is missing")
+    (bad / "no_status.json").write_text(json.dumps({k: v for k, v in report.items() if k != "status"}))
+    refused(bad / "no_status.json", "no_status.json", "field 'status' is missing")
     (bad / "empty_dir").mkdir(exist_ok=True)
     refused(bad / "empty_dir", "empty_dir", "not a run directory")
     # An "ok" report without a figure compare reads, or with a NaN (written as null).

@@ -112,11 +112,14 @@ def resume_after_kill(d):
 def interrupt_keeps_reports(d):
     """Ctrl-C (SIGINT) stops cleanly: exit 130, reports kept, missing cells listed."""
     args = [LADDER, "run", *TINY, "--steps", "200", "--rungs", "fp32,flash,fused", "--out", str(d), "--quiet"]
-    proc = subprocess.Popen(args, start_new_session=True)
+    proc = subprocess.Popen(args, start_new_session=True, stderr=subprocess.PIPE, text=True)
     wait_for(d / "fp32" / "report.json", proc)
     time.sleep(0.3)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-    assert proc.wait(timeout=60) == 130
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    # The exact command that finishes the run, the binary's absolute path included.
+    assert f"{os.path.realpath(LADDER)} run --resume {d}" in err, err
     summary = validate(d / "summary.json")
     assert summary["status"] == "interrupted"
     assert "fused" in summary["missing"], summary["missing"]
@@ -218,6 +221,9 @@ def bad_inputs(d):
     bad(["run", *TINY, "--rungs", "grad-accum", "--total-batch", "1000"], "--total-batch: 1000", "256")
     (d / "not_a_run").mkdir()
     bad(["run", "--resume", str(d / "not_a_run")], "--resume", "not a run directory")
+    bad(["run", *TINY, "--rungs", "fp32", "--roofline", str(d / "keys.json")], "keys.json", "field 'kind'",
+        "ladder.roofline")
+    bad(["run", *TINY, "--rungs", "fp32", "--cpu-bf16", "maybe"], "--cpu-bf16", "'maybe'", "auto")
     good = d / "good"
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)
     bad(["run", "--resume", str(good), "--preset", "tiny", "--batch", "2", "--rungs", "fp32"],
