@@ -149,15 +149,21 @@ def init_gpt2_weights(model, n_layer, seed):
             p.normal_(0.0, 0.02 / math.sqrt(2 * n_layer) if residual else 0.02)
 
 
-def load_init_weights(model, path):
-    """Copy a `ladder run --save-init` dict into `model`; names and shapes must match exactly."""
+def load_tensor_dict(path, what):
+    """A {name: tensor} dict written by ladder (LibTorch's pickle_save); InputError naming the file if not."""
     try:
         with torch.serialization.safe_globals([torch.jit._pickle.restore_type_tag]):
             saved = torch.load(path, map_location="cpu", weights_only=True)
     except (OSError, RuntimeError, ValueError, pickle.UnpicklingError) as e:
-        raise InputError(f"{path}: cannot load the initial weights: {e}") from e
+        raise InputError(f"{path}: cannot load the {what}: {e}") from e
     if not isinstance(saved, dict):
         raise InputError(f"{path}: expected a dict name -> tensor, got {type(saved).__name__}")
+    return saved
+
+
+def load_init_weights(model, path):
+    """Copy a `ladder measure --save-init` dict into `model`; names and shapes must match exactly."""
+    saved = load_tensor_dict(path, "initial weights")
     params = dict(model.named_parameters())
     problems = [f"missing {n}" for n in params if n not in saved]
     problems += [f"unexpected {n}" for n in saved if n not in params]
@@ -361,17 +367,6 @@ def read_report(path):
 def rel_diff(a, b):
     """|a - b| relative to the reference value b."""
     return abs(a - b) / max(abs(b), 1e-30)
-
-
-def load_tensor_dict(path, what):
-    try:
-        with torch.serialization.safe_globals([torch.jit._pickle.restore_type_tag]):
-            saved = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, ValueError, pickle.UnpicklingError) as e:
-        raise InputError(f"{path}: cannot load the {what}: {e}") from e
-    if not isinstance(saved, dict):
-        raise InputError(f"{path}: expected a dict name -> tensor, got {type(saved).__name__}")
-    return saved
 
 
 def gradient_diffs(cpp, ref, path):
