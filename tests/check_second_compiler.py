@@ -74,9 +74,13 @@ def project_headers_digest(root):
     return h.hexdigest()
 
 
-def entry_key(e, version, headers):
+def entry_key(e, version, headers, root, build):
+    """The file's check as a hash, the same in any clone: the checkout's and
+    the build's paths in its command are replaced by placeholders."""
+    def portable(text):
+        return text.replace(str(build.resolve()), "<build>").replace(str(root), "<root>")
     h = hashlib.sha256()
-    for part in (version, headers, e["command"], e["directory"]):
+    for part in (version, headers, portable(e["command"]), portable(e["directory"]), portable(e["file"])):
         h.update(part.encode())
     h.update(pathlib.Path(e["file"]).read_bytes())
     return h.hexdigest()
@@ -97,7 +101,7 @@ def main():
     root = pathlib.Path(__file__).resolve().parent.parent
     headers = project_headers_digest(root)
     cache = cache_dir()
-    keys = {e["file"]: entry_key(e, version, headers) for e in entries}
+    keys = {e["file"]: entry_key(e, version, headers, root, build) for e in entries}
     cached = [e for e in entries if (cache / keys[e["file"]]).exists()]
     total = len(entries)
     entries = [e for e in entries if not (cache / keys[e["file"]]).exists()]
