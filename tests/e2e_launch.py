@@ -61,6 +61,7 @@ FAULT_WORK = ["--device", "cpu", "--preset", "tiny", "--steps", "400", "--warmup
 # After a collective's timeout the census waits up to min(5, timeout/2) s,
 # plus 2 s when the store does not answer (variants/ddp/process_group.cpp).
 FAULT_BOUND_S = FAULT_TIMEOUT_S + min(5, FAULT_TIMEOUT_S / 2) + 2
+SLACK_S = 4  # scheduling on a loaded 2-core machine (ctest -j 2)
 
 
 def skip(reason):
@@ -307,7 +308,7 @@ def two_host_fault(d, fault):
         assert procs[0].returncode != 0 and procs[1].returncode != 0
         # Rank 0 names rank 1 and the transport's reason, within the timeout and census.
         assert "rank 1 did not answer" in f["message"], f["message"]
-        assert said[0] <= FAULT_BOUND_S + 2, (said[0], FAULT_BOUND_S)
+        assert said[0] <= FAULT_BOUND_S + SLACK_S, (said[0], FAULT_BOUND_S)
         assert ended[0] <= FAULT_BOUND_S + 15, (ended[0], FAULT_BOUND_S)
         if fault == "cut":
             assert "Operation timed out" in f["message"], f["message"]
@@ -316,7 +317,7 @@ def two_host_fault(d, fault):
             assert rank1, text[1][-3000:]
             print(f"rank 1 (host1): {rank1[0]}")
             assert f"rendezvous store at {hosts.addr[0]}" in rank1[0] and "did not answer" in rank1[0], rank1
-            assert said[1] <= FAULT_BOUND_S + 2 and ended[1] <= FAULT_BOUND_S + 15, (said[1], ended[1])
+            assert said[1] <= FAULT_BOUND_S + SLACK_S and ended[1] <= FAULT_BOUND_S + 15, (said[1], ended[1])
         else:
             assert "Connection closed by peer" in f["message"] or "Connection reset" in f["message"], f["message"]
             assert procs[1].returncode == -9 or procs[1].returncode == 137, procs[1].returncode
@@ -367,7 +368,7 @@ def ladder_run_link_cut(d):
         print(f"ranks: {f['ranks']}")
         assert "Operation timed out" in f["message"] and "did not answer" in f["message"], f["message"]
         assert all("exited with code 1" in x["outcome"] for x in f["ranks"]), f["ranks"]
-        assert failed_at <= FAULT_BOUND_S + 5, failed_at
+        assert failed_at <= FAULT_BOUND_S + SLACK_S + 5, failed_at  # + both ranks' exit, then the runner
         for cell in ("fp32", "tf32", "ddp.parity-single"):
             assert validate(d / "run" / cell / "report.json")["status"] == "ok", cell
         left = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
