@@ -102,7 +102,7 @@ def run(cmd, env=None, timeout=300, check=True):
 # ---- what every launcher's report must share with the built-in's ----------------
 
 
-def check_traces(report, run_dir, hosts=("vm", "vm")):
+def check_traces(report, run_dir):
     """One valid Chrome trace per rank, named by rank, with its rank and the bucket's all-reduce range."""
     trace_dir = pathlib.Path(run_dir) / "ddp" / "traces"
     names = sorted(p.name for p in trace_dir.iterdir())

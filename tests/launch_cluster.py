@@ -1,5 +1,5 @@
 """tests/launch_cluster.py: real launchers and real (namespaced) hosts for the
-launcher tests (tests/e2e_launch.py) and the bandwidth sweep (scripts/netem-sweep).
+launcher tests (tests/e2e_launch.py) and the bandwidth sweep (scripts/net-sweep).
 
 - SlurmCluster: a one-host Slurm cluster that lives in a directory of its own
   (munged, slurmctld -c, slurmd -c; its own config, state, spool, logs, munge
@@ -8,7 +8,7 @@ launcher tests (tests/e2e_launch.py) and the bandwidth sweep (scripts/netem-swee
   address each (10.231.0.1 and .2 inside the namespaces only), the same
   interface name on both (like eth0 on a real cluster), each command run in
   its own UTS namespace so each host has its own host name; optionally a
-  bandwidth limit (kernel tbf) and a one-way delay on the wire.
+  bandwidth limit (kernel tbf) and a one-way delay (tests/delay_line.c).
 - missing_tools(): what a case needs that is not installed (the case then
   prints "SKIP: ..." and exits 77).
 
