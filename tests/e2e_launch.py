@@ -19,6 +19,9 @@ The ddp rung on CPU (Gloo, tiny preset, 2 ranks, one thread each):
 - twohost_torchrun: one rank on each of two hosts (network namespaces joined
   by a veth pair), torchrun on each, MASTER_ADDR the first host's address,
   Gloo bound by GLOO_SOCKET_IFNAME: the same report and weights as one host.
+- twohost_mpirun: the same with one mpirun on the first host starting both
+  ranks (-H with both addresses; an rsh agent that enters the other host's
+  namespace stands in for ssh).
 - twohost_link_cut / twohost_host_lost: the link is cut (ip link set down),
   or every process of the second host is killed, mid-run: each surviving
   rank fails within the documented timeouts with a message naming the rank
@@ -263,6 +266,26 @@ def twohost_torchrun(d):
         assert not hosts.pids(0) and not hosts.pids(1), (hosts.pids(0), hosts.pids(1))
 
 
+def twohost_mpirun(d):
+    """mpirun on the first host starts one rank on each host (an rsh agent stands in for ssh)."""
+    require("mpirun", why="Open MPI, Debian's openmpi-bin")
+    require_namespaces()
+    with TwoHosts() as hosts:
+        agent = hosts.rsh_agent(d / "rsh-agent")
+        cmd = ["mpirun", "--allow-run-as-root", "-np", "2", "-H", f"{hosts.addr[0]},{hosts.addr[1]}",
+               "--mca", "plm_rsh_agent", agent, "--mca", "oob_tcp_if_include", hosts.ifname,
+               "-x", f"MASTER_ADDR={hosts.addr[0]}", "-x", f"MASTER_PORT={free_port()}",
+               "-x", f"GLOO_SOCKET_IFNAME={hosts.ifname}",
+               LADDER, *MEASURE, "--out", d / "run", "--save-final", d / "w.pt", "--quiet"]
+        print(f"host0$ {show(cmd)}", flush=True)
+        p = hosts.popen(0, cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=clean_env())
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0, f"exit {p.returncode}\n{out[-6000:]}"
+        r = check_like_builtin(d / "run", "openmpi", d / "w.pt", local_ranks=(0, 0), hosts=("host0", "host1"))
+        assert r["ddp"]["master"].startswith(hosts.addr[0] + ":"), r["ddp"]["master"]
+        wait_for("every process of both hosts to end", lambda: not hosts.pids(0) and not hosts.pids(1), 20)
+
+
 def steady(log):
     """True once the log shows a measured (not warm-up) step of the ddp rung."""
     lines = [x for x in pathlib.Path(log).read_text(errors="replace").splitlines() if x.startswith("[ddp] step")]
@@ -405,7 +428,8 @@ def twohost_bandwidth(d):
     print(table)
 
 
-CASES = {f.__name__: f for f in [builtin_reference, torchrun, mpirun, srun, twohost_torchrun, twohost_link_cut,
+CASES = {f.__name__: f for f in [builtin_reference, torchrun, mpirun, srun, twohost_torchrun, twohost_mpirun,
+                                 twohost_link_cut,
                                  twohost_host_lost, ladder_run_link_cut, twohost_bandwidth]}
 
 if __name__ == "__main__":

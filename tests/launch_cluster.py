@@ -318,6 +318,24 @@ class TwoHosts:
     def run(self, host, cmd, timeout=60, **kw):
         return subprocess.run(self.wrap(host, cmd), capture_output=True, text=True, timeout=timeout, **kw)
 
+    def rsh_agent(self, path):
+        """Writes an Open MPI rsh agent (--mca plm_rsh_agent PATH) that runs the command it is given
+        on the host named by its address, as ssh would on a cluster; returns path."""
+        path = pathlib.Path(path)
+        cases = "\n".join(f"  {self.addr[i]}) ns={self.ns[i]}; name={self.hostname[i]} ;;" for i in range(2))
+        path.write_text(f"""#!/bin/sh
+# Open MPI's rsh agent for two namespaced hosts: `AGENT HOST COMMAND...` runs
+# COMMAND (one shell command line, as ssh takes it) on HOST.
+host=$1; shift
+case "$host" in
+{cases}
+  *) echo "rsh agent: unknown host $host" >&2; exit 1 ;;
+esac
+exec ip netns exec $ns unshare --uts sh -c "hostname $name && exec sh -c \\"\\$0\\"" "$*"
+""")
+        path.chmod(0o755)
+        return path
+
     def pids(self, host):
         """Every process in host's network namespace."""
         p = subprocess.run(["ip", "netns", "pids", self.ns[host]], capture_output=True, text=True)
