@@ -25,6 +25,8 @@
 
 #include "bench/mfu.h"
 #include "bench/peers.h"
+#include "bench/roofline.h"
+#include "reports/report_loader.h"
 #include "reports/table.h"
 #include "reports/atomic_file.h"
 #include "reports/report.h"
@@ -563,7 +565,20 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
   const std::string label = o.repeats > 1 ? fmt::format("{} #{}/{}", peer_display_name(cell.id), job.repeat, o.repeats)
                                           : peer_display_name(cell.id);
   if (!o.quiet) fmt::print(stderr, "{} {} (PyTorch peer, {})\n", progress, label, cell.cfg.device);
-  const PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
+  PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
+  // A peer computes in the precision its rung would here: on a CPU whose
+  // bf16 matmuls the run measured as emulated, in fp32 (RunConfig::bf16_applied).
+  if (cmd.skip_reason.empty() && cell.cfg.sw.bf16 && cell.cfg.device == "cpu") {
+    RunConfig as_run = cell.cfg;
+    if (as_run.cpu_bf16 == "auto" && !roofline_file.empty())
+      as_run.cpu_bf16_emulated = cpu_bf16_emulated(read_json_file(roofline_file), torch::Device(torch::kCPU));
+    if (!as_run.bf16_applied()) {
+      cmd.args.push_back("--bf16-off-because");
+      cmd.args.push_back(as_run.cpu_bf16 == "off" ? "--cpu-bf16 off"
+                                                  : "--cpu-bf16 auto: this CPU's bf16 matmuls are emulated (" +
+                                                        as_run.cpu_bf16_emulated + ")");
+    }
+  }
   if (!cmd.skip_reason.empty()) {
     write_peer_failure(o, cell, job.repeat, "skipped", cmd.skip_reason, ChildOutcome{});
     if (!o.quiet) fmt::print(stderr, "[{}] skipped: {}\n", label, cmd.skip_reason);

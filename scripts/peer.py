@@ -214,7 +214,7 @@ def host_steal_ms():
 # ---------------------------------------------------------------- the step
 
 
-def build(torch, ref, cfg, device, peer_name):
+def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
     """Model, optimizer and the step of the cell's switches; returns (step_fn, model, switches)."""
     import torch.nn.functional as F
 
@@ -233,8 +233,12 @@ def build(torch, ref, cfg, device, peer_name):
                             "mechanism": "torch.set_float32_matmul_precision('high'), cudnn.allow_tf32",
                             "reason": "TF32 tensor cores (sm_80+)" if ok else
                             "no TF32 here (CPU, or a GPU before sm_80); under bf16 autocast the matmuls run in bf16"}
-    ctx = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if sw["bf16"] else None
-    if sw["bf16"]:
+    bf16_off = bf16_off_because if sw["bf16"] and not cuda else None
+    ctx = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if sw["bf16"] and not bf16_off else None
+    if bf16_off:
+        switches["bf16"] = {"enabled": True, "effective": False,
+                            "mechanism": "none: autocast left off, the matmuls run in fp32", "reason": bf16_off}
+    elif sw["bf16"]:
         ok = not cuda or torch.cuda.is_bf16_supported()
         switches["bf16"] = {"enabled": True, "effective": ok,
                             "mechanism": f"torch.autocast('{device.type}', dtype=torch.bfloat16) around forward and loss",
@@ -343,7 +347,7 @@ def measure(peer, torch, ref):
     phase = "setup"
     step_no = None
     try:
-        step, model, switches, model_vocab = build(torch, ref, cfg, device, peer.name)
+        step, model, switches, model_vocab = build(torch, ref, cfg, device, peer.name, peer.args.bf16_off_because)
         batches = ref.make_batches({**cfg, "data": cfg.get("data") or {}})
         tokens = cfg["batch"] * cfg["seq"]
         fail_at_first_step = os.environ.get(TEST_FAIL_ENV, "") == peer.name
@@ -601,6 +605,8 @@ def main(argv=None):
     ap.add_argument("--suite-version", default="unknown", help="ladder's version, for the report")
     ap.add_argument("--git-commit", default="unknown", help="ladder's git commit, for the report")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--bf16-off-because", default=None,
+                    help="on a CPU: leave bf16 autocast off (the rung would: ladder run --cpu-bf16), for this reason")
     args = ap.parse_args(argv)
     if args.peer not in PEERS:
         print(f"peer.py: error: --peer: got '{args.peer}', expected one of: {', '.join(PEERS)}", file=sys.stderr)

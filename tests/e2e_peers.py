@@ -48,8 +48,13 @@ def eager_peer_in_the_run(d):
     assert report["parity"]["status"] == "not_checked" and "loss parity" in report["parity"]["reason"]
     # MFU: filled in by ladder from the peer's dt, with the run's roofline and bench/mfu's formula.
     mfu = report["mfu"]
-    assert mfu["precision"] == "bf16" and mfu["measured_roofline"]["source"]["file"] == str(d / "roofline.json"), mfu
-    roof = load(d / "roofline.json")["precisions"]["bf16"]["matmul_tflops"]
+    # The peer computes in the precision its rung does here: bf16, or fp32 where
+    # this CPU emulates bf16 (--cpu-bf16 auto), as the rung's report says.
+    rung_bf16 = load(d / "fused-adamw" / "report.json")["switches"]["bf16"]["effective"]
+    assert report["switches"]["bf16"]["effective"] == rung_bf16, report["switches"]["bf16"]
+    precision = "bf16" if rung_bf16 else "fp32"
+    assert mfu["precision"] == precision and mfu["measured_roofline"]["source"]["file"] == str(d / "roofline.json"), mfu
+    roof = load(d / "roofline.json")["precisions"][precision]["matmul_tflops"]
     tok_s = report["summary"]["tokens_per_s"]["median"]
     fpt = report["flops"]["flops_per_token"]
     assert fpt == load(d / "fused-adamw" / "report.json")["flops"]["flops_per_token"]
