@@ -124,8 +124,7 @@ class PrefetchingSource final : public TokenSource {
       if (stop_) return;
       const Key key = *pending_;
       pending_.reset();
-      slot_.emplace();
-      slot_->key = key;
+      slot_.emplace(Slot{key, /*done=*/false, Batch{}, std::exception_ptr{}});
       busy_ = true;
       lock.unlock();
       Batch b;
