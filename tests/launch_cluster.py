@@ -99,7 +99,21 @@ def sh(*cmd, check=True, timeout=30):
 SLURM_TOOLS = ("munged", "mungekey", "slurmctld", "slurmd", "srun", "sinfo", "scontrol")
 
 
-class SlurmCluster:
+class Managed:
+    """A context manager over start() and close(): close() runs if start() fails, and on exit."""
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class SlurmCluster(Managed):
     """A one-host Slurm cluster under `root` (a fresh directory), 2 CPUs.
 
     srun/sinfo/scontrol find it through SLURM_CONF (self.env). Only root
@@ -223,15 +237,6 @@ class SlurmCluster:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 # ---- two hosts ---------------------------------------------------------------
@@ -271,7 +276,7 @@ def can_make_namespaces():
     return None
 
 
-class TwoHosts:
+class TwoHosts(Managed):
     """Two network namespaces joined by a veth pair; host i is 10.231.0.(i+1).
 
     Both ends are called `ifname` inside their namespaces (GLOO_SOCKET_IFNAME
@@ -384,15 +389,6 @@ exec ip netns exec $ns unshare --uts sh -c "hostname $name && exec sh -c \\"\\$0
                 time.sleep(0.1)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 # ---- the user-space delay line -------------------------------------------------
