@@ -257,12 +257,9 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
       }
       tracer = std::make_unique<profiler::TraceProfiler>(std::move(t));
     }
-    if (device.is_cpu() && c.sw.bf16 && c.cpu_bf16 == "auto") {
-      position.phase = "bf16 probe";
-      c.cpu_bf16_emulated =
-          cpu_bf16_emulated(o.roofline_file.empty() ? nlohmann::json() : read_json_file(o.roofline_file), device);
-      position.phase = "setup";
-    }
+    position.phase = "bf16 probe";
+    resolve_cpu_bf16(c, o.roofline_file.empty() ? nlohmann::json() : read_json_file(o.roofline_file), device);
+    position.phase = "setup";
     TrainStep step(c, device, make_token_source(c, device), pg.get());
     if (!o.save_init.empty()) save_weights(step.model(), o.save_init);
     if (!o.save_grads.empty()) step.keep_gradients_of_step(0);
@@ -315,6 +312,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
                                      s.grad_norm));
         }
     const Precision precision = mfu_precision(c, switches);
+    const Switches numerics = numerics_in_effect(c.sw, switches);  // the parity class's
     // The run's roofline (one denominator for every rung), or this process's own probe.
     RooflineResult roof;
     nlohmann::json roof_source;
@@ -353,9 +351,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"environment", describe_environment(device)},
         {"world_size", world},
         {"switches", switches},
-        {"parity", {{"status", "pending"},
-                    {"class", parity_class(numerics_in_effect(c.sw, switches))},
-                    {"rtol", parity_rtol(numerics_in_effect(c.sw, switches))}}},
+        {"parity", {{"status", "pending"}, {"class", parity_class(numerics)}, {"rtol", parity_rtol(numerics)}}},
         {"data", data},
         {"model", {{"n_params", n_params}, {"n_params_without_wpe", n_params_no_wpe},
                    {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},

@@ -180,6 +180,10 @@ std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Devic
   return why.empty() ? why : why + ", probed at n 512";
 }
 
+void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device) {
+  if (device.is_cpu() && c.sw.bf16 && c.cpu_bf16 == "auto") c.cpu_bf16_emulated = cpu_bf16_emulated(roofline, device);
+}
+
 int roofline_command(const std::vector<std::string>& args) {
   std::string device_spec = default_device_spec(), out;
   int64_t threads = 0;

@@ -63,6 +63,11 @@ std::string bf16_emulated(double fp32_tflops, double bf16_tflops);
 // short probe of both in this process when `roofline` is null.
 std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Device& device);
 
+// What --cpu-bf16 auto decides for `c` on `device`: sets c.cpu_bf16_emulated
+// (cpu_bf16_emulated above) for a CPU rung with bf16 under "auto"; leaves
+// every other config as it is. Then c.bf16_applied() is the decision.
+void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device);
+
 // `ladder roofline`: measure and print (or write with --out) the roofline.
 int roofline_command(const std::vector<std::string>& args);
 

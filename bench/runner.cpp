@@ -570,13 +570,10 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
   // bf16 matmuls the run measured as emulated, in fp32 (RunConfig::bf16_applied).
   if (cmd.skip_reason.empty() && cell.cfg.sw.bf16 && cell.cfg.device == "cpu") {
     RunConfig as_run = cell.cfg;
-    if (as_run.cpu_bf16 == "auto" && !roofline_file.empty())
-      as_run.cpu_bf16_emulated = cpu_bf16_emulated(read_json_file(roofline_file), torch::Device(torch::kCPU));
-    if (!as_run.bf16_applied()) {
+    if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
+    if (const std::string why = as_run.bf16_off_reason(); !why.empty()) {
       cmd.args.push_back("--bf16-off-because");
-      cmd.args.push_back(as_run.cpu_bf16 == "off" ? "--cpu-bf16 off"
-                                                  : "--cpu-bf16 auto: this CPU's bf16 matmuls are emulated (" +
-                                                        as_run.cpu_bf16_emulated + ")");
+      cmd.args.push_back(why);
     }
   }
   if (!cmd.skip_reason.empty()) {
@@ -691,14 +688,13 @@ void print_estimate(const std::vector<Job>& jobs, const json& roofline, const Ru
     const json& e = roofline["precisions"].value(p, json::object());
     return e.value("matmul_tflops", 0.0) * 1e12;
   };
-  const bool bf16_emulated = roofline["precisions"].value("bf16", json::object()).value("emulated", false);
   double low_s = 0, high_s = 0;
   int counted = 0;
   for (const auto& job : jobs) {
     const RunConfig& c = job.cell->cfg;
     if (job.cell->role == "peer" || (o.resume && report_complete(o, *job.cell, job.repeat))) continue;
-    RunConfig as_run = c;  // what measure will decide (RunConfig::bf16_applied)
-    if (bf16_emulated) as_run.cpu_bf16_emulated = "the run's roofline";
+    RunConfig as_run = c;  // what measure will decide
+    resolve_cpu_bf16(as_run, roofline, torch::Device(c.device));
     const bool bf16 = as_run.bf16_applied();
     const double flops_per_s = rate(bf16 ? "bf16" : "fp32") * kStepEfficiency;
     if (!(flops_per_s > 0)) return;

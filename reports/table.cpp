@@ -140,25 +140,26 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
   // Numeric switches that did not take effect on this device, in one line
   // each: their rungs ran the previous precision, and the table's speedups
   // show only what their other switches bought.
-  for (const char* numeric : {"tf32", "bf16"}) {
+  auto not_effective_in = [&](const char* numeric) {
     std::string rungs;
     for (const auto& row : summary["rows"])
       if (row.value("status", "") == "ok" && row.contains("effective") && row["effective"].contains(numeric) &&
           !row["effective"][numeric].get<bool>())
         rungs += fmt::format("{}{}", rungs.empty() ? "" : ", ", peer_display_name(row["cell"].get<std::string>()));
-    if (rungs.empty()) continue;
-    const json bf16_entry = roofline.contains("precisions") ? roofline["precisions"].value("bf16", json::object())
-                                                            : json::object();
-    if (std::string(numeric) == "bf16")
-      fmt::print("{} not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)\n",
-                 paint("bf16:", "33"), rungs,
-                 bf16_entry.contains("emulated_evidence")
-                     ? "this CPU emulates bf16 matmuls (" + bf16_entry["emulated_evidence"].get<std::string>() + ")"
-                     : std::string("see each report's switches.bf16.reason"));
-    else
-      fmt::print("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device (see "
-                 "switches.tf32.reason); those rungs ran fp32\n",
-                 rungs);
+    return rungs;
+  };
+  if (const std::string rungs = not_effective_in("tf32"); !rungs.empty())
+    fmt::print("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device (see "
+               "switches.tf32.reason); those rungs ran fp32\n",
+               rungs);
+  if (const std::string rungs = not_effective_in("bf16"); !rungs.empty()) {
+    const json bf16_entry =
+        roofline.contains("precisions") ? roofline["precisions"].value("bf16", json::object()) : json::object();
+    fmt::print("{} not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)\n",
+               paint("bf16:", "33"), rungs,
+               bf16_entry.contains("emulated_evidence")
+                   ? "this CPU emulates bf16 matmuls (" + bf16_entry["emulated_evidence"].get<std::string>() + ")"
+                   : std::string("see each report's switches.bf16.reason"));
   }
   // Rows whose dt moved more than a quiet machine's (runner.cpp's noise
   // verdict), and 'p' MFU above 100 % (a roofline probe that ran slow).

@@ -143,6 +143,12 @@ bool RunConfig::bf16_applied() const {
   return cpu_bf16 == "on" || (cpu_bf16 == "auto" && cpu_bf16_emulated.empty());
 }
 
+std::string RunConfig::bf16_off_reason() const {
+  if (!sw.bf16 || bf16_applied()) return "";
+  if (cpu_bf16 == "off") return "--cpu-bf16 off";
+  return "--cpu-bf16 auto: this CPU's bf16 matmuls are emulated (" + cpu_bf16_emulated + "); --cpu-bf16 on forces bf16";
+}
+
 void to_json(nlohmann::json& j, const ModelConfig& m) {
   j = {{"n_layer", m.n_layer},
        {"n_head", m.n_head},

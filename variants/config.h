@@ -117,6 +117,9 @@ struct RunConfig {
   // Whether the bf16 switch's autocast is applied: on CUDA always, on a CPU
   // as cpu_bf16 (and the measurement) say.
   bool bf16_applied() const;
+  // Why the bf16 switch's autocast is left off ("" when it is applied, or
+  // the rung has no bf16): for the rung's and a peer's switches.bf16.reason.
+  std::string bf16_off_reason() const;
 
   int64_t total_steps() const { return warmup + steps; }  // with the minimum warmup
   // Not for the ddp rung (ranks must run the same steps) nor with --profile

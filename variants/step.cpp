@@ -52,10 +52,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     bf16_effect_ = enable_bf16(device);
   } else if (cfg.sw.bf16) {
     bf16_effect_.mechanism = "none: autocast left off, the matmuls run in fp32";
-    bf16_effect_.reason = cfg.cpu_bf16 == "off"
-                              ? std::string("--cpu-bf16 off")
-                              : "--cpu-bf16 auto: this CPU's bf16 matmuls are emulated (" + cfg.cpu_bf16_emulated +
-                                    "); --cpu-bf16 on forces bf16";
+    bf16_effect_.reason = cfg.bf16_off_reason();
   }
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
