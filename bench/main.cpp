@@ -16,6 +16,7 @@
 #include "bench/run_command.h"
 #include "build_info.h"
 #include "variants/config.h"
+#include "variants/switches/switch.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ constexpr const char* kUsage =
     "  export     export a run, e.g. as google/benchmark JSON (--gbench)\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
+    "  switches   print every switch of the ladder (variants/switches/) as a markdown table\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";
@@ -48,6 +50,10 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "export") return ladder::export_command(args);
   if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "roofline") return ladder::roofline_command(args);
+  if (command == "switches") {
+    fmt::print("{}", ladder::switches_markdown());
+    return 0;
+  }
   if (command == "version") {
     fmt::print("ladder {} ({}), {} build, {}, LibTorch {}\n", ladder::build_info::kVersion,
                ladder::build_info::kGitCommit, ladder::build_info::kBuildType,
@@ -56,7 +62,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bench, roofline, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bench, roofline, switches, version (see 'ladder --help')",
                   command));
 }
 

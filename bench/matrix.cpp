@@ -11,6 +11,7 @@
 #include "bench/memory.h"
 #include "bench/peers.h"
 #include "variants/rungs.h"
+#include "variants/switches/switch.h"
 
 namespace ladder {
 
@@ -130,7 +131,7 @@ int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
   ModelConfig shape = m;
   shape.vocab_size = V;
   MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq);
-  const bool graph = cfg.sw.fused && cfg.device.rfind("cuda", 0) == 0 && !cfg.sw.ddp;
+  const bool graph = plan_for(cfg).cuda_graph;
   return e.total_bytes + (graph ? e.activation_bytes : 0);
 }
 

@@ -57,9 +57,13 @@ void save_weights(GPT& model, const std::string& path) {
 }  // namespace
 
 // The precision MFU is measured against: what the rung's matmuls really ran in.
+// The loosest numerics (SwitchDecl::numerics) among the switches in effect.
 Precision mfu_precision(const RunConfig& c, const nlohmann::json& switches) {
-  if (c.sw.bf16 && switches["bf16"].value("effective", false)) return Precision::kBF16;
-  if (c.sw.tf32 && switches["tf32"].value("effective", false)) return Precision::kTF32;
+  switch (loosest_numerics(numerics_in_effect(c.sw, switches))) {
+    case Numerics::kBf16: return Precision::kBF16;
+    case Numerics::kTf32: return Precision::kTF32;
+    case Numerics::kFp32Exact: break;
+  }
   return Precision::kFP32;
 }
 

@@ -89,7 +89,7 @@ Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const s
   c.cfg = base;
   c.cfg.rung = kPeerCellPrefix + peer;
   c.cfg.sw = parse_rung(kPeerBaseRung).sw;
-  c.cfg.sw.fused = peer == "compile";  // torch.compile is the peers' fusion; eager has none
+  c.cfg.sw.set("fused", peer == "compile");  // torch.compile is the peers' fusion; eager has none
   c.cfg.world_size = 1;
   c.cfg.profile.clear();  // Kineto traces are the rungs' (the peer runs no LibTorch harness)
   return c;

@@ -294,7 +294,6 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     }
   }
   check_cells_data(cells);
-  fused::epilogue_mode();  // a bad LADDER_CUBLASLT_EPILOGUES exits 2 before any child runs
   for (const auto& cell : cells)
     if (cell.role == "measure" && cell.runnable && cell.cfg.micro_steps() > 64)
       fmt::print(stderr,
@@ -390,7 +389,6 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   cfg.validate();
   parse_device(cfg.device);
   check_token_source(cfg);
-  fused::epilogue_mode();  // a bad LADDER_CUBLASLT_EPILOGUES exits 2 here
   if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)  // malformed: exit 2 here
     fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
                kTestSlowdownEnv, slowdown);

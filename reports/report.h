@@ -14,7 +14,7 @@
 
 namespace ladder {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // The per-step columns: step, dt_ms, tokens_per_s, loss, grad_norm, lr,
 // data_ms (host time in the data phase); in breakdown mode

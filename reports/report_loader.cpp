@@ -55,6 +55,21 @@ void check_version(const json& j, const std::string& path) {
                                   path, v));
 }
 
+// Schema 1 spelled three switches of report.switches with underscores; from
+// schema 2 every switch has its one declared name (variants/switches/), as in
+// config.switches. Older reports are read under today's names.
+void upgrade_to_current(json& r) {
+  if (r.value("schema_version", 0) >= 2 || !r.contains("switches") || !r["switches"].is_object()) return;
+  for (const auto& [old_name, name] :
+       {std::pair{"vocab_pad", "vocab-pad"}, {"fused_adamw", "fused-adamw"}, {"grad_accum", "grad-accum"}}) {
+    auto& sw = r["switches"];
+    if (sw.contains(old_name) && !sw.contains(name)) {
+      sw[name] = sw[old_name];
+      sw.erase(old_name);
+    }
+  }
+}
+
 // A complete ("ok") report must hold every figure compare and export read,
 // as finite numbers: checked once here, so readers never meet a missing key.
 // Every rung report, whatever its status, names its rung and its status.
@@ -112,6 +127,7 @@ json load_row_report(const fs::path& dir, const json& row, std::string& file) {
   if (!fs::exists(p)) return json{{"status", "missing"}};
   json r = read_json_file(p.string());
   check_version(r, p.string());
+  upgrade_to_current(r);
   check_complete(r, p.string());
   file = p.string();
   return r;
@@ -148,8 +164,9 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
   } else if (!fs::exists(file)) {
     throw ConfigError(fmt::format("{}: no such file or directory", path));
   }
-  const json j = read_json_file(file.string());
+  json j = read_json_file(file.string());
   check_version(j, file.string());
+  upgrade_to_current(j);
   const std::string kind = j["kind"].get<std::string>();
   if (kind == "ladder.rung_report") {
     check_complete(j, file.string());

@@ -255,7 +255,7 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
     ref.init_gpt2_weights(model, m["n_layer"], cfg["seed"])
     model.to(device)
     if sw["vocab-pad"]:
-        switches["vocab_pad"] = {"enabled": True, "effective": m["vocab_size"] != V,
+        switches["vocab-pad"] = {"enabled": True, "effective": m["vocab_size"] != V,
                                  "mechanism": f"wte has {m['vocab_size']} rows; logits sliced to V={V} before the loss",
                                  "reason": f"V {V} -> {m['vocab_size']}" if m["vocab_size"] != V
                                  else "V is already a multiple of 128"}
@@ -267,7 +267,7 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
     kw = {"fused": True} if sw["fused-adamw"] else {"foreach": False}
     optimizer = torch.optim.AdamW(groups, lr=t["max_lr"], betas=tuple(t["betas"]), eps=t["eps"], **kw)
     if sw["fused-adamw"]:
-        switches["fused_adamw"] = {"enabled": True, "effective": True,
+        switches["fused-adamw"] = {"enabled": True, "effective": True,
                                    "mechanism": "torch.optim.AdamW(fused=True)",
                                    "reason": "one fused kernel per parameter group"}
 
@@ -287,9 +287,14 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
     switches["fused"] = {"enabled": sw["fused"], "reason": fused_reason[peer_name]}
     if sw["fused"]:
         switches["fused"].update(effective=True, mechanism="torch.compile(forward + loss), inductor backend")
-    for key, name in (("tf32", "tf32"), ("bf16", "bf16"), ("flash", "flash"), ("vocab_pad", "vocab-pad"),
-                      ("fused_adamw", "fused-adamw"), ("grad_accum", "grad-accum"), ("ddp", "ddp")):
-        switches.setdefault(key, {"enabled": False, "reason": f"{name} is off in the peer's config"})
+    # Every switch the config names (ladder's declarations), under the same
+    # name in the report; the fused rung's parts are ladder's own mechanisms,
+    # which torch.compile replaces as a whole.
+    for name, on in sw.items():
+        if on and name not in switches:
+            switches[name] = {"enabled": True, "effective": False, "mechanism": "none",
+                              "reason": f"{name} is ladder's own mechanism; the peer has none (fused: torch.compile)"}
+        switches.setdefault(name, {"enabled": False, "reason": f"{name} is off in the peer's config"})
 
     decay = t["lr_decay_steps"] if t["lr_decay_steps"] > 0 else cfg["warmup"] + cfg["steps"]
     clip = t["grad_clip"]

@@ -45,6 +45,8 @@ mutations = {
     "data without tokens consumed": lambda r: r["data"].pop("tokens_consumed"),
     "token shards without a shard list": lambda r: r["data"].update(kind="token_shards"),
     "unknown data format": lambda r: r["config"]["data"].update(format="u32"),
+    "a switch's effect not an object": lambda r: r["switches"].update({"fused-ln": True}),
+    "a switch flag not a boolean": lambda r: r["config"]["switches"].update({"fused-ln": "yes"}),
 }
 for name, mutate in mutations.items():
     assert list(validator.iter_errors(broken(mutate))), f"schema accepted a report with {name}"

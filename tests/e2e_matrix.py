@@ -63,7 +63,7 @@ def every_rung_matches_fp32(d):
     assert ga["throughput"]["micro_steps"] == 4 and ga["throughput"]["tokens_per_step"] == 1024
     assert ga["throughput"]["tokens_per_micro_step"] == 256
     vp = load(d / "vocab-pad" / "report.json")
-    assert vp["model"]["model_vocab"] == 1024 and vp["switches"]["vocab_pad"]["effective"]
+    assert vp["model"]["model_vocab"] == 1024 and vp["switches"]["vocab-pad"]["effective"]
     fused = load(d / "fused" / "report.json")
     assert "residual_add_layer_norm" in fused["switches"]["fused"]["fusions_active"]
     flash = load(d / "flash" / "report.json")

@@ -20,11 +20,11 @@ TINY = ["--preset", "tiny", "--device", "cpu", "--threads", "2", "--benchmark_mi
 
 # Benchmarks per family on the CPU for the tiny preset (C=64, H=2, T=64, V=1000):
 # matmul 5 GEMMs x 3 precisions; attention T=128 x 2 kinds x 2 precisions;
-# cross_entropy V 1000/1024 x 2 precisions; adamw torch/fused; gelu 2 kinds x 2
+# cross_entropy V 1000/1024 x 2 precisions; adamw torch/fused; mlp 2 kinds x 2
 # precisions; layernorm composite/fused; allreduce: 1 to 3 DDP bucket sizes.
-FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "gelu": 4, "layernorm": 2,
+FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "mlp": 4, "layernorm": 2,
             "allreduce": None}
-FLOP_FAMILIES = {"matmul", "attention", "cross_entropy"}
+FLOP_FAMILIES = {"matmul", "attention", "cross_entropy", "mlp"}
 
 
 def run(binary, *args, code=0, env=None):
@@ -78,13 +78,13 @@ def smoke_every_family_checked():
 
 def failed_check_fails_the_run():
     out = fresh("perturbed")
-    p = run(LADDER, "bench", *TINY, "--out", out, "--benchmark_filter=^(gelu|layernorm)/", code=1,
-            env={"LADDER_MICRO_PERTURB": "gelu"})
+    p = run(LADDER, "bench", *TINY, "--out", out, "--benchmark_filter=^(mlp|layernorm)/", code=1,
+            env={"LADDER_MICRO_PERTURB": "mlp"})
     assert "correctness check failed" in p.stderr, p.stderr
     benches = json.loads((out / "micro.json").read_text())["benchmarks"]
-    gelu = [b for b in benches if b["name"].startswith("gelu/")]
-    assert len(gelu) == 4 and all(b["error_occurred"] for b in gelu), gelu
-    assert all("correctness check failed" in b["error_message"] for b in gelu), gelu
+    mlp = [b for b in benches if b["name"].startswith("mlp/")]
+    assert len(mlp) == 4 and all(b["error_occurred"] for b in mlp), mlp
+    assert all("correctness check failed" in b["error_message"] for b in mlp), mlp
     # The other family still ran and passed.
     ln = [b for b in benches if b["name"].startswith("layernorm/")]
     assert len(ln) == 2 and all(not b.get("error_occurred") and b["check_passed"] == 1 for b in ln), ln

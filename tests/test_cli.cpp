@@ -53,10 +53,8 @@ TEST_F(Cli, UnknownSubcommand) {
   EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
 }
 
-TEST_F(Cli, BadEpilogueKnobNamesTheVariable) {
-  setenv("LADDER_CUBLASLT_EPILOGUES", "gelu", 1);  // inherited by the child
-  expect_bad_input("--preset tiny", {"LADDER_CUBLASLT_EPILOGUES='gelu'", "all", "bias", "none"});
-  unsetenv("LADDER_CUBLASLT_EPILOGUES");
+TEST_F(Cli, UnknownSwitchInARungNamesTheSwitches) {
+  expect_bad_input("--preset tiny --rungs fp32+gelu", {"unknown switch 'gelu'", "gelu-epilogue", "fused-ln"});
 }
 
 TEST_F(Cli, UnknownOption) { expect_bad_input("--preset tiny --batchsize 3", {"unknown option '--batchsize'"}); }

@@ -1,8 +1,10 @@
 // tests/test_rungs.cpp: the ladder is data: each rung adds exactly one
 // switch; names parse; ablation produces the expected set; the matrix
 // resolves cells and rejects bad configurations.
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <memory>
 
 #include <gtest/gtest.h>
@@ -12,17 +14,22 @@
 #include "variants/config.h"
 #include "variants/rungs.h"
 #include "variants/step.h"
+#include "variants/switches/switch.h"
 
 namespace ladder {
 namespace {
 
+// How many switch flags are on (a group's parts each count).
 int count_on(const Switches& s) {
   int n = 0;
-  for (const auto& info : switch_table()) n += s.*info.member;
+  for (const SwitchDecl* info : all_switches()) n += info->member && s.*info->member;
   return n;
 }
 
-TEST(Rungs, LadderOrderAndEachRungAddsOneSwitch) {
+// The flags one declaration sets: its own, or its parts'.
+int flags_of(const SwitchDecl& s) { return s.member ? 1 : int(parts_of(s).size()); }
+
+TEST(Rungs, LadderOrderAndEachRungAddsOneDeclaredSwitch) {
   const auto& l = ladder_rungs();
   std::vector<std::string> names;
   for (const auto& r : l) names.push_back(r.name);
@@ -30,13 +37,16 @@ TEST(Rungs, LadderOrderAndEachRungAddsOneSwitch) {
                                              "fused-adamw", "grad-accum", "ddp"}));
   EXPECT_EQ(count_on(l[0].sw), 0);
   for (size_t i = 1; i < l.size(); ++i) {
-    EXPECT_EQ(count_on(l[i].sw), int(i)) << l[i].name;
+    const SwitchDecl& added = switch_named(l[i].name);
+    EXPECT_TRUE(l[i].sw.on(added)) << l[i].name;
+    EXPECT_EQ(count_on(l[i].sw), count_on(l[i - 1].sw) + flags_of(added)) << l[i].name;
     // Everything the previous rung had is still on.
-    for (const auto& info : switch_table())
-      if (l[i - 1].sw.*info.member) {
-        EXPECT_TRUE(l[i].sw.*info.member) << l[i].name << " dropped " << info.name;
+    for (const SwitchDecl* info : all_switches())
+      if (l[i - 1].sw.on(*info)) {
+        EXPECT_TRUE(l[i].sw.on(*info)) << l[i].name << " dropped " << info->name;
       }
   }
+  EXPECT_EQ(flags_of(switch_named("fused")), 7);
   EXPECT_TRUE(rung_runnable(l.back(), "cpu"));  // ddp runs on Gloo
 #ifdef LADDER_WITH_NCCL
   EXPECT_TRUE(rung_runnable(l.back(), "cuda"));
@@ -54,7 +64,15 @@ TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
   const Rung top = parse_rung("top-bf16");
   EXPECT_FALSE(top.sw.bf16);
   EXPECT_FALSE(top.sw.ddp);
-  EXPECT_EQ(count_on(top.sw), 6);
+  EXPECT_EQ(count_on(top.sw), 12);  // 14 flags, without bf16 and ddp
+  const Rung no_graph = parse_rung("top-cuda-graph");
+  EXPECT_TRUE(no_graph.sw.on("fused-ln") && !no_graph.sw.cuda_graph && !no_graph.sw.on("fused"));
+  EXPECT_EQ(no_graph.varies, &switch_named("cuda-graph"));
+  std::string why;
+  EXPECT_FALSE(rung_runnable(no_graph, "cpu", &why));
+  EXPECT_NE(why.find("cuda-graph is CUDA only"), std::string::npos) << why;
+  EXPECT_TRUE(rung_runnable(no_graph, "cuda:0"));
+  EXPECT_TRUE(rung_runnable(parse_rung("top-fused-ln"), "cpu"));
   EXPECT_THROW(parse_rung("turbo"), ConfigError);
   EXPECT_THROW(parse_rung("fp32+warp"), ConfigError);
   EXPECT_THROW(parse_rung("top-ddp"), ConfigError);
@@ -69,24 +87,32 @@ TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
 TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
   std::vector<std::string> names;
   for (const auto& r : ablation_rungs()) names.push_back(r.name);
+  // Every switch alone on fp32 where it needs no other, every part of fused
+  // too; then the top rung without each.
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "fp32", "fp32+tf32", "fp32+bf16", "fp32+fused", "fp32+flash", "fp32+vocab-pad",
-                       "fp32+fused-adamw", "fp32+grad-accum", "top", "top-tf32", "top-bf16", "top-fused",
-                       "top-flash", "top-vocab-pad", "top-fused-adamw", "top-grad-accum"}));
+                       "fp32", "fp32+tf32", "fp32+bf16", "fp32+fused", "fp32+fused-ln", "fp32+fused-linear",
+                       "fp32+fused-ce", "fp32+flat-grads", "fp32+flash", "fp32+vocab-pad", "fp32+fused-adamw",
+                       "fp32+grad-accum", "top", "top-tf32", "top-bf16", "top-fused", "top-fused-ln",
+                       "top-fused-linear", "top-lt-epilogues", "top-gelu-epilogue", "top-fused-ce",
+                       "top-flat-grads", "top-cuda-graph", "top-flash", "top-vocab-pad", "top-fused-adamw",
+                       "top-grad-accum"}));
   MatrixSpec spec;
   spec.device = "cpu";
   spec.presets = {"tiny"};
   spec.mode = "ablation";
-  std::vector<std::string> measured;
+  std::vector<std::string> measured, skipped;
   int parity_cells = 0;
   for (const auto& c : build_cells(spec)) {
     if (c.role == "measure") measured.push_back(c.id);
+    if (c.role == "measure" && !c.runnable) skipped.push_back(c.id);
     parity_cells += c.role == "parity";
   }
   EXPECT_EQ(measured, names);
-  // Each rung with accumulation gets its single-step reference: fp32+grad-accum,
-  // top, and top-X for the six X other than grad-accum.
-  EXPECT_EQ(parity_cells, 8);
+  // On a CPU the CUDA-only parts are listed, not run.
+  EXPECT_EQ(skipped, (std::vector<std::string>{"top-lt-epilogues", "top-gelu-epilogue", "top-cuda-graph"}));
+  // Each runnable rung with accumulation gets its single-step reference:
+  // fp32+grad-accum, top, and top-X for the ten runnable X other than grad-accum.
+  EXPECT_EQ(parity_cells, 12);
 }
 
 TEST(Rungs, ParityTolerancesFollowTheLoosestNumericChange) {
@@ -112,28 +138,118 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   // Nothing has run yet: neither the fused ops nor _fused_adamw_.
   nlohmann::json sw = step.describe_switches();
   EXPECT_FALSE(sw["fused"]["effective"].get<bool>()) << sw["fused"].dump();
-  EXPECT_FALSE(sw["fused_adamw"]["effective"].get<bool>()) << sw["fused_adamw"].dump();
+  EXPECT_FALSE(sw["fused-ln"]["effective"].get<bool>()) << sw["fused-ln"].dump();
+  EXPECT_FALSE(sw["fused-adamw"]["effective"].get<bool>()) << sw["fused-adamw"].dump();
   PhaseObserver none;
   step.run(0, none);
   sw = step.describe_switches();
   EXPECT_TRUE(sw["fused"]["effective"].get<bool>()) << sw["fused"].dump();
-  const auto reason = sw["fused"]["reason"].get<std::string>();
+  auto reason = [&](const char* name) { return sw[name]["reason"].get<std::string>(); };
   // tiny has 2 layers: the embeddings' add, then 2 fused adds, one MLP and two
-  // attention linears per layer
-  EXPECT_NE(reason.find("add_layer_norm ran 5 times"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("mlp_gelu 2, ladder::linear_bias 4"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("classifier_cross_entropy 1,"), std::string::npos) << reason;  // one micro-step
-  EXPECT_NE(reason.find("0 GEMMs with a cuBLASLt epilogue"), std::string::npos) << reason;  // CPU
-  EXPECT_TRUE(sw["fused_adamw"]["effective"].get<bool>());
-  EXPECT_NE(sw["fused_adamw"]["reason"].get<std::string>().find("called 2 times"), std::string::npos)
-      << sw["fused_adamw"]["reason"];  // two parameter groups
+  // attention linears per layer; one classifier per micro-step.
+  EXPECT_NE(reason("fused-ln").find("add_layer_norm ran 5 times"), std::string::npos) << reason("fused-ln");
+  EXPECT_NE(reason("fused-linear").find("mlp_gelu ran 2 times, ladder::linear_bias 4"), std::string::npos)
+      << reason("fused-linear");
+  EXPECT_NE(reason("fused-ce").find("classifier_cross_entropy ran 1 times"), std::string::npos) << reason("fused-ce");
+  for (const char* cuda_only : {"lt-epilogues", "gelu-epilogue", "cuda-graph"}) {
+    EXPECT_TRUE(sw[cuda_only]["enabled"].get<bool>()) << cuda_only;
+    EXPECT_FALSE(sw[cuda_only]["effective"].get<bool>()) << cuda_only;
+    EXPECT_FALSE(sw[cuda_only]["applicable"].get<bool>()) << cuda_only;
+  }
+  EXPECT_TRUE(sw["fused-adamw"]["effective"].get<bool>());
+  EXPECT_NE(reason("fused-adamw").find("called 2 times"), std::string::npos) << reason("fused-adamw");  // 2 groups
   // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there.
   EXPECT_EQ(sw["fused"]["fusions_active"],
-            nlohmann::json({"residual_add_layer_norm", "classifier_loss_and_grad_in_one_pass", "mlp_one_autograd_node",
-                            "layer_norm_outputs_in_bf16", "flat_gradient_buffer", "weight_grads_added_into_buffer",
-                            "clip_inside_fused_adamw"}));
-  EXPECT_EQ(sw["fused"]["fusions_not_used"][0]["name"], "cublaslt_epilogues");
-  EXPECT_FALSE(sw["fused"].contains("cuda_graph"));
+            nlohmann::json({"residual_add_layer_norm", "layer_norm_outputs_in_bf16", "mlp_one_autograd_node",
+                            "classifier_loss_and_grad_in_one_pass", "flat_gradient_buffer",
+                            "weight_grads_added_into_buffer"}));
+  std::vector<std::string> not_used;
+  for (const auto& e : sw["fused"]["fusions_not_used"]) not_used.push_back(e["name"]);
+  EXPECT_EQ(not_used, (std::vector<std::string>{"lt-epilogues", "gelu-epilogue", "cuda-graph"}));
+}
+
+// A part of fused alone: only its own field of the plan, and only its own op
+// runs; the group is not on, and says which part acted.
+TEST(Rungs, OneFusedPartAloneChangesOnlyItsOwnMechanism) {
+  RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
+  cfg.sw = parse_rung("fp32+fused-ln").sw;
+  const StepPlan plan = plan_for(cfg);
+  EXPECT_TRUE(plan.model.fused_ln);
+  EXPECT_FALSE(plan.model.fused_linear || plan.model.fused_ce || plan.flat_grads || plan.cuda_graph);
+  EXPECT_FALSE(plan.model.linear.lt_epilogues || plan.model.linear.gelu_epilogue);
+  auto owned = tiny_cpu_step("fp32+fused-ln");
+  PhaseObserver none;
+  owned->run(0, none);
+  const nlohmann::json sw = owned->describe_switches();
+  EXPECT_TRUE(sw["fused-ln"]["effective"].get<bool>());
+  EXPECT_FALSE(sw["fused-linear"]["enabled"].get<bool>());
+  EXPECT_TRUE(sw["fused"]["enabled"].get<bool>());  // a part of it is on
+  EXPECT_EQ(sw["fused"]["fusions_active"], nlohmann::json({"residual_add_layer_norm", "layer_norm_outputs_in_bf16"}));
+}
+
+TEST(Switches, DeclarationsAreConsistent) {
+  std::set<std::string> names;
+  for (const SwitchDecl* s : all_switches()) {
+    EXPECT_TRUE(names.insert(s->name).second) << "two switches named " << s->name;
+    EXPECT_EQ(find_switch(s->name), s);
+    EXPECT_TRUE(s->member || !parts_of(*s).empty()) << s->name << ": no flag and no parts";
+    EXPECT_TRUE(!s->member || s->describe) << s->name << ": no describe";
+    if (s->group) {
+      const SwitchDecl* g = find_switch(s->group);
+      ASSERT_NE(g, nullptr) << s->name << ": unknown group " << s->group;
+      EXPECT_EQ(g->member, nullptr) << s->name << ": group " << s->group << " is not a group";
+    }
+    for (const char* need : s->needs)
+      if (need) EXPECT_NE(find_switch(need), nullptr) << s->name << " needs unknown " << need;
+  }
+  // Every flag of Switches has one declaration.
+  Switches all;
+  for (const SwitchDecl* s : all_switches()) all.set(*s, true);
+  EXPECT_EQ(count_on(all), 14);
+  EXPECT_EQ(sizeof(Switches), 14 * sizeof(bool)) << "a Switches flag without a declaration";
+}
+
+// Reports written before fused had parts name only "fused": it turns every
+// part on; the JSON has every declared name, and a group's flag.
+TEST(Switches, JsonUsesTheDeclaredNamesAndReadsOldReports) {
+  const Switches top = parse_rung("fused-adamw").sw;
+  nlohmann::json j = top;
+  EXPECT_TRUE(j["fused-adamw"].get<bool>() && j["fused"].get<bool>() && j["cuda-graph"].get<bool>());
+  EXPECT_EQ(j.get<Switches>(), top);
+  const nlohmann::json old = {{"tf32", true},  {"bf16", false}, {"fused", true},      {"flash", false},
+                              {"vocab-pad", false}, {"fused-adamw", false}, {"grad-accum", false}, {"ddp", false}};
+  const Switches read = old.get<Switches>();
+  EXPECT_TRUE(read.tf32 && read.on("fused") && read.flat_grads && read.cuda_graph && !read.flash);
+  EXPECT_THROW((nlohmann::json{{"turbo", true}}.get<Switches>()), ConfigError);
+}
+
+// A report names every declared switch, under its declared name, in both
+// places: config.switches (flags) and switches (what each did).
+TEST(Switches, ReportsNameEveryDeclaredSwitch) {
+  std::vector<std::string> declared;
+  for (const SwitchDecl* s : all_switches()) declared.push_back(s->name);
+  auto keys = [](const nlohmann::json& j) {
+    std::vector<std::string> k;
+    for (const auto& item : j.items()) k.push_back(item.key());
+    return k;
+  };
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const nlohmann::json flags = parse_rung("fp32").sw;
+  EXPECT_EQ(keys(flags), sorted(declared));
+  auto owned = tiny_cpu_step("fp32+fused-ce");
+  EXPECT_EQ(keys(owned->describe_switches()), sorted(declared));
+}
+
+// The docs' switch table is the declarations' (`ladder switches`).
+TEST(Switches, VariantsReadmeShowsTheDeclaredTable) {
+  std::ifstream in(std::string(LADDER_SOURCE_DIR) + "/variants/README.md");
+  ASSERT_TRUE(in) << "variants/README.md";
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(readme.find(switches_markdown()), std::string::npos)
+      << "variants/README.md does not hold `ladder switches`'s table; it should be:\n" << switches_markdown();
 }
 
 // The step's fused rung adds the linears' and the lm_head's weight gradients

@@ -14,7 +14,6 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <fmt/format.h>
 
-#include "variants/config.h"
 #include "variants/fused_ops.h"
 
 #ifdef LADDER_WITH_CUDA
@@ -29,7 +28,7 @@ using torch::autograd::variable_list;
 namespace {
 
 std::atomic<int64_t> g_linear_calls{0}, g_mlp_calls{0}, g_classifier_calls{0}, g_epilogue_gemms{0},
-    g_fallback_gemms{0};
+    g_gelu_epilogue_gemms{0}, g_fallback_gemms{0};
 std::mutex g_fallback_mutex;
 std::string g_last_fallback;
 
@@ -44,18 +43,30 @@ void count_cuda_gemm(bool ok, const std::string& why) {
   g_last_fallback = why;
 }
 
-// What the knob allows on CUDA (epilogue_mode()).
-bool lt_bias_epilogues() { return epilogue_mode() != EpilogueMode::kNone; }
-bool lt_gelu_epilogues() { return epilogue_mode() == EpilogueMode::kAll; }
+// What the options allow on CUDA.
+bool lt_bias_epilogues(const LinearOptions& o) { return o.lt_epilogues; }
+bool lt_gelu_epilogues(const LinearOptions& o) { return o.lt_epilogues && o.gelu_epilogue; }
+
+// The options as the backward finds them in the autograd context.
+void save_options(torch::autograd::AutogradContext* ctx, const LinearOptions& o) {
+  ctx->saved_data["into_buffer"] = o.weight_grads_into_buffers;
+  ctx->saved_data["lt_epilogues"] = o.lt_epilogues;
+  ctx->saved_data["gelu_epilogue"] = o.gelu_epilogue;
+}
+LinearOptions saved_options(torch::autograd::AutogradContext* ctx) {
+  return {ctx->saved_data["into_buffer"].toBool(), ctx->saved_data["lt_epilogues"].toBool(),
+          ctx->saved_data["gelu_epilogue"].toBool()};
+}
 
 constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogue is the tanh form
 
 // ---- the steps, each with its epilogue on CUDA and plain ATen elsewhere ----------------
 
 // y (N, O) = x (N, I) W^T + b.
-torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
+                           const LinearOptions& o) {
 #ifdef LADDER_WITH_CUDA
-  if (x.is_cuda() && lt_bias_epilogues()) {
+  if (x.is_cuda() && lt_bias_epilogues(o)) {
     auto y = torch::empty({x.size(0), w.size(0)}, x.options());
     std::string why;
     const bool ok = cuda::lt_linear_forward(x, w, b, y, nullptr, &why);
@@ -68,25 +79,27 @@ torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const
 
 // {h, pre}: pre (N, O) = x W^T + b, h = gelu(pre).
 std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
-                                                          const torch::Tensor& b) {
+                                                          const torch::Tensor& b, const LinearOptions& o) {
 #ifdef LADDER_WITH_CUDA
-  if (x.is_cuda() && lt_gelu_epilogues()) {
+  if (x.is_cuda() && lt_gelu_epilogues(o)) {
     auto h = torch::empty({x.size(0), w.size(0)}, x.options());
     auto pre = torch::empty_like(h);
     std::string why;
     const bool ok = cuda::lt_linear_forward(x, w, b, h, &pre, &why);
     count_cuda_gemm(ok, why);
+    if (ok) g_gelu_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
     if (ok) return {h, pre};
   }
 #endif
-  auto pre = forward_bias(x, w, b);  // the bias epilogue alone where the knob says so
+  auto pre = forward_bias(x, w, b, o);  // the bias epilogue alone where the options say so
   return {at::gelu(pre, kGelu), pre};
 }
 
 // {dW (O, I) = dy^T x, db (O) = sum_rows dy}.
-std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x) {
+std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
+                                                         const LinearOptions& o) {
 #ifdef LADDER_WITH_CUDA
-  if (dy.is_cuda() && lt_bias_epilogues()) {
+  if (dy.is_cuda() && lt_bias_epilogues(o)) {
     auto dw = torch::empty({dy.size(1), x.size(1)}, dy.options());
     auto db = torch::empty({dy.size(1)}, dy.options());
     std::string why;
@@ -100,14 +113,15 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
 
 // {dpre (N, I) = (dy W) * gelu'(pre), db (I) = sum_rows dpre}.
 std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
-                                                         const torch::Tensor& pre) {
+                                                         const torch::Tensor& pre, const LinearOptions& o) {
 #ifdef LADDER_WITH_CUDA
-  if (dy.is_cuda() && lt_gelu_epilogues()) {
+  if (dy.is_cuda() && lt_gelu_epilogues(o)) {
     auto dpre = torch::empty_like(pre);
     auto db = torch::empty({pre.size(1)}, pre.options());
     std::string why;
     const bool ok = cuda::lt_input_grad_dgelu(dy, w, pre, dpre, db, &why);
     count_cuda_gemm(ok, why);
+    if (ok) g_gelu_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
     if (ok) return {dpre, db};
   }
 #endif
@@ -165,33 +179,13 @@ torch::Tensor hand_weight_grad(const torch::Tensor& weight, const torch::Tensor&
 
 }  // namespace
 
-EpilogueMode epilogue_mode() {
-  static const EpilogueMode mode = [] {
-    const char* v = std::getenv(kEpilogueModeEnv);
-    const std::string value = v ? v : "";
-    if (value.empty()) return EpilogueMode::kAll;
-    for (const auto mode : {EpilogueMode::kAll, EpilogueMode::kBias, EpilogueMode::kNone})
-      if (value == epilogue_mode_name(mode)) return mode;
-    throw ConfigError(fmt::format("{}='{}': expected all (the default), bias or none", kEpilogueModeEnv, value));
-  }();
-  return mode;
-}
-
-const char* epilogue_mode_name(EpilogueMode mode) {
-  switch (mode) {
-    case EpilogueMode::kAll: return "all";
-    case EpilogueMode::kBias: return "bias";
-    case EpilogueMode::kNone: return "none";
-  }
-  return "?";
-}
-
 FusedLinearStats fused_linear_stats() {
   FusedLinearStats s;
   s.linear_bias_calls = g_linear_calls.load();
   s.mlp_gelu_calls = g_mlp_calls.load();
   s.classifier_calls = g_classifier_calls.load();
   s.epilogue_gemms = g_epilogue_gemms.load();
+  s.gelu_epilogue_gemms = g_gelu_epilogue_gemms.load();
   s.fallback_gemms = g_fallback_gemms.load();
   std::lock_guard<std::mutex> lock(g_fallback_mutex);
   s.last_fallback = g_last_fallback;
@@ -202,36 +196,36 @@ namespace detail {
 
 variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
                                           const torch::Tensor& weight, const torch::Tensor& bias,
-                                          bool weight_grad_into_buffer) {
+                                          const LinearOptions& options) {
   g_linear_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copy
   ctx->save_for_backward({x2, w, weight});
-  ctx->saved_data["into_buffer"] = weight_grad_into_buffer;
-  return {forward_bias(x2, w, bias.contiguous())};  // (N, O)
+  save_options(ctx, options);
+  return {forward_bias(x2, w, bias.contiguous(), options)};  // (N, O)
 }
 
 variable_list LinearBiasFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
   const auto &x2 = saved[0], &w = saved[1], &weight = saved[2];
-  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
-  const auto dy = grad_outputs[0].contiguous();  // (N, O)
-  auto [dw, db] = weight_bias_grad(dy, x2);      // (O, I), (O)
-  return {dy.mm(w), hand_weight_grad(weight, dw, into_buffer), db, torch::Tensor()};  // dx (N, I)
+  const LinearOptions o = saved_options(ctx);
+  const auto dy = grad_outputs[0].contiguous();   // (N, O)
+  auto [dw, db] = weight_bias_grad(dy, x2, o);    // (O, I), (O)
+  return {dy.mm(w), hand_weight_grad(weight, dw, o.weight_grads_into_buffers), db, torch::Tensor()};  // dx (N, I)
 }
 
 variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
                                        const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
                                        const torch::Tensor& proj_weight, const torch::Tensor& proj_bias,
-                                       bool weight_grads_into_buffers) {
+                                       const LinearOptions& options) {
   g_mlp_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto dtype = x2.scalar_type();  // the compute-dtype copies of the weights
   const auto fc_w = cast(fc_weight, dtype).contiguous(), proj_w = cast(proj_weight, dtype).contiguous();
-  auto [h, pre] = forward_bias_gelu(x2, fc_w, fc_bias.contiguous());  // (N, H) each
-  auto y = forward_bias(h, proj_w, proj_bias.contiguous());           // (N, C)
+  auto [h, pre] = forward_bias_gelu(x2, fc_w, fc_bias.contiguous(), options);  // (N, H) each
+  auto y = forward_bias(h, proj_w, proj_bias.contiguous(), options);           // (N, C)
   ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight});
-  ctx->saved_data["into_buffer"] = weight_grads_into_buffers;
+  save_options(ctx, options);
   return {y};
 }
 
@@ -239,10 +233,11 @@ variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad
   const auto saved = ctx->get_saved_variables();
   const auto &x2 = saved[0], &fc_w = saved[1], &pre = saved[2], &h = saved[3], &proj_w = saved[4];
   const auto &fc_weight = saved[5], &proj_weight = saved[6];
-  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
-  const auto dy = grad_outputs[0].contiguous();               // (N, C)
-  auto [dproj_w, dproj_b] = weight_bias_grad(dy, h);          // (C, H), (C)
-  auto [dpre, dfc_b] = input_grad_dgelu(dy, proj_w, pre);     // (N, H), (H)
+  const LinearOptions o = saved_options(ctx);
+  const bool into_buffer = o.weight_grads_into_buffers;
+  const auto dy = grad_outputs[0].contiguous();                // (N, C)
+  auto [dproj_w, dproj_b] = weight_bias_grad(dy, h, o);        // (C, H), (C)
+  auto [dpre, dfc_b] = input_grad_dgelu(dy, proj_w, pre, o);   // (N, H), (H)
   auto dfc_w = dpre.t().mm(x2);  // (H, C); dfc_b came with dpre
   auto dx = dpre.mm(fc_w);       // (N, C)
   return {dx,
@@ -311,7 +306,7 @@ torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const t
 }
 
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                          bool weight_grad_into_buffer) {
+                          const LinearOptions& options) {
   check_linear(x, weight, bias, "linear_bias", "the layer");
   const auto dtype = compute_dtype(x);
   auto x2 = rows(cast(x, dtype));
@@ -319,12 +314,12 @@ torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, c
   // The casts are autocast's (the weight's inside the Function, so that its
   // gradient can go straight into .grad()); every GEMM runs in `dtype`.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return unrows(detail::LinearBiasFunction::apply(x2, weight, b, weight_grad_into_buffer)[0], x);
+  return unrows(detail::LinearBiasFunction::apply(x2, weight, b, options)[0], x);
 }
 
 torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
                        const torch::Tensor& proj_weight, const torch::Tensor& proj_bias,
-                       bool weight_grads_into_buffers) {
+                       const LinearOptions& options) {
   check_linear(x, fc_weight, fc_bias, "mlp_gelu", "c_fc");
   TORCH_CHECK(proj_weight.dim() == 2 && proj_weight.size(1) == fc_weight.size(0), "mlp_gelu: c_proj weight ",
               proj_weight.sizes(), " does not take c_fc's ", fc_weight.size(0), " outputs");
@@ -337,7 +332,7 @@ torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, c
   auto x2 = rows(cast(x, dtype));
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   auto y = detail::MlpGeluFunction::apply(x2, fc_weight, cast(fc_bias, dtype), proj_weight, cast(proj_bias, dtype),
-                                          weight_grads_into_buffers)[0];
+                                          options)[0];
   return unrows(y, x);
 }
 

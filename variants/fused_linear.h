@@ -43,23 +43,21 @@ namespace ladder::fused {
 // (20 bytes of traffic per parameter down to 12). Only for a caller that owns
 // .grad(): no hooks on it (DDP's), no torch::autograd::grad().
 
-// Which cuBLASLt epilogues the CUDA path uses: an ablation knob, so that on a
-// GPU each fusion can be measured against its separate kernels. Read from
-// LADDER_CUBLASLT_EPILOGUES:
-//   all   (default, unset or empty) every epilogue above;
-//   bias  the bias epilogues (BIAS, BGRADB) only: GELU forward and its
-//         derivative run as separate ATen kernels (gelu, gelu_backward, sum);
-//   none  plain ATen GEMMs and elementwise ops, as on the CPU.
-// A GEMM left to ATen by the knob is not counted as a fallback.
-enum class EpilogueMode { kAll, kBias, kNone };
-constexpr const char* kEpilogueModeEnv = "LADDER_CUBLASLT_EPILOGUES";
-// Throws ConfigError naming the variable, its value and the values expected.
-EpilogueMode epilogue_mode();
-const char* epilogue_mode_name(EpilogueMode mode);
+// How linear_bias and mlp_gelu run, from the step's plan (the fused rung's
+// sub-switches, variants/switches/): where the weight gradients go, and which
+// cuBLASLt epilogues the CUDA path uses, so that on a GPU each fusion can be
+// measured against its separate kernels. A GEMM left to ATen by these is not
+// counted as a fallback. The CPU path never uses cuBLASLt.
+struct LinearOptions {
+  bool weight_grads_into_buffers = false;  // flat-grads: dW added into the existing .grad()
+  bool lt_epilogues = true;   // lt-epilogues: BIAS forward, BGRADB backward (CUDA)
+  bool gelu_epilogue = true;  // gelu-epilogue: GELU_AUX_BIAS, DGELU_BGRAD (CUDA, with lt_epilogues);
+                              // off: GELU and its derivative as separate ATen kernels
+};
 
 // x: (..., I); weight: (O, I); bias: (O). Returns (..., O).
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                          bool weight_grad_into_buffer = false);
+                          const LinearOptions& options = {});
 // at::linear(x, weight, bias).
 torch::Tensor linear_bias_reference(const torch::Tensor& x, const torch::Tensor& weight,
                                     const torch::Tensor& bias);
@@ -68,7 +66,7 @@ torch::Tensor linear_bias_reference(const torch::Tensor& x, const torch::Tensor&
 // Returns (..., C) = gelu_tanh(x fc_weight^T + fc_bias) proj_weight^T + proj_bias.
 torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
                        const torch::Tensor& proj_weight, const torch::Tensor& proj_bias,
-                       bool weight_grads_into_buffers = false);
+                       const LinearOptions& options = {});
 // at::linear, at::gelu(approximate="tanh"), at::linear.
 torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc_weight,
                                  const torch::Tensor& fc_bias, const torch::Tensor& proj_weight,
@@ -100,6 +98,7 @@ struct FusedLinearStats {
   int64_t mlp_gelu_calls = 0;      // forward calls of mlp_gelu
   int64_t classifier_calls = 0;    // forward calls of classifier_cross_entropy
   int64_t epilogue_gemms = 0;      // cuBLASLt GEMMs that ran with a fused epilogue (CUDA only)
+  int64_t gelu_epilogue_gemms = 0; // of those, with GELU_AUX_BIAS or DGELU_BGRAD
   int64_t fallback_gemms = 0;      // GEMMs whose epilogue fell back to separate ATen ops (CUDA only)
   std::string last_fallback;       // why the last fallback happened ("" if none)
 };
@@ -111,7 +110,7 @@ namespace detail {
 struct LinearBiasFunction : public torch::autograd::Function<LinearBiasFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
                                                 const torch::Tensor& weight, const torch::Tensor& bias,
-                                                bool weight_grad_into_buffer);
+                                                const LinearOptions& options);
   // Returns {dx2, dweight (none when added into .grad()), dbias, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);
@@ -124,7 +123,7 @@ struct MlpGeluFunction : public torch::autograd::Function<MlpGeluFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
                                                 const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
                                                 const torch::Tensor& proj_weight, const torch::Tensor& proj_bias,
-                                                bool weight_grads_into_buffers);
+                                                const LinearOptions& options);
   // Returns {dx2, dfc_weight, dfc_bias, dproj_weight, dproj_bias, none}; a
   // weight's is none when it was added into its .grad().
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,

@@ -28,10 +28,16 @@ torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
 }
 }  // namespace
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused,
-                                                 bool weight_grads_into_buffers)
-    : n_head_(cfg.n_head), n_embd_(cfg.n_embd), flash_(flash), fused_(fused),
-      weight_grads_into_buffers_(weight_grads_into_buffers) {
+ModelOptions ModelOptions::all_fused(bool flash, bool weight_grads_into_buffers) {
+  ModelOptions o;
+  o.flash = flash;
+  o.fused_ln = o.fused_linear = o.fused_ce = true;
+  o.linear = {weight_grads_into_buffers, /*lt_epilogues=*/true, /*gelu_epilogue=*/true};
+  return o;
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const ModelOptions& options)
+    : n_head_(cfg.n_head), n_embd_(cfg.n_embd), options_(options) {
   c_attn = register_module("c_attn", torch::nn::Linear(cfg.n_embd, 3 * cfg.n_embd));
   c_proj = register_module("c_proj", torch::nn::Linear(cfg.n_embd, cfg.n_embd));
   causal_mask_ = register_buffer(
@@ -42,15 +48,15 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t hs = C / n_head_;
   auto project = [this](const torch::nn::Linear& layer, const torch::Tensor& in) {
-    return fused_ ? fused::linear_bias(in, layer->weight, layer->bias, weight_grads_into_buffers_)
-                  : linear(layer, in);
+    return options_.fused_linear ? fused::linear_bias(in, layer->weight, layer->bias, options_.linear)
+                                 : linear(layer, in);
   };
   auto qkv = project(c_attn, x).split(n_embd_, /*dim=*/2);  // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  auto y = flash_ ? sdpa_causal_attention(q, k, v)                 // (B, nh, T, hs)
-                 : explicit_causal_attention(q, k, v, causal_mask_);  // (B, nh, T, hs)
+  auto y = options_.flash ? sdpa_causal_attention(q, k, v)                 // (B, nh, T, hs)
+                          : explicit_causal_attention(q, k, v, causal_mask_);  // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
   return project(c_proj, y);
 }
@@ -70,26 +76,24 @@ torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor&
   return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
 }
 
-MLPImpl::MLPImpl(const ModelConfig& cfg, bool fused, bool weight_grads_into_buffers)
-    : fused_(fused), weight_grads_into_buffers_(weight_grads_into_buffers) {
+MLPImpl::MLPImpl(const ModelConfig& cfg, const ModelOptions& options) : options_(options) {
   c_fc = register_module("c_fc", torch::nn::Linear(cfg.n_embd, 4 * cfg.n_embd));
   c_proj = register_module("c_proj", torch::nn::Linear(4 * cfg.n_embd, cfg.n_embd));
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
-  if (fused_)
-    return fused::mlp_gelu(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias,
-                           weight_grads_into_buffers_);  // (B, T, C)
+  if (options_.fused_linear)
+    return fused::mlp_gelu(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias, options_.linear);  // (B, T, C)
   auto h = linear(c_fc, x);                                 // (B, T, 4C)
   h = F::gelu(h, F::GELUFuncOptions().approximate("tanh"));  // GPT-2's tanh GELU
   return linear(c_proj, h);                                 // (B, T, C)
 }
 
-BlockImpl::BlockImpl(const ModelConfig& cfg, bool flash, bool fused, bool weight_grads_into_buffers) {
+BlockImpl::BlockImpl(const ModelConfig& cfg, const ModelOptions& options) {
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
-  attn = register_module("attn", CausalSelfAttention(cfg, flash, fused, weight_grads_into_buffers));
+  attn = register_module("attn", CausalSelfAttention(cfg, options));
   ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
-  mlp = register_module("mlp", MLP(cfg, fused, weight_grads_into_buffers));
+  mlp = register_module("mlp", MLP(cfg, options));
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
@@ -102,7 +106,7 @@ GPTImpl::GPTImpl(const ModelConfig& cfg, ModelOptions options) : cfg_(cfg), opti
   wpe = register_module("wpe", torch::nn::Embedding(cfg.block_size, cfg.n_embd));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg.n_layer; ++i)
-    h->push_back(Block(cfg, options.flash, options.fused, options.weight_grads_into_buffers));
+    h->push_back(Block(cfg, options));
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.n_embd})));
 }
 
@@ -111,9 +115,10 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t valid_vocab) {
-  if (!options_.fused) return lm_loss(forward(idx), targets, valid_vocab, /*fused=*/false);
+  if (!options_.fused_ce) return lm_loss(forward(idx), targets, valid_vocab);
   const int64_t V = valid_vocab > 0 ? valid_vocab : wte->weight.size(0);
-  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V, options_.weight_grads_into_buffers);
+  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V,
+                                         options_.linear.weight_grads_into_buffers);
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
@@ -121,7 +126,7 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
   TORCH_CHECK(T <= cfg_.block_size, "sequence length ", T, " exceeds block size ", cfg_.block_size);
   auto pos = torch::arange(T, idx.options());  // (T)
   torch::Tensor x;
-  if (options_.fused) {
+  if (options_.fused_ln) {
     x = forward_fused(wte(idx), wpe(pos));  // (B, T, C)
   } else {
     x = wte(idx) + wpe(pos);  // (B, T, C)
@@ -225,13 +230,9 @@ void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab) {
   if (padding_rows.defined()) fill_normal(padding_rows, std_base);
 }
 
-torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
-                      int64_t valid_vocab, bool fused) {
+torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t valid_vocab) {
   const int64_t Vp = logits.size(-1);
   const int64_t V = valid_vocab > 0 ? valid_vocab : Vp;
-  if (fused)  // the logits are dead after the loss: their memory takes their gradient
-    return fused::softmax_cross_entropy(logits.reshape({-1, Vp}), targets.reshape({-1}), V,
-                                        /*grad_into_logits=*/true);
   auto classes = V < Vp ? logits.narrow(-1, 0, V) : logits;                // (B, T, V)
   return F::cross_entropy(classes.reshape({-1, V}), targets.reshape({-1}));  // mean over B*T
 }

@@ -9,6 +9,8 @@
 
 #include <torch/torch.h>
 
+#include "variants/fused_linear.h"
+
 #include "variants/config.h"
 
 namespace ladder {
@@ -25,24 +27,30 @@ torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Ten
 torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                     const torch::Tensor& v);
 
-// Rung switches that change the forward pass (variants/rungs.h).
+// What the rung's switches change in the model (set by the switches' apply,
+// variants/switches/; StepPlan::model).
 struct ModelOptions {
-  bool flash = false;  // scaled_dot_product_attention(is_causal) instead of explicit attention
-  bool fused = false;  // fused residual-add + LayerNorm between sub-blocks, GEMM epilogues
-                       // for the linears' bias, GELU and their gradients
+  bool flash = false;         // flash: scaled_dot_product_attention(is_causal), not explicit attention
+  bool fused_ln = false;      // fused-ln: each residual add + the LayerNorm after it as one op
+  bool fused_linear = false;  // fused-linear: c_attn, c_proj as fused::linear_bias, the MLP as fused::mlp_gelu
+  bool fused_ce = false;      // fused-ce: lm_head + loss as one node (fused::classifier_cross_entropy)
+  // How the fused linears and the classifier run: their cuBLASLt epilogues
+  // (lt-epilogues, gelu-epilogue) and, with flat-grads, weight gradients
+  // added straight into the weights' existing .grad() (the step's flat
+  // buffer) instead of handed to autograd (fused_linear.h). Only for the
+  // step that owns .grad() and hooks nothing on it: not with ddp's hooks.
+  fused::LinearOptions linear;
   bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/layer_ranges.h)
-  // fused: the weight gradients of the linears and the lm_head are added
-  // straight into the weights' existing .grad() (the step's flat buffer), not
-  // handed to autograd (fused_linear.h). Only for the step that owns .grad()
-  // and hooks nothing on it: not with the ddp rung's all-reduce hooks.
-  bool weight_grads_into_buffers = false;
+
+  // Every fused op on, with every epilogue, as the fused rung runs them
+  // (for tests and micro-benchmarks that build a model without a step).
+  static ModelOptions all_fused(bool flash, bool weight_grads_into_buffers);
 };
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  // fused: c_attn and c_proj as fused::linear_bias (variants/fused_linear.h).
-  CausalSelfAttentionImpl(const ModelConfig& cfg, bool flash, bool fused = false,
-                          bool weight_grads_into_buffers = false);
+  // options.fused_linear: c_attn and c_proj as fused::linear_bias (variants/fused_linear.h).
+  CausalSelfAttentionImpl(const ModelConfig& cfg, const ModelOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_attn{nullptr};  // C -> 3C
@@ -51,31 +59,28 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  private:
   int64_t n_head_;
   int64_t n_embd_;
-  bool flash_;
-  bool fused_;
-  bool weight_grads_into_buffers_;
+  ModelOptions options_;
   torch::Tensor causal_mask_;  // (block, block) bool, true where attention is allowed
 };
 TORCH_MODULE(CausalSelfAttention);
 
 class MLPImpl : public torch::nn::Module {
  public:
-  // fused: the whole MLP as fused::mlp_gelu (GEMM epilogues, variants/fused_linear.h).
-  explicit MLPImpl(const ModelConfig& cfg, bool fused = false, bool weight_grads_into_buffers = false);
+  // options.fused_linear: the whole MLP as fused::mlp_gelu (GEMM epilogues, variants/fused_linear.h).
+  explicit MLPImpl(const ModelConfig& cfg, const ModelOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_fc{nullptr};    // C -> 4C
   torch::nn::Linear c_proj{nullptr};  // 4C -> C, a residual projection
 
  private:
-  bool fused_;
-  bool weight_grads_into_buffers_;
+  ModelOptions options_;
 };
 TORCH_MODULE(MLP);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  BlockImpl(const ModelConfig& cfg, bool flash, bool fused = false, bool weight_grads_into_buffers = false);
+  BlockImpl(const ModelConfig& cfg, const ModelOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::LayerNorm ln_1{nullptr};
@@ -91,7 +96,7 @@ class GPTImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& idx);  // (B, T) int64 -> logits (B, T, V)
   // The training loss: mean cross-entropy of the logits' first valid_vocab
   // columns (0 = all) against targets (B, T). Unfused: lm_loss(forward(idx)).
-  // Fused: the lm_head and the loss as one node (fused::classifier_cross_entropy),
+  // fused_ce: the lm_head and the loss as one node (fused::classifier_cross_entropy),
   // whose forward already makes the logits' gradient; the logits are never
   // returned.
   torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t valid_vocab = 0);
@@ -110,7 +115,7 @@ class GPTImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
 
  private:
-  // The fused path: every residual add is fused with the LayerNorm after it,
+  // fused_ln: every residual add is fused with the LayerNorm after it,
   // from the embeddings' sum (with block 0's ln_1) to the last one (ln_f).
   // Under bf16 autocast each LayerNorm hands bf16 to the next matmul.
   // tok (B, T, C), pos (T, C) -> (B, T, C) after ln_f.
@@ -130,10 +135,7 @@ TORCH_MODULE(GPT);
 void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab = 0);
 
 // Mean cross-entropy over all B*T positions. Only the first `valid_vocab`
-// logits are classes (0 = all): padding never enters the softmax. `fused`
-// uses the one-pass softmax-CE op (variants/fused_ops.h), whose backward
-// writes the logits' gradient over the logits: do not read them after it.
-torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
-                      int64_t valid_vocab = 0, bool fused = false);
+// logits are classes (0 = all): padding never enters the softmax.
+torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t valid_vocab = 0);
 
 }  // namespace ladder

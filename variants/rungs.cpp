@@ -1,42 +1,52 @@
-// variants/rungs.cpp: the ladder table, rung-name parsing, ablations and the
-// parity tolerances (see rungs.h).
+// variants/rungs.cpp: the ladder, rung-name parsing, ablations and the
+// parity tolerances, all from the switch declarations (see rungs.h and
+// variants/switches/switch.h).
 #include "variants/rungs.h"
+
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "variants/config.h"
+#include "variants/switches/switch.h"
 
 namespace ladder {
 
-bool Switches::operator==(const Switches& o) const {
-  for (const auto& s : switch_table())
-    if (this->*s.member != o.*s.member) return false;
+bool Switches::on(const SwitchDecl& s) const {
+  if (s.member) return this->*s.member;
+  for (const SwitchDecl* part : parts_of(s))
+    if (!on(*part)) return false;
   return true;
 }
 
-const std::vector<SwitchInfo>& switch_table() {
-  static const std::vector<SwitchInfo> kTable = {
-      {"tf32", &Switches::tf32, "reduced-precision fp32 matmuls (TF32; oneDNN on CPU)"},
-      {"bf16", &Switches::bf16, "bf16 autocast around forward and loss"},
-      {"fused", &Switches::fused, "fused residual+LayerNorm and softmax-CE; CUDA graph on CUDA"},
-      {"flash", &Switches::flash, "scaled_dot_product_attention with is_causal"},
-      {"vocab-pad", &Switches::vocab_pad, "vocabulary padded to a multiple of 128 (50257 -> 50304)"},
-      {"fused-adamw", &Switches::fused_adamw, "multi-tensor fused AdamW (_fused_adamw_)"},
-      {"grad-accum", &Switches::grad_accum, "gradient accumulation up to the total batch"},
-      {"ddp", &Switches::ddp, "data parallel across ranks"},
-  };
-  return kTable;
+bool Switches::on(const std::string& name) const { return on(switch_named(name)); }
+
+void Switches::set(const SwitchDecl& s, bool value) {
+  if (s.member) {
+    this->*s.member = value;
+    return;
+  }
+  for (const SwitchDecl* part : parts_of(s)) set(*part, value);
+}
+
+void Switches::set(const std::string& name, bool value) { set(switch_named(name), value); }
+
+bool Switches::operator==(const Switches& o) const {
+  for (const SwitchDecl* s : all_switches())
+    if (s->member && this->*s->member != o.*s->member) return false;
+  return true;
 }
 
 const std::vector<Rung>& ladder_rungs() {
   static const std::vector<Rung> kLadder = [] {
     std::vector<Rung> rungs = {{"fp32", "FP32 baseline", Switches{}}};
-    for (const auto& s : switch_table()) {
+    for (const SwitchDecl* s : all_switches()) {
+      if (s->group) continue;  // a group's parts arrive with their group
       Rung next = rungs.back();
-      next.name = s.name;
-      next.change = fmt::format("+ {}", s.what);
-      next.sw.*s.member = true;
+      next.name = s->name;
+      next.change = fmt::format("+ {}", s->what);
+      next.sw.set(*s, true);
       rungs.push_back(next);
     }
     return rungs;
@@ -45,38 +55,41 @@ const std::vector<Rung>& ladder_rungs() {
 }
 
 bool rung_runnable(const Rung& r, const std::string& device, std::string* why_not) {
+  const bool cuda = device.rfind("cuda", 0) == 0;
+  if (r.varies && r.varies->cuda_only && !cuda) {
+    if (why_not)
+      *why_not = fmt::format("{} is CUDA only: on a CPU this rung would run what {} runs", r.varies->name,
+                             r.name.rfind("top-", 0) == 0 ? "top" : "fp32");
+    return false;
+  }
 #ifndef LADDER_WITH_NCCL
-  if (r.sw.ddp && device.rfind("cuda", 0) == 0) {
+  if (r.sw.ddp && cuda) {
     if (why_not) *why_not = "the ddp rung on CUDA needs NCCL, and this build has none (see `ladder version`)";
     return false;
   }
 #endif
-  (void)r;
-  (void)device;
-  (void)why_not;
   return true;
 }
 
 namespace {
-const SwitchInfo* find_switch(const std::string& name) {
-  for (const auto& s : switch_table())
-    if (name == s.name) return &s;
-  return nullptr;
-}
-
 std::string valid_names() {
   std::string names;
   for (const auto& r : ladder_rungs()) names += (names.empty() ? "" : ", ") + r.name;
-  return names;
+  std::string parts;
+  for (const SwitchDecl* s : all_switches())
+    if (s->group) parts += fmt::format("{}{}", parts.empty() ? "" : ", ", s->name);
+  return fmt::format("{}; switches of a group, for fp32+/top-: {}", names, parts);
 }
 
 // The top rung a single process can run: everything but ddp.
 Switches top_switches() {
   Switches sw;
-  for (const auto& s : switch_table()) sw.*s.member = true;
+  for (const SwitchDecl* s : all_switches()) sw.set(*s, true);
   sw.ddp = false;
   return sw;
 }
+
+bool needs_nothing(const SwitchDecl& s) { return s.needs[0] == nullptr; }
 }  // namespace
 
 Rung parse_rung(const std::string& spec, const char* option) {
@@ -90,22 +103,24 @@ Rung parse_rung(const std::string& spec, const char* option) {
   if (spec.rfind("fp32+", 0) == 0) {
     Rung r{spec, "", Switches{}};
     size_t start = 5;
+    int count = 0;
     while (start <= spec.size()) {
       const size_t end = std::min(spec.find('+', start), spec.size());
       const std::string name = spec.substr(start, end - start);
-      const SwitchInfo* s = find_switch(name);
+      const SwitchDecl* s = find_switch(name);
       if (!s) throw bad(fmt::format("unknown switch '{}'", name));
-      r.sw.*s->member = true;
+      r.sw.set(*s, true);
       r.change += fmt::format("{}+ {}", r.change.empty() ? "" : ", ", s->what);
+      r.varies = ++count == 1 ? s : nullptr;
       start = end + 1;
     }
     return r;
   }
   if (spec.rfind("top-", 0) == 0) {
-    const SwitchInfo* s = find_switch(spec.substr(4));
+    const SwitchDecl* s = find_switch(spec.substr(4));
     if (!s || s->member == &Switches::ddp) throw bad("unknown switch after 'top-'");
-    Rung r{spec, fmt::format("top rung without: {}", s->what), top_switches()};
-    r.sw.*s->member = false;
+    Rung r{spec, fmt::format("top rung without: {}", s->what), top_switches(), s};
+    r.sw.set(*s, false);
     return r;
   }
   throw bad("unknown name");
@@ -113,12 +128,19 @@ Rung parse_rung(const std::string& spec, const char* option) {
 
 std::vector<Rung> ablation_rungs() {
   std::vector<Rung> out = {ladder_rungs().front()};
-  for (const auto& s : switch_table())
-    if (s.member != &Switches::ddp) out.push_back(parse_rung(fmt::format("fp32+{}", s.name)));
+  for (const SwitchDecl* s : all_switches())
+    if (s->member != &Switches::ddp && needs_nothing(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
   out.push_back({"top", "all single-process switches", top_switches()});
-  for (const auto& s : switch_table())
-    if (s.member != &Switches::ddp) out.push_back(parse_rung(fmt::format("top-{}", s.name)));
+  for (const SwitchDecl* s : all_switches())
+    if (s->member != &Switches::ddp) out.push_back(parse_rung(fmt::format("top-{}", s->name)));
   return out;
+}
+
+Numerics loosest_numerics(const Switches& sw) {
+  Numerics n = Numerics::kFp32Exact;
+  for (const SwitchDecl* s : all_switches())
+    if (s->member && sw.*s->member && s->numerics > n) n = s->numerics;
+  return n;
 }
 
 // Tolerances on the relative loss difference to fp32 over the first steps:
@@ -132,36 +154,60 @@ std::vector<Rung> ablation_rungs() {
 //    errors average out over the model's gradient components: honest steps
 //    measured 1.7e-3 to 3.8e-3 (H100, H200, CPU; grad norm, the larger).
 //    1e-2 (~2.5u) keeps >= 2.6x margin over those and fails a systematic
-//    error such as bf16 split-K reductions in cuBLAS (2.2e-2; README).
+//    error such as bf16 split-K reductions in cuBLAS (2.2e-2; variants/README.md).
 double parity_rtol(const Switches& sw) {
-  if (sw.bf16) return 1e-2;
-  if (sw.tf32) return 5e-3;
+  switch (loosest_numerics(sw)) {
+    case Numerics::kBf16: return 1e-2;
+    case Numerics::kTf32: return 5e-3;
+    case Numerics::kFp32Exact: break;
+  }
   return 1e-5;
 }
 
 const char* parity_class(const Switches& sw) {
-  if (sw.bf16) return "bf16";
-  if (sw.tf32) return "tf32";
+  switch (loosest_numerics(sw)) {
+    case Numerics::kBf16: return "bf16";
+    case Numerics::kTf32: return "tf32";
+    case Numerics::kFp32Exact: break;
+  }
   return "fp32-exact";
 }
 
 Switches numerics_in_effect(Switches sw, const nlohmann::json& described) {
-  auto effective = [&](const char* name) {
-    return described.is_object() && described.contains(name) && described[name].is_object() &&
-           described[name].value("effective", false);
-  };
-  sw.tf32 = sw.tf32 && effective("tf32");
-  sw.bf16 = sw.bf16 && effective("bf16");
+  for (const SwitchDecl* s : all_switches()) {
+    if (!s->member || s->numerics == Numerics::kFp32Exact || !(sw.*s->member)) continue;
+    const auto it = described.is_object() ? described.find(s->name) : described.end();
+    const bool effective = it != described.end() && it->is_object() && it->value("effective", false);
+    sw.*s->member = effective;
+  }
   return sw;
 }
 
+// Every declared switch by name; a group as one more key, true when all its
+// parts are (what reports before the parts existed wrote).
 void to_json(nlohmann::json& j, const Switches& s) {
   j = nlohmann::json::object();
-  for (const auto& info : switch_table()) j[info.name] = s.*info.member;
+  for (const SwitchDecl* info : all_switches()) j[info->name] = s.on(*info);
 }
 
+// Reports written before a group had parts carry only the group's flag: it
+// sets every part. A switch missing from older reports is off.
 void from_json(const nlohmann::json& j, Switches& s) {
-  for (const auto& info : switch_table()) s.*info.member = j.at(info.name).get<bool>();
+  for (const SwitchDecl* info : all_switches()) {
+    if (info->member) {
+      if (j.contains(info->name)) s.*info->member = j.at(info->name).get<bool>();
+      continue;
+    }
+    bool any_part = false;
+    for (const SwitchDecl* part : parts_of(*info)) any_part = any_part || j.contains(part->name);
+    if (!any_part && j.contains(info->name)) s.set(*info, j.at(info->name).get<bool>());
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (find_switch(key)) continue;
+    std::string names;
+    for (const SwitchDecl* info : all_switches()) names += fmt::format("{}{}", names.empty() ? "" : ", ", info->name);
+    throw ConfigError(fmt::format("config.switches: unknown switch '{}'; expected: {}", key, names));
+  }
 }
 
 }  // namespace ladder

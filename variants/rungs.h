@@ -18,48 +18,61 @@
 
 namespace ladder {
 
-struct Switches {
-  bool tf32 = false;         // reduced-precision fp32 matmuls (TF32 on CUDA, oneDNN on CPU)
-  bool bf16 = false;         // bf16 autocast around forward and loss
-  bool fused = false;        // fused residual+LayerNorm and softmax-CE; CUDA graph on CUDA
-  bool flash = false;        // scaled_dot_product_attention(is_causal)
-  bool vocab_pad = false;    // V rounded up to a multiple of 128 (50257 -> 50304)
-  bool fused_adamw = false;  // multi-tensor _fused_adamw_
-  bool grad_accum = false;   // micro-steps up to the total batch
-  bool ddp = false;          // data parallel across ranks (its own issue)
+struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
 
+// Which switches are on: one flag per declared switch (variants/switches/).
+// A group (fused) has no flag of its own: it is on when all its parts are.
+struct Switches {
+  bool tf32 = false;           // tf32.cpp
+  bool bf16 = false;           // bf16.cpp
+  bool fused_ln = false;       // fused_ln.cpp      } the fused rung's parts
+  bool fused_linear = false;   // fused_linear.cpp  }
+  bool lt_epilogues = false;   // lt_epilogues.cpp  }
+  bool gelu_epilogue = false;  // gelu_epilogue.cpp }
+  bool fused_ce = false;       // fused_ce.cpp      }
+  bool flat_grads = false;     // flat_grads.cpp    }
+  bool cuda_graph = false;     // cuda_graph.cpp    }
+  bool flash = false;          // flash.cpp
+  bool vocab_pad = false;      // vocab_pad.cpp
+  bool fused_adamw = false;    // fused_adamw.cpp
+  bool grad_accum = false;     // grad_accum.cpp
+  bool ddp = false;            // ddp.cpp
+
+  bool on(const SwitchDecl& s) const;  // a group: all its parts on
+  bool on(const std::string& name) const;  // by declared name; throws std::logic_error if none
+  void set(const SwitchDecl& s, bool value);  // a group: all its parts
+  void set(const std::string& name, bool value);
   bool operator==(const Switches& o) const;
 };
-
-struct SwitchInfo {
-  const char* name;  // as in rung names: "tf32", "vocab-pad", ...
-  bool Switches::*member;
-  const char* what;  // one line for --help and the report
-};
-// In ladder order.
-const std::vector<SwitchInfo>& switch_table();
 
 struct Rung {
   std::string name;    // "flash", "fp32+flash", "top-flash"
   std::string change;  // what this rung adds to the previous one
   Switches sw;
+  // The one switch an ablation rung varies ("fp32+X", "top-X"), else nullptr.
+  const SwitchDecl* varies = nullptr;
 };
 
 // The cumulative ladder, fp32 first.
 const std::vector<Rung>& ladder_rungs();
 // Whether this build can run `r` on `device` ("cpu", "cuda", "cuda:N"): the
-// ddp rung on CUDA needs NCCL compiled in.
+// ddp rung on CUDA needs NCCL compiled in; an ablation rung that varies a
+// CUDA-only switch (cuda-graph, the cuBLASLt epilogues) would measure
+// nothing on a CPU.
 bool rung_runnable(const Rung& r, const std::string& device, std::string* why_not = nullptr);
 
 // Parses a ladder rung name, "fp32+a+b" or "top-a". Throws ConfigError
 // naming `option`, the value and the valid names.
 Rung parse_rung(const std::string& spec, const char* option = "--rungs");
 
-// --mode ablation: each switch alone on fp32, then the top rung without each.
+// --mode ablation: each switch alone on fp32, then the top rung without each;
+// every part of a group (the fused rung's mechanisms) too: alone on fp32
+// where it needs no other switch, and left out of the top rung.
 std::vector<Rung> ablation_rungs();
 
 // Loss-parity tolerance (relative) for a rung against the fp32 baseline, set
-// by the loosest numeric change it contains (see rungs.cpp for why).
+// by the loosest numerics (SwitchDecl::numerics) of its switches (see
+// rungs.cpp for why).
 double parity_rtol(const Switches& sw);
 const char* parity_class(const Switches& sw);  // "fp32-exact", "tf32", "bf16"
 // The switches whose numerics took effect: tf32 and bf16 cleared where the

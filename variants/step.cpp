@@ -1,6 +1,8 @@
 // variants/step.cpp: the shared training step (see step.h).
 #include "variants/step.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "profiler/range.h"
@@ -40,43 +42,37 @@ class PhaseScope {
 
 TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr<TokenSource> data,
                      ProcessGroup* pg)
-    : cfg_(cfg), device_(device), data_(std::move(data)), pg_(pg),
+    : cfg_(cfg), plan_(plan_for(cfg)), device_(device), data_(std::move(data)), pg_(pg),
       step_range_name_(profiler::names::step(cfg.rung)) {
   TORCH_CHECK(cfg.sw.ddp == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
-  if (cfg.sw.tf32) {
+  if (plan_.tf32) {
     tf32_effect_ = enable_tf32(device);
   } else {
     disable_tf32(device);
   }
-  if (cfg.bf16_applied()) {
-    bf16_effect_ = enable_bf16(device);
-  } else if (cfg.sw.bf16) {
-    bf16_effect_.mechanism = "none: autocast left off, the matmuls run in fp32";
-    bf16_effect_.reason = cfg.bf16_off_reason();
-  }
+  if (plan_.bf16_autocast) bf16_effect_ = enable_bf16(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
-  // Without ddp the fused rung keeps its gradients in one flat buffer (below),
-  // and its ops add the weight gradients straight into it.
-  model_ = GPT(model_cfg, ModelOptions{cfg.sw.flash, cfg.sw.fused, cfg.layer_ranges,
-                                       /*weight_grads_into_buffers=*/cfg.sw.fused && !cfg.sw.ddp});
+  ModelOptions model_options = plan_.model;
+  model_options.layer_ranges = cfg.layer_ranges;
+  model_ = GPT(model_cfg, model_options);
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
-  optimizer_ = make_optimizer(model_, cfg.train, cfg.sw.fused_adamw);
+  optimizer_ = make_optimizer(model_, cfg.train, plan_.fused_adamw);
   params_ = model_->parameters();
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
     sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
-                                           /*defer_host_wait=*/cfg.sw.fused_adamw);
+                                           /*defer_host_wait=*/plan_.fused_adamw);
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   fused_calls_at_start_ = fused::fused_op_calls();
   fused_linear_at_start_ = fused::fused_linear_stats();
   // The ddp rung keeps its gradients in the all-reduce buckets instead.
-  if (cfg.sw.fused && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
-  // A CUDA graph cannot hold the all-reduce hooks: DDP runs the fused rung eagerly.
-  use_graph_ = cfg.sw.fused && device_.is_cuda() && !sync_;
+  if (plan_.flat_grads && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
+  // A CUDA graph cannot hold the all-reduce hooks: ddp runs eagerly.
+  use_graph_ = plan_.cuda_graph && flat_grads_ && device_.is_cuda();
   optimizer_in_graph_ = use_graph_ && optimizer_->supports_device_lr();
 }
 
@@ -109,8 +105,8 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
 }
 
 torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
-  AutocastScope autocast(cfg_.bf16_applied(), device_);  // forward and loss only
-  auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // the fused rung: lm_head + loss in one node
+  AutocastScope autocast(plan_.bf16_autocast, device_);  // forward and loss only
+  auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // fused-ce: lm_head + loss in one node
   // Accumulation averages over micro-steps: scale each micro-loss by 1/m.
   return loss / double(cfg_.micro_steps());
 }
@@ -262,145 +258,68 @@ std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device) {
   return "error";
 }
 
+namespace {
+// The report entry of a group (fused) from its parts' entries: enabled when
+// any part is; effective when every part that is on, and can act on this
+// device, acted; the fusions of the parts that acted, and why the others
+// did not.
+nlohmann::json describe_group(const SwitchDecl& group, const nlohmann::json& entries) {
+  std::vector<std::string> on, acted;
+  nlohmann::json fusions = nlohmann::json::array(), not_used = nlohmann::json::array();
+  bool effective = true;
+  for (const SwitchDecl* part : parts_of(group)) {
+    const auto& e = entries.at(part->name);
+    if (!e.value("enabled", false)) {
+      not_used.push_back({{"name", part->name}, {"reason", "not in this rung"}});
+      continue;
+    }
+    on.push_back(part->name);
+    if (e.value("effective", false)) {
+      acted.push_back(part->name);
+      for (const auto& f : e.value("fusions", nlohmann::json::array())) fusions.push_back(f);
+    } else {
+      not_used.push_back({{"name", part->name}, {"reason", e.value("reason", "")}});
+      effective = effective && !e.value("applicable", true);
+    }
+  }
+  if (on.empty()) return {{"enabled", false}, {"reason", "not in this rung"}};
+  auto j = switch_effect(effective && !acted.empty(), fmt::format("its parts: {}", fmt::join(on, ", ")),
+                         fmt::format("acted: {}", acted.empty() ? "none" : fmt::format("{}", fmt::join(acted, ", "))));
+  j["fusions_active"] = fusions;
+  j["fusions_not_used"] = not_used;
+  return j;
+}
+}  // namespace
+
 nlohmann::json TrainStep::describe_switches() const {
+  fused::FusedOpCalls calls = fused::fused_op_calls();
+  calls.add_layer_norm -= fused_calls_at_start_.add_layer_norm;
+  calls.softmax_cross_entropy -= fused_calls_at_start_.softmax_cross_entropy;
+  fused::FusedLinearStats linear = fused::fused_linear_stats();
+  const auto& l0 = fused_linear_at_start_;
+  linear.linear_bias_calls -= l0.linear_bias_calls;
+  linear.mlp_gelu_calls -= l0.mlp_gelu_calls;
+  linear.classifier_calls -= l0.classifier_calls;
+  linear.epilogue_gemms -= l0.epilogue_gemms;
+  linear.gelu_epilogue_gemms -= l0.gelu_epilogue_gemms;
+  linear.fallback_gemms -= l0.fallback_gemms;
+  const SwitchFacts facts{cfg_,         plan_,           device_,        tf32_effect_,     bf16_effect_,
+                          calls,        linear,          uses_graph(),   optimizer_in_graph_, graph_replays_,
+                          steps_run_,   *optimizer_,     pg_,            sync_.get()};
   nlohmann::json j = nlohmann::json::object();
-  auto off = [](const char* why) { return nlohmann::json{{"enabled", false}, {"reason", why}}; };
-  auto on = [](bool effective, const std::string& mechanism, const std::string& reason) {
-    return nlohmann::json{{"enabled", true}, {"effective", effective}, {"mechanism", mechanism},
-                          {"reason", reason}};
-  };
-  const auto& sw = cfg_.sw;
-  j["tf32"] = sw.tf32 ? on(tf32_effect_.effective, tf32_effect_.mechanism, tf32_effect_.reason)
-                      : off("not in this rung");
-  j["bf16"] = sw.bf16 ? on(bf16_effect_.effective, bf16_effect_.mechanism, bf16_effect_.reason)
-                      : off("not in this rung");
-  if (sw.fused) {
-    // Effective only if what the switch promises happened: the fused ops ran
-    // (a graph replays them without calling them: counted at capture), on
-    // CUDA their GEMM epilogues ran in cuBLASLt, and on one GPU the graph was
-    // captured.
-    const fused::FusedOpCalls now = fused::fused_op_calls();
-    const fused::FusedLinearStats lin = fused::fused_linear_stats();
-    const int64_t ln = now.add_layer_norm - fused_calls_at_start_.add_layer_norm;
-    const int64_t ce = lin.classifier_calls - fused_linear_at_start_.classifier_calls;
-    const int64_t mlp = lin.mlp_gelu_calls - fused_linear_at_start_.mlp_gelu_calls;
-    const int64_t lb = lin.linear_bias_calls - fused_linear_at_start_.linear_bias_calls;
-    const int64_t epilogues = lin.epilogue_gemms - fused_linear_at_start_.epilogue_gemms;
-    const int64_t fallbacks = lin.fallback_gemms - fused_linear_at_start_.fallback_gemms;
-    const bool cuda = device_.is_cuda();
-    const bool graph = uses_graph();
-    // The classifier: lm_head GEMM and softmax cross-entropy in one node, the
-    // logits' gradient written over them in the loss's own pass (model.h).
-    nlohmann::json fusions = {"residual_add_layer_norm", "classifier_loss_and_grad_in_one_pass",
-                              "mlp_one_autograd_node"};
-    // Under bf16 autocast the LayerNorms write bf16 for the next matmul, so no
-    // cast kernels run between them, forward or backward (model.cpp).
-    if (cfg_.bf16_applied()) fusions.push_back("layer_norm_outputs_in_bf16");
-    nlohmann::json not_used = nlohmann::json::array();
-    const fused::EpilogueMode lt_mode = fused::epilogue_mode();
-    const std::string lt_knob = fmt::format("{}={}", fused::kEpilogueModeEnv, fused::epilogue_mode_name(lt_mode));
-    if (cuda && epilogues > 0)
-      fusions.push_back(lt_mode == fused::EpilogueMode::kAll
-                            ? "cublaslt_epilogues: bias, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB"
-                            : "cublaslt_epilogues: bias, BGRADB");
-    if (cuda && lt_mode != fused::EpilogueMode::kAll)
-      not_used.push_back(
-          {{"name", lt_mode == fused::EpilogueMode::kBias ? "cublaslt_gelu_epilogues" : "cublaslt_epilogues"},
-           {"reason", lt_knob + ": left to separate ATen kernels"}});
-    if (fallbacks > 0)
-      not_used.push_back({{"name", "cublaslt_epilogues"},
-                          {"reason", fmt::format("{} GEMMs fell back to separate ATen ops; last: {}", fallbacks,
-                                                 lin.last_fallback)}});
-    if (!cuda)
-      not_used.push_back({{"name", "cublaslt_epilogues"},
-                          {"reason", "CUDA only: on CPU the linears run as ATen addmm/gelu/gelu_backward"}});
-    if (flat_grads_) {
-      fusions.push_back("flat_gradient_buffer");
-      // The linears' and lm_head's weight gradients are added into it in place.
-      if (model_->options().weight_grads_into_buffers) fusions.push_back("weight_grads_added_into_buffer");
-      // The clip's scaling inside the AdamW kernel (clip_and_update).
-      if (optimizer_->divides_gradients_in_kernel()) fusions.push_back("clip_inside_fused_adamw");
+  for (const SwitchDecl* s : all_switches()) {
+    if (!s->member) continue;  // a group: from its parts, below
+    if (!(cfg_.sw.*s->member)) {
+      j[s->name] = {{"enabled", false}, {"reason", "not in this rung"}};
+    } else if (s->cuda_only && !device_.is_cuda()) {
+      j[s->name] = switch_effect(false, "none", "CUDA only: nothing to do on a CPU");
+      j[s->name]["applicable"] = false;
+    } else {
+      j[s->name] = s->describe(facts);
     }
-    if (graph) fusions.push_back(optimizer_in_graph_ ? "cuda_graph_whole_step" : "cuda_graph_forward_backward");
-    const bool ran = ln > 0 && ce > 0 && mlp > 0 && lb > 0 &&
-                     (!cuda || epilogues > 0 || lt_mode == fused::EpilogueMode::kNone) && (!use_graph_ || graph);
-    const std::string lt = lt_mode == fused::EpilogueMode::kAll
-                               ? "cuBLASLt epilogues"
-                               : fmt::format("{} ({})",
-                                             lt_mode == fused::EpilogueMode::kBias ? "cuBLASLt bias epilogues only"
-                                                                                   : "no cuBLASLt epilogues",
-                                             lt_knob);
-    const std::string how =
-        graph && optimizer_in_graph_
-            ? fmt::format("custom fused kernels, {} and CUDA graphs, the step's last micro-step's with clip and "
-                          "fused AdamW (one graph per step without accumulation)",
-                          lt)
-        : graph ? fmt::format("custom fused kernels, {} and a CUDA graph per micro-step (the optimizer runs eagerly: "
-                              "it needs fused-adamw to be captured)",
-                              lt)
-        : use_graph_ ? "custom fused kernels, but no CUDA graph was captured"
-        : cuda       ? fmt::format("custom fused kernels and {}; no CUDA graph (the ddp hooks run on the host)", lt)
-                     : "custom fused CPU ops; CUDA graphs need CUDA";
-    j["fused"] = on(ran, "ladder::fused ops (CPU loops / CUDA kernels, cuBLASLt epilogues)",
-                    fmt::format("{}; ladder::add_layer_norm ran {} times, ladder::classifier_cross_entropy {}, "
-                                "ladder::mlp_gelu {}, ladder::linear_bias {}; {} GEMMs with a cuBLASLt epilogue, {} "
-                                "fell back (a GEMM whose GELU epilogue fell back retries with the bias epilogue "
-                                "and counts again; a graph replay calls none of them)",
-                                how, ln, ce, mlp, lb, epilogues, fallbacks));
-    j["fused"]["fusions_active"] = fusions;
-    j["fused"]["fusions_not_used"] = not_used;
-    if (use_graph_) {
-      j["fused"]["cuda_graph"] = {
-          {"optimizer_in_graph", optimizer_in_graph_},
-          {"graph_launches_per_step", cfg_.micro_steps()},
-          {"graph_launches_total", graph_replays_},
-          {"steps_total", steps_run_}};
-    }
-  } else {
-    j["fused"] = off("not in this rung");
   }
-  if (sw.flash) {
-    const std::string backend = sdpa_backend(cfg_, device_);
-    j["flash"] = on(backend != "math", "scaled_dot_product_attention(is_causal=true)",
-                    backend == "math" ? "SDPA fell back to the math backend"
-                                      : fmt::format("SDPA backend: {}", backend));
-    j["flash"]["sdpa_backend"] = backend;
-  } else {
-    j["flash"] = off("not in this rung");
-  }
-  if (sw.vocab_pad) {
-    const bool changed = cfg_.model_vocab() != cfg_.model.vocab_size;
-    j["vocab_pad"] = on(changed, "wte rows padded; padding logits excluded from the softmax",
-                        changed ? fmt::format("V {} -> {}", cfg_.model.vocab_size, cfg_.model_vocab())
-                                : fmt::format("V {} is already a multiple of 128", cfg_.model.vocab_size));
-  } else {
-    j["vocab_pad"] = off("not in this rung");
-  }
-  if (sw.fused_adamw) {
-    const int64_t calls = optimizer_->fused_kernel_calls();
-    j["fused_adamw"] = on(calls > 0, optimizer_->name(),
-                          fmt::format("at::_fused_adamw_ called {} times (one multi-tensor kernel per parameter "
-                                      "group per step)", calls));
-  } else {
-    j["fused_adamw"] = off("not in this rung");
-  }
-  if (sw.grad_accum) {
-    j["grad_accum"] = on(cfg_.micro_steps() > 1, "loss scaled by 1/micro_steps, one optimizer step",
-                         fmt::format("{} micro-steps of {} tokens = {} tokens per optimizer step",
-                                     cfg_.micro_steps(), cfg_.tokens_per_micro_step(), cfg_.tokens_per_step()));
-  } else {
-    j["grad_accum"] = off("not in this rung");
-  }
-  if (sw.ddp) {
-    j["ddp"] = on(pg_->world_size() > 1,
-                  fmt::format("c10d {} bucketed all-reduce overlapped with backward", pg_->backend_name()),
-                  fmt::format("{} rank(s); each reads its own rows of the token stream", pg_->world_size()));
-    j["ddp"]["grad_sync"] = sync_->describe();
-    if (cfg_.sw.fused && device_.is_cuda())
-      j["ddp"]["cuda_graph"] = "off: the all-reduce hooks run on the host during backward";
-  } else {
-    j["ddp"] = off("not in this rung");
-  }
+  for (const SwitchDecl* s : all_switches())
+    if (!s->member) j[s->name] = describe_group(*s, j);
   return j;
 }
 

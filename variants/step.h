@@ -31,6 +31,7 @@
 #include "variants/model.h"
 #include "variants/optim.h"
 #include "variants/precision.h"
+#include "variants/switches/switch.h"
 
 namespace ladder {
 
@@ -84,13 +85,15 @@ class TrainStep {
   void reduce_for_report(StepOutput& out);
 
   int world_size() const { return cfg_.world_size; }
-  // Whether micro-steps replay a captured CUDA graph (the fused rung on CUDA, not ddp).
+  // Whether micro-steps replay a captured CUDA graph (cuda-graph on CUDA, not ddp).
   bool uses_graph() const { return micro_graph_ != nullptr || step_graph_ != nullptr; }
   GPT& model() { return model_; }
   const TokenSource& data() const { return *data_; }
-  // What each switch did on this device: effective or not, and why; the
-  // fusions in use; the attention backend.
+  // What each switch did on this device: effective or not, and why (each
+  // switch's describe, variants/switches/); a group sums up its parts.
   nlohmann::json describe_switches() const;
+  // What the rung's switches made of the step.
+  const StepPlan& plan() const { return plan_; }
 
   // Keeps a copy of every parameter's gradient of optimizer step `step`,
   // taken after backward and before the clip (what PyTorch's clip_grad_norm_
@@ -115,11 +118,12 @@ class TrainStep {
   std::unique_ptr<GraphedStep> capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y);
 
   RunConfig cfg_;
+  StepPlan plan_;  // from cfg_'s switches (plan_for)
   torch::Device device_;
   std::unique_ptr<TokenSource> data_;
   GPT model_{nullptr};
   std::unique_ptr<StepOptimizer> optimizer_;
-  // The fused rung on CUDA in one process: gradients in one flat buffer and
+  // flat-grads: gradients in one flat buffer; cuda-graph (CUDA, one process):
   // graphs captured at the first step. A step replays micro_graph_ for all but
   // its last micro-step and step_graph_ (forward, backward, clip, fused AdamW,
   // zeroing) for the last; without fused AdamW the optimizer runs eagerly

@@ -38,7 +38,7 @@ struct Options {
 constexpr const char* kSummary =
     "Micro-benchmarks of each ladder rung's mechanism under google/benchmark, at a preset's shapes:\n"
     "matmul (fp32/tf32/bf16), attention (explicit vs SDPA), cross_entropy (V vs padded V), adamw\n"
-    "(torch vs fused), gelu and layernorm (composite vs fused), allreduce (Gloo / NCCL, 2 ranks).\n"
+    "(torch vs fused), mlp and layernorm (composite vs fused), allreduce (Gloo / NCCL, 2 ranks).\n"
     "Each benchmark checks its variants agree before it is timed. Writes RUN_DIR/micro.json\n"
     "(google/benchmark JSON). google/benchmark's own flags pass through, e.g.\n"
     "--benchmark_filter=REGEX --benchmark_min_time=SECONDS --benchmark_repetitions=N\n"

@@ -1,16 +1,16 @@
 // bench/micro/cross_entropy.cpp: the vocab-pad rung's mechanism. The lm_head
 // GEMM plus the cross-entropy, forward + backward, on M = B*T tokens, with the
 // preset's vocabulary (50257 for GPT-2) against it padded to a multiple of 128
-// (50304), as the step computes them at that rung: logits = x @ wte^T, then
-// the fused softmax cross-entropy over the first V columns only
-// (variants/model.h lm_loss, variants/fused_ops.h), in fp32 and under bf16
-// autocast. The padded run must give the same loss, dx and dW[:V] as the
+// (50304), as the step computes them at that rung (which has fused-ce on): the
+// classifier as one node, logits = x @ wte^T and the cross-entropy over the
+// first V columns only (fused::classifier_cross_entropy, variants/fused_linear.h),
+// in fp32 and under bf16 autocast. The padded run must give the same loss, dx and dW[:V] as the
 // unpadded one within the precision's tolerance, and exactly zero gradient
 // on the padding rows.
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/model.h"
+#include "variants/fused_linear.h"
 #include "variants/precision.h"
 
 namespace ladder::micro {
@@ -39,8 +39,7 @@ std::vector<torch::Tensor> run(const Inputs& in, int64_t V, Precision p, const t
   torch::Tensor loss;
   {
     AutocastScope autocast(p == Precision::kBF16, device);
-    auto logits = torch::matmul(in.x, in.w.t());  // (M, Vp)
-    loss = lm_loss(logits, in.targets, V, /*fused=*/true);
+    loss = fused::classifier_cross_entropy(in.x, in.w, in.targets, V);  // logits (M, Vp) inside
   }
   auto grads = torch::autograd::grad({loss}, {in.x, in.w});
   return {loss, grads[0], grads[1]};

@@ -12,14 +12,14 @@ extern const Family kMatmulFamily;        // matmul.cpp: tf32 / bf16
 extern const Family kAttentionFamily;     // attention.cpp: flash
 extern const Family kCrossEntropyFamily;  // cross_entropy.cpp: vocab-pad
 extern const Family kAdamWFamily;         // adamw.cpp: fused-adamw
-extern const Family kGeluFamily;          // gelu.cpp: fused (elementwise fusion)
-extern const Family kLayerNormFamily;     // layernorm.cpp: fused (residual add + LayerNorm)
+extern const Family kMlpFamily;           // mlp.cpp: fused-linear (the MLP as one node)
+extern const Family kLayerNormFamily;     // layernorm.cpp: fused-ln (residual add + LayerNorm)
 extern const Family kAllReduceFamily;     // allreduce.cpp: ddp
 
 // In the order they run.
 inline std::vector<const Family*> all_families() {
   return {&kMatmulFamily, &kAttentionFamily, &kCrossEntropyFamily, &kAdamWFamily,
-          &kGeluFamily,   &kLayerNormFamily, &kAllReduceFamily};
+          &kMlpFamily,    &kLayerNormFamily, &kAllReduceFamily};
 }
 
 }  // namespace ladder::micro

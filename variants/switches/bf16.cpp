@@ -1,0 +1,21 @@
+// variants/switches/bf16.cpp: bf16 autocast around forward and loss.
+#include "variants/switches/switch.h"
+
+#include "variants/config.h"
+
+namespace ladder::switches {
+
+extern const SwitchDecl kBf16 = {
+    "bf16", &Switches::bf16, nullptr,
+    "bf16 autocast around forward and loss",
+    Numerics::kBf16, {}, /*cuda_only=*/false,
+    // On a CPU --cpu-bf16 may leave autocast off (RunConfig::bf16_applied).
+    [](const RunConfig& c, StepPlan& p) { p.bf16_autocast = c.bf16_applied(); },
+    [](const SwitchFacts& f) {
+      if (!f.plan.bf16_autocast)
+        return switch_effect(false, "none: autocast left off, the matmuls run in fp32", f.cfg.bf16_off_reason());
+      return switch_effect(f.bf16.effective, f.bf16.mechanism, f.bf16.reason);
+    },
+};
+
+}  // namespace ladder::switches

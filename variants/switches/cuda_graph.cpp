@@ -1,0 +1,42 @@
+// variants/switches/cuda_graph.cpp: micro-steps captured once and replayed as
+// CUDA graphs (variants/graph_step.h); with fused-adamw the last micro-step's
+// graph also clips, steps the optimizer and zeroes the gradients.
+#include "variants/switches/switch.h"
+
+#include <fmt/format.h>
+
+#include "variants/config.h"
+
+namespace ladder::switches {
+
+extern const SwitchDecl kCudaGraph = {
+    "cuda-graph", &Switches::cuda_graph, "fused",
+    "the step replayed as CUDA graphs (one launch per micro-step)",
+    Numerics::kFp32Exact, {"flat-grads"}, /*cuda_only=*/true,
+    // A graph needs its gradients at fixed addresses (the flat buffer) and
+    // cannot hold the ddp rung's all-reduce hooks, which run on the host.
+    [](const RunConfig& c, StepPlan& p) {
+      p.cuda_graph = c.device.rfind("cuda", 0) == 0 && !c.sw.ddp && p.flat_grads;
+    },
+    [](const SwitchFacts& f) {
+      if (!f.plan.cuda_graph)
+        return switch_effect(false, "none",
+                             f.cfg.sw.ddp ? "the ddp rung's all-reduce hooks run on the host during backward"
+                                          : "needs flat-grads: a graph replays gradients at fixed addresses");
+      auto j = switch_effect(f.graph_captured,
+                             f.optimizer_in_graph ? "CUDA graph per step: forward, backward, clip, fused AdamW"
+                                                  : "CUDA graph per micro-step (the optimizer runs eagerly: it "
+                                                    "needs fused-adamw to be captured)",
+                             f.graph_captured ? fmt::format("{} graph launches over {} steps", f.graph_replays,
+                                                            f.steps_run)
+                                              : "no CUDA graph was captured");
+      j["fusions"] = {f.optimizer_in_graph ? "cuda_graph_whole_step" : "cuda_graph_forward_backward"};
+      j["cuda_graph"] = {{"optimizer_in_graph", f.optimizer_in_graph},
+                         {"graph_launches_per_step", f.cfg.micro_steps()},
+                         {"graph_launches_total", f.graph_replays},
+                         {"steps_total", f.steps_run}};
+      return j;
+    },
+};
+
+}  // namespace ladder::switches

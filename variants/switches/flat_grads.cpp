@@ -1,0 +1,31 @@
+// variants/switches/flat_grads.cpp: every gradient a view of one flat buffer
+// (variants/grad_buffer.h): zeroing is one memset, the clip's norm reads one
+// tensor, and the fused ops add their weight gradients into it in place.
+#include "variants/switches/switch.h"
+
+#include "variants/config.h"
+
+namespace ladder::switches {
+
+extern const SwitchDecl kFlatGrads = {
+    "flat-grads", &Switches::flat_grads, "fused",
+    "gradients in one flat buffer; the fused ops add weight gradients into it in place",
+    Numerics::kFp32Exact, {}, /*cuda_only=*/false,
+    // The ddp rung keeps its gradients in the all-reduce buckets instead, and
+    // its hooks must see every weight gradient: nothing goes around autograd.
+    [](const RunConfig& c, StepPlan& p) {
+      p.flat_grads = !c.sw.ddp;
+      p.model.linear.weight_grads_into_buffers = !c.sw.ddp;
+    },
+    [](const SwitchFacts& f) {
+      if (!f.plan.flat_grads)
+        return switch_effect(false, "none", "the ddp rung keeps its gradients in the all-reduce buckets");
+      auto j = switch_effect(true, "FlatGradients: parameters' .grad() as views of one buffer",
+                             "one memset zeroes every gradient; the clip reads one buffer");
+      j["fusions"] = {"flat_gradient_buffer"};
+      if (f.plan.model.fused_linear || f.plan.model.fused_ce) j["fusions"].push_back("weight_grads_added_into_buffer");
+      return j;
+    },
+};
+
+}  // namespace ladder::switches

@@ -1,0 +1,18 @@
+// variants/switches/fused.cpp: the fused rung, a group of parts.
+//
+// The rung turns on every switch whose group is "fused": fused_ln.cpp,
+// fused_linear.cpp, lt_epilogues.cpp, gelu_epilogue.cpp, fused_ce.cpp,
+// flat_grads.cpp, cuda_graph.cpp. Each part is its own switch, so ablation
+// measures each mechanism ("fp32+fused-ln", "top-cuda-graph"); the report's
+// "fused" entry sums up its parts (TrainStep::describe_switches).
+#include "variants/switches/switch.h"
+
+namespace ladder::switches {
+
+extern const SwitchDecl kFused = {
+    "fused", /*member=*/nullptr, nullptr,
+    "fused kernels: residual+LayerNorm, GEMM epilogues, classifier, flat gradients; CUDA graphs on CUDA",
+    Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr, /*describe=*/nullptr,
+};
+
+}  // namespace ladder::switches

@@ -1,0 +1,26 @@
+// variants/switches/fused_ln.cpp: each residual add and the LayerNorm after it
+// as one op (fused::add_layer_norm; under bf16 autocast it writes bf16).
+#include "variants/switches/switch.h"
+
+#include <fmt/format.h>
+
+namespace ladder::switches {
+
+extern const SwitchDecl kFusedLn = {
+    "fused-ln", &Switches::fused_ln, "fused",
+    "residual add + LayerNorm in one op (one pass, bf16 out under autocast)",
+    Numerics::kFp32Exact, {}, /*cuda_only=*/false,
+    [](const RunConfig&, StepPlan& p) { p.model.fused_ln = true; },
+    [](const SwitchFacts& f) {
+      const int64_t calls = f.fused_calls.add_layer_norm;
+      auto j = switch_effect(calls > 0, "ladder::add_layer_norm",
+                             fmt::format("ladder::add_layer_norm ran {} times (a graph replay calls none)", calls));
+      j["fusions"] = {"residual_add_layer_norm"};
+      // Under bf16 autocast the LayerNorms hand bf16 to the next matmul: no
+      // cast kernels between them, forward or backward (model.cpp).
+      if (f.plan.bf16_autocast) j["fusions"].push_back("layer_norm_outputs_in_bf16");
+      return j;
+    },
+};
+
+}  // namespace ladder::switches

@@ -1,0 +1,23 @@
+// variants/switches/grad_accum.cpp: micro-steps up to the total batch, the
+// loss scaled by 1/micro_steps; it acts through RunConfig::micro_steps().
+#include "variants/switches/switch.h"
+
+#include <fmt/format.h>
+
+#include "variants/config.h"
+
+namespace ladder::switches {
+
+extern const SwitchDecl kGradAccum = {
+    "grad-accum", &Switches::grad_accum, nullptr,
+    "gradient accumulation up to the total batch",
+    Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
+    [](const SwitchFacts& f) {
+      const auto& c = f.cfg;
+      return switch_effect(c.micro_steps() > 1, "loss scaled by 1/micro_steps, one optimizer step",
+                           fmt::format("{} micro-steps of {} tokens = {} tokens per optimizer step", c.micro_steps(),
+                                       c.tokens_per_micro_step(), c.tokens_per_step()));
+    },
+};
+
+}  // namespace ladder::switches

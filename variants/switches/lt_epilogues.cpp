@@ -1,0 +1,28 @@
+// variants/switches/lt_epilogues.cpp: the fused linears' bias work in the
+// GEMM's cuBLASLt epilogue (BIAS forward; BGRADB: dW and db in one GEMM).
+#include "variants/switches/switch.h"
+
+#include <fmt/format.h>
+
+namespace ladder::switches {
+
+extern const SwitchDecl kLtEpilogues = {
+    "lt-epilogues", &Switches::lt_epilogues, "fused",
+    "cuBLASLt epilogues for the fused linears' bias and bias gradient (BIAS, BGRADB)",
+    Numerics::kFp32Exact, {"fused-linear"}, /*cuda_only=*/true,
+    [](const RunConfig&, StepPlan& p) { p.model.linear.lt_epilogues = true; },
+    [](const SwitchFacts& f) {
+      const auto& s = f.linear;
+      const int64_t plain = s.epilogue_gemms - s.gelu_epilogue_gemms;
+      std::string reason = fmt::format("{} GEMMs ran with a cuBLASLt epilogue, {} of them bias-only; {} fell back "
+                                       "to separate ATen ops",
+                                       s.epilogue_gemms, plain, s.fallback_gemms);
+      if (s.fallback_gemms > 0) reason += fmt::format(" (last: {})", s.last_fallback);
+      if (!f.plan.model.fused_linear) reason = "needs fused-linear: without it the linears are ATen's";
+      auto j = switch_effect(f.plan.model.fused_linear && plain > 0, "cuBLASLt BIAS and BGRADB epilogues", reason);
+      j["fusions"] = {"cublaslt_epilogues: bias, BGRADB"};
+      return j;
+    },
+};
+
+}  // namespace ladder::switches
