@@ -291,6 +291,16 @@ nlohmann::json describe_group(const SwitchDecl& group, const nlohmann::json& ent
 }
 }  // namespace
 
+namespace {
+// The switches `s` needs that are off in `sw`, as "a, b" ("" when none).
+std::string needs_off(const SwitchDecl& s, const Switches& sw) {
+  std::string off;
+  for (const char* need : s.needs)
+    if (need && !sw.on(need)) off += fmt::format("{}{}", off.empty() ? "" : ", ", need);
+  return off;
+}
+}  // namespace
+
 nlohmann::json TrainStep::describe_switches() const {
   fused::FusedOpCalls calls = fused::fused_op_calls();
   calls.add_layer_norm -= fused_calls_at_start_.add_layer_norm;
@@ -313,6 +323,9 @@ nlohmann::json TrainStep::describe_switches() const {
       j[s->name] = {{"enabled", false}, {"reason", "not in this rung"}};
     } else if (s->cuda_only && !device_.is_cuda()) {
       j[s->name] = switch_effect(false, "none", "CUDA only: nothing to do on a CPU");
+      j[s->name]["applicable"] = false;
+    } else if (const std::string off = needs_off(*s, cfg_.sw); !off.empty()) {
+      j[s->name] = switch_effect(false, "none", fmt::format("needs {}, off in this rung", off));
       j[s->name]["applicable"] = false;
     } else {
       j[s->name] = s->describe(facts);

@@ -88,7 +88,9 @@ struct SwitchDecl {
   void (*apply)(const RunConfig&, StepPlan&);
   // Its effect once steps ran: {"effective", "mechanism", "reason", ...};
   // "fusions" lists what a part of a group adds to the group's
-  // fusions_active. Called when the switch is on (and, if cuda_only, on CUDA).
+  // fusions_active. Called when the switch is on, its needs are on, and (if
+  // cuda_only) on CUDA; otherwise the report says why it could not act, and
+  // a group does not count it against its own effectiveness.
   nlohmann::json (*describe)(const SwitchFacts&);
 };
 
