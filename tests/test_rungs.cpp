@@ -46,7 +46,7 @@ TEST(Rungs, LadderOrderAndEachRungAddsOneDeclaredSwitch) {
         EXPECT_TRUE(l[i].sw.on(*info)) << l[i].name << " dropped " << info->name;
       }
   }
-  EXPECT_EQ(flags_of(switch_named("fused")), 7);
+  EXPECT_EQ(flags_of(switch_named("fused")), 8);
   EXPECT_TRUE(rung_runnable(l.back(), "cpu"));  // ddp runs on Gloo
 #ifdef LADDER_WITH_NCCL
   EXPECT_TRUE(rung_runnable(l.back(), "cuda"));
@@ -64,7 +64,7 @@ TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
   const Rung top = parse_rung("top-bf16");
   EXPECT_FALSE(top.sw.bf16);
   EXPECT_FALSE(top.sw.ddp);
-  EXPECT_EQ(count_on(top.sw), 12);  // 14 flags, without bf16 and ddp
+  EXPECT_EQ(count_on(top.sw), 13);  // 15 flags, without bf16 and ddp
   const Rung no_graph = parse_rung("top-cuda-graph");
   EXPECT_TRUE(no_graph.sw.on("fused-ln") && !no_graph.sw.cuda_graph && !no_graph.sw.on("fused"));
   EXPECT_EQ(no_graph.varies, &switch_named("cuda-graph"));
@@ -94,7 +94,7 @@ TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
                        "fp32+fused-ce", "fp32+flat-grads", "fp32+flash", "fp32+vocab-pad", "fp32+fused-adamw",
                        "fp32+grad-accum", "top", "top-tf32", "top-bf16", "top-fused", "top-fused-ln",
                        "top-fused-linear", "top-lt-epilogues", "top-gelu-epilogue", "top-fused-ce",
-                       "top-flat-grads", "top-cuda-graph", "top-flash", "top-vocab-pad", "top-fused-adamw",
+                       "top-flat-grads", "top-cuda-graph", "top-adamw-clip", "top-flash", "top-vocab-pad", "top-fused-adamw",
                        "top-grad-accum"}));
   MatrixSpec spec;
   spec.device = "cpu";
@@ -111,8 +111,8 @@ TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
   // On a CPU the CUDA-only parts are listed, not run.
   EXPECT_EQ(skipped, (std::vector<std::string>{"top-lt-epilogues", "top-gelu-epilogue", "top-cuda-graph"}));
   // Each runnable rung with accumulation gets its single-step reference:
-  // fp32+grad-accum, top, and top-X for the ten runnable X other than grad-accum.
-  EXPECT_EQ(parity_cells, 12);
+  // fp32+grad-accum, top, and top-X for the eleven runnable X other than grad-accum.
+  EXPECT_EQ(parity_cells, 13);
 }
 
 TEST(Rungs, ParityTolerancesFollowTheLoosestNumericChange) {
@@ -162,10 +162,34 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   EXPECT_EQ(sw["fused"]["fusions_active"],
             nlohmann::json({"residual_add_layer_norm", "layer_norm_outputs_in_bf16", "mlp_one_autograd_node",
                             "classifier_loss_and_grad_in_one_pass", "flat_gradient_buffer",
-                            "weight_grads_added_into_buffer"}));
+                            "weight_grads_added_into_buffer", "clip_inside_fused_adamw"}));
   std::vector<std::string> not_used;
   for (const auto& e : sw["fused"]["fusions_not_used"]) not_used.push_back(e["name"]);
   EXPECT_EQ(not_used, (std::vector<std::string>{"lt-epilogues", "gelu-epilogue", "cuda-graph"}));
+}
+
+// adamw-clip left out: the clip scales the gradients itself, and the fused
+// AdamW gets no divisor; the losses are the same maths.
+TEST(Rungs, AdamwClipLeftOutClipsOutsideTheKernel) {
+  // The fused-adamw rung, and the same switches without adamw-clip.
+  auto with = tiny_cpu_step("fused-adamw");
+  auto without = tiny_cpu_step(
+      "fp32+tf32+bf16+fused-ln+fused-linear+lt-epilogues+gelu-epilogue+fused-ce+flat-grads+cuda-graph+flash+"
+      "vocab-pad+fused-adamw");
+  PhaseObserver none;
+  with->run(0, none);
+  without->run(0, none);
+  // Step 1's loss follows step 0's update, clipped either way.
+  const double a = with->run(1, none).loss.item<double>(), b = without->run(1, none).loss.item<double>();
+  EXPECT_NEAR(a, b, 1e-5 * a);
+  EXPECT_TRUE(with->describe_switches()["adamw-clip"]["effective"].get<bool>());
+  const auto sw = without->describe_switches();
+  EXPECT_FALSE(sw["adamw-clip"]["enabled"].get<bool>());
+  for (const auto& f : sw["fused"]["fusions_active"]) EXPECT_NE(f, "clip_inside_fused_adamw");
+  // Alone on fp32 it has neither flat-grads nor fused-adamw: not effective.
+  auto alone = tiny_cpu_step("fp32+adamw-clip");
+  alone->run(0, none);
+  EXPECT_FALSE(alone->describe_switches()["adamw-clip"]["effective"].get<bool>());
 }
 
 // A part of fused alone: only its own field of the plan, and only its own op
@@ -205,8 +229,8 @@ TEST(Switches, DeclarationsAreConsistent) {
   // Every flag of Switches has one declaration.
   Switches all;
   for (const SwitchDecl* s : all_switches()) all.set(*s, true);
-  EXPECT_EQ(count_on(all), 14);
-  EXPECT_EQ(sizeof(Switches), 14 * sizeof(bool)) << "a Switches flag without a declaration";
+  EXPECT_EQ(count_on(all), 15);
+  EXPECT_EQ(sizeof(Switches), 15 * sizeof(bool)) << "a Switches flag without a declaration";
 }
 
 // Reports written before fused had parts name only "fused": it turns every

@@ -32,6 +32,7 @@ struct Switches {
   bool fused_ce = false;       // fused_ce.cpp      }
   bool flat_grads = false;     // flat_grads.cpp    }
   bool cuda_graph = false;     // cuda_graph.cpp    }
+  bool adamw_clip = false;     // adamw_clip.cpp    }
   bool flash = false;          // flash.cpp
   bool vocab_pad = false;      // vocab_pad.cpp
   bool fused_adamw = false;    // fused_adamw.cpp

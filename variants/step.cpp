@@ -91,7 +91,7 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
 torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
   const double max_norm = cfg_.train.grad_clip;
   torch::Tensor norm, divisor;  // divisor stays undefined when the clip is already applied
-  if (flat_grads_ && optimizer_->divides_gradients_in_kernel()) {
+  if (flat_grads_ && plan_.clip_in_optimizer && optimizer_->divides_gradients_in_kernel()) {
     std::tie(norm, divisor) = flat_grads_->clip_divisor(max_norm);  // applied inside the AdamW kernel
   } else {
     norm = flat_grads_ ? flat_grads_->clip(max_norm) : clip_grad_norm(params_, max_norm);

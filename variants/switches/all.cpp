@@ -12,14 +12,14 @@ namespace ladder {
 
 namespace switches {
 extern const SwitchDecl kTf32, kBf16, kFused, kFusedLn, kFusedLinear, kLtEpilogues, kGeluEpilogue, kFusedCe,
-    kFlatGrads, kCudaGraph, kFlash, kVocabPad, kFusedAdamw, kGradAccum, kDdp;
+    kFlatGrads, kCudaGraph, kAdamwClip, kFlash, kVocabPad, kFusedAdamw, kGradAccum, kDdp;
 }  // namespace switches
 
 const std::vector<const SwitchDecl*>& all_switches() {
   using namespace switches;
   static const std::vector<const SwitchDecl*> kAll = {
       &kTf32, &kBf16,
-      &kFused, &kFusedLn, &kFusedLinear, &kLtEpilogues, &kGeluEpilogue, &kFusedCe, &kFlatGrads, &kCudaGraph,
+      &kFused, &kFusedLn, &kFusedLinear, &kLtEpilogues, &kGeluEpilogue, &kFusedCe, &kFlatGrads, &kCudaGraph, &kAdamwClip,
       &kFlash, &kVocabPad, &kFusedAdamw, &kGradAccum, &kDdp,
   };
   return kAll;

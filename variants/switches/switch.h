@@ -53,6 +53,7 @@ struct StepPlan {
   bool flat_grads = false;     // gradients as views of one flat buffer (not with ddp's buckets)
   bool cuda_graph = false;     // micro-steps captured and replayed as CUDA graphs
   bool fused_adamw = false;    // multi-tensor _fused_adamw_
+  bool clip_in_optimizer = false;  // the clip's scaling inside the AdamW kernel
 };
 
 // What the step saw, for a switch's describe(): counters since the step was

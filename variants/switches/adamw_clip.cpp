@@ -1,0 +1,25 @@
+// variants/switches/adamw_clip.cpp: the clip's scaling applied inside the
+// fused AdamW kernel (its grad_scale), not as a pass of its own over the
+// gradients: the clip computes the norm and hands the divisor to the kernel.
+#include "variants/switches/switch.h"
+
+#include "variants/optim.h"
+
+namespace ladder::switches {
+
+extern const SwitchDecl kAdamwClip = {
+    "adamw-clip", &Switches::adamw_clip, "fused",
+    "the gradient clip's scaling inside the fused AdamW kernel, no pass of its own",
+    Numerics::kFp32Exact, {"flat-grads", "fused-adamw"}, /*cuda_only=*/false,
+    [](const RunConfig&, StepPlan& p) { p.clip_in_optimizer = true; },
+    [](const SwitchFacts& f) {
+      const bool in_kernel = f.plan.flat_grads && f.optimizer.divides_gradients_in_kernel();
+      auto j = switch_effect(in_kernel, "_fused_adamw_'s grad_scale divides the gradients by the clip's divisor",
+                             in_kernel ? "the clip computes the norm; the AdamW kernel applies its scale"
+                                       : "needs flat-grads and fused-adamw: the clip scales the gradients itself");
+      j["fusions"] = {"clip_inside_fused_adamw"};
+      return j;
+    },
+};
+
+}  // namespace ladder::switches
