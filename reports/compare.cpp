@@ -551,19 +551,6 @@ Table shape_table(const json& cmp) {
   return t;
 }
 
-// Markdown until it is a format of its own: the inputs in a code block, the main table.
-std::string markdown_for_now(const Document& doc) {
-  std::string out = "```\n";
-  for (const auto& l : doc.preamble) out += l.full() + "\n";
-  out += "```\n\n| rung | input | status | dt_ms | tok/s | MFU % | peak GiB | x base | p | verdict |\n"
-         "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
-  for (const auto& r : doc.tables.front().rows) {
-    for (const auto& c : r.cells) out += "| " + c.text + " ";
-    out += "|\n";
-  }
-  return out;
-}
-
 }  // namespace
 
 Document comparison_document(const json& cmp) {
@@ -598,7 +585,7 @@ int compare_command(const std::vector<std::string>& args) {
                "smallest change of median dt, in %, called faster or slower (default 1)",
                [&](const std::string& v) { opts.noise_threshold_pct = parse_double("--noise-threshold", v); });
   ap.add_value("--format", "NAME",
-               fmt::format("output format: {}, md (default text; html: a page with charts)",
+               fmt::format("output format: {} (default text; html: a page with charts)",
                            format_names(DocumentKind::kComparison)),
                [&](const std::string& v) { format = v; });
   ap.add_value("--out", "FILE", "write the output here instead of stdout", [&](const std::string& v) { out = v; });
@@ -613,8 +600,7 @@ int compare_command(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
   if (!(opts.noise_threshold_pct >= 0))
     throw ConfigError(fmt::format("--noise-threshold: got {}, expected a percentage >= 0", opts.noise_threshold_pct));
-  const bool markdown = format == "md" || format == "markdown";
-  const Reporter* reporter = markdown ? nullptr : &find_reporter("--format", format, DocumentKind::kComparison);
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kComparison);
   for (const auto& [option, file] : {std::pair{"--html", html}, std::pair{"--out", out}})
     if (!file.empty() && std::filesystem::path(file).has_parent_path())
       ensure_writable_dir(std::filesystem::path(file).parent_path().string(), option);
@@ -631,8 +617,7 @@ int compare_command(const std::vector<std::string>& args) {
       for (auto& rep : r.repeats) rep.cells[0] = runs[0].cells[0];
     }
   const Document doc = comparison_document(compare_runs(runs, opts));
-  const std::string text =
-      markdown ? markdown_for_now(doc) : reporter->render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
+  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
   if (out.empty()) {
     fmt::print("{}", text);
   } else {

@@ -15,10 +15,11 @@ const Reporter& csv_reporter();
 const Reporter& json_reporter();
 const Reporter& html_reporter();
 const Reporter& gbench_reporter();
+const Reporter& markdown_reporter();
 
 const std::vector<const Reporter*>& reporters() {
   static const std::vector<const Reporter*> kAll = {
-      &text_reporter(), &csv_reporter(), &json_reporter(), &html_reporter(), &gbench_reporter(),
+      &text_reporter(), &csv_reporter(), &json_reporter(), &html_reporter(), &gbench_reporter(), &markdown_reporter(),
   };
   return kAll;
 }

@@ -60,6 +60,21 @@ TEST(Reporters, CsvWritesValuesUnderKeysAndQuotes) {
             "fp32,B,,\"slower, by far\"\n");
 }
 
+TEST(Reporters, MarkdownWritesGitHubTables) {
+  Document doc = two_inputs();
+  doc.tables[0].rows[0].cells[3].text = "a|b";
+  EXPECT_EQ(render("md", doc),
+            "```\nA: runs/a\n```\n\n"
+            "| rung | input | dt_ms | verdict |\n"
+            "|---|---|---:|---|\n"
+            "| fp32 | A | 12.35 | a\\|b |\n"
+            "|  | B | - | slower, by far |\n"
+            "| *-- peers --* |  |  |  |\n\n"
+            "noise: 8.3 % in bf16\n\n"
+            "how to read it\n\n");
+  EXPECT_EQ(&find_reporter("--format", "markdown", DocumentKind::kRun), &find_reporter("-f", "md", DocumentKind::kRun));
+}
+
 TEST(Reporters, JsonWritesTheModel) { EXPECT_EQ(json::parse(render("json", two_inputs()))["kind"], "test"); }
 
 TEST(Reporters, ABadFormatNamesTheOptionTheValueAndTheChoices) {
