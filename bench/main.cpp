@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "  run        run the benchmark matrix (the whole ladder by default), write reports\n"
     "  measure    measure one rung in this process (what each rung of run executes)\n"
     "  compare    compare runs (GPUs, machines, days) with significance tests\n"
-    "  export     export a run, e.g. as google/benchmark JSON (--gbench)\n"
+    "  export     export a finished run in a --format: its table, or google/benchmark JSON (gbench)\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
     "  switches   print every switch of the ladder (variants/switches/) as a markdown table\n"

@@ -23,6 +23,7 @@
 #include "reports/atomic_file.h"
 #include "reports/report.h"
 #include "reports/report_loader.h"
+#include "reports/reporter.h"
 #include "variants/data_source.h"
 #include "variants/fused_linear.h"
 
@@ -210,7 +211,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                "before the rungs; it is copied into the run directory",
                [&](const std::string& v) { roofline_file = v; });
   ap.add_flag("--quiet", "no progress lines or table", [&] { ro.quiet = true; });
+  ap.add_value("--format", "NAME",
+               fmt::format("the table at the end: {} (default text)", format_names(DocumentKind::kRun)),
+               [&](const std::string& v) { ro.format = v; });
   if (!ap.parse(args)) return 0;
+  find_reporter("--format", ro.format, DocumentKind::kRun);  // a bad name exits 2 before any rung runs
   if (nproc && (*nproc < 1 || *nproc > 256))
     throw ConfigError(fmt::format("--nproc-per-node: got {}, expected 1..256 ranks", *nproc));
   if (repeats && (*repeats < 1 || *repeats > 100))
@@ -258,7 +263,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     ro.resume = true;
     std::vector<Cell> saved = load_run_dir(resume_dir, ro);
     // Options that shape the matrix must describe the saved one.
-    const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout", "--repeat"});
+    const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout", "--repeat", "--format"});
     if (matrix_options) {
       const auto requested = cells_to_json(build_cells(spec));
       if (requested != cells_to_json(saved))

@@ -837,10 +837,10 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
     write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
   } catch (const std::exception& e) {
     fmt::print(stderr, "ladder: cannot write the summary: {}\n", e.what());
-    if (!o.quiet) print_summary_table(summary, "(not written)");
+    if (!o.quiet) print_summary_table(summary, "(not written)", o.format);
     return interrupted ? 130 : 1;
   }
-  if (!o.quiet) print_summary_table(summary, summary_path.string());
+  if (!o.quiet) print_summary_table(summary, summary_path.string(), o.format);
   if (!stopped_because.empty() && o.quiet) fmt::print(stderr, "ladder: the run stopped {}\n", stopped_because);
   if (interrupted || !missing.empty())  // what finishes it: the cells already complete are kept
     fmt::print(stderr, "ladder: {} cell(s) not complete; finish the run with:\n  {} run --resume {}\n",

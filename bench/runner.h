@@ -43,6 +43,7 @@ struct RunnerOptions {
   int repeats = 1;                  // processes per measured cell (--repeat)
   bool resume = false;
   bool quiet = false;
+  std::string format = "text";      // the table's --format (reports/reporter.h)
   std::vector<std::string> peers;   // --peers (bench/peers.h), recorded in matrix.json and summary.json
   std::string peers_source;         // "--peers", or why the default is what it is
 };

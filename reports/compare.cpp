@@ -1,5 +1,5 @@
-// reports/compare.cpp: the comparison model, its text/markdown/CSV forms and
-// the `ladder compare` command (see compare.h).
+// reports/compare.cpp: the comparison model, its document (the tables every
+// format renders) and the `ladder compare` command (see compare.h).
 #include "reports/compare.h"
 
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include "bench/cli.h"
 #include "bench/peers.h"
 #include "reports/atomic_file.h"
-#include "reports/html_report.h"  // render_comparison_html
 #include "reports/mann_whitney.h"
+#include "reports/reporter.h"
 #include "reports/welch.h"
 #include "variants/config.h"
 
@@ -435,155 +435,141 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
 
 namespace {
 
-std::string num(const json& v, const char* f) {
-  return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : "-";
+// The inputs, what differs between them, forced differences and warnings:
+// the lines above the tables.
+std::vector<Line> header_lines(const json& cmp) {
+  std::vector<Line> h;
+  for (const auto& in : cmp["inputs"])
+    h.push_back({fmt::format("{}: {} (run {}, {}; {})", in["label"].get<std::string>(), in["path"].get<std::string>(),
+                             in["run_id"].get<std::string>(), in["device"].is_string() ? in["device"].get<std::string>() : "?",
+                             in["processes_per_rung"].get<int>() > 1
+                                 ? fmt::format("{} processes per rung: medians of per-process medians",
+                                               in["processes_per_rung"].get<int>())
+                                 : "one process per rung: medians of its steps")});
+  if (cmp["subject"].empty()) {
+    h.push_back({"subject: same environment (an A/A comparison)"});
+  } else {
+    h.push_back({"subject (what differs):"});
+    for (const auto& [k, v] : cmp["subject"].items()) {
+      std::string vals;
+      for (const auto& x : v) vals += (vals.empty() ? "" : " | ") + (x.is_string() ? x.get<std::string>() : x.dump());
+      h.push_back({fmt::format("  {}: {}", k, vals)});
+    }
+  }
+  for (const auto& f : cmp["forced_differences"]) h.push_back({"FORCED: " + f.get<std::string>()});
+  for (const auto& w : cmp["warnings"]) h.push_back({"warning: " + w.get<std::string>()});
+  return h;
 }
 
-// One line per rung x input: the common content of the text, markdown and
-// CSV forms.
-struct Line {
-  std::string rung, input, status, dt, tok, mfu, peak, ratio, p, verdict;
-};
+Tone verdict_tone(const std::string& verdict) {
+  if (verdict.rfind("faster", 0) == 0) return Tone::kGood;
+  if (verdict.rfind("slower", 0) == 0) return Tone::kBad;
+  return verdict == "missing" || verdict == "too few samples" ? Tone::kWarn : Tone::kPlain;
+}
 
-std::vector<Line> lines(const json& cmp) {
-  std::vector<Line> out;
+// One row per rung x input: each input's figures and its verdict against the baseline.
+Table rung_table(const json& cmp) {
+  Table t;
+  t.columns = {{"rung", "rung", "", Align::kLeft},
+               {"input", "input", "", Align::kLeft},
+               {"status", "status", "", Align::kLeft},
+               {"dt_ms_median", "dt_ms", ""},
+               {"tokens_per_s_median", "tok/s", ""},
+               {"mfu_pct", "MFU %", ""},
+               {"peak_gib", "peak", "GiB"},
+               {"ratio_tokens_per_s", "x base", ""},
+               {"p_value", "p", ""},
+               {"verdict", "verdict", "", Align::kLeft}};
   for (const auto& row : cmp["rungs"]) {
     for (size_t i = 0; i < row["inputs"].size(); ++i) {
       const json& in = row["inputs"][i];
       const json& v = row["vs_baseline"][i];
-      Line l;
-      l.rung = i == 0 ? row["rung"].get<std::string>() : "";
-      l.input = cmp["inputs"][i]["label"].get<std::string>();
-      l.status = in["status"].get<std::string>();
+      Row r;
+      r.cells = {{i == 0 ? row["rung"].get<std::string>() : "", row["rung"]},
+                 {cmp["inputs"][i]["label"].get<std::string>(), nullptr},
+                 {in["status"].get<std::string>(), nullptr}};
       if (in["status"] == "ok") {
-        l.dt = num(in["dt_ms_median"], "{:.2f}");
-        l.tok = num(in["tokens_per_s_median"], "{:.0f}");
-        l.mfu = num(in["mfu_pct"], "{:.1f}") + (in["mfu_basis"] == "measured_roofline" ? "p" : "");
-        l.peak = fmt::format("{:.2f}", in["peak_bytes"].get<double>() / (1 << 30));
+        TableCell mfu = number_cell(in["mfu_pct"], "{:.1f}", in["mfu_basis"] == "measured_roofline" ? "p" : "");
+        mfu.value = nullptr;  // the text, with its 'p': which peak the percentage is of
+        r.cells.push_back(number_cell(in["dt_ms_median"], "{:.2f}"));
+        r.cells.push_back(number_cell(in["tokens_per_s_median"], "{:.0f}"));
+        r.cells.push_back(mfu);
+        r.cells.push_back(number_cell(in["peak_bytes"].get<double>() / (1 << 30), "{:.2f}"));
+      } else {
+        r.cells.resize(7, TableCell{"", ""});
       }
-      if (!v.is_null()) {
-        l.ratio = num(v.value("ratio_tokens_per_s", json()), "{:.3f}");
-        l.p = num(v.value("p_holm", json()), "{:.3g}");
-        l.verdict = v["verdict"];
-        if (v.contains("change_pct")) l.verdict += fmt::format(" ({:+.2f} %)", v["change_pct"].get<double>());
+      if (v.is_null()) {
+        r.cells.resize(10, TableCell{"", ""});
+      } else {
+        std::string verdict = v["verdict"];
+        if (v.contains("change_pct")) verdict += fmt::format(" ({:+.2f} %)", v["change_pct"].get<double>());
+        r.cells.push_back(number_cell(v.value("ratio_tokens_per_s", json()), "{:.3f}"));
+        r.cells.push_back(number_cell(v.value("p_holm", json()), "{:.3g}"));
+        r.cells.push_back({verdict, nullptr, verdict_tone(verdict)});
       }
-      out.push_back(l);
+      t.rows.push_back(r);
     }
   }
-  return out;
-}
-
-std::string header_text(const json& cmp) {
-  std::string h;
-  for (const auto& in : cmp["inputs"])
-    h += fmt::format("{}: {} (run {}, {}; {})\n", in["label"].get<std::string>(), in["path"].get<std::string>(),
-                     in["run_id"].get<std::string>(), in["device"].is_string() ? in["device"].get<std::string>() : "?",
-                     in["processes_per_rung"].get<int>() > 1
-                         ? fmt::format("{} processes per rung: medians of per-process medians",
-                                       in["processes_per_rung"].get<int>())
-                         : "one process per rung: medians of its steps");
-  if (cmp["subject"].empty()) {
-    h += "subject: same environment (an A/A comparison)\n";
-  } else {
-    h += "subject (what differs):\n";
-    for (const auto& [k, v] : cmp["subject"].items()) {
-      std::string vals;
-      for (const auto& x : v) vals += (vals.empty() ? "" : " | ") + (x.is_string() ? x.get<std::string>() : x.dump());
-      h += fmt::format("  {}: {}\n", k, vals);
-    }
-  }
-  for (const auto& f : cmp["forced_differences"]) h += "FORCED: " + f.get<std::string>() + "\n";
-  for (const auto& w : cmp["warnings"]) h += "warning: " + w.get<std::string>() + "\n";
-  return h;
-}
-
-std::string geomean_text(const json& cmp, const char* fmt_line) {
-  std::string out;
   for (size_t i = 1; i < cmp["geomean"].size(); ++i) {
     const json& g = cmp["geomean"][i];
     if (g.is_null()) continue;
-    out += fmt::format(fmt::runtime(fmt_line), cmp["inputs"][i]["label"].get<std::string>(),
-                       g["ratio_tokens_per_s"].get<double>(), g["rungs"].get<int>());
+    t.notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs",
+                                   cmp["inputs"][i]["label"].get<std::string>(),
+                                   g["ratio_tokens_per_s"].get<double>(), g["rungs"].get<int>())});
   }
-  return out;
+  // What "peer:" rows are, when there are any.
+  for (const auto& row : cmp["rungs"])
+    if (row.value("peer", false)) {
+      t.notes.push_back({fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
+                                     "in the same run as the rungs; not a rung: outside the geomean and loss parity",
+                                     kPeerBaseRung)});
+      break;
+    }
+  return t;
 }
 
-// What "peer:" rows are, when there are any.
-std::string peers_note(const json& cmp) {
-  for (const auto& row : cmp["rungs"])
-    if (row.value("peer", false))
-      return fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured in the "
-                         "same run as the rungs; not a rung: outside the geomean and loss parity\n",
-                         kPeerBaseRung);
-  return "";
+// Each input's speedup over its own fp32, side by side, and its ratio to the baseline's.
+Table shape_table(const json& cmp) {
+  Table t;
+  t.title = "ladder shape (speedup over each input's own fp32)";
+  t.columns.push_back({"rung", "rung", "", Align::kLeft});
+  const std::string base = cmp["inputs"][0]["label"];
+  for (const auto& in : cmp["inputs"])
+    t.columns.push_back({"speedup_vs_fp32_" + in["label"].get<std::string>(), "x fp32 " + in["label"].get<std::string>(), ""});
+  for (size_t i = 1; i < cmp["inputs"].size(); ++i) {
+    const std::string label = cmp["inputs"][i]["label"];
+    t.columns.push_back({"ratio_" + label + "_to_" + base, label + "/" + base, ""});
+  }
+  for (const auto& s : cmp["ladder_shape"]) {
+    Row r;
+    r.cells.push_back({s["rung"].get<std::string>(), nullptr});
+    for (const auto& x : s["speedup_vs_fp32"]) r.cells.push_back(number_cell(x, "{:.2f}"));
+    for (size_t i = 1; i < s["ratio_to_baseline"].size(); ++i)
+      r.cells.push_back(number_cell(s["ratio_to_baseline"][i], "{:.2f}"));
+    t.rows.push_back(r);
+  }
+  return t;
 }
 
 }  // namespace
 
-std::string format_compare_text(const json& cmp, bool color) {
-  auto paint = [&](const std::string& s) {
-    if (!color) return s;
-    const char* code = s.rfind("faster", 0) == 0   ? "32"
-                       : s.rfind("slower", 0) == 0 ? "31"
-                       : s == "missing" || s == "too few samples" ? "33" : "";
-    return *code ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
-  };
-  std::string out = header_text(cmp) + "\n";
-  out += fmt::format("{:<22} {:<5} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9}  {}\n", "rung", "input", "dt_ms",
-                     "tok/s", "MFU %", "peak GiB", "x base", "p", "verdict");
-  for (const auto& l : lines(cmp)) {
-    if (l.status != "ok") {
-      out += fmt::format("{:<22} {:<5} {:>10}{:>40}  {}\n", l.rung, l.input, l.status, "", paint(l.verdict));
-      continue;
-    }
-    out += fmt::format("{:<22} {:<5} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9}  {}\n", l.rung, l.input, l.dt, l.tok,
-                       l.mfu, l.peak, l.ratio, l.p, paint(l.verdict));
-  }
-  out += geomean_text(cmp, "geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs\n");
-  out += peers_note(cmp);
-  out += "\nladder shape (speedup over each input's own fp32):\n";
-  for (const auto& s : cmp["ladder_shape"]) {
-    std::string cols;
-    for (size_t i = 0; i < s["speedup_vs_fp32"].size(); ++i)
-      cols += fmt::format(" {}={:>6}", cmp["inputs"][i]["label"].get<std::string>(), num(s["speedup_vs_fp32"][i], "{:.2f}"));
-    std::string ratios;
-    for (size_t i = 1; i < s["ratio_to_baseline"].size(); ++i)
-      ratios += fmt::format(" {}/A={}", cmp["inputs"][i]["label"].get<std::string>(), num(s["ratio_to_baseline"][i], "{:.2f}"));
-    out += fmt::format("  {:<20}{} |{}\n", s["rung"].get<std::string>(), cols, ratios);
-  }
-  out += fmt::format("faster/slower: p < {} and a median dt change of at least {} % (--noise-threshold); "
-                     "otherwise within noise. p: Welch's t over per-process medians when both inputs have 2+ "
-                     "processes, else Mann-Whitney U over steps; Holm-adjusted over the rungs compared. MFU 'p' = "
-                     "against the measured roofline\n",
-                     cmp["alpha"].get<double>(), cmp["noise_threshold_pct"].get<double>());
-  return out;
-}
-
-std::string format_compare_markdown(const json& cmp) {
-  std::string out = "```\n" + header_text(cmp) + "```\n\n";
-  out += "| rung | input | status | dt_ms | tok/s | MFU % | peak GiB | x base | p | verdict |\n";
-  out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
-  for (const auto& l : lines(cmp))
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", l.rung, l.input, l.status, l.dt,
-                       l.tok, l.mfu, l.peak, l.ratio, l.p, l.verdict);
-  out += "\n" + geomean_text(cmp, "Geomean tokens/s ratio {} / baseline: **{:.3f}** over {} rungs.\n");
-  return out;
-}
-
-std::string format_compare_csv(const json& cmp) {
-  std::string out = "rung,input,status,dt_ms_median,tokens_per_s_median,mfu_pct,peak_gib,ratio_tokens_per_s,p_value,verdict\n";
-  std::string rung;
-  for (const auto& l : lines(cmp)) {
-    if (!l.rung.empty()) rung = l.rung;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", rung, l.input, l.status, l.dt, l.tok, l.mfu, l.peak,
-                       l.ratio, l.p, l.verdict);
-  }
-  return out;
+Document comparison_document(const json& cmp) {
+  Document doc;
+  doc.kind = DocumentKind::kComparison;
+  doc.data = cmp;
+  doc.preamble = header_lines(cmp);
+  doc.tables = {rung_table(cmp), shape_table(cmp)};
+  doc.notes.push_back({fmt::format("faster/slower: p < {} and a median dt change of at least {} % (--noise-threshold); "
+                                   "otherwise within noise. p: Welch's t over per-process medians when both inputs "
+                                   "have 2+ processes, else Mann-Whitney U over steps; Holm-adjusted over the rungs "
+                                   "compared. MFU 'p' = against the measured roofline",
+                                   cmp["alpha"].get<double>(), cmp["noise_threshold_pct"].get<double>())});
+  return doc;
 }
 
 int compare_command(const std::vector<std::string>& args) {
   CompareOptions opts;
-  std::string format = "text", html;
+  std::string format = "text", html, out;
   std::vector<std::string> inputs;
   ArgParser ap("compare",
                "Compare runs: ladder compare BASELINE OTHER [MORE ...]. Each input is a run directory,\n"
@@ -598,8 +584,13 @@ int compare_command(const std::vector<std::string>& args) {
   ap.add_value("--noise-threshold", "PCT",
                "smallest change of median dt, in %, called faster or slower (default 1)",
                [&](const std::string& v) { opts.noise_threshold_pct = parse_double("--noise-threshold", v); });
-  ap.add_value("--format", "text|md|json|csv", "output format (default text)", [&](const std::string& v) { format = v; });
-  ap.add_value("--html", "OUT.html", "also write a self-contained HTML page with charts", [&](const std::string& v) { html = v; });
+  ap.add_value("--format", "NAME",
+               fmt::format("output format: {} (default text; html: a page with charts)",
+                           format_names(DocumentKind::kComparison)),
+               [&](const std::string& v) { format = v; });
+  ap.add_value("--out", "FILE", "write the output here instead of stdout", [&](const std::string& v) { out = v; });
+  ap.add_value("--html", "OUT.html", "also write the HTML page (as --format html) here",
+               [&](const std::string& v) { html = v; });
   ap.add_flag("--force", "compare even when the configs differ", [&] { opts.force = true; });
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
@@ -609,10 +600,10 @@ int compare_command(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
   if (!(opts.noise_threshold_pct >= 0))
     throw ConfigError(fmt::format("--noise-threshold: got {}, expected a percentage >= 0", opts.noise_threshold_pct));
-  if (format != "text" && format != "md" && format != "json" && format != "csv")
-    throw ConfigError(fmt::format("--format: '{}' is not a format; expected text, md, json or csv", format));
-  if (!html.empty() && std::filesystem::path(html).has_parent_path())
-    ensure_writable_dir(std::filesystem::path(html).parent_path().string(), "--html");
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kComparison);
+  for (const auto& [option, file] : {std::pair{"--html", html}, std::pair{"--out", out}})
+    if (!file.empty() && std::filesystem::path(file).has_parent_path())
+      ensure_writable_dir(std::filesystem::path(file).parent_path().string(), option);
   std::vector<LoadedRun> runs;
   for (size_t i = 0; i < inputs.size(); ++i)
     runs.push_back(load_run_group(inputs[i], i < 26 ? std::string(1, char('A' + i)) : fmt::format("I{}", i)));
@@ -625,13 +616,16 @@ int compare_command(const std::vector<std::string>& args) {
       r.cells[0] = runs[0].cells[0];
       for (auto& rep : r.repeats) rep.cells[0] = runs[0].cells[0];
     }
-  const json cmp = compare_runs(runs, opts);
-  if (format == "json") fmt::print("{}\n", cmp.dump(2));
-  if (format == "md") fmt::print("{}", format_compare_markdown(cmp));
-  if (format == "csv") fmt::print("{}", format_compare_csv(cmp));
-  if (format == "text") fmt::print("{}", format_compare_text(cmp, isatty(STDOUT_FILENO) != 0));
+  const Document doc = comparison_document(compare_runs(runs, opts));
+  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
+  if (out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    write_file_atomically(out, text);
+    fmt::print(stderr, "{}: {}\n", format, out);
+  }
   if (!html.empty()) {
-    write_file_atomically(html, render_comparison_html(cmp));
+    write_file_atomically(html, find_reporter("--html", "html", DocumentKind::kComparison).render(doc, {}));
     fmt::print(stderr, "html: {}\n", html);
   }
   return 0;

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "reports/document.h"
 #include "reports/report_loader.h"
 
 namespace ladder {
@@ -38,9 +39,9 @@ struct CompareOptions {
 // when configs differ and !force.
 nlohmann::json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts);
 
-std::string format_compare_text(const nlohmann::json& cmp, bool color);
-std::string format_compare_markdown(const nlohmann::json& cmp);
-std::string format_compare_csv(const nlohmann::json& cmp);
+// The comparison as tables for the formats of reports/reporter.h: one row per
+// rung and input, the ladder's shape, and the lines around them.
+Document comparison_document(const nlohmann::json& cmp);
 
 int compare_command(const std::vector<std::string>& args);
 

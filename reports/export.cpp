@@ -1,128 +1,68 @@
 // reports/export.cpp: see export.h.
 #include "reports/export.h"
 
-#include <cctype>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.h"
-#include "bench/stats.h"
 #include "reports/atomic_file.h"
+#include "reports/reporter.h"
+#include "reports/table.h"
 #include "variants/config.h"
 
 namespace ladder {
 
-using nlohmann::json;
+namespace {
 
-json to_gbench(const LoadedRun& run) {
-  const json env = run.environment();
-  const json threads = env.contains("threads") ? env["threads"] : json::object();
-  // Only what the run's report measured: the host CPU facts it read from
-  // /proc and /sys (environment.cpu_host), its build type; nothing guessed.
-  json context = {
-      {"date", ""},
-      {"executable", "ladder"},
-      // Custom context keys, as google/benchmark's AddCustomContext writes them.
-      {"ladder_run_id", run.run_id},
-      {"ladder_device", env.contains("device") ? env["device"].value("name", "") : ""},
-      {"ladder_libtorch", env.contains("versions") ? env["versions"].value("libtorch", "") : ""},
-      {"ladder_threads", threads.value("intra_op", 0)},
-  };
-  if (env.contains("host")) context["host_name"] = env["host"];
-  if (env.contains("cpu_logical_cores")) context["num_cpus"] = env["cpu_logical_cores"];
-  if (env.contains("build_type") && env["build_type"].is_string()) {
-    std::string type = env["build_type"].get<std::string>();
-    for (char& ch : type) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    context["library_build_type"] = type;
-  }
-  if (env.contains("cpu_host"))
-    for (const char* key : {"mhz_per_cpu", "caches", "load_avg", "cpu_scaling_enabled"})
-      if (env["cpu_host"].contains(key)) context[key] = env["cpu_host"][key];
-  context["ladder_repetition_unit"] =
-      run.repeats.empty() ? "step (one process per rung)" : fmt::format("process ({} per rung; each its median)", run.repeats.size());
-  json benchmarks = json::array();
-  int family = 0;
-  for (size_t c = 0; c < run.cells.size(); ++c) {
-    const json& r = run.reports[c];
-    if (r.value("status", "") != "ok") continue;
-    if (context["date"] == "") context["date"] = r.value("started_at", "");
-    const std::string name = "ladder/" + run.cells[c];
-    // The repetitions are the independent samples: each process's median
-    // with --repeat N (as compare tests them), else one process's steps.
-    std::vector<double> dts, toks;
-    if (run.repeats.empty()) {
-      dts = r["steps"]["dt_ms"].get<std::vector<double>>();
-      toks = r["steps"]["tokens_per_s"].get<std::vector<double>>();
-    } else {
-      for (const auto& rep : run.repeats) {
-        const json* rr = rep.find(run.cells[c]);
-        if (!rr || rr->value("status", "") != "ok") {
-          dts.clear();
-          break;
-        }
-        dts.push_back(rr->at("summary").at("dt_ms").at("median").get<double>());
-        toks.push_back(rr->at("summary").at("tokens_per_s").at("median").get<double>());
-      }
-      if (dts.empty()) continue;  // a process failed: no complete sample
-    }
-    const size_t n = dts.size();
-    auto record = [&](const std::string& run_type, double dt, double tok_s) {
-      return json{{"name", name},
-                  {"family_index", family},
-                  {"per_family_instance_index", 0},
-                  {"run_name", name},
-                  {"run_type", run_type},
-                  {"repetitions", n},
-                  {"threads", 1},
-                  {"iterations", 1},
-                  {"real_time", dt},
-                  {"cpu_time", dt},
-                  {"time_unit", "ms"},
-                  {"tokens_per_s", tok_s}};
-    };
-    for (size_t i = 0; i < n; ++i) {
-      json b = record("iteration", dts[i], toks[i]);
-      b["repetition_index"] = i;
-      benchmarks.push_back(b);
-    }
-    const Summary dt = summarize(dts);
-    const Summary tok = summarize(toks);
-    for (auto [agg, d, t] : {std::tuple{"mean", dt.mean, tok.mean}, std::tuple{"median", dt.median, tok.median},
-                             std::tuple{"stddev", dt.stddev, tok.stddev}}) {
-      json b = record("aggregate", d, t);
-      b["name"] = name + "_" + agg;
-      b["aggregate_name"] = agg;
-      b["aggregate_unit"] = "time";
-      benchmarks.push_back(b);
-    }
-    ++family;
-  }
-  return {{"context", context}, {"benchmarks", benchmarks}};
+// A run's summary.json: in the run directory given, or the file itself;
+// "" for a single rung report.
+std::string summary_file(const std::string& input) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(input)) return fs::exists(fs::path(input) / "summary.json") ? (fs::path(input) / "summary.json").string() : "";
+  return fs::path(input).filename() == "summary.json" ? input : "";
 }
 
+}  // namespace
+
 int export_command(const std::vector<std::string>& args) {
-  std::string out;
-  bool gbench = false;
+  std::string out, format;
   std::vector<std::string> inputs;
   ArgParser ap("export",
-               "Export a run in another tool's format: ladder export --gbench RUN [--out FILE].\n"
-               "RUN is a run directory, a summary.json or a rung report.");
-  ap.add_flag("--gbench", "google/benchmark JSON (readable by its tools/compare.py)", [&] { gbench = true; });
+               "Export a finished run in another format: ladder export --format NAME RUN [--out FILE].\n"
+               "RUN is a run directory, a summary.json or a rung report (gbench only).");
+  ap.add_value("--format", "NAME",
+               fmt::format("{} (gbench: google/benchmark JSON, readable by its tools/compare.py; the others: "
+                           "the run's table, as `ladder run --format` prints it)",
+                           format_names(DocumentKind::kRun)),
+               [&](const std::string& v) { format = v; });
+  ap.add_flag("--gbench", "the same as --format gbench", [&] { format = "gbench"; });
   ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
-  if (!gbench) throw ConfigError("export: choose a format; expected --gbench");
+  if (format.empty())
+    throw ConfigError(fmt::format("export: choose a format; expected --format with one of {}",
+                                  format_names(DocumentKind::kRun)));
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
   if (inputs.size() != 1)
     throw ConfigError(fmt::format("export: got {} inputs, expected exactly one RUN", inputs.size()));
-  const json j = to_gbench(load_run(inputs[0], "A"));
+  const LoadedRun run = load_run(inputs[0], "A");
+  const std::string summary_path = summary_file(inputs[0]);
+  if (summary_path.empty() && !reporter.needs_reports())
+    throw ConfigError(fmt::format("export: '{}' has no summary.json; --format {} renders a run's summary, expected a "
+                                  "run directory or its summary.json",
+                                  inputs[0], format));
+  Document doc = summary_path.empty() ? Document{} : run_document(read_json_file(summary_path), summary_path);
+  doc.run = &run;
   if (out.empty()) {
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}", reporter.render(doc, {isatty(STDOUT_FILENO) != 0}));
   } else {
     if (std::filesystem::path(out).has_parent_path())
       ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
-    write_file_atomically(out, j.dump(2) + "\n");
+    write_file_atomically(out, reporter.render(doc, {}));
   }
   return 0;
 }

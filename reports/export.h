@@ -1,7 +1,8 @@
-// reports/export.h: `ladder export --gbench RUN`, a run as google/benchmark
-// JSON (a `context` and one `benchmarks` record per measured step, as
-// repetitions, plus median/mean/stddev aggregates), so google/benchmark's
-// tools/compare.py can read ladder runs too.
+// reports/export.h: `ladder export --format NAME RUN`, a finished run in any
+// format that renders a run (reports/reporter.h): its table, or gbench,
+// google/benchmark JSON (a `context` and one `benchmarks` record per measured
+// step, as repetitions, plus median/mean/stddev aggregates), so
+// google/benchmark's tools/compare.py can read ladder runs too.
 #pragma once
 
 #include <string>
@@ -13,6 +14,7 @@
 
 namespace ladder {
 
+// The gbench form of a run (reports/formats/gbench.cpp).
 nlohmann::json to_gbench(const LoadedRun& run);
 int export_command(const std::vector<std::string>& args);
 

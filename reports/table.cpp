@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/peers.h"
+#include "reports/reporter.h"
 
 namespace ladder {
 
@@ -63,31 +66,45 @@ std::string roofline_figures(const json& roofline) {
   return figures;
 }
 
-void print_summary_table(const json& summary, const std::string& summary_path) {
-  const bool color = isatty(STDOUT_FILENO) != 0;
-  auto paint = [&](const std::string& s, const char* code) {
-    return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
-  };
-  fmt::print("\n{:<22} {:<9} {:>10} {:>10} {:>7} {:>7} {:>8} {:>10} {:>9}  {}\n", "rung", "status",
-             "dt_ms", "tok/s", "x fp32", "x prev", "MFU %", "peak", "ops/step", "parity");
+Document run_document(const json& summary, const std::string& summary_path) {
+  Document doc;
+  doc.kind = DocumentKind::kRun;
+  doc.data = summary;
+  Table t;
+  t.columns = {{"rung", "rung", "", Align::kLeft},
+               {"status", "status", "", Align::kLeft},
+               {"dt_ms_median", "dt_ms", ""},
+               {"tokens_per_s_median", "tok/s", ""},
+               {"speedup_vs_fp32", "x fp32", ""},
+               {"speedup_vs_previous", "x prev", ""},
+               {"mfu_pct", "MFU %", ""},
+               {"peak_bytes", "peak", "GiB"},
+               {"ops_per_step", "ops/step", ""},
+               {"parity", "parity", "", Align::kLeft},
+               {"reason", "reason", "", Align::kLeft}};
   bool peers_header = false;
   for (const auto& row : summary["rows"]) {
     const std::string status = row["status"];
     const std::string name = peer_display_name(row["cell"].get<std::string>());
     if (row.contains("peer") && !peers_header) {
       peers_header = true;
-      fmt::print("-- peers: PyTorch, the same model and switches as {}, each in its own Python process "
-                 "(not in loss parity) --\n", summary.value("peers", json::object()).value("compared_with", kPeerBaseRung));
+      t.rows.push_back({{}, fmt::format("-- peers: PyTorch, the same model and switches as {}, each in its own Python "
+                                        "process (not in loss parity) --",
+                                        summary.value("peers", json::object()).value("compared_with", kPeerBaseRung))});
     }
     if (status != "ok") {
       std::string why = row.value("reason", "");
       if (row.contains("failure")) why = row["failure"].value("reason", "") + " " + row["failure"].value("message", "");
-      fmt::print("{:<22} {:<9} {}\n", name, paint(status, "31"), why.substr(0, 90));
+      Row r;
+      r.cells = {{name, nullptr}, {status, nullptr, Tone::kBad}};
+      r.cells.resize(t.columns.size() - 1, TableCell{"", ""});
+      r.cells.push_back({why.substr(0, 90), why});
+      t.rows.push_back(r);
       continue;
     }
-    auto num = [](const json& v, const char* f) { return v.is_null() ? std::string("-") : fmt::format(fmt::runtime(f), v.get<double>()); };
     const json& ds = row["mfu_pct_datasheet"];
-    const std::string mfu = ds.is_null() ? num(row["mfu_pct_measured_roofline"], "{:.1f}p") : num(ds, "{:.1f}");
+    TableCell mfu = ds.is_null() ? number_cell(row["mfu_pct_measured_roofline"], "{:.1f}", "p") : number_cell(ds, "{:.1f}");
+    mfu.value = nullptr;  // the text, with its 'p': which peak the percentage is of
     const json& parity = row["parity"];
     std::string verdict = parity.value("status", "");
     if (row.contains("peer")) verdict = "not checked (peer)";
@@ -99,17 +116,29 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
                              worst.is_null() ? std::string("nan") : fmt::format("{:.1e}", worst.get<double>()),
                              !worst.is_null() && worst.get<double>() <= rtol ? "<=" : ">", rtol);
     }
-    verdict = paint(verdict, verdict.rfind("fail", 0) == 0 ? "31" : row.contains("peer") ? "33" : "32");
+    const Tone tone = verdict.rfind("fail", 0) == 0 ? Tone::kBad : row.contains("peer") ? Tone::kWarn : Tone::kGood;
     const auto& ops = row["op_counts"];
-    const int64_t op_count = ops.is_null() ? 0
-                             : ops.value("cuda_kernels_per_step", 0) > 0 ? ops.value("cuda_kernels_per_step", 0)
-                                                                          : ops.value("cpu_ops_per_step", 0);
-    const std::string op_text = ops.is_null() ? std::string("-") : std::to_string(op_count);
-    fmt::print("{:<22} {:<9} {:>10.2f} {:>10.0f} {:>7} {:>7} {:>8} {:>10} {:>9}  {}\n", name, status,
-               row["dt_ms_median"].get<double>(), row["tokens_per_s_median"].get<double>(),
-               num(row["speedup_vs_fp32"], "{:.2f}"), num(row["speedup_vs_previous"], "{:.2f}"), mfu,
-               fmt::format("{:.2f} GiB", row["peak_bytes"].get<double>() / (1 << 30)), op_text, verdict);
+    const json op_count = ops.is_null() ? json()
+                          : ops.value("cuda_kernels_per_step", 0) > 0 ? ops["cuda_kernels_per_step"]
+                                                                       : json(ops.value("cpu_ops_per_step", 0));
+    TableCell peak = number_cell(row["peak_bytes"].get<double>() / (1 << 30), "{:.2f}");
+    peak.value = row["peak_bytes"];
+    t.rows.push_back({{{name, nullptr},
+                       {status, nullptr},
+                       number_cell(row["dt_ms_median"], "{:.2f}"),
+                       number_cell(row["tokens_per_s_median"], "{:.0f}"),
+                       number_cell(row["speedup_vs_fp32"], "{:.2f}"),
+                       number_cell(row["speedup_vs_previous"], "{:.2f}"),
+                       mfu,
+                       peak,
+                       number_cell(op_count, "{:.0f}"),
+                       {verdict, nullptr, tone},
+                       {"", ""}}});
   }
+  doc.tables.push_back(t);
+  auto note = [&](std::string text, std::string lead = "", Tone tone = Tone::kPlain) {
+    doc.notes.push_back({std::move(text), std::move(lead), tone});
+  };
   // Each peer beside the top single-process rung: "ladder fused-adamw 0.79x of compile".
   std::string ratios;
   for (const auto& row : summary["rows"]) {
@@ -122,20 +151,18 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
                           row["ladder_vs_peer"]["tokens_per_s_ratio"].get<double>(),
                           row["peer"].value("name", "?"));
   }
-  if (!ratios.empty())
-    fmt::print("peers: ladder {} (tokens/s; above 1 ladder is faster)\n", ratios);
+  if (!ratios.empty()) note(fmt::format("ladder {} (tokens/s; above 1 ladder is faster)", ratios), "peers:");
   const int repeats = summary.value("repeats", 1);
   if (repeats > 1)
-    fmt::print("dt, tok/s, MFU: the median of {} per-process medians (--repeat {}, interleaved); peak: the "
-               "largest process's\n",
-               repeats, repeats);
+    note(fmt::format("dt, tok/s, MFU: the median of {} per-process medians (--repeat {}, interleaved); peak: the "
+                     "largest process's",
+                     repeats, repeats));
   const json roofline = summary.value("roofline", json::object());
   if (roofline.value("status", "") == "ok") {
-    fmt::print("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs\n",
-               roofline_figures(roofline),
-               roofline.value("device", "?"));
+    note(fmt::format("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs",
+                     roofline_figures(roofline), roofline.value("device", "?")));
   } else if (roofline.contains("reason")) {
-    fmt::print("roofline ('p'): {}; each rung probed its own\n", roofline.value("reason", ""));
+    note(fmt::format("roofline ('p'): {}; each rung probed its own", roofline.value("reason", "")));
   }
   // Numeric switches that did not take effect on this device, in one line
   // each: their rungs ran the previous precision, and the table's speedups
@@ -149,17 +176,17 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
     return rungs;
   };
   if (const std::string rungs = not_effective_in("tf32"); !rungs.empty())
-    fmt::print("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device (see "
-               "switches.tf32.reason); those rungs ran fp32\n",
-               rungs);
+    note(fmt::format("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device (see "
+                     "switches.tf32.reason); those rungs ran fp32",
+                     rungs));
   if (const std::string rungs = not_effective_in("bf16"); !rungs.empty()) {
     const json bf16_entry =
         roofline.contains("precisions") ? roofline["precisions"].value("bf16", json::object()) : json::object();
-    fmt::print("{} not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)\n",
-               paint("bf16:", "33"), rungs,
-               bf16_entry.contains("emulated_evidence")
-                   ? "this CPU emulates bf16 matmuls (" + bf16_entry["emulated_evidence"].get<std::string>() + ")"
-                   : std::string("see each report's switches.bf16.reason"));
+    note(fmt::format("not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)", rungs,
+                     bf16_entry.contains("emulated_evidence")
+                         ? "this CPU emulates bf16 matmuls (" + bf16_entry["emulated_evidence"].get<std::string>() + ")"
+                         : std::string("see each report's switches.bf16.reason")),
+         "bf16:", Tone::kWarn);
   }
   // Rows whose dt moved more than a quiet machine's (runner.cpp's noise
   // verdict), and 'p' MFU above 100 % (a roofline probe that ran slow).
@@ -182,23 +209,42 @@ void print_summary_table(const json& summary, const std::string& summary_path) {
       over_roofline += fmt::format("{}{}", over_roofline.empty() ? "" : ", ", name);
   }
   if (!noisy.empty())
-    fmt::print("{} dt varied more than a quiet machine's {:.0f} % (CV) in {}: the machine was busy while they "
-               "ran, so differences of that size between runs are not findings; rerun them (with --repeat)\n",
-               paint("noise:", "33"), 100 * cv_limit, noisy);
+    note(fmt::format("dt varied more than a quiet machine's {:.0f} % (CV) in {}: the machine was busy while they "
+                     "ran, so differences of that size between runs are not findings; rerun them (with --repeat)",
+                     100 * cv_limit, noisy),
+         "noise:", Tone::kWarn);
   if (!over_roofline.empty())
-    fmt::print("{} 'p' MFU above 100 % in {}: the run's roofline probe ran slow (see roofline.json's "
-               "tflops_per_round)\n",
-               paint("roofline:", "33"), over_roofline);
-  fmt::print("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline "
-             "at the rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.\n"
-             "parity: the larger relative difference to the reference over the first steps, of the loss "
-             "(loss) or the gradient norm (gnorm), against the rung's tolerance.\n");
-  if (!summary["missing"].empty())
-    fmt::print("{} cell(s) missing ({}): {}\n", summary["missing"].size(),
-               summary.value("status", "") == "stopped" ? "the run stopped" : "interrupted", summary["missing"].dump());
+    note(fmt::format("'p' MFU above 100 % in {}: the run's roofline probe ran slow (see roofline.json's "
+                     "tflops_per_round)",
+                     over_roofline),
+         "roofline:", Tone::kWarn);
+  note("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the rung's "
+       "precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.");
+  note("parity: the larger relative difference to the reference over the first steps, of the loss (loss) or the "
+       "gradient norm (gnorm), against the rung's tolerance.");
+  if (summary.contains("missing") && !summary["missing"].empty())
+    note(fmt::format("{} cell(s) missing ({}): {}", summary["missing"].size(),
+                     summary.value("status", "") == "stopped" ? "the run stopped" : "interrupted",
+                     summary["missing"].dump()));
   if (summary.contains("stopped_because") && summary["stopped_because"].is_string())
-    fmt::print("the run stopped {}\n", summary["stopped_because"].get<std::string>());
-  fmt::print("summary: {}\n", summary_path);
+    note("the run stopped " + summary["stopped_because"].get<std::string>());
+  note("summary: " + summary_path);
+  return doc;
+}
+
+void print_summary_table(const json& summary, const std::string& summary_path, const std::string& format) {
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
+  Document doc = run_document(summary, summary_path);
+  std::optional<LoadedRun> run;
+  if (reporter.needs_reports()) {  // the run directory's reports, as `ladder export` reads them
+    if (!std::filesystem::exists(summary_path)) {
+      fmt::print(stderr, "ladder: --format {}: no summary.json to read the reports beside\n", format);
+      return;
+    }
+    run = load_run(std::filesystem::path(summary_path).parent_path().string(), "A");
+    doc.run = &*run;
+  }
+  fmt::print("{}", reporter.render(doc, {isatty(STDOUT_FILENO) != 0}));
 }
 
 }  // namespace ladder

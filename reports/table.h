@@ -1,9 +1,11 @@
-// reports/table.h: speedups and the final table of a run.
+// reports/table.h: speedups and the final table of a run, as a Document.
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "reports/document.h"
 
 namespace ladder {
 
@@ -23,7 +25,13 @@ void add_peer_ratios(nlohmann::json& rows, const std::string& base_rung);
 // from roofline.json's content (or the summary's roofline section).
 std::string roofline_figures(const nlohmann::json& roofline);
 
-// The table printed at the end of `ladder run`, from summary.json's content.
-void print_summary_table(const nlohmann::json& summary, const std::string& summary_path);
+// The run's table and the lines under it, from summary.json's content: what
+// `ladder run` prints at its end and `ladder export` renders.
+Document run_document(const nlohmann::json& summary, const std::string& summary_path);
+
+// Prints run_document in `format` (a --format name, reports/reporter.h); a
+// format that needs the reports reads them beside `summary_path`.
+void print_summary_table(const nlohmann::json& summary, const std::string& summary_path,
+                         const std::string& format = "text");
 
 }  // namespace ladder

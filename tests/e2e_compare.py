@@ -158,7 +158,15 @@ def formats():
     csv = ladder("compare", WORK / "a", WORK / "b", "--format", "csv").stdout.splitlines()
     assert csv[0].startswith("rung,input,status,dt_ms_median")
     assert len(csv) == 1 + 2 * 9  # 9 rungs (ddp included) x 2 inputs
-    ladder("compare", WORK / "a", WORK / "b", "--format", "yaml", code=2)
+    p = ladder("compare", WORK / "a", WORK / "b", "--format", "yaml", code=2)
+    assert "--format: 'yaml'" in p.stderr and "text, csv, json, html" in p.stderr, p.stderr
+    # --out writes what stdout would show; the run table in the run's formats (ladder export).
+    out = WORK / "compare.csv"
+    ladder("compare", WORK / "a", WORK / "b", "--format", "csv", "--out", out)
+    assert out.read_text().splitlines()[0] == csv[0]
+    table = ladder("export", "--format", "csv", WORK / "a").stdout.splitlines()
+    assert table[0].startswith("rung,status,dt_ms_median") and len(table) == 1 + N_RUNGS
+    ladder("export", "--format", "html", WORK / "a", code=2)
 
 
 def bad_inputs():

@@ -57,6 +57,11 @@ TEST_F(Cli, UnknownSwitchInARungNamesTheSwitches) {
   expect_bad_input("--preset tiny --rungs fp32+gelu", {"unknown switch 'gelu'", "gelu-epilogue", "fused-ln"});
 }
 
+TEST_F(Cli, BadFormatNamesTheFormatsOfARun) {
+  expect_bad_input("--preset tiny --format yaml", {"--format", "'yaml'", "text, csv, json"});
+  expect_bad_input("--preset tiny --format html", {"--format", "'html' cannot render a run", "gbench"});
+}
+
 TEST_F(Cli, UnknownOption) { expect_bad_input("--preset tiny --batchsize 3", {"unknown option '--batchsize'"}); }
 
 TEST_F(Cli, NonPositiveBatchAndSeq) {

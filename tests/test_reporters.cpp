@@ -1,0 +1,110 @@
+// tests/test_reporters.cpp: the output formats (reports/reporter.h) on
+// documents built here, and `--format`'s list: what each format writes of
+// a table's cells, and what a bad or unfitting name is told.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/reporter.h"
+#include "reports/table.h"
+#include "variants/config.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+// Two rows of one rung (its name shown once), a section line and a missing number.
+Document two_inputs() {
+  Document doc;
+  doc.preamble = {{"A: runs/a"}};
+  Table t;
+  t.columns = {{"rung", "rung", "", Align::kLeft}, {"input", "input", "", Align::kLeft},
+               {"dt_ms_median", "dt_ms", ""}, {"verdict", "verdict", "", Align::kLeft}};
+  t.rows.push_back({{{"fp32", "fp32"}, {"A", nullptr}, number_cell(12.3456, "{:.2f}"), {"", ""}}});
+  t.rows.push_back({{{"", "fp32"}, {"B", nullptr}, number_cell(json(), "{:.2f}"),
+                     {"slower, by far", nullptr, Tone::kBad}}});
+  t.rows.push_back({{}, "-- peers --"});
+  t.notes = {{"8.3 % in bf16", "noise:", Tone::kWarn}};
+  doc.tables = {t};
+  doc.notes = {{"how to read it"}};
+  doc.data = {{"kind", "test"}};
+  return doc;
+}
+
+std::string render(const std::string& format, const Document& doc, bool color = false) {
+  return find_reporter("--format", format, doc.kind).render(doc, {color});
+}
+
+TEST(Reporters, TextPadsColumnsToTheWidestCellAndColoursOnlyWhenAsked) {
+  const std::string out = render("text", two_inputs());
+  EXPECT_EQ(out,
+            "A: runs/a\n"
+            "\n"
+            "rung input dt_ms verdict\n"
+            "fp32 A     12.35\n"
+            "     B         - slower, by far\n"
+            "-- peers --\n"
+            "noise: 8.3 % in bf16\n"
+            "how to read it\n");
+  const std::string painted = render("text", two_inputs(), true);
+  EXPECT_NE(painted.find("\033[31mslower, by far\033[0m"), std::string::npos) << painted;
+  EXPECT_NE(painted.find("\033[33mnoise:\033[0m 8.3 %"), std::string::npos) << painted;
+}
+
+TEST(Reporters, CsvWritesValuesUnderKeysAndQuotes) {
+  EXPECT_EQ(render("csv", two_inputs()),
+            "rung,input,dt_ms_median,verdict\n"
+            "fp32,A,12.3456,\n"
+            "fp32,B,,\"slower, by far\"\n");
+}
+
+TEST(Reporters, MarkdownWritesGitHubTables) {
+  Document doc = two_inputs();
+  doc.tables[0].rows[0].cells[3].text = "a|b";
+  EXPECT_EQ(render("md", doc),
+            "```\nA: runs/a\n```\n\n"
+            "| rung | input | dt_ms | verdict |\n"
+            "|---|---|---:|---|\n"
+            "| fp32 | A | 12.35 | a\\|b |\n"
+            "|  | B | - | slower, by far |\n"
+            "| *-- peers --* |  |  |  |\n\n"
+            "noise: 8.3 % in bf16\n\n"
+            "how to read it\n\n");
+  EXPECT_EQ(&find_reporter("--format", "markdown", DocumentKind::kRun), &find_reporter("-f", "md", DocumentKind::kRun));
+}
+
+TEST(Reporters, JsonWritesTheModel) { EXPECT_EQ(json::parse(render("json", two_inputs()))["kind"], "test"); }
+
+TEST(Reporters, ABadFormatNamesTheOptionTheValueAndTheChoices) {
+  try {
+    find_reporter("--format", "yaml", DocumentKind::kRun);
+    ADD_FAILURE() << "yaml was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), ("--format: 'yaml' is not a format; expected one of " +
+                            format_names(DocumentKind::kRun)).c_str());
+  }
+  EXPECT_THROW(find_reporter("--format", "html", DocumentKind::kRun), ConfigError);
+  EXPECT_THROW(find_reporter("--format", "gbench", DocumentKind::kComparison), ConfigError);
+  EXPECT_EQ(format_names(DocumentKind::kRun).find("html"), std::string::npos);
+  EXPECT_NE(format_names(DocumentKind::kComparison).find("html"), std::string::npos);
+}
+
+// The run's table: one row per rung, machine values under the keys (peak in bytes).
+TEST(Reporters, RunTableAsCsv) {
+  const json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"dt_ms_median", 100.5},
+                    {"tokens_per_s_median", 1000.0}, {"speedup_vs_fp32", 1.0}, {"speedup_vs_previous", nullptr},
+                    {"mfu_pct_datasheet", nullptr}, {"mfu_pct_measured_roofline", 60.0}, {"peak_bytes", 3 << 29},
+                    {"op_counts", {{"cpu_ops_per_step", 420}}}, {"parity", {{"status", "baseline"}}}};
+  const json failed = {{"cell", "bf16"}, {"rung", "bf16"}, {"status", "failed"}, {"reason", "oom"}};
+  const Document doc = run_document({{"rows", {row, failed}}, {"missing", json::array()}}, "summary.json");
+  EXPECT_EQ(render("csv", doc),
+            "rung,status,dt_ms_median,tokens_per_s_median,speedup_vs_fp32,speedup_vs_previous,mfu_pct,peak_bytes,"
+            "ops_per_step,parity,reason\n"
+            "fp32,ok,100.5,1000.0,1.0,,60.0p,1610612736,420,baseline,\n"
+            "bf16,failed,,,,,,,,,oom\n");
+}
+
+}  // namespace
+}  // namespace ladder
