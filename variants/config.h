@@ -2,8 +2,8 @@
 //
 // ModelConfig is GPT-2's shape; presets name the standard sizes. TrainConfig
 // holds the optimiser and schedule (build-nanogpt's values). RunConfig adds
-// the measurement settings the harness reads. Every field can be overridden
-// from the CLI, and validate() names the field, the value and what is allowed.
+// the measurement settings the harness reads. Each field's CLI option, JSON
+// key, bounds and help are declared once, in variants/config_fields.cpp.
 #pragma once
 
 #include <cstdint>
@@ -139,15 +139,11 @@ struct RunConfig {
   void validate() const;
 };
 
+// The JSON form: the fields of variants/config_fields.h at their paths, plus
+// preset, rung, switches, world_size, device and the derived micro_steps and
+// model_vocab.
 void to_json(nlohmann::json& j, const ModelConfig& m);
-void to_json(nlohmann::json& j, const TrainConfig& t);
-void to_json(nlohmann::json& j, const DdpConfig& d);
-void to_json(nlohmann::json& j, const DataConfig& d);
 void to_json(nlohmann::json& j, const RunConfig& r);
-void from_json(const nlohmann::json& j, DdpConfig& d);
-void from_json(const nlohmann::json& j, ModelConfig& m);
-void from_json(const nlohmann::json& j, TrainConfig& t);
-void from_json(const nlohmann::json& j, DataConfig& d);
 void from_json(const nlohmann::json& j, RunConfig& r);
 
 }  // namespace ladder
