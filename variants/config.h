@@ -84,10 +84,12 @@ struct RunConfig {
   int64_t steps = 10;   // measured steps
   int64_t warmup = 2;   // excluded from the figures: at least this many
   // Warm up until stable: after `warmup` steps, go on while the last
-  // kWarmupWindow steps' dt differ by more than kWarmupTolerancePct, up to
+  // kWarmupWindow steps' dt differ by more than warmup_tolerance_pct, up to
   // warmup_max steps. warmup_max == warmup is a fixed warmup (what --warmup N
   // asks for, and what the ddp rung always does: its ranks must agree).
   int64_t warmup_max = 20;
+  // Stable: the last kWarmupWindow steps' dt within this share of their minimum.
+  double warmup_tolerance_pct = 5.0;
   uint64_t seed = 1337;
   std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
   int threads = 0;             // intra-op threads; 0 means all cores

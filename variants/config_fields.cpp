@@ -129,6 +129,9 @@ std::vector<ConfigField> make_fields() {
     field(kRun, "warmup_max", "--warmup-max", "M", "warm up until stable, at most M steps (with --warmup N, N is the minimum)",
           at_least(0), [](auto& c) -> auto& { return c.warmup_max; })
         .optional_in_json(),  // configs written before warm-up until stable: fixed (warmup's then)
+    field(kRun, "warmup_tolerance_pct", "--warmup-tolerance", "PCT",
+          "warm-up is stable when the last 3 steps' dt lie within PCT % of their minimum",
+          above(0), [](auto& c) -> auto& { return c.warmup_tolerance_pct; }).optional_in_json(),
     field(kRun, "seed", "--seed", "S", "seed for weights and synthetic data",
           at_least(0), [](auto& c) -> auto& { return c.seed; }),
     field(kRun, "threads", "--threads", "N", "intra-op CPU threads; 0: all cores (split between a host's ranks)",
