@@ -121,8 +121,9 @@ TEST(ConfigFields, TheReportSchemaDescribesEveryField) {
     const char* type = f.kind == FieldKind::kInt ? "integer" : f.kind == FieldKind::kNumber ? "number"
                        : f.kind == FieldKind::kText ? "string" : "boolean";
     EXPECT_TRUE(has_type(*node, type)) << f.name << " is " << type << ": " << node->dump();
-    if (f.empty_is_null || std::holds_alternative<std::monostate>(f.get(RunConfig{})))
+    if (f.empty_is_null || std::holds_alternative<std::monostate>(f.get(RunConfig{}))) {
       EXPECT_TRUE(has_type(*node, "null")) << f.name << " may be null: " << node->dump();
+    }
   }
 }
 
