@@ -172,14 +172,14 @@ StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, PhaseObserve
 }
 }  // namespace
 
-bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps) {
+bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps, double tolerance_pct) {
   if (warmup_steps.size() < size_t(kWarmupWindow)) return false;
   double lo = INFINITY, hi = 0;
   for (size_t i = warmup_steps.size() - size_t(kWarmupWindow); i < warmup_steps.size(); ++i) {
     lo = std::min(lo, warmup_steps[i].dt_ms);
     hi = std::max(hi, warmup_steps[i].dt_ms);
   }
-  return lo > 0 && (hi - lo) / lo * 100.0 <= kWarmupTolerancePct;
+  return lo > 0 && (hi - lo) / lo * 100.0 <= tolerance_pct;
 }
 
 // Time the hypervisor gave this VM's CPUs to others (/proc/stat "steal",
@@ -245,11 +245,11 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   if (cfg.warmup_until_stable()) {
     r.warmup_stopped = "cap";
     for (; first_measured < cfg.warmup_max; ++first_measured) {
-      if (warmup_is_stable(r.warmup_steps)) break;
+      if (warmup_is_stable(r.warmup_steps, cfg.warmup_tolerance_pct)) break;
       r.warmup_steps.push_back(one_step(first_measured));
       on_step(r.warmup_steps.back(), true);
     }
-    if (warmup_is_stable(r.warmup_steps)) r.warmup_stopped = "stable";
+    if (warmup_is_stable(r.warmup_steps, cfg.warmup_tolerance_pct)) r.warmup_stopped = "stable";
   }
   MemoryMonitor memory(device);  // synchronises and resets peaks, keeping the warm cache
   monitor = &memory;

@@ -55,10 +55,9 @@ struct StepRecord {
 };
 
 // Warm-up is stable when the last kWarmupWindow steps' dt lie within
-// kWarmupTolerancePct of their minimum.
+// tolerance_pct (RunConfig::warmup_tolerance_pct) of their minimum.
 inline constexpr int kWarmupWindow = 3;
-inline constexpr double kWarmupTolerancePct = 5.0;
-bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps);
+bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps, double tolerance_pct);
 
 struct HarnessResult {
   std::vector<StepRecord> warmup_steps;

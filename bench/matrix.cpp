@@ -24,37 +24,7 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
   c.batch = preset.batch;
   c.seq = preset.seq;
   c.total_batch = preset.total_batch;
-  if (o.n_layer) c.model.n_layer = *o.n_layer;
-  if (o.n_head) c.model.n_head = *o.n_head;
-  if (o.n_embd) c.model.n_embd = *o.n_embd;
-  if (o.block_size) c.model.block_size = *o.block_size;
-  if (o.vocab) c.model.vocab_size = *o.vocab;
-  if (o.steps) c.steps = *o.steps;
-  // --warmup N alone is a fixed warmup; --warmup-max M warms up until stable.
-  if (o.warmup) c.warmup = c.warmup_max = *o.warmup;
-  if (o.warmup_max) c.warmup_max = *o.warmup_max;
-  if (o.seed) c.seed = *o.seed;
-  if (o.threads) c.threads = int(*o.threads);
-  if (o.total_batch) c.total_batch = *o.total_batch;
-  if (o.lr) c.train.max_lr = *o.lr;
-  if (o.min_lr_ratio) c.train.min_lr_ratio = *o.min_lr_ratio;
-  if (o.lr_warmup) c.train.lr_warmup_steps = *o.lr_warmup;
-  if (o.lr_decay) c.train.lr_decay_steps = *o.lr_decay;
-  if (o.weight_decay) c.train.weight_decay = *o.weight_decay;
-  if (o.grad_clip) c.train.grad_clip = *o.grad_clip;
-  if (o.peak_tflops) c.peak_tflops = *o.peak_tflops;
-  if (o.bucket_cap_mb) c.ddp.bucket_cap_mb = *o.bucket_cap_mb;
-  if (o.ddp_timeout) c.ddp.timeout_s = *o.ddp_timeout;
-  if (o.ddp_first_timeout) c.ddp.first_timeout_s = *o.ddp_first_timeout;
-  if (o.connect_timeout) c.ddp.connect_timeout_s = *o.connect_timeout;
-  if (o.data_path) c.data.path = *o.data_path;
-  if (o.data_format) c.data.format = *o.data_format;
-  c.data.prefetch = !o.no_prefetch;
-  c.breakdown = o.breakdown;
-  c.fixed_batch = o.fixed_batch;
-  if (o.profile) c.profile = *o.profile;
-  c.layer_ranges = o.layer_ranges;
-  if (o.cpu_bf16) c.cpu_bf16 = *o.cpu_bf16;
+  o.fields.apply(c);
   return c;
 }
 
@@ -96,31 +66,31 @@ void read_matrix_file(const std::string& path, MatrixSpec& spec) {
   }
   if (!j.is_object())
     throw ConfigError(fmt::format("--matrix: '{}' must hold a JSON object, got {}", path, j.type_name()));
-  static const std::set<std::string> kKeys = {"presets", "batch", "seq", "rungs", "mode",
-                                              "device", "steps", "warmup", "seed", "threads",
-                                              "total_batch", "parity_steps"};
+  // The matrix's own keys; batch and seq are also fields, but here lists (axes).
+  static const std::set<std::string> kMatrixKeys = {"presets", "batch", "seq", "rungs", "mode", "device", "parity_steps"};
   for (const auto& [key, value] : j.items()) {
-    if (!kKeys.count(key)) {
+    if (!kMatrixKeys.count(key) && !find_field(key)) {
       std::string known;
-      for (const auto& k : kKeys) known += (known.empty() ? "" : ", ") + k;
+      for (const auto& k : kMatrixKeys) known += (known.empty() ? "" : ", ") + k;
+      for (const auto& f : config_fields())
+        if (!kMatrixKeys.count(f.name)) known += ", " + f.name;
       throw ConfigError(fmt::format("--matrix: '{}': unknown key '{}'; expected one of: {}", path, key, known));
     }
   }
-  auto& o = spec.overrides;
   if (j.contains("presets")) spec.presets = as_list<std::string>(j["presets"], path, "presets", "a preset name");
   if (j.contains("batch")) spec.batches = as_list<int64_t>(j["batch"], path, "batch", "an integer");
   if (j.contains("seq")) spec.seqs = as_list<int64_t>(j["seq"], path, "seq", "an integer");
   if (j.contains("rungs")) spec.rungs = as_list<std::string>(j["rungs"], path, "rungs", "a rung name");
   if (j.contains("mode")) spec.mode = as_scalar<std::string>(j["mode"], path, "mode", "\"ladder\" or \"ablation\"");
-  if (j.contains("device")) o.device = as_scalar<std::string>(j["device"], path, "device", "a device string");
-  if (j.contains("steps")) o.steps = as_scalar<int64_t>(j["steps"], path, "steps", "an integer");
-  if (j.contains("warmup")) o.warmup = as_scalar<int64_t>(j["warmup"], path, "warmup", "an integer");
-  if (j.contains("seed")) o.seed = as_scalar<uint64_t>(j["seed"], path, "seed", "a non-negative integer");
-  if (j.contains("threads")) o.threads = as_scalar<int64_t>(j["threads"], path, "threads", "an integer");
-  if (j.contains("total_batch"))
-    o.total_batch = as_scalar<int64_t>(j["total_batch"], path, "total_batch", "an integer");
+  if (j.contains("device"))
+    spec.overrides.device = as_scalar<std::string>(j["device"], path, "device", "a device string");
   if (j.contains("parity_steps"))
     spec.parity_steps = as_scalar<int64_t>(j["parity_steps"], path, "parity_steps", "an integer");
+  for (const auto& [key, value] : j.items()) {
+    if (kMatrixKeys.count(key)) continue;
+    const ConfigField& f = *find_field(key);
+    spec.overrides.fields.set(key, input_from_json(f, value, fmt::format("{}: key '{}'", path, key)));
+  }
 }
 
 int64_t step_memory_estimate_bytes(const RunConfig& cfg) {

@@ -16,22 +16,16 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "variants/config.h"
+#include "variants/config_fields.h"
 
 namespace ladder {
 
-// Explicit `ladder run` values, applied on top of each preset.
+// Explicit `ladder run` values, applied on top of each preset: the device
+// (resolved by the caller) and the config fields a user set, by name
+// (variants/config_fields.h).
 struct Overrides {
   std::optional<std::string> device;
-  std::optional<int64_t> n_layer, n_head, n_embd, block_size, vocab;
-  std::optional<int64_t> steps, warmup, warmup_max, threads, lr_warmup, lr_decay, total_batch;
-  std::optional<uint64_t> seed;
-  std::optional<double> lr, min_lr_ratio, weight_decay, grad_clip, peak_tflops;
-  std::optional<double> bucket_cap_mb, ddp_timeout, ddp_first_timeout, connect_timeout;
-  std::optional<std::string> data_path, data_format;  // --data (made absolute), --data-format
-  bool breakdown = false, fixed_batch = false, no_prefetch = false;
-  std::optional<std::string> profile;  // trace schedule for measured rungs (not parity runs)
-  bool layer_ranges = false;
-  std::optional<std::string> cpu_bf16;  // --cpu-bf16 auto|on|off
+  FieldSettings fields;
 };
 
 struct MatrixSpec {
@@ -55,9 +49,11 @@ struct MatrixSpec {
   Overrides overrides;
 };
 
-// Reads a matrix file: keys presets, batch, seq, rungs, mode, device, steps,
-// warmup, seed, threads, total_batch, parity_steps. Unknown keys, wrong types
-// and invalid JSON throw ConfigError naming the file and the key.
+// Reads a matrix file: keys presets, batch, seq (each a value or a list),
+// rungs, mode, device, parity_steps, and every config field by its name
+// (variants/config_fields.cpp: steps, warmup, seed, n_embd, max_lr, ...).
+// Unknown keys, wrong types, values out of bounds and invalid JSON throw
+// ConfigError naming the file and the key.
 void read_matrix_file(const std::string& path, MatrixSpec& spec);
 
 struct Cell {

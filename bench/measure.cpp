@@ -362,7 +362,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"timing", {{"mode", result.timing_mode}, {"timer", result.timer_method},
                     {"warmup_steps_excluded", int64_t(result.warmup_steps.size())}, {"measured_steps", c.steps},
                     {"warmup", {{"min", c.warmup}, {"max", c.warmup_until_stable() ? c.warmup_max : c.warmup},
-                                {"window", kWarmupWindow}, {"tolerance_pct", kWarmupTolerancePct},
+                                {"window", kWarmupWindow}, {"tolerance_pct", c.warmup_tolerance_pct},
                                 {"steps_run", int64_t(result.warmup_steps.size())},
                                 {"stopped", result.warmup_stopped},
                                 {"rule", "after min steps, warm up until the last `window` steps' dt lie within "

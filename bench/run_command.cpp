@@ -33,97 +33,48 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Options shared by run and measure: device, shape, model and optimiser
-// overrides. Presets, batches and seqs are collected; the caller resolves them.
+// Options shared by run and measure: the device, the preset, the run
+// directory, and one option per config field (variants/config_fields.cpp).
 struct ConfigOptions {
   Overrides o;
   std::optional<std::string> preset;
-  std::optional<int64_t> batch, seq;
   std::string out_dir;
 };
+
+// The field's value as the CLI spells it: `text` of a value option.
+FieldValue parse_option(const ConfigField& f, const std::string& text) {
+  switch (f.kind) {
+    case FieldKind::kInt: return parse_int(f.option, text);
+    case FieldKind::kNumber: return parse_double(f.option, text);
+    case FieldKind::kText: return text;
+    case FieldKind::kFlag: break;
+  }
+  return f.flag_value;
+}
 
 void add_config_options(ArgParser& ap, ConfigOptions& c) {
   std::string presets_list;
   for (const auto& p : presets()) presets_list += (presets_list.empty() ? "" : "|") + p.name;
-  auto integer = [](std::optional<int64_t>& dst, const char* name) {
-    return [&dst, name](const std::string& v) { dst = parse_int(name, v); };
-  };
-  auto number = [](std::optional<double>& dst, const char* name) {
-    return [&dst, name](const std::string& v) { dst = parse_double(name, v); };
-  };
   Overrides& o = c.o;
   ap.add_value("--device", "cpu|cuda|cuda:N", "device (default: cuda when available, else cpu)",
                [&o](const std::string& v) { o.device = v; });
   ap.add_value("--preset", presets_list, "model preset (default: gpt2-124m on CUDA, cpu-default on CPU)",
                [&c](const std::string& v) { c.preset = v; });
-  ap.add_value("--batch", "B", "micro-batch size (sequences per micro-step)", integer(c.batch, "--batch"));
-  ap.add_value("--seq", "T", "sequence length (<= block size)", integer(c.seq, "--seq"));
-  ap.add_value("--steps", "N", "measured steps (default 10)", integer(o.steps, "--steps"));
-  ap.add_value("--warmup", "N",
-               "warmup steps excluded from figures: exactly N (default: at least 2, then until the last 3 "
-               "steps' dt agree within 5 %, at most 20)",
-               integer(o.warmup, "--warmup"));
-  ap.add_value("--warmup-max", "M", "warm up until stable, at most M steps (default 20; with --warmup N, N is the minimum)",
-               integer(o.warmup_max, "--warmup-max"));
-  ap.add_value("--seed", "S", "seed for weights and synthetic data (default 1337)", [&o](const std::string& v) {
-    const int64_t s = parse_int("--seed", v);
-    if (s < 0) throw ConfigError(fmt::format("--seed: got {}, expected an integer >= 0", s));
-    o.seed = uint64_t(s);
-  });
   ap.add_value("--out", "RUN_DIR", "run directory (default runs/<run_id>)",
                [&c](const std::string& v) { c.out_dir = v; });
-  ap.add_value("--threads", "N", "intra-op CPU threads; 0 or absent: all cores (split between a host's ranks)",
-               integer(o.threads, "--threads"));
-  ap.add_value("--total-batch", "TOKENS", "tokens per optimizer step for grad-accum (preset default)",
-               integer(o.total_batch, "--total-batch"));
-  ap.add_value("--n-layer", "L", "override the preset's layer count", integer(o.n_layer, "--n-layer"));
-  ap.add_value("--n-head", "H", "override the preset's head count", integer(o.n_head, "--n-head"));
-  ap.add_value("--n-embd", "C", "override the preset's width", integer(o.n_embd, "--n-embd"));
-  ap.add_value("--block-size", "N", "override the preset's block size", integer(o.block_size, "--block-size"));
-  ap.add_value("--vocab", "V", "override the preset's vocabulary size", integer(o.vocab, "--vocab"));
-  ap.add_value("--lr", "X", "peak learning rate (default 6e-4)", number(o.lr, "--lr"));
-  ap.add_value("--min-lr-ratio", "X", "cosine floor as a fraction of --lr (default 0.1)",
-               number(o.min_lr_ratio, "--min-lr-ratio"));
-  ap.add_value("--lr-warmup", "N", "linear LR warmup steps (default 10)", integer(o.lr_warmup, "--lr-warmup"));
-  ap.add_value("--lr-decay-steps", "N", "cosine horizon (default: warmup + steps)",
-               integer(o.lr_decay, "--lr-decay-steps"));
-  ap.add_value("--weight-decay", "X", "AdamW weight decay on 2D+ tensors (default 0.1)",
-               number(o.weight_decay, "--weight-decay"));
-  ap.add_value("--grad-clip", "X", "global grad-norm clip (default 1.0)", number(o.grad_clip, "--grad-clip"));
-  ap.add_value("--peak-tflops", "X", "peak TFLOPS for MFU, overriding the datasheet table",
-               number(o.peak_tflops, "--peak-tflops"));
-  ap.add_value("--bucket-cap-mb", "MB", "ddp: gradient bucket size (default 25, as PyTorch DDP)",
-               number(o.bucket_cap_mb, "--bucket-cap-mb"));
-  ap.add_value("--ddp-first-timeout", "SECONDS", "ddp: collective timeout of the first step (default 300)",
-               number(o.ddp_first_timeout, "--ddp-first-timeout"));
-  ap.add_value("--ddp-timeout", "SECONDS", "ddp: collective timeout from the second step (default 100)",
-               number(o.ddp_timeout, "--ddp-timeout"));
-  ap.add_value("--dist-connect-timeout", "SECONDS", "ddp: time allowed to reach MASTER_ADDR (default 60)",
-               number(o.connect_timeout, "--dist-connect-timeout"));
-  ap.add_value("--data", "PATH|GLOB",
-               "token shards (llm.c .bin, or raw uint16 with --data-format raw-u16) instead of synthetic tokens",
-               [&o](const std::string& v) {
-                 if (v.empty()) throw ConfigError("--data: got '', expected a token shard path or glob");
-                 o.data_path = fs::absolute(v).string();  // children may run elsewhere
-               });
-  ap.add_value("--data-format", "auto|raw-u16", "shard format: auto (llm.c header) or raw-u16 (nanoGPT)",
-               [&o](const std::string& v) { o.data_format = v; });
-  ap.add_flag("--no-prefetch", "make each batch in the step's data phase (no background producer)",
-              [&o] { o.no_prefetch = true; });
-  ap.add_flag("--breakdown", "time data/forward/backward/optimizer (synchronises; perturbs dt)",
-              [&o] { o.breakdown = true; });
-  ap.add_flag("--fixed-batch", "every step sees the same batch (overfitting checks)",
-              [&o] { o.fixed_batch = true; });
-  ap.add_value("--profile", "W,WU,A[,R]",
-               "Kineto traces: wait W, warm up WU, record A steps, R cycles (default 1, 0 = until the "
-               "end); steps count from 0, warmup included; <run>/<rung>/traces/rank<r>_step<s>.json",
-               [&o](const std::string& v) { o.profile = v; });
-  ap.add_flag("--layer-ranges", "also name each layer in forward and backward (NVTX and Kineto ranges)",
-              [&o] { o.layer_ranges = true; });
-  ap.add_value("--cpu-bf16", "auto|on|off",
-               "bf16 rungs on a CPU: auto (default) runs their matmuls in fp32 where the run's roofline "
-               "measures bf16 matmuls as emulated (below half fp32's rate); on forces bf16 autocast; off never",
-               [&o](const std::string& v) { o.cpu_bf16 = v; });
+  const RunConfig defaults;
+  for (const ConfigField& f : config_fields()) {
+    if (f.option.empty()) continue;
+    std::string help = f.help;
+    if (f.show_default) help += fmt::format(" (default {})", value_text(f.get(defaults)));
+    auto set = [&o, &f](const std::string& text) {
+      o.fields.set(f.name, check_input(f, parse_option(f, text), f.option));
+    };
+    if (f.kind == FieldKind::kFlag)
+      ap.add_flag(f.option, help, [set] { set(""); });
+    else
+      ap.add_value(f.option, f.metavar, help, set);
+  }
 }
 
 std::string resolve_device(const Overrides& o) {
@@ -227,16 +178,10 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   if (rungs) spec.rungs = split_csv(*rungs);
   if (mode) spec.mode = *mode;
   if (parity_steps) spec.parity_steps = *parity_steps;
-  // CLI values win over the matrix file, which sets only these overrides.
+  // CLI values win over the matrix file's.
   Overrides o = c.o;
-  const Overrides& file = spec.overrides;
-  auto fallback = [](auto& cli, const auto& from_file) { if (!cli) cli = from_file; };
-  fallback(o.device, file.device);
-  fallback(o.steps, file.steps);
-  fallback(o.warmup, file.warmup);
-  fallback(o.seed, file.seed);
-  fallback(o.threads, file.threads);
-  fallback(o.total_batch, file.total_batch);
+  if (!o.device) o.device = spec.overrides.device;
+  o.fields.fill_missing_from(spec.overrides.fields);
   spec.overrides = o;
   spec.device = resolve_device(o);
   spec.nproc_per_node = int(nproc.value_or(default_nproc(spec.device)));
@@ -250,8 +195,9 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   ro.peers_source = peers ? "--peers" : spec.device.rfind("cuda", 0) == 0
                                             ? "default on CUDA: eager and compile"
                                             : "default on CPU: none (torch.compile's first step compiles for a minute or more here; ask with --peers)";
-  if (c.batch) spec.batches = {*c.batch};
-  if (c.seq) spec.seqs = {*c.seq};
+  // A single --batch or --seq is the matrix's one batch or seq.
+  if (const auto b = c.o.fields.get<int64_t>("batch")) spec.batches = {*b};
+  if (const auto t = c.o.fields.get<int64_t>("seq")) spec.seqs = {*t};
 
   ro.exe = self_exe();
   ro.argv = argv;
@@ -363,8 +309,6 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   } else {
     const std::string device = resolve_device(c.o);
     cfg = config_for(c.preset.value_or(default_preset(device)), c.o, device);
-    if (c.batch) cfg.batch = *c.batch;
-    if (c.seq) cfg.seq = *c.seq;
     const Rung rung = parse_rung(rung_name, "--rung");
     cfg.rung = rung.name;
     cfg.sw = rung.sw;

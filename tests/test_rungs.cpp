@@ -393,7 +393,7 @@ TEST(Matrix, TotalBatchNotDivisibleByMicroBatchIsRejected) {
   spec.device = "cpu";
   spec.presets = {"tiny"};
   spec.rungs = {"grad-accum"};
-  spec.overrides.total_batch = 1000;  // not a multiple of 4*64
+  spec.overrides.fields.set("total_batch", int64_t(1000));  // not a multiple of 4*64
   try {
     build_cells(spec);
     FAIL() << "expected ConfigError";
@@ -419,7 +419,7 @@ TEST(Matrix, MatrixFileRejectsUnknownKeysAndBadJson) {
   read_matrix_file(path, spec);
   EXPECT_EQ(spec.presets, std::vector<std::string>{"tiny"});
   EXPECT_EQ(spec.batches, (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(*spec.overrides.steps, 3);
+  EXPECT_EQ(spec.overrides.fields.get<int64_t>("steps").value_or(-1), 3);
   std::ofstream(path) << R"({"batch": "four"})";
   EXPECT_THROW(read_matrix_file(path, spec), ConfigError);
 }

@@ -41,10 +41,11 @@ TEST(Warmup, StableWhenTheLastThreeStepsAgreeWithinTolerance) {
     }
     return out;
   };
-  EXPECT_FALSE(warmup_is_stable(steps({100, 100})));          // fewer than the window
-  EXPECT_FALSE(warmup_is_stable(steps({170, 160, 110})));     // build-nanogpt's first CPU steps
-  EXPECT_TRUE(warmup_is_stable(steps({170, 100, 104, 102})));  // within 5 % of 100
-  EXPECT_FALSE(warmup_is_stable(steps({100, 100, 105.1})));   // 5.1 % apart
+  EXPECT_FALSE(warmup_is_stable(steps({100, 100}), 5.0));          // fewer than the window
+  EXPECT_FALSE(warmup_is_stable(steps({170, 160, 110}), 5.0));     // build-nanogpt's first CPU steps
+  EXPECT_TRUE(warmup_is_stable(steps({170, 100, 104, 102}), 5.0));  // within 5 % of 100
+  EXPECT_FALSE(warmup_is_stable(steps({100, 100, 105.1}), 5.0));   // 5.1 % apart
+  EXPECT_TRUE(warmup_is_stable(steps({100, 100, 105.1}), 6.0));    // --warmup-tolerance 6
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 //
 // ModelConfig is GPT-2's shape; presets name the standard sizes. TrainConfig
 // holds the optimiser and schedule (build-nanogpt's values). RunConfig adds
-// the measurement settings the harness reads. Every field can be overridden
-// from the CLI, and validate() names the field, the value and what is allowed.
+// the measurement settings the harness reads. Each field's CLI option, JSON
+// key, bounds and help are declared once, in variants/config_fields.cpp.
 #pragma once
 
 #include <cstdint>
@@ -84,10 +84,12 @@ struct RunConfig {
   int64_t steps = 10;   // measured steps
   int64_t warmup = 2;   // excluded from the figures: at least this many
   // Warm up until stable: after `warmup` steps, go on while the last
-  // kWarmupWindow steps' dt differ by more than kWarmupTolerancePct, up to
+  // kWarmupWindow steps' dt differ by more than warmup_tolerance_pct, up to
   // warmup_max steps. warmup_max == warmup is a fixed warmup (what --warmup N
   // asks for, and what the ddp rung always does: its ranks must agree).
   int64_t warmup_max = 20;
+  // Stable: the last kWarmupWindow steps' dt within this share of their minimum.
+  double warmup_tolerance_pct = 5.0;
   uint64_t seed = 1337;
   std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
   int threads = 0;             // intra-op threads; 0 means all cores
@@ -139,15 +141,11 @@ struct RunConfig {
   void validate() const;
 };
 
+// The JSON form: the fields of variants/config_fields.h at their paths, plus
+// preset, rung, switches, world_size, device and the derived micro_steps and
+// model_vocab.
 void to_json(nlohmann::json& j, const ModelConfig& m);
-void to_json(nlohmann::json& j, const TrainConfig& t);
-void to_json(nlohmann::json& j, const DdpConfig& d);
-void to_json(nlohmann::json& j, const DataConfig& d);
 void to_json(nlohmann::json& j, const RunConfig& r);
-void from_json(const nlohmann::json& j, DdpConfig& d);
-void from_json(const nlohmann::json& j, ModelConfig& m);
-void from_json(const nlohmann::json& j, TrainConfig& t);
-void from_json(const nlohmann::json& j, DataConfig& d);
 void from_json(const nlohmann::json& j, RunConfig& r);
 
 }  // namespace ladder
