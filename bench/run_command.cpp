@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
 #include "bench/device.h"
 #include "bench/harness.h"
 #include "bench/launch_env.h"
@@ -20,7 +19,8 @@
 #include "bench/peers.h"
 #include "bench/roofline.h"
 #include "bench/runner.h"
-#include "reports/atomic_file.h"
+#include "common/atomic_file.h"
+#include "common/cli.h"
 #include "reports/report.h"
 #include "reports/report_loader.h"
 #include "variants/data_source.h"

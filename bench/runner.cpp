@@ -26,11 +26,11 @@
 #include "bench/mfu.h"
 #include "bench/peers.h"
 #include "bench/roofline.h"
-#include "reports/report_loader.h"
-#include "reports/table.h"
-#include "reports/atomic_file.h"
+#include "common/atomic_file.h"
 #include "reports/report.h"
-#include "bench/stats.h"
+#include "reports/report_loader.h"
+#include "reports/stats.h"
+#include "reports/table.h"
 
 namespace ladder {
 

@@ -15,11 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
-#include "bench/peers.h"
-#include "reports/atomic_file.h"
+#include "common/atomic_file.h"
+#include "common/cli.h"
 #include "reports/html_report.h"  // render_comparison_html
 #include "reports/mann_whitney.h"
+#include "reports/peer_cells.h"
 #include "reports/welch.h"
 #include "variants/config.h"
 

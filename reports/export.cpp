@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
-#include "bench/stats.h"
-#include "reports/atomic_file.h"
+#include "common/atomic_file.h"
+#include "common/cli.h"
+#include "reports/stats.h"
 #include "variants/config.h"
 
 namespace ladder {

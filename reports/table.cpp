@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/peers.h"
+#include "reports/peer_cells.h"
 
 namespace ladder {
 

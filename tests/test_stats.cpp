@@ -6,7 +6,7 @@
 
 #include "bench/harness.h"
 
-#include "bench/stats.h"
+#include "reports/stats.h"
 
 namespace ladder {
 namespace {
