@@ -18,6 +18,7 @@
 #include "bench/measure.h"
 #include "bench/peers.h"
 #include "bench/roofline.h"
+#include "bench/run_dir.h"
 #include "bench/runner.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"

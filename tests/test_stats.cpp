@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "bench/harness.h"
-
 #include "reports/stats.h"
 
 namespace ladder {
