@@ -15,11 +15,11 @@
 #include "bench/memory.h"
 #include "bench/mfu.h"
 #include "bench/roofline.h"
-#include "bench/stats.h"
 #include "build_info.h"
 #include "profiler/device_steps.h"
 #include "profiler/trace_breakdown.h"
 #include "reports/report_loader.h"
+#include "reports/stats.h"
 #include "variants/rungs.h"
 
 namespace ladder {
@@ -63,22 +63,6 @@ std::vector<std::string> default_peers(const std::string& device) {
   std::vector<std::string> all;
   for (const auto& p : peer_table()) all.push_back(p.name);
   return all;
-}
-
-namespace {
-std::string last_component(const std::string& cell) {
-  const size_t slash = cell.rfind('/');
-  return slash == std::string::npos ? cell : cell.substr(slash + 1);
-}
-}  // namespace
-
-bool is_peer_cell(const std::string& cell) { return last_component(cell).rfind(kPeerCellPrefix, 0) == 0; }
-
-std::string peer_display_name(const std::string& cell) {
-  if (!is_peer_cell(cell)) return cell;
-  const size_t slash = cell.rfind('/');
-  const std::string head = slash == std::string::npos ? "" : cell.substr(0, slash + 1);
-  return head + "peer:" + last_component(cell).substr(std::string(kPeerCellPrefix).size());
 }
 
 Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const std::string& peer) {

@@ -5,11 +5,11 @@
 // (kPeerBaseRung: TF32, bf16 autocast, SDPA causal attention, vocabulary
 // padded to a multiple of 128, fused AdamW; `fused` is torch.compile for the
 // compile peer and off for eager). Each peer is an extra cell of the matrix,
-// "peer-<name>", run after the rungs in its own child process:
-// scripts/peer.py, which reuses scripts/reference.py's model, data and
-// schedule and times the step as the harness does. It writes a partial
+// "peer-<name>" (reports/peer_cells.h), run after the rungs in its own
+// child process: scripts/peer.py, which reuses scripts/reference.py's model,
+// data and schedule and times the step as the harness does. It writes a partial
 // report; complete_peer_report() adds what is computed in one place for
-// rungs and peers alike: summary statistics (bench/stats.h), FLOPs and MFU
+// rungs and peers alike: summary statistics (reports/stats.h), FLOPs and MFU
 // (bench/mfu.h) against the run's roofline.json, the memory estimate, the
 // op breakdown of its profiled steps (peer_op_breakdown), and the parity
 // note (peers take no part in loss parity; their losses are in their
@@ -25,11 +25,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/matrix.h"
+#include "reports/peer_cells.h"
 
 namespace ladder {
 
-inline constexpr const char* kPeerBaseRung = "fused-adamw";
-inline constexpr const char* kPeerCellPrefix = "peer-";
 inline constexpr const char* kPeerParityNote =
     "not checked: peers take no part in loss parity (their model init and reduction order differ from "
     "ladder's); their losses are recorded in their reports (steps.loss, warmup_steps.loss)";
@@ -45,12 +44,6 @@ const std::vector<PeerInfo>& peer_table();
 std::vector<std::string> parse_peers(const std::string& value, const char* option = "--peers");
 // The default for a device: none on CPU, eager and compile on CUDA.
 std::vector<std::string> default_peers(const std::string& device);
-
-// "peer-eager", or "<shape>/peer-eager" -> true.
-bool is_peer_cell(const std::string& cell);
-// The name tables and comparisons show: "peer:eager", "<shape>/peer:eager";
-// other cells unchanged.
-std::string peer_display_name(const std::string& cell);
 
 // The peer cell of one shape: `base` (the shape's config) with kPeerBaseRung's
 // switches, `fused` only for compile.

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
 #include "bench/device.h"
-#include "reports/atomic_file.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
 #include "reports/report.h"
 #include "variants/precision.h"
 

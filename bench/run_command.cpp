@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
 #include "bench/device.h"
 #include "bench/harness.h"
 #include "bench/launch_env.h"
@@ -19,8 +18,10 @@
 #include "bench/measure.h"
 #include "bench/peers.h"
 #include "bench/roofline.h"
+#include "bench/run_dir.h"
 #include "bench/runner.h"
-#include "reports/atomic_file.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
 #include "reports/report.h"
 #include "reports/report_loader.h"
 #include "reports/reporter.h"

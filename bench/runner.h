@@ -5,8 +5,9 @@
 // a timeout is recorded in that cell's report with the reason, and the matrix
 // carries on. Ctrl-C stops cleanly: completed reports are kept and the summary
 // marks what is missing. `--resume RUN_DIR` skips cells that already have a
-// complete report. When every cell has run, loss parity is checked and the
-// per-run summary.json and the table are written.
+// complete report (bench/run_dir.h: the directory's layout, load_run_dir).
+// When every cell has run, loss parity is checked (bench/parity.h) and the
+// per-run summary.json (bench/summary_rows.h) and the table are written.
 //
 // After the rungs, the PyTorch peers (--peers, bench/peers.h): each a
 // scripts/peer.py child whose report this runner completes (MFU from the run's
@@ -51,10 +52,5 @@ struct RunnerOptions {
 // Exit code: 0 all cells ok and parity held, 1 a cell failed or failed parity,
 // 130 interrupted.
 int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& opts);
-
-// Validates that `run_dir` is a run directory whose matrix equals `cells`
-// (when `cells` is non-empty); returns the saved cells and options.
-// Throws ConfigError otherwise.
-std::vector<Cell> load_run_dir(const std::string& run_dir, RunnerOptions& opts);
 
 }  // namespace ladder

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "variants/config.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder::profiler {
 

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/config_error.h"
 #include "profiler/kineto_session.h"
 #include "profiler/range.h"
-#include "reports/atomic_file.h"
-#include "variants/config.h"
 
 namespace ladder::profiler {
 

@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
-#include "bench/peers.h"
-#include "reports/atomic_file.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
 #include "reports/mann_whitney.h"
+#include "reports/peer_cells.h"
 #include "reports/reporter.h"
 #include "reports/welch.h"
 #include "variants/config.h"

@@ -8,9 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
-#include "reports/atomic_file.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
 #include "reports/reporter.h"
+#include "reports/stats.h"
 #include "reports/table.h"
 #include "variants/config.h"
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/stats.h"
+#include "reports/stats.h"
 
 namespace ladder {
 namespace {

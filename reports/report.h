@@ -2,7 +2,8 @@
 //
 // The format is described by reports/rung_report.schema.json and versioned
 // by kSchemaVersion. Every metric key carries its unit (dt_ms, tokens_per_s,
-// mfu_pct, peak_reserved_bytes). Per-step series are stored as columns.
+// mfu_pct, peak_reserved_bytes). Per-step series are stored as columns
+// (bench/step_columns.h).
 #pragma once
 
 #include <string>
@@ -10,22 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/harness.h"
+#include "variants/config.h"
 
 namespace ladder {
 
 inline constexpr int kSchemaVersion = 2;
-
-// The per-step columns: step, dt_ms, tokens_per_s, loss, grad_norm, lr,
-// data_ms (host time in the data phase); in breakdown mode
-// phase_ms.{data,forward,backward,optimizer}; for measured steps the memory
-// monitor's peak_rss_bytes and, on CUDA, peak_active_bytes,
-// peak_reserved_bytes, peak_allocated_bytes, alloc_retries and ooms; for the
-// ddp rung allreduce_{ms,exposed_ms,overlap_pct,pct_of_dt,bytes,buckets}.
-nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_size = 1);
-
-// Summary statistics of every per-step column.
-nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, int world_size = 1);
 
 // "20261121T213600Z" style UTC timestamps and ISO 8601 strings.
 std::string utc_now_iso8601();

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/cli.h"
+#include "profiler/common/cli.h"
 #include "reports/report.h"
 #include "variants/config.h"
 

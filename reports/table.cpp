@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/peers.h"
+#include "reports/peer_cells.h"
 #include "reports/reporter.h"
 
 namespace ladder {

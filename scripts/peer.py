@@ -58,7 +58,7 @@ def now_iso():
 
 
 def write_atomically(path, obj):
-    """A temporary file, fsync, rename: never a half-written report (reports/atomic_file.h)."""
+    """A temporary file, fsync, rename: never a half-written report (profiler/common/atomic_file.h)."""
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w") as f:
         json.dump(obj, f, indent=2, allow_nan=False)

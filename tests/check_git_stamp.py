@@ -5,7 +5,7 @@ usage: check_git_stamp.py GIT_STAMP_CMAKE
 
 A source tree copied without its .git into another repository (as on the
 first GPU machine) must not be stamped with that repository's commit. This
-makes such a layout in a temporary directory and runs bench/git_stamp.cmake
+makes such a layout in a temporary directory and runs profiler/common/git_stamp.cmake
 on both trees: the repository's own top level gets its commit, the copy
 inside it "unknown".
 """

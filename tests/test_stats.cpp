@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/harness.h"
-
-#include "bench/stats.h"
+#include "reports/stats.h"
 
 namespace ladder {
 namespace {

@@ -8,20 +8,15 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "profiler/common/config_error.h"
 #include "variants/rungs.h"
 
 namespace ladder {
-
-// Bad user input: the CLI turns it into exit code 2.
-struct ConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct ModelConfig {
   int64_t n_layer = 12;

@@ -12,7 +12,7 @@
 #include <nccl.h>
 #endif
 
-#include "bench/cuda/cuda_check.h"
+#include "profiler/common/cuda/cuda_check.h"
 
 namespace ladder::cuda {
 

@@ -10,13 +10,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
 #include "bench/device.h"
 #include "bench/environment.h"
 #include "bench/micro/families.h"
 #include "bench/micro/tee_reporter.h"
 #include "build_info.h"
-#include "reports/atomic_file.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
 #include "reports/report.h"
 
 namespace ladder::micro {

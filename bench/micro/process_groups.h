@@ -1,7 +1,7 @@
 // bench/micro/process_groups.h: two ranks of a c10d process group inside one
 // process, one thread per rank, for the all-reduce micro-benchmark: Gloo on
 // CPU (process_groups.cpp), NCCL over two CUDA devices (the CUDA adapter
-// bench/cuda/nccl_pair.cpp). The DDP rung builds its own multi-process groups
+// bench/micro/cuda/nccl_pair.cpp). The DDP rung builds its own multi-process groups
 // elsewhere; this is only what a collective needs to be timed in isolation.
 #pragma once
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/stats.h"
+#include "reports/stats.h"
 #include "reports/export.h"
 #include "reports/reporter.h"
 

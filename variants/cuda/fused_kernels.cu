@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "bench/cuda/cuda_check.h"
+#include "profiler/common/cuda/cuda_check.h"
 
 namespace ladder::fused::cuda {
 namespace {

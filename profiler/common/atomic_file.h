@@ -1,4 +1,4 @@
-// reports/atomic_file.h: write a file so that readers see either the old
+// profiler/common/atomic_file.h: write a file so that readers see either the old
 // content or the complete new content, never half of it (temp + fsync +
 // rename + directory fsync). A killed process leaves at most a *.tmp.* file.
 #pragma once

@@ -1,5 +1,5 @@
-// reports/atomic_file.cpp: see atomic_file.h.
-#include "reports/atomic_file.h"
+// profiler/common/atomic_file.cpp: see atomic_file.h.
+#include "profiler/common/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "variants/config.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 

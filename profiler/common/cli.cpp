@@ -1,5 +1,5 @@
-// bench/cli.cpp: see cli.h.
-#include "bench/cli.h"
+// profiler/common/cli.cpp: see cli.h.
+#include "profiler/common/cli.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "variants/config.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 

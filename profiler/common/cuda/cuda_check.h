@@ -1,4 +1,4 @@
-// bench/cuda/cuda_check.h: CUDA_CHECK reports the failing call with file:line.
+// profiler/common/cuda/cuda_check.h: CUDA_CHECK reports the failing call with file:line.
 #pragma once
 
 #include <stdexcept>

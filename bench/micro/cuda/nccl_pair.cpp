@@ -1,4 +1,4 @@
-// bench/cuda/nccl_pair.cpp: the CUDA adapter of bench/micro/process_groups.h,
+// bench/micro/cuda/nccl_pair.cpp: the CUDA adapter of bench/micro/process_groups.h,
 // two NCCL ranks of one communicator in one process, rank r on cuda:r.
 // Compiled only with LADDER_WITH_NCCL (and USE_C10D_NCCL, which LibTorch's
 // ProcessGroupNCCL.hpp needs to declare anything).

@@ -1,5 +1,5 @@
-// bench/stats.cpp: see stats.h.
-#include "bench/stats.h"
+// reports/stats.cpp: see stats.h.
+#include "reports/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// bench/cli.h: a small, strict command-line parser for ladder's subcommands.
+// profiler/common/cli.h: a small, strict command-line parser for ladder's subcommands.
 //
 // Options are "--name VALUE", "--name=VALUE" or "--flag". Unknown options,
 // missing values and malformed numbers throw ConfigError naming the option,

@@ -1,0 +1,26 @@
+// bench/summary_rows.h: the rows of a run's summary.json, one per measured
+// cell or peer: its figures (medians over --repeat processes), whether the
+// machine was quiet while it ran, and the switches in effect. The table
+// (reports/table.h) prints them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/matrix.h"
+
+namespace ladder {
+
+// What every summary row has, whatever happened to the cell.
+nlohmann::json row_base(const Cell& c, const std::string& status, const nlohmann::json& parity);
+
+// A cell's row: its figures from the one report, or with --repeat N the
+// median over the N processes of each one's median (a process is the
+// independent sample; its steps are not), with the per-process medians
+// listed. Peak memory is the largest of the processes'.
+nlohmann::json summary_row(const Cell& c, const std::vector<nlohmann::json>& reports,
+                           const nlohmann::json& parity);
+
+}  // namespace ladder

@@ -1,0 +1,22 @@
+// reports/peer_cells.cpp: see peer_cells.h.
+#include "reports/peer_cells.h"
+
+namespace ladder {
+
+namespace {
+std::string last_component(const std::string& cell) {
+  const size_t slash = cell.rfind('/');
+  return slash == std::string::npos ? cell : cell.substr(slash + 1);
+}
+}  // namespace
+
+bool is_peer_cell(const std::string& cell) { return last_component(cell).rfind(kPeerCellPrefix, 0) == 0; }
+
+std::string peer_display_name(const std::string& cell) {
+  if (!is_peer_cell(cell)) return cell;
+  const size_t slash = cell.rfind('/');
+  const std::string head = slash == std::string::npos ? "" : cell.substr(0, slash + 1);
+  return head + "peer:" + last_component(cell).substr(std::string(kPeerCellPrefix).size());
+}
+
+}  // namespace ladder

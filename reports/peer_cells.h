@@ -1,0 +1,23 @@
+// reports/peer_cells.h: how a run's PyTorch peer cells are named, in the
+// matrix and in what tables and comparisons show.
+//
+// A peer (bench/peers.h: `ladder run --peers`) is the cell "peer-<name>", or
+// "<shape>/peer-<name>" in a multi-shape matrix, measured with the switches
+// of kPeerBaseRung. Reports read these names back, so they live here, below
+// the bench that makes the cells.
+#pragma once
+
+#include <string>
+
+namespace ladder {
+
+inline constexpr const char* kPeerBaseRung = "fused-adamw";
+inline constexpr const char* kPeerCellPrefix = "peer-";
+
+// "peer-eager", or "<shape>/peer-eager" -> true.
+bool is_peer_cell(const std::string& cell);
+// The name tables and comparisons show: "peer:eager", "<shape>/peer:eager";
+// other cells unchanged.
+std::string peer_display_name(const std::string& cell);
+
+}  // namespace ladder

@@ -1,0 +1,197 @@
+# scripts/layers.cmake: ladder's build layers, and the checks that keep them
+# acyclic.
+#
+# A layer is a static library that owns one or more source folders. It may
+# depend only on layers declared before it: ladder_layer() refuses any other
+# dependency with a FATAL_ERROR naming both, so a cycle cannot be written.
+# ladder_check_layer_includes() reads every file a layer owns and fails when
+# one includes ("folder/file.h") a folder owned by a layer that its own layer
+# does not depend on, directly or through the layers below.
+#
+# CMakeLists.txt includes this file and calls ladder_check_layers() once every
+# layer is declared: the include check runs at configure time, and again at
+# build time whenever a layer's file changes (the same code, run as a script
+# with `cmake -P`, where ladder_layer() only records the layer). The fixture
+# test tests/check_layers.cmake runs it on tiny trees with and without an
+# upward include.
+
+# ladder_layer(NAME <target> DIRS <folder>... [EXCLUDE <file>...]
+#              [DEPENDS <layer>...] [SOURCES <file>...])
+# Folders and excluded files (an executable's main.cpp, which may include any
+# layer) are relative to the source root. A sub-folder declared by a later
+# layer (bench/micro inside bench) belongs to that layer.
+function(ladder_layer)
+  cmake_parse_arguments(L "" "NAME" "DIRS;EXCLUDE;DEPENDS;SOURCES" ${ARGN})
+  get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
+  if(L_NAME IN_LIST layers)
+    message(FATAL_ERROR "ladder_layer(${L_NAME}): declared twice")
+  endif()
+  set(closure "")
+  foreach(dep IN LISTS L_DEPENDS)
+    if(NOT dep IN_LIST layers)
+      string(REPLACE ";" ", " below "${layers}")
+      if(below STREQUAL "")
+        set(below "none")
+      endif()
+      message(FATAL_ERROR
+        "ladder_layer(${L_NAME}): depends on ${dep}, which is not a layer declared before it "
+        "(declared so far, bottom to top: ${below}). A layer may only depend on the layers below "
+        "it, so that no cycle can be written: move what ${L_NAME} needs from ${dep} down into a "
+        "lower layer.")
+    endif()
+    get_property(dep_closure GLOBAL PROPERTY LADDER_LAYER_${dep}_CLOSURE)
+    list(APPEND closure ${dep} ${dep_closure})
+  endforeach()
+  list(REMOVE_DUPLICATES closure)
+  set_property(GLOBAL APPEND PROPERTY LADDER_LAYERS ${L_NAME})
+  set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_DIRS ${L_DIRS})
+  set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_EXCLUDE ${L_EXCLUDE})
+  set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_CLOSURE ${closure})
+  # The same declaration, for the script the build re-runs (ladder_check_layers).
+  set_property(GLOBAL APPEND_STRING PROPERTY LADDER_LAYER_DECLARATIONS
+               "ladder_layer(NAME ${L_NAME} DIRS ${L_DIRS} EXCLUDE ${L_EXCLUDE} DEPENDS ${L_DEPENDS})\n")
+  if(NOT CMAKE_SCRIPT_MODE_FILE)
+    add_library(${L_NAME} STATIC ${L_SOURCES})
+    if(L_DEPENDS)
+      target_link_libraries(${L_NAME} PUBLIC ${L_DEPENDS})
+    endif()
+  endif()
+endfunction()
+
+# The layer owning `path` (relative to the root): the one whose folder is the
+# longest prefix of it; "" when no layer owns it (a system or generated header).
+function(_ladder_layer_of path out)
+  get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
+  set(best "")
+  set(best_len 0)
+  foreach(layer IN LISTS layers)
+    get_property(dirs GLOBAL PROPERTY LADDER_LAYER_${layer}_DIRS)
+    foreach(dir IN LISTS dirs)
+      string(LENGTH "${dir}/" n)
+      string(SUBSTRING "${path}" 0 ${n} head)
+      if(head STREQUAL "${dir}/" AND n GREATER best_len)
+        set(best ${layer})
+        set(best_len ${n})
+      endif()
+    endforeach()
+  endforeach()
+  set(${out} "${best}" PARENT_SCOPE)
+endfunction()
+
+# The line numbers of `#include "<inc>"` in `text`.
+function(_ladder_include_lines text inc out)
+  # One list element per line: characters a CMake list treats specially
+  # become harmless ones first, so that element N is line N.
+  string(REPLACE "\\" "/" text "${text}")
+  string(REPLACE "[" "(" text "${text}")
+  string(REPLACE "]" ")" text "${text}")
+  string(REPLACE ";" "," text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(n 0)
+  set(found "")
+  foreach(line IN LISTS lines)
+    math(EXPR n "${n} + 1")
+    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\"" AND CMAKE_MATCH_1 STREQUAL inc)
+      list(APPEND found ${n})
+    endif()
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# Fails (FATAL_ERROR, every offending file:line) when a file of a layer
+# includes a folder of a layer it does not depend on. Records the files read
+# in the global property LADDER_LAYER_FILES.
+function(ladder_check_layer_includes root)
+  get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
+  set(violations "")
+  set(read "")
+  foreach(layer IN LISTS layers)
+    get_property(dirs GLOBAL PROPERTY LADDER_LAYER_${layer}_DIRS)
+    get_property(exclude GLOBAL PROPERTY LADDER_LAYER_${layer}_EXCLUDE)
+    get_property(closure GLOBAL PROPERTY LADDER_LAYER_${layer}_CLOSURE)
+    set(allowed ${layer} ${closure})
+    set(allowed_dirs "")
+    foreach(l IN LISTS allowed)
+      get_property(l_dirs GLOBAL PROPERTY LADDER_LAYER_${l}_DIRS)
+      foreach(d IN LISTS l_dirs)
+        string(APPEND allowed_dirs " ${d}/")
+      endforeach()
+    endforeach()
+    foreach(dir IN LISTS dirs)
+      set(patterns "")
+      foreach(ext h hpp cuh c cpp cu)
+        list(APPEND patterns "${root}/${dir}/*.${ext}")
+      endforeach()
+      file(GLOB_RECURSE files RELATIVE "${root}" ${patterns})
+      list(SORT files)
+      foreach(file IN LISTS files)
+        _ladder_layer_of("${file}" owner)
+        if(file IN_LIST exclude OR NOT owner STREQUAL layer)
+          continue()
+        endif()
+        list(APPEND read "${root}/${file}")
+        file(READ "${root}/${file}" text)
+        string(REGEX MATCHALL "#[ \t]*include[ \t]*\"[^\"]+\"" includes "${text}")
+        set(seen "")
+        foreach(directive IN LISTS includes)
+          string(REGEX REPLACE "^#[ \t]*include[ \t]*\"([^\"]+)\"$" "\\1" inc "${directive}")
+          _ladder_layer_of("${inc}" target)
+          if(target STREQUAL "" OR target IN_LIST allowed OR inc IN_LIST seen)
+            continue()
+          endif()
+          list(APPEND seen "${inc}")
+          _ladder_include_lines("${text}" "${inc}" line_numbers)
+          foreach(n IN LISTS line_numbers)
+            string(APPEND violations "\n  ${file}:${n}: includes \"${inc}\" (layer ${target}), "
+                   "but layer ${layer} may only include:${allowed_dirs}")
+          endforeach()
+        endforeach()
+      endforeach()
+    endforeach()
+  endforeach()
+  set_property(GLOBAL PROPERTY LADDER_LAYER_FILES ${read})
+  if(violations)
+    message(FATAL_ERROR "layers (scripts/layers.cmake): an include points up the layers:${violations}\n"
+            "Move the code to the lowest layer that needs it, or include it from a higher layer.")
+  endif()
+endfunction()
+
+# After every layer is declared (CMakeLists.txt): the include check now, the
+# same check at build time before any layer compiles (re-run whenever a file
+# it read changes), and a check that no layer links a layer it may not depend
+# on (target_link_libraries outside ladder_layer).
+function(ladder_check_layers)
+  get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
+  foreach(layer IN LISTS layers)
+    get_property(closure GLOBAL PROPERTY LADDER_LAYER_${layer}_CLOSURE)
+    get_target_property(links ${layer} LINK_LIBRARIES)
+    foreach(lib IN LISTS links)
+      if(lib IN_LIST layers AND NOT lib IN_LIST closure)
+        message(FATAL_ERROR "layers (scripts/layers.cmake): ${layer} links ${lib}, a layer it does not "
+                "depend on (declare the dependency in ladder_layer(NAME ${layer} ... DEPENDS), where "
+                "only the layers below ${layer} are allowed)")
+      endif()
+    endforeach()
+  endforeach()
+
+  ladder_check_layer_includes("${CMAKE_SOURCE_DIR}")
+
+  get_property(declarations GLOBAL PROPERTY LADDER_LAYER_DECLARATIONS)
+  get_property(files GLOBAL PROPERTY LADDER_LAYER_FILES)
+  set(dir "${CMAKE_BINARY_DIR}/layers")
+  set(stamp "${dir}/includes_checked.stamp")
+  file(CONFIGURE OUTPUT "${dir}/check_layers.cmake" @ONLY CONTENT
+       "# Generated by scripts/layers.cmake (ladder_check_layers): the layers' include check.\n\
+cmake_minimum_required(VERSION 3.25)\n\
+include(\"${CMAKE_CURRENT_FUNCTION_LIST_FILE}\")\n${declarations}\
+ladder_check_layer_includes(\"${CMAKE_SOURCE_DIR}\")\nfile(TOUCH \"${stamp}\")\n")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND ${CMAKE_COMMAND} -P "${dir}/check_layers.cmake"
+    DEPENDS ${files} "${dir}/check_layers.cmake" "${CMAKE_CURRENT_FUNCTION_LIST_FILE}"
+    COMMENT "Checking that no include points up the layers (scripts/layers.cmake)"
+    VERBATIM)
+  add_custom_target(ladder_layer_check DEPENDS "${stamp}")
+  foreach(layer IN LISTS layers)
+    add_dependencies(${layer} ladder_layer_check)
+  endforeach()
+endfunction()

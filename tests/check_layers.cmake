@@ -1,0 +1,21 @@
+# tests/check_layers.cmake: the layer checks of scripts/layers.cmake on tiny
+# trees (tests/fixtures/layers/), as the build.layers_* tests run them:
+#   cmake -DCASE=<case> -P tests/check_layers.cmake
+# clean:  lower and upper, the upper including the lower: passes.
+# upward: the same layers, the lower including the upper: fails, naming
+#         lower/lower.h:4 and what layer fixture_lower may include.
+# later:  a layer that depends on a layer declared after it: fails, naming
+#         both (so a cycle cannot be declared).
+cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/../scripts/layers.cmake")
+if(CASE STREQUAL "later")
+  ladder_layer(NAME fixture_upper DIRS upper DEPENDS fixture_lower)
+  ladder_layer(NAME fixture_lower DIRS lower)
+elseif(CASE STREQUAL "clean" OR CASE STREQUAL "upward")
+  ladder_layer(NAME fixture_lower DIRS lower)
+  ladder_layer(NAME fixture_upper DIRS upper DEPENDS fixture_lower)
+else()
+  message(FATAL_ERROR "check_layers.cmake: CASE is '${CASE}'; expected clean, upward or later")
+endif()
+ladder_check_layer_includes("${CMAKE_CURRENT_LIST_DIR}/fixtures/layers/${CASE}")
+message(STATUS "layers: ${CASE}: no include points up")
