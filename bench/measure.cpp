@@ -159,7 +159,7 @@ FaultHook read_fault_hook(int rank) {
 
 // One rank's figures for rank 0's report: per-step arrays and medians.
 nlohmann::json rank_figures(const RunConfig& c, const HarnessResult& r) {
-  nlohmann::json cols = steps_to_json(r.steps, c.world_size);
+  nlohmann::json cols = steps_to_json(r.steps, MetricContext{c.world_size});
   nlohmann::json j = {{"rank", c.rank}, {"local_rank", c.local_rank}, {"host", host_name()},
                       {"peak_rss_bytes", r.memory.peak_rss_bytes},
                       {"peak_reserved_bytes", r.memory.peak_reserved_bytes}};
@@ -330,7 +330,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
     }
 
     const int world = c.world_size;
-    nlohmann::json summary = summarize_steps(result.steps, world);
+    const MetricContext metrics{world, fpt};
+    nlohmann::json summary = summarize_steps(result.steps, metrics);
     // MFU is per device: a GPU, or a host's whole CPU, which the ranks of a
     // CPU ddp job share (and the run roofline measured with all its cores).
     const int devices = ranks_share_cpu ? std::max(1, world / std::max(1, c.local_world_size)) : world;
@@ -398,8 +399,8 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
         {"ddp", ddp},
         {"op_breakdown", op_breakdown},
         {"profile", tracer ? tracer->to_json() : nlohmann::json()},
-        {"steps", steps_to_json(result.steps, world)},
-        {"warmup_steps", steps_to_json(result.warmup_steps, world)},
+        {"steps", steps_to_json(result.steps, metrics)},
+        {"warmup_steps", steps_to_json(result.warmup_steps, metrics)},
         {"summary", summary},
     });
     write_report(o.report_path, report);

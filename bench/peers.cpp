@@ -14,6 +14,7 @@
 #include "bench/measure.h"
 #include "bench/memory.h"
 #include "bench/mfu.h"
+#include "bench/step_metrics.h"
 #include "bench/roofline.h"
 #include "build_info.h"
 #include "profiler/device_steps.h"
@@ -206,8 +207,8 @@ json peer_op_breakdown(const json& partial, bool cuda, json* op_counts) {
 json complete_peer_report(json r, const RunConfig& cfg, const std::string& roofline_file) {
   // Summary statistics of the per-step columns, as summarize_steps does for a rung.
   json summary;
-  for (const char* key : {"dt_ms", "tokens_per_s", "tokens_per_s_per_device", "loss", "grad_norm", "data_ms"})
-    if (key != std::string("data_ms") || r["steps"].contains(key)) summary[key] = summarize(column(r, key));
+  for (const StepMetric& m : step_metrics())
+    if (m.summarised && r["steps"].contains(m.key)) summary[m.key] = summarize(column(r, m.key));
   const int64_t n_params = field(r, "model.n_params").get<int64_t>();
   const int64_t n_params_no_wpe = field(r, "model.n_params_without_wpe").get<int64_t>();
   const int64_t fpt = flops_per_token(cfg.model, n_params_no_wpe, cfg.seq);

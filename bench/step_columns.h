@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.h"
+#include "bench/step_metrics.h"
 
 namespace ladder {
 
@@ -16,9 +17,10 @@ namespace ladder {
 // monitor's peak_rss_bytes and, on CUDA, peak_active_bytes,
 // peak_reserved_bytes, peak_allocated_bytes, alloc_retries and ooms; for the
 // ddp rung allreduce_{ms,exposed_ms,overlap_pct,pct_of_dt,bytes,buckets}.
-nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, int world_size = 1);
+// Every declared metric (bench/step_metrics.h) these steps have, as a column.
+nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
 
-// Summary statistics of every per-step column.
-nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, int world_size = 1);
+// Summary statistics of every summarised metric, and of the phases.
+nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
 
 }  // namespace ladder

@@ -1,0 +1,55 @@
+// bench/step_metrics.cpp: every per-step metric, declared once (see step_metrics.h).
+#include "bench/step_metrics.h"
+
+namespace ladder {
+
+namespace {
+using R = const StepRecord&;
+using C = const MetricContext&;
+bool comm(R s, C) { return s.has_comm; }
+bool memory(R s, C) { return s.has_memory; }
+bool cuda_memory(R s, C) { return s.has_memory && s.memory.cuda; }
+}  // namespace
+
+const std::vector<StepMetric>& step_metrics() {
+  static const std::vector<StepMetric> kMetrics = {
+      {"dt_ms", "step time: the timed optimizer step, all micro-steps", true, false, nullptr,
+       [](R s, C) { return s.dt_ms; }},
+      {"tokens_per_s", "tokens of the step, all ranks, over dt", true, false, nullptr,
+       [](R s, C) { return s.tokens_per_s; }},
+      {"tokens_per_s_per_device", "tokens_per_s over the ranks", true, false, nullptr,
+       [](R s, C c) { return s.tokens_per_s / c.world_size; }},
+      {"loss", "mean loss over the step's tokens", true, false, nullptr, [](R s, C) { return s.loss; }},
+      {"grad_norm", "global L2 norm of the gradients before clipping", true, false, nullptr,
+       [](R s, C) { return s.grad_norm; }},
+      {"lr", "learning rate of the step", false, false, nullptr, [](R s, C) { return s.lr; }},
+      {"data_ms", "host time in the data phase, summed over micro-steps", true, false, nullptr,
+       [](R s, C) { return s.data_ms; }},
+      {"allreduce_ms", "ddp: wall time some gradient bucket was in flight", true, false, comm,
+       [](R s, C) { return s.allreduce_ms; }},
+      {"allreduce_exposed_ms", "ddp: in flight after backward's compute ended", true, false, comm,
+       [](R s, C) { return s.allreduce_exposed_ms; }},
+      {"allreduce_overlap_pct", "ddp: share of allreduce_ms hidden behind backward", true, false, comm,
+       [](R s, C) { return s.overlap_pct; }},
+      {"allreduce_pct_of_dt", "ddp: allreduce_ms as a share of dt", true, false, comm,
+       [](R s, C) { return 100.0 * s.allreduce_ms / s.dt_ms; }},
+      {"allreduce_bytes", "ddp: gradient bytes all-reduced", false, true, comm,
+       [](R s, C) { return double(s.allreduce_bytes); }},
+      {"allreduce_buckets", "ddp: buckets all-reduced", false, true, comm, [](R s, C) { return double(s.buckets); }},
+      {"peak_rss_bytes", "the process's peak resident memory in the step", false, true, memory,
+       [](R s, C) { return double(s.memory.peak_rss_bytes); }},
+      {"peak_active_bytes", "CUDA: peak active bytes in the step", false, true, cuda_memory,
+       [](R s, C) { return double(s.memory.peak_active_bytes); }},
+      {"peak_reserved_bytes", "CUDA: peak reserved bytes in the step", false, true, cuda_memory,
+       [](R s, C) { return double(s.memory.peak_reserved_bytes); }},
+      {"peak_allocated_bytes", "CUDA: peak allocated bytes in the step", false, true, cuda_memory,
+       [](R s, C) { return double(s.memory.peak_allocated_bytes); }},
+      {"alloc_retries", "CUDA: allocator retries in the step", false, true, cuda_memory,
+       [](R s, C) { return double(s.memory.alloc_retries); }},
+      {"ooms", "CUDA: out-of-memory errors in the step", false, true, cuda_memory,
+       [](R s, C) { return double(s.memory.ooms); }},
+  };
+  return kMetrics;
+}
+
+}  // namespace ladder
