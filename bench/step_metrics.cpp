@@ -23,6 +23,10 @@ const std::vector<StepMetric>& step_metrics() {
       {"grad_norm", "global L2 norm of the gradients before clipping", true, false, nullptr,
        [](R s, C) { return s.grad_norm; }},
       {"lr", "learning rate of the step", false, false, nullptr, [](R s, C) { return s.lr; }},
+      // What MFU divides by a peak: the model's FLOPs (bench/mfu.h) per second.
+      {"model_tflops", "model TFLOP/s achieved: the step's tokens x FLOPs per token over dt", true, false,
+       [](R, C c) { return c.flops_per_token > 0; },
+       [](R s, C c) { return double(s.tokens) * double(c.flops_per_token) / (s.dt_ms * 1e-3) / 1e12; }},
       {"data_ms", "host time in the data phase, summed over micro-steps", true, false, nullptr,
        [](R s, C) { return s.data_ms; }},
       {"allreduce_ms", "ddp: wall time some gradient bucket was in flight", true, false, comm,

@@ -56,5 +56,16 @@ TEST(StepMetrics, ColumnsAndSummaryAreTheDeclaredMetricsPresent) {
   EXPECT_DOUBLE_EQ(summarize_steps(steps, {2, 0})["dt_ms"]["median"].get<double>(), 150.0);
 }
 
+// model_tflops: 1000 tokens x 6e9 FLOPs per token in 100 ms and 200 ms is
+// 60 and 30 TFLOP/s; without the FLOPs per token there is no column.
+TEST(StepMetrics, ModelTflopsIsTokensTimesFlopsPerTokenOverDt) {
+  const auto steps = two_steps(false);
+  const nlohmann::json cols = steps_to_json(steps, {1, 6'000'000'000});
+  EXPECT_DOUBLE_EQ(cols["model_tflops"][0].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(cols["model_tflops"][1].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(summarize_steps(steps, {1, 6'000'000'000})["model_tflops"]["median"].get<double>(), 45.0);
+  EXPECT_FALSE(steps_to_json(steps, {1, 0}).contains("model_tflops"));
+}
+
 }  // namespace
 }  // namespace ladder
