@@ -136,7 +136,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
                [&](const std::string& v) { rungs = v; });
   ap.add_value("--mode", "ladder|ablation", "cumulative ladder (default), or each switch alone and left out",
                [&](const std::string& v) { mode = v; });
-  ap.add_value("--matrix", "FILE", "JSON matrix: presets x batch x seq x rungs (see README)",
+  ap.add_value("--matrix", "FILE", "JSON matrix: presets x batch x seq x rungs (see bench/README.md)",
                [&](const std::string& v) { matrix_file = v; });
   ap.add_value("--resume", "RUN_DIR", "finish an interrupted run, keeping complete reports",
                [&](const std::string& v) { resume_dir = v; });

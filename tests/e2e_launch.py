@@ -93,7 +93,7 @@ def show(cmd):
 
 
 def run(cmd, env=None, timeout=300, check=True):
-    """Runs cmd (printed first, as the README shows it); asserts exit 0 when check."""
+    """Runs cmd (printed first, as variants/README.md shows it); asserts exit 0 when check."""
     print(f"$ {show(cmd)}", flush=True)
     p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env or clean_env(),
                        timeout=timeout)

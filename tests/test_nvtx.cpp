@@ -4,7 +4,7 @@
 // tests/nvtx_recorder.cpp's library, which logs every push and pop with its
 // thread and time; the test rebuilds each thread's range tree and compares
 // the measured steps' tree with the exact expected one. What Nsight shows
-// differs by device (README, "What Nsight shows"):
+// differs by device (profiler/README.md, "The ranges"):
 //  - CPU: everything on the main thread, backward's layer ranges inside
 //    `backward`;
 //  - CUDA, eager rungs: the same phases on the main thread, but LibTorch's

@@ -118,7 +118,7 @@ SwitchEffect enable_bf16(const torch::Device& device) {
     // allow_bf16_reduced_precision_reduction). Where it picks split-K depends
     // on the shapes and their alignment, so the unpadded vocabulary's backward
     // GEMM (dx = dlogits @ wte, K = 50257) took it and the padded one did
-    // not: the gradient norm moved 2.2 % against 0.17 % (README, "Loss
+    // not: the gradient norm moved 2.2 % against 0.17 % (variants/README.md, "Loss
     // parity"). Reducing in fp32 keeps split-K and makes the maths of the
     // bf16 rung independent of padding.
     at::globalContext().setAllowBF16ReductionCuBLAS(/*allow_reduced_precision=*/false, /*allow_splitk=*/true);
