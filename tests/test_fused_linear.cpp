@@ -24,6 +24,13 @@
 namespace ladder::fused {
 namespace {
 
+// The unfused model with flash attention: what the fused paths are checked against.
+ModelOptions flash_only() {
+  ModelOptions o;
+  o.flash = true;
+  return o;
+}
+
 using ladder::testing::expect_close;
 using ladder::testing::expect_error_mentions;
 
@@ -251,7 +258,7 @@ TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
   std::vector<torch::Tensor> logits(2);
   for (int fused = 0; fused < 2; ++fused) {
     GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*weight_grads_into_buffers=*/false)
-                              : ModelOptions{/*flash=*/true});
+                              : flash_only());
     init_gpt2_weights(model, 5);
     torch::manual_seed(3);
     auto idx = torch::randint(0, cfg.vocab_size, {2, 16});
@@ -277,7 +284,7 @@ TEST(FusedClassifier, GptFusedLossAndGradientsMatchUnfused) {
   std::vector<float> losses(2);
   for (int fused = 0; fused < 2; ++fused) {
     GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*weight_grads_into_buffers=*/true)
-                              : ModelOptions{/*flash=*/true});
+                              : flash_only());
     init_gpt2_weights(model, 5, V);
     std::unique_ptr<FlatGradients> flat;
     if (fused == 1) flat = std::make_unique<FlatGradients>(model->parameters());
@@ -332,7 +339,7 @@ TEST(FusedLinear, GptFusedUnderBf16AutocastCastsNoActivations) {
   std::vector<float> losses(2);
   for (int fused = 0; fused < 2; ++fused) {
     GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*weight_grads_into_buffers=*/false)
-                              : ModelOptions{/*flash=*/true});
+                              : flash_only());
     init_gpt2_weights(model, 5);
     torch::manual_seed(3);
     auto idx = torch::randint(0, cfg.vocab_size, {B, T});

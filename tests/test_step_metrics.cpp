@@ -48,7 +48,9 @@ TEST(StepMetrics, ColumnsAndSummaryAreTheDeclaredMetricsPresent) {
       const bool present = !m.present || m.present(steps.front(), ctx);
       EXPECT_EQ(cols.contains(m.key), present) << m.key;
       EXPECT_EQ(summary.contains(m.key), present && m.summarised) << m.key;
-      if (present) EXPECT_DOUBLE_EQ(cols[m.key][1].get<double>(), m.collect(steps[1], ctx)) << m.key;
+      if (present) {
+        EXPECT_DOUBLE_EQ(cols[m.key][1].get<double>(), m.collect(steps[1], ctx)) << m.key;
+      }
     }
   }
   const auto steps = two_steps(false);
