@@ -16,7 +16,7 @@ extern const SwitchDecl kAdamwClip = {
       const bool in_kernel = f.plan.flat_grads && f.optimizer.divides_gradients_in_kernel();
       auto j = switch_effect(in_kernel, "_fused_adamw_'s grad_scale divides the gradients by the clip's divisor",
                              in_kernel ? "the clip computes the norm; the AdamW kernel applies its scale"
-                                       : "needs flat-grads and fused-adamw: the clip scales the gradients itself");
+                                       : "the ddp rung has no flat buffer: the clip scales the gradients itself");
       j["fusions"] = {"clip_inside_fused_adamw"};
       return j;
     },

@@ -18,8 +18,7 @@ extern const SwitchDecl kLtEpilogues = {
                                        "to separate ATen ops",
                                        s.epilogue_gemms, plain, s.fallback_gemms);
       if (s.fallback_gemms > 0) reason += fmt::format(" (last: {})", s.last_fallback);
-      if (!f.plan.model.fused_linear) reason = "needs fused-linear: without it the linears are ATen's";
-      auto j = switch_effect(f.plan.model.fused_linear && plain > 0, "cuBLASLt BIAS and BGRADB epilogues", reason);
+      auto j = switch_effect(plain > 0, "cuBLASLt BIAS and BGRADB epilogues", reason);
       j["fusions"] = {"cublaslt_epilogues: bias, BGRADB"};
       return j;
     },
