@@ -101,7 +101,7 @@ int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
   ModelConfig shape = m;
   shape.vocab_size = V;
   MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq);
-  const bool graph = plan_for(cfg).cuda_graph;
+  const bool graph = plan_for(cfg).acts("cuda-graph");
   return e.total_bytes + (graph ? e.activation_bytes : 0);
 }
 
@@ -163,9 +163,9 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
       cell.cfg = base;
       cell.cfg.rung = rung.name;
       cell.cfg.sw = rung.sw;
-      if (rung.sw.ddp) cell.cfg.world_size = spec.nproc_per_node;
+      if (rung.sw.on("ddp")) cell.cfg.world_size = spec.nproc_per_node;
       cell.runnable = rung_runnable(rung, spec.device, &cell.not_runnable_reason);
-      if (cell.runnable && rung.sw.ddp && spec.nproc_per_node == 1 && !spec.ddp_requested) {
+      if (cell.runnable && rung.sw.on("ddp") && spec.nproc_per_node == 1 && !spec.ddp_requested) {
         cell.runnable = false;
         cell.not_runnable_reason =
             fmt::format("one {} here: the ddp rung would run a single rank, which times its gradient sync "
@@ -177,7 +177,7 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
         cell.parity_ref = baseline_id;
         cell.parity_subject = cell.id;
       }
-      if (cell.runnable && rung.sw.grad_accum) {
+      if (cell.runnable && rung.sw.on("grad-accum")) {
         // Accumulation is checked against one step with the same rows (see
         // matrix.h): at most 4 micro-steps, fewer or a smaller micro-batch
         // while that step would not fit in the device's memory.
@@ -186,7 +186,8 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
         auto single_fits = [&] {
           if (spec.device_memory_bytes <= 0) return true;
           RunConfig single = cell.cfg;
-          single.sw.grad_accum = single.sw.ddp = false;
+          single.sw.set("grad-accum", false);
+          single.sw.set("ddp", false);
           single.batch = parity_batch * micro * cell.cfg.world_size;
           return double(step_memory_estimate_bytes(single)) <=
                  kParityMemoryFraction * double(spec.device_memory_bytes);
@@ -209,8 +210,8 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
         };
         // One process, no accumulation, the same rows: B' * micro * world.
         RunConfig single = cell.cfg;
-        single.sw.grad_accum = false;
-        single.sw.ddp = false;
+        single.sw.set("grad-accum", false);
+        single.sw.set("ddp", false);
         single.world_size = 1;
         single.batch = parity_batch * micro * cell.cfg.world_size;
         const Cell single_cell = parity_cell(".parity-single", single);

@@ -230,7 +230,7 @@ nlohmann::json measure_rung(RunConfig c, const MeasureOptions& o) {
   Position position;
   try {
     std::unique_ptr<ProcessGroup> pg;
-    if (c.sw.ddp) {
+    if (c.sw.on("ddp")) {
       position.phase = "rendezvous";
       DistOptions d;
       d.rank = c.rank;

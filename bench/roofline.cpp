@@ -181,7 +181,7 @@ std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Devic
 }
 
 void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device) {
-  if (device.is_cpu() && c.sw.bf16 && c.cpu_bf16 == "auto") c.cpu_bf16_emulated = cpu_bf16_emulated(roofline, device);
+  if (device.is_cpu() && c.sw.on("bf16") && c.cpu_bf16 == "auto") c.cpu_bf16_emulated = cpu_bf16_emulated(roofline, device);
 }
 
 int roofline_command(const std::vector<std::string>& args) {

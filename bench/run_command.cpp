@@ -321,7 +321,7 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
       throw ConfigError(fmt::format("--config: '{}' is for world_size {} but the {} environment says "
                                     "{} ranks; launch it with {} ranks",
                                     config_file, cfg.world_size, env.launcher, env.world_size, cfg.world_size));
-    if (env.world_size > 1 && !cfg.sw.ddp)
+    if (env.world_size > 1 && !cfg.sw.on("ddp"))
       throw ConfigError(fmt::format("--rung {}: launched as rank {} of {} by {}, but only the ddp rung "
                                     "runs on several ranks (use --rung ddp)",
                                     cfg.rung, env.rank, env.world_size, env.launcher));
@@ -329,7 +329,7 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
     cfg.local_rank = env.local_rank;
     cfg.local_world_size = env.local_world_size;
     // One GPU per rank, chosen by the local rank.
-    if (cfg.sw.ddp && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
+    if (cfg.sw.on("ddp") && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
   }
   {
     std::string why;

@@ -54,7 +54,7 @@ void RunConfig::validate() const {
     throw ConfigError(fmt::format("--seq: {} exceeds the block size {} of preset '{}'; expected "
                                   "<= {} (or raise --block-size)",
                                   seq, model.block_size, preset, model.block_size));
-  if (sw.grad_accum) {
+  if (sw.on("grad-accum")) {
     const int64_t per_micro = batch * seq * world_size;
     if (total_batch <= 0 || total_batch % per_micro != 0)
       throw ConfigError(fmt::format(
@@ -64,7 +64,7 @@ void RunConfig::validate() const {
   }
   if (world_size < 1)
     throw ConfigError(fmt::format("world_size: got {}, expected >= 1", world_size));
-  if (world_size > 1 && !sw.ddp)
+  if (world_size > 1 && !sw.on("ddp"))
     throw ConfigError(fmt::format("world_size {}: rung '{}' has no ddp switch; only the ddp rung "
                                   "runs on several ranks",
                                   world_size, rung));
@@ -83,13 +83,13 @@ void RunConfig::validate() const {
 }
 
 bool RunConfig::bf16_applied() const {
-  if (!sw.bf16) return false;
+  if (!sw.on("bf16")) return false;
   if (device.rfind("cuda", 0) == 0) return true;
   return cpu_bf16 == "on" || (cpu_bf16 == "auto" && cpu_bf16_emulated.empty());
 }
 
 std::string RunConfig::bf16_off_reason() const {
-  if (!sw.bf16 || bf16_applied()) return "";
+  if (!sw.on("bf16") || bf16_applied()) return "";
   if (cpu_bf16 == "off") return "--cpu-bf16 off";
   return "--cpu-bf16 auto: this CPU's bf16 matmuls are emulated (" + cpu_bf16_emulated + "); --cpu-bf16 on forces bf16";
 }

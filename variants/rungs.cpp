@@ -14,7 +14,7 @@
 namespace ladder {
 
 bool Switches::on(const SwitchDecl& s) const {
-  if (s.member) return this->*s.member;
+  if (s.role != SwitchRole::kGroup) return flags_.test(switch_index(s));
   for (const SwitchDecl* part : parts_of(s))
     if (!on(*part)) return false;
   return true;
@@ -23,8 +23,8 @@ bool Switches::on(const SwitchDecl& s) const {
 bool Switches::on(const std::string& name) const { return on(switch_named(name)); }
 
 void Switches::set(const SwitchDecl& s, bool value) {
-  if (s.member) {
-    this->*s.member = value;
+  if (s.role != SwitchRole::kGroup) {
+    flags_.set(switch_index(s), value);
     return;
   }
   for (const SwitchDecl* part : parts_of(s)) set(*part, value);
@@ -32,17 +32,12 @@ void Switches::set(const SwitchDecl& s, bool value) {
 
 void Switches::set(const std::string& name, bool value) { set(switch_named(name), value); }
 
-bool Switches::operator==(const Switches& o) const {
-  for (const SwitchDecl* s : all_switches())
-    if (s->member && this->*s->member != o.*s->member) return false;
-  return true;
-}
-
 const std::vector<Rung>& ladder_rungs() {
   static const std::vector<Rung> kLadder = [] {
     std::vector<Rung> rungs = {{"fp32", "FP32 baseline", Switches{}}};
     for (const SwitchDecl* s : all_switches()) {
-      if (s->group) continue;  // a group's parts arrive with their group
+      // A group's parts arrive with their group; extras are not rungs.
+      if (s->role != SwitchRole::kRung && s->role != SwitchRole::kGroup) continue;
       Rung next = rungs.back();
       next.name = s->name;
       next.change = fmt::format("+ {}", s->what);
@@ -63,7 +58,7 @@ bool rung_runnable(const Rung& r, const std::string& device, std::string* why_no
     return false;
   }
 #ifndef LADDER_WITH_NCCL
-  if (r.sw.ddp && cuda) {
+  if (r.sw.on("ddp") && cuda) {
     if (why_not) *why_not = "the ddp rung on CUDA needs NCCL, and this build has none (see `ladder version`)";
     return false;
   }
@@ -75,21 +70,34 @@ namespace {
 std::string valid_names() {
   std::string names;
   for (const auto& r : ladder_rungs()) names += (names.empty() ? "" : ", ") + r.name;
-  std::string parts;
+  std::string others;
   for (const SwitchDecl* s : all_switches())
-    if (s->group) parts += fmt::format("{}{}", parts.empty() ? "" : ", ", s->name);
-  return fmt::format("{}; switches of a group, for fp32+/top-: {}", names, parts);
+    if (s->role == SwitchRole::kPart || s->role == SwitchRole::kExtra)
+      others += fmt::format("{}{}", others.empty() ? "" : ", ", s->name);
+  return fmt::format("{}; switches beyond the rungs, for composites: {}", names, others);
 }
 
-// The top rung a single process can run: everything but ddp.
+// The top rung a single process can run: every rung and part, but not ddp
+// and not the extras (which go beyond the ladder).
 Switches top_switches() {
   Switches sw;
-  for (const SwitchDecl* s : all_switches()) sw.set(*s, true);
-  sw.ddp = false;
+  for (const SwitchDecl* s : all_switches())
+    if (s->role != SwitchRole::kExtra) sw.set(*s, true);
+  sw.set("ddp", false);
   return sw;
 }
 
 bool needs_nothing(const SwitchDecl& s) { return s.needs[0] == nullptr; }
+bool is_ddp(const SwitchDecl& s) { return std::string(s.name) == "ddp"; }
+
+// The base of a composite: a ladder rung's switches, or the top rung's.
+const Switches* base_switches(const std::string& name) {
+  static const Switches kTop = top_switches();
+  if (name == "top") return &kTop;
+  for (const auto& r : ladder_rungs())
+    if (r.name == name) return &r.sw;
+  return nullptr;
+}
 }  // namespace
 
 Rung parse_rung(const std::string& spec, const char* option) {
@@ -97,18 +105,24 @@ Rung parse_rung(const std::string& spec, const char* option) {
     if (r.name == spec) return r;
   auto bad = [&](const std::string& why) {
     return ConfigError(fmt::format("{}: '{}' is not a rung ({}); expected one of: {}, or "
-                                   "fp32+SWITCH[+SWITCH...] or top-SWITCH",
+                                   "RUNG+SWITCH[+SWITCH...] (fp32+flash, ddp+X, top+X) or top-SWITCH",
                                    option, spec, why, valid_names()));
   };
-  if (spec.rfind("fp32+", 0) == 0) {
-    Rung r{spec, "", Switches{}};
-    size_t start = 5;
+  if (spec.empty()) throw bad("an empty name");
+  const size_t plus = spec.find('+');
+  if (plus != std::string::npos) {
+    const std::string base_name = spec.substr(0, plus);
+    const Switches* base = base_switches(base_name);
+    if (!base) throw bad(fmt::format("'{}' before the first '+' is not a rung or top", base_name));
+    Rung r{spec, "", *base};
+    size_t start = plus + 1;
     int count = 0;
     while (start <= spec.size()) {
       const size_t end = std::min(spec.find('+', start), spec.size());
       const std::string name = spec.substr(start, end - start);
       const SwitchDecl* s = find_switch(name);
       if (!s) throw bad(fmt::format("unknown switch '{}'", name));
+      if (r.sw.on(*s)) throw bad(fmt::format("'{}' is already on in {}", name, base_name));
       r.sw.set(*s, true);
       r.change += fmt::format("{}+ {}", r.change.empty() ? "" : ", ", s->what);
       r.varies = ++count == 1 ? s : nullptr;
@@ -118,7 +132,7 @@ Rung parse_rung(const std::string& spec, const char* option) {
   }
   if (spec.rfind("top-", 0) == 0) {
     const SwitchDecl* s = find_switch(spec.substr(4));
-    if (!s || s->member == &Switches::ddp) throw bad("unknown switch after 'top-'");
+    if (!s || is_ddp(*s) || s->role == SwitchRole::kExtra) throw bad("unknown switch after 'top-'");
     Rung r{spec, fmt::format("top rung without: {}", s->what), top_switches(), s};
     r.sw.set(*s, false);
     return r;
@@ -129,17 +143,20 @@ Rung parse_rung(const std::string& spec, const char* option) {
 std::vector<Rung> ablation_rungs() {
   std::vector<Rung> out = {ladder_rungs().front()};
   for (const SwitchDecl* s : all_switches())
-    if (s->member != &Switches::ddp && needs_nothing(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
+    if (!is_ddp(*s) && needs_nothing(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
   out.push_back({"top", "all single-process switches", top_switches()});
-  for (const SwitchDecl* s : all_switches())
-    if (s->member != &Switches::ddp) out.push_back(parse_rung(fmt::format("top-{}", s->name)));
+  for (const SwitchDecl* s : all_switches()) {
+    if (is_ddp(*s)) continue;
+    // A rung or part left out of the top; an extra added to it.
+    out.push_back(parse_rung(fmt::format(s->role == SwitchRole::kExtra ? "top+{}" : "top-{}", s->name)));
+  }
   return out;
 }
 
 Numerics loosest_numerics(const Switches& sw) {
   Numerics n = Numerics::kFp32Exact;
   for (const SwitchDecl* s : all_switches())
-    if (s->member && sw.*s->member && s->numerics > n) n = s->numerics;
+    if (s->role != SwitchRole::kGroup && sw.on(*s) && s->numerics > n) n = s->numerics;
   return n;
 }
 
@@ -175,10 +192,10 @@ const char* parity_class(const Switches& sw) {
 
 Switches numerics_in_effect(Switches sw, const nlohmann::json& described) {
   for (const SwitchDecl* s : all_switches()) {
-    if (!s->member || s->numerics == Numerics::kFp32Exact || !(sw.*s->member)) continue;
+    if (s->role == SwitchRole::kGroup || s->numerics == Numerics::kFp32Exact || !sw.on(*s)) continue;
     const auto it = described.is_object() ? described.find(s->name) : described.end();
     const bool effective = it != described.end() && it->is_object() && it->value("effective", false);
-    sw.*s->member = effective;
+    sw.set(*s, effective);
   }
   return sw;
 }
@@ -194,8 +211,8 @@ void to_json(nlohmann::json& j, const Switches& s) {
 // sets every part. A switch missing from older reports is off.
 void from_json(const nlohmann::json& j, Switches& s) {
   for (const SwitchDecl* info : all_switches()) {
-    if (info->member) {
-      if (j.contains(info->name)) s.*info->member = j.at(info->name).get<bool>();
+    if (info->role != SwitchRole::kGroup) {
+      if (j.contains(info->name)) s.set(*info, j.at(info->name).get<bool>());
       continue;
     }
     bool any_part = false;

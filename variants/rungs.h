@@ -11,6 +11,8 @@
 // top of fp32, "top-flash" is the top single-process rung without it.
 #pragma once
 
+#include <bitset>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -20,30 +22,23 @@ namespace ladder {
 
 struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
 
-// Which switches are on: one flag per declared switch (variants/switches/).
-// A group (fused) has no flag of its own: it is on when all its parts are.
-struct Switches {
-  bool tf32 = false;           // tf32.cpp
-  bool bf16 = false;           // bf16.cpp
-  bool fused_ln = false;       // fused_ln.cpp      } the fused rung's parts
-  bool fused_linear = false;   // fused_linear.cpp  }
-  bool lt_epilogues = false;   // lt_epilogues.cpp  }
-  bool gelu_epilogue = false;  // gelu_epilogue.cpp }
-  bool fused_ce = false;       // fused_ce.cpp      }
-  bool flat_grads = false;     // flat_grads.cpp    }
-  bool cuda_graph = false;     // cuda_graph.cpp    }
-  bool adamw_clip = false;     // adamw_clip.cpp    }
-  bool flash = false;          // flash.cpp
-  bool vocab_pad = false;      // vocab_pad.cpp
-  bool fused_adamw = false;    // fused_adamw.cpp
-  bool grad_accum = false;     // grad_accum.cpp
-  bool ddp = false;            // ddp.cpp
-
-  bool on(const SwitchDecl& s) const;  // a group: all its parts on
+// Which switches are on: one flag per declared switch (variants/switches/),
+// keyed by the declaration (its place in the list), so a new switch needs no
+// field here. A group (fused) has no flag of its own: it is on when all its
+// parts are.
+class Switches {
+ public:
+  static constexpr size_t kMaxSwitches = 64;
+  bool on(const SwitchDecl& s) const;      // a group: all its parts on
   bool on(const std::string& name) const;  // by declared name; throws std::logic_error if none
   void set(const SwitchDecl& s, bool value);  // a group: all its parts
   void set(const std::string& name, bool value);
-  bool operator==(const Switches& o) const;
+  size_t count() const { return flags_.count(); }  // flags on (groups not counted)
+  bool operator==(const Switches& o) const { return flags_ == o.flags_; }
+  bool operator!=(const Switches& o) const { return !(*this == o); }
+
+ private:
+  std::bitset<kMaxSwitches> flags_;  // by switch_index()
 };
 
 struct Rung {

@@ -44,13 +44,13 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
                      ProcessGroup* pg)
     : cfg_(cfg), plan_(plan_for(cfg)), device_(device), data_(std::move(data)), pg_(pg),
       step_range_name_(profiler::names::step(cfg.rung)) {
-  TORCH_CHECK(cfg.sw.ddp == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
-  if (plan_.tf32) {
+  TORCH_CHECK(cfg.sw.on("ddp") == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
+  if (plan_.acts("tf32")) {
     tf32_effect_ = enable_tf32(device);
   } else {
     disable_tf32(device);
   }
-  if (plan_.bf16_autocast) bf16_effect_ = enable_bf16(device);
+  if (plan_.acts("bf16")) bf16_effect_ = enable_bf16(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
   ModelOptions model_options = plan_.model;
@@ -59,20 +59,20 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
-  optimizer_ = make_optimizer(model_, cfg.train, plan_.fused_adamw);
+  optimizer_ = make_optimizer(model_, cfg.train, plan_.acts("fused-adamw"));
   params_ = model_->parameters();
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
     sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
-                                           /*defer_host_wait=*/plan_.fused_adamw);
+                                           /*defer_host_wait=*/plan_.acts("fused-adamw"));
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   fused_calls_at_start_ = fused::fused_op_calls();
   fused_linear_at_start_ = fused::fused_linear_stats();
   // The ddp rung keeps its gradients in the all-reduce buckets instead.
-  if (plan_.flat_grads && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
+  if (plan_.acts("flat-grads") && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
   // A CUDA graph cannot hold the all-reduce hooks: ddp runs eagerly.
-  use_graph_ = plan_.cuda_graph && flat_grads_ && device_.is_cuda();
+  use_graph_ = plan_.acts("cuda-graph") && flat_grads_ && device_.is_cuda();
   optimizer_in_graph_ = use_graph_ && optimizer_->supports_device_lr();
 }
 
@@ -91,7 +91,7 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
 torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
   const double max_norm = cfg_.train.grad_clip;
   torch::Tensor norm, divisor;  // divisor stays undefined when the clip is already applied
-  if (flat_grads_ && plan_.clip_in_optimizer && optimizer_->divides_gradients_in_kernel()) {
+  if (flat_grads_ && plan_.acts("adamw-clip") && optimizer_->divides_gradients_in_kernel()) {
     std::tie(norm, divisor) = flat_grads_->clip_divisor(max_norm);  // applied inside the AdamW kernel
   } else {
     norm = flat_grads_ ? flat_grads_->clip(max_norm) : clip_grad_norm(params_, max_norm);
@@ -105,7 +105,7 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
 }
 
 torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
-  AutocastScope autocast(plan_.bf16_autocast, device_);  // forward and loss only
+  AutocastScope autocast(plan_.acts("bf16"), device_);  // forward and loss only
   auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // fused-ce: lm_head + loss in one node
   // Accumulation averages over micro-steps: scale each micro-loss by 1/m.
   return loss / double(cfg_.micro_steps());
@@ -318,8 +318,8 @@ nlohmann::json TrainStep::describe_switches() const {
                           steps_run_,   *optimizer_,     pg_,            sync_.get()};
   nlohmann::json j = nlohmann::json::object();
   for (const SwitchDecl* s : all_switches()) {
-    if (!s->member) continue;  // a group: from its parts, below
-    if (!(cfg_.sw.*s->member)) {
+    if (s->role == SwitchRole::kGroup) continue;  // from its parts, below
+    if (!cfg_.sw.on(*s)) {
       j[s->name] = {{"enabled", false}, {"reason", "not in this rung"}};
     } else if (s->cuda_only && !device_.is_cuda()) {
       j[s->name] = switch_effect(false, "none", "CUDA only: nothing to do on a CPU");
@@ -332,7 +332,7 @@ nlohmann::json TrainStep::describe_switches() const {
     }
   }
   for (const SwitchDecl* s : all_switches())
-    if (!s->member) j[s->name] = describe_group(*s, j);
+    if (s->role == SwitchRole::kGroup) j[s->name] = describe_group(*s, j);
   return j;
 }
 

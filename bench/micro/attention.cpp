@@ -56,7 +56,7 @@ void bench_attention(benchmark::State& state, const std::string& check_key,
     rc.model = m;
     rc.batch = B;
     rc.seq = T;
-    rc.sw.bf16 = p == Precision::kBF16;
+    rc.sw.set("bf16", p == Precision::kBF16);
     extra = "sdpa backend: " + sdpa_backend(rc, device);
   }
   if (!passed_check(state, check, extra)) return;

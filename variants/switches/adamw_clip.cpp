@@ -7,13 +7,13 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kAdamwClip = {
-    "adamw-clip", &Switches::adamw_clip, "fused",
+extern const SwitchDecl adamw_clip = {
+    "adamw-clip", 380, SwitchRole::kPart, "fused",
     "the gradient clip's scaling inside the fused AdamW kernel, no pass of its own",
     Numerics::kFp32Exact, {"flat-grads", "fused-adamw"}, /*cuda_only=*/false,
-    [](const RunConfig&, StepPlan& p) { p.clip_in_optimizer = true; },
+    /*apply=*/nullptr,  // the step reads plan.acts("adamw-clip")
     [](const SwitchFacts& f) {
-      const bool in_kernel = f.plan.flat_grads && f.optimizer.divides_gradients_in_kernel();
+      const bool in_kernel = f.plan.acts("flat-grads") && f.optimizer.divides_gradients_in_kernel();
       auto j = switch_effect(in_kernel, "_fused_adamw_'s grad_scale divides the gradients by the clip's divisor",
                              in_kernel ? "the clip computes the norm; the AdamW kernel applies its scale"
                                        : "the ddp rung has no flat buffer: the clip scales the gradients itself");

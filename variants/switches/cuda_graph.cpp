@@ -9,19 +9,19 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kCudaGraph = {
-    "cuda-graph", &Switches::cuda_graph, "fused",
+extern const SwitchDecl cuda_graph = {
+    "cuda-graph", 370, SwitchRole::kPart, "fused",
     "the step replayed as CUDA graphs (one launch per micro-step)",
     Numerics::kFp32Exact, {"flat-grads"}, /*cuda_only=*/true,
     // A graph needs its gradients at fixed addresses (the flat buffer) and
     // cannot hold the ddp rung's all-reduce hooks, which run on the host.
     [](const RunConfig& c, StepPlan& p) {
-      p.cuda_graph = c.device.rfind("cuda", 0) == 0 && !c.sw.ddp && p.flat_grads;
+      p.acting.set("cuda-graph", c.device.rfind("cuda", 0) == 0 && !c.sw.on("ddp") && p.acts("flat-grads"));
     },
     [](const SwitchFacts& f) {
-      if (!f.plan.cuda_graph)
+      if (!f.plan.acts("cuda-graph"))
         return switch_effect(false, "none",
-                             f.cfg.sw.ddp ? "the ddp rung's all-reduce hooks run on the host during backward"
+                             f.cfg.sw.on("ddp") ? "the ddp rung's all-reduce hooks run on the host during backward"
                                           : "needs flat-grads: a graph replays gradients at fixed addresses");
       auto j = switch_effect(f.graph_captured,
                              f.optimizer_in_graph ? "CUDA graph per step: forward, backward, clip, fused AdamW"

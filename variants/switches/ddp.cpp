@@ -11,8 +11,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kDdp = {
-    "ddp", &Switches::ddp, nullptr,
+extern const SwitchDecl ddp = {
+    "ddp", 800, SwitchRole::kRung, nullptr,
     "data parallel across ranks",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
     [](const SwitchFacts& f) {

@@ -8,8 +8,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kFlash = {
-    "flash", &Switches::flash, nullptr,
+extern const SwitchDecl flash = {
+    "flash", 400, SwitchRole::kRung, nullptr,
     "scaled_dot_product_attention with is_causal",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     [](const RunConfig&, StepPlan& p) { p.model.flash = true; },

@@ -7,18 +7,18 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kFlatGrads = {
-    "flat-grads", &Switches::flat_grads, "fused",
+extern const SwitchDecl flat_grads = {
+    "flat-grads", 360, SwitchRole::kPart, "fused",
     "gradients in one flat buffer; the fused ops add weight gradients into it in place",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     // The ddp rung keeps its gradients in the all-reduce buckets instead, and
     // its hooks must see every weight gradient: nothing goes around autograd.
     [](const RunConfig& c, StepPlan& p) {
-      p.flat_grads = !c.sw.ddp;
-      p.model.linear.weight_grads_into_buffers = !c.sw.ddp;
+      p.acting.set("flat-grads", !c.sw.on("ddp"));
+      p.model.linear.weight_grads_into_buffers = p.acts("flat-grads");
     },
     [](const SwitchFacts& f) {
-      if (!f.plan.flat_grads)
+      if (!f.plan.acts("flat-grads"))
         return switch_effect(false, "none", "the ddp rung keeps its gradients in the all-reduce buckets");
       auto j = switch_effect(true, "FlatGradients: parameters' .grad() as views of one buffer",
                              "one memset zeroes every gradient; the clip reads one buffer");

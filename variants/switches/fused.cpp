@@ -9,8 +9,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kFused = {
-    "fused", /*member=*/nullptr, nullptr,
+extern const SwitchDecl fused = {
+    "fused", 300, SwitchRole::kGroup, nullptr,
     "fused kernels: residual+LayerNorm, GEMM epilogues, classifier, flat gradients; CUDA graphs on CUDA",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr, /*describe=*/nullptr,
 };

@@ -8,11 +8,11 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kFusedAdamw = {
-    "fused-adamw", &Switches::fused_adamw, nullptr,
+extern const SwitchDecl fused_adamw = {
+    "fused-adamw", 600, SwitchRole::kRung, nullptr,
     "multi-tensor fused AdamW (_fused_adamw_)",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
-    [](const RunConfig&, StepPlan& p) { p.fused_adamw = true; },
+    /*apply=*/nullptr,  // the step reads plan.acts("fused-adamw")
     [](const SwitchFacts& f) {
       const int64_t calls = f.optimizer.fused_kernel_calls();
       return switch_effect(calls > 0, f.optimizer.name(),

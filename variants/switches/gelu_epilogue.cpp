@@ -7,8 +7,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kGeluEpilogue = {
-    "gelu-epilogue", &Switches::gelu_epilogue, "fused",
+extern const SwitchDecl gelu_epilogue = {
+    "gelu-epilogue", 340, SwitchRole::kPart, "fused",
     "GELU and its derivative in the MLP GEMMs' cuBLASLt epilogues (GELU_AUX_BIAS, DGELU_BGRAD)",
     Numerics::kFp32Exact, {"fused-linear", "lt-epilogues"}, /*cuda_only=*/true,
     [](const RunConfig&, StepPlan& p) { p.model.linear.gelu_epilogue = true; },

@@ -8,8 +8,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kGradAccum = {
-    "grad-accum", &Switches::grad_accum, nullptr,
+extern const SwitchDecl grad_accum = {
+    "grad-accum", 700, SwitchRole::kRung, nullptr,
     "gradient accumulation up to the total batch",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
     [](const SwitchFacts& f) {

@@ -6,8 +6,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kLtEpilogues = {
-    "lt-epilogues", &Switches::lt_epilogues, "fused",
+extern const SwitchDecl lt_epilogues = {
+    "lt-epilogues", 330, SwitchRole::kPart, "fused",
     "cuBLASLt epilogues for the fused linears' bias and bias gradient (BIAS, BGRADB)",
     Numerics::kFp32Exact, {"fused-linear"}, /*cuda_only=*/true,
     [](const RunConfig&, StepPlan& p) { p.model.linear.lt_epilogues = true; },

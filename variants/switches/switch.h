@@ -1,22 +1,30 @@
 // variants/switches/switch.h: a switch of the ladder, declared once.
 //
-// Every switch is one SwitchDecl in its own file in this folder, listed once,
-// in ladder order, in all.cpp. The declaration holds all that the rest of
-// ladder knows about it:
+// Every switch is one SwitchDecl in its own file in this folder, and that file
+// is all there is to declare: CMake globs this folder and generates the list
+// (build/generated/switch_list.cpp), so a new switch is a new file here named
+// after it (`act_ckpt.cpp` defines `ladder::switches::act_ckpt`), its
+// mechanism, and its test; no list, flag header or CMake line to edit. The
+// declaration holds all that the rest of ladder knows about it:
 //   - its name, the one spelling in rung names ("fp32+fused-ln"), in the
 //     config's and the report's JSON, on the CLI and in the docs;
-//   - the group it belongs to: the fused rung is a group of parts, each its
-//     own switch, so that ablation can measure each mechanism;
+//   - its place in the list (`order`) and its role: a rung of the ladder, a
+//     group of parts (the fused rung, whose parts are each a switch so that
+//     ablation can measure each mechanism), a part of a group, or an extra
+//     that only composites name ("fp32+X") and ablation measures;
 //   - what it changes, in one line;
 //   - the numerics it allows, which set its parity class and tolerance and
 //     the MFU peak (loosest switch wins);
-//   - how it applies to the step: it sets fields of the StepPlan, which the
-//     step and the model read (they never read the switches);
+//   - how it applies to the step: the StepPlan, which the step and the model
+//     read (they never read the config's switches), marks it acting, and its
+//     apply() may refine that (not on the ddp rung, say) and set the model's
+//     options;
 //   - how its effect is reported: report.switches.<name>, from the facts the
 //     step gathered (what ran, how often, on which device).
-// Rungs, ablations, --help and the report's switch list all come from the
-// list; the JSON schemas and the README tables are checked against it
-// (tests/test_rungs.cpp).
+// Which switches are on (rungs.h's Switches) and which act (StepPlan) are
+// keyed by the declaration, never by a hand-written field. Rungs, ablations,
+// --help and the report's switch list all come from the list; the README's
+// table is checked against it (tests/test_switches.cpp).
 #pragma once
 
 #include <array>
@@ -44,16 +52,24 @@ class GradientSync;
 // precision are those of its loosest switch in effect.
 enum class Numerics { kFp32Exact, kTf32, kBf16 };
 
-// What the one training step does, set by the switches' apply() from a run's
-// config (plan_for). The model and the step read this, never the switches.
+// Where a declaration sits: its role decides what ladder builds from it.
+enum class SwitchRole {
+  kRung,   // a rung of the ladder: rung N is rung N-1 plus this switch
+  kGroup,  // a rung made of parts (fused): on when all its parts are; no flag of its own
+  kPart,   // a part of a group, a switch of its own for ablation (group names the group)
+  kExtra,  // beyond the ladder: named in composites ("fp32+X", "ddp+X") and by ablation
+};
+
+// What the one training step does, made from a run's config by plan_for: a
+// switch that is on acts unless its apply() says otherwise (the flat buffer
+// not on the ddp rung, bf16 autocast left off by --cpu-bf16), and apply() sets
+// the model's options. The model and the step read this, never the switches.
 struct StepPlan {
-  bool tf32 = false;           // reduced-precision fp32 matmuls (TF32 / oneDNN)
-  bool bf16_autocast = false;  // bf16 autocast around forward and loss
-  ModelOptions model;          // attention, fused ops and their epilogues (variants/model.h)
-  bool flat_grads = false;     // gradients as views of one flat buffer (not with ddp's buckets)
-  bool cuda_graph = false;     // micro-steps captured and replayed as CUDA graphs
-  bool fused_adamw = false;    // multi-tensor _fused_adamw_
-  bool clip_in_optimizer = false;  // the clip's scaling inside the AdamW kernel
+  Switches acting;     // the switches whose mechanism acts in this step
+  ModelOptions model;  // attention, fused ops and their epilogues (variants/model.h)
+  // Whether the named switch's mechanism acts; throws std::logic_error for a
+  // name that no file declares.
+  bool acts(const std::string& name) const { return acting.on(name); }
 };
 
 // What the step saw, for a switch's describe(): counters since the step was
@@ -75,17 +91,23 @@ struct SwitchFacts {
 
 struct SwitchDecl {
   const char* name;          // the one spelling: "fused-ln"
-  bool Switches::*member;    // its flag; nullptr for a group (on when all its parts are)
-  const char* group;         // the group it is part of ("fused"), or nullptr: a rung of the ladder
+  // Its place in the list: rungs at 100, 200, ...; a group's parts between
+  // the group and the next rung (fused 300, its parts 310..380); extras from
+  // 1000. Unique (tests/test_switches.cpp checks it).
+  int order;
+  SwitchRole role;
+  const char* group;         // kPart: the group it is part of ("fused"); else nullptr
   const char* what;          // one line: --help, a rung's change, the docs
   Numerics numerics;
   // Switches it needs on to have any effect (nullptr-terminated); without
   // them it is reported as not effective.
   std::array<const char*, 3> needs;
   bool cuda_only;            // nothing to do on a CPU: ablation lists it, unmeasured there
-  // Sets the plan's fields this switch owns; called when the switch is on.
-  // nullptr: the switch acts through RunConfig (vocab-pad: model_vocab(),
-  // grad-accum: micro_steps(), ddp: the process group).
+  // Called when the switch is on, after the plan marked it acting: clears
+  // that where it cannot act in this config, and sets the model's options it
+  // owns. nullptr: it acts as marked (tf32, fused-adamw: the step reads
+  // plan.acts), or through RunConfig (vocab-pad: model_vocab(), grad-accum:
+  // micro_steps(), ddp: the process group).
   void (*apply)(const RunConfig&, StepPlan&);
   // Its effect once steps ran: {"effective", "mechanism", "reason", ...};
   // "fusions" lists what a part of a group adds to the group's
@@ -95,8 +117,12 @@ struct SwitchDecl {
   nlohmann::json (*describe)(const SwitchFacts&);
 };
 
-// Every switch, in ladder order, a group's parts after the group.
+// Every switch, by `order`: ladder order, a group's parts after the group,
+// extras last. Checked once (unique names and orders, a part's group
+// declared): a bad declaration throws std::logic_error naming its file.
 const std::vector<const SwitchDecl*>& all_switches();
+// Its position in all_switches(): the key of its flag in Switches.
+size_t switch_index(const SwitchDecl& s);
 // nullptr when no switch has that name.
 const SwitchDecl* find_switch(const std::string& name);
 // The switch of that name; throws std::logic_error for a name no file declares.
@@ -104,8 +130,8 @@ const SwitchDecl& switch_named(const std::string& name);
 // A group's parts, in list order.
 std::vector<const SwitchDecl*> parts_of(const SwitchDecl& group);
 
-// The plan a config's switches make: each switch that is on applies itself,
-// in list order (a switch may read what an earlier one set).
+// The plan a config's switches make: each switch that is on is marked acting
+// and applies itself, in list order (a switch may read what an earlier one set).
 StepPlan plan_for(const RunConfig& cfg);
 
 // The loosest numerics among the switches that are on: a rung's parity class

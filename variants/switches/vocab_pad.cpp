@@ -9,8 +9,8 @@
 
 namespace ladder::switches {
 
-extern const SwitchDecl kVocabPad = {
-    "vocab-pad", &Switches::vocab_pad, nullptr,
+extern const SwitchDecl vocab_pad = {
+    "vocab-pad", 500, SwitchRole::kRung, nullptr,
     "vocabulary padded to a multiple of 128 (50257 -> 50304)",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
     [](const SwitchFacts& f) {

@@ -1,0 +1,142 @@
+// variants/switches/registry.cpp: every switch, in ladder order, and the plan
+// they make. The list itself is generated: CMake globs this folder, and each
+// file `<name>.cpp` (but this one) defines `ladder::switches::<name>`, which
+// build/generated/switch_list.cpp collects into declared_switches(). A new
+// switch is one new file; nothing here or elsewhere lists it.
+#include "variants/switches/switch.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "variants/config.h"
+
+namespace ladder {
+
+// build/generated/switch_list.cpp: the address of every declaration the glob
+// found, in file-name order.
+const std::vector<const SwitchDecl*>& declared_switches();
+
+namespace {
+// A declaration that the rest of ladder could not use is a programming error:
+// named here, once, at the first use of the list.
+void check_declarations(const std::vector<const SwitchDecl*>& all) {
+  std::set<std::string> names;
+  std::set<int> orders;
+  auto fail = [](const SwitchDecl& s, const std::string& why) {
+    throw std::logic_error(fmt::format("switch '{}' (variants/switches/): {}", s.name, why));
+  };
+  if (all.size() > Switches::kMaxSwitches)
+    throw std::logic_error(fmt::format("{} switches are declared; Switches holds at most {}", all.size(),
+                                       Switches::kMaxSwitches));
+  for (const SwitchDecl* s : all) {
+    if (!names.insert(s->name).second) fail(*s, "its name is declared twice");
+    if (!orders.insert(s->order).second) fail(*s, fmt::format("order {} is taken by another switch", s->order));
+    if ((s->role == SwitchRole::kPart) != (s->group != nullptr))
+      fail(*s, "a part names its group, and only a part does");
+  }
+  for (const SwitchDecl* s : all) {
+    if (s->group && !std::any_of(all.begin(), all.end(), [&](const SwitchDecl* g) {
+          return g->role == SwitchRole::kGroup && std::string(g->name) == s->group;
+        }))
+      fail(*s, fmt::format("its group '{}' is not a declared group", s->group));
+    for (const char* need : s->needs)
+      if (need && !names.count(need)) fail(*s, fmt::format("it needs '{}', which is not declared", need));
+  }
+}
+}  // namespace
+
+const std::vector<const SwitchDecl*>& all_switches() {
+  static const std::vector<const SwitchDecl*> kAll = [] {
+    std::vector<const SwitchDecl*> all = declared_switches();
+    std::sort(all.begin(), all.end(), [](const SwitchDecl* a, const SwitchDecl* b) { return a->order < b->order; });
+    check_declarations(all);
+    return all;
+  }();
+  return kAll;
+}
+
+size_t switch_index(const SwitchDecl& s) {
+  const auto& all = all_switches();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i] == &s) return i;
+  throw std::logic_error(fmt::format("switch '{}' is not in the declared list", s.name));
+}
+
+const SwitchDecl* find_switch(const std::string& name) {
+  for (const SwitchDecl* s : all_switches())
+    if (name == s->name) return s;
+  return nullptr;
+}
+
+const SwitchDecl& switch_named(const std::string& name) {
+  const SwitchDecl* s = find_switch(name);
+  if (!s) throw std::logic_error("no switch is declared as '" + name + "' (variants/switches/)");
+  return *s;
+}
+
+std::vector<const SwitchDecl*> parts_of(const SwitchDecl& group) {
+  std::vector<const SwitchDecl*> parts;
+  for (const SwitchDecl* s : all_switches())
+    if (s->group && std::string(s->group) == group.name) parts.push_back(s);
+  return parts;
+}
+
+StepPlan plan_for(const RunConfig& cfg) {
+  StepPlan plan;
+  plan.model.linear.lt_epilogues = plan.model.linear.gelu_epilogue = false;  // each its own switch
+  for (const SwitchDecl* s : all_switches()) {
+    if (s->role == SwitchRole::kGroup || !cfg.sw.on(*s)) continue;
+    plan.acting.set(*s, true);
+    if (s->apply) s->apply(cfg, plan);
+  }
+  return plan;
+}
+
+nlohmann::json switch_effect(bool effective, const std::string& mechanism, const std::string& reason) {
+  return {{"enabled", true}, {"effective", effective}, {"mechanism", mechanism}, {"reason", reason}};
+}
+
+}  // namespace ladder
+
+namespace ladder {
+
+const char* numerics_name(Numerics n) {
+  switch (n) {
+    case Numerics::kTf32: return "tf32";
+    case Numerics::kBf16: return "bf16";
+    case Numerics::kFp32Exact: break;
+  }
+  return "fp32-exact";
+}
+
+namespace {
+std::string role_text(const SwitchDecl& s) {
+  switch (s.role) {
+    case SwitchRole::kRung: return "rung";
+    case SwitchRole::kGroup: return "rung, a group";
+    case SwitchRole::kPart: return fmt::format("part of `{}`", s.group);
+    case SwitchRole::kExtra: break;
+  }
+  return "extra";
+}
+}  // namespace
+
+std::string switches_markdown() {
+  std::string out =
+      "| switch | role | what it changes | numerics | needs | acts on |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const SwitchDecl* s : all_switches()) {
+    std::string needs;
+    for (const char* n : s->needs)
+      if (n) needs += fmt::format("{}`{}`", needs.empty() ? "" : ", ", n);
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", s->name, role_text(*s),
+                       s->what, s->role != SwitchRole::kGroup ? numerics_name(s->numerics) : "its parts'", needs,
+                       s->cuda_only ? "CUDA" : "CPU, CUDA");
+  }
+  return out;
+}
+
+}  // namespace ladder
