@@ -13,6 +13,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "bench/device_types.h"
+
 namespace ladder {
 
 // "cpu", "cuda", "cuda:N". Throws ConfigError for malformed specs and for
@@ -23,29 +25,8 @@ std::string default_device_spec();  // "cuda" when available, else "cpu"
 
 void synchronize(const torch::Device& device);
 
-// Times one interval. stop() then elapsed_ms() waits for the device.
-class StepTimer {
- public:
-  virtual ~StepTimer() = default;
-  virtual void start() = 0;
-  virtual void stop() = 0;
-  virtual double elapsed_ms() = 0;
-  virtual const char* method() const = 0;  // recorded in the report
-};
 std::unique_ptr<StepTimer> make_step_timer(const torch::Device& device);
 
-struct MemoryStats {
-  // CUDA caching allocator (zero on CPU).
-  int64_t peak_allocated_bytes = 0;
-  int64_t peak_reserved_bytes = 0;
-  int64_t peak_active_bytes = 0;
-  int64_t alloc_retries = 0;
-  int64_t ooms = 0;
-  int64_t device_total_bytes = 0;  // GPU memory, or physical RAM on CPU
-  // Process peak resident set (VmHWM) since the last reset.
-  int64_t peak_rss_bytes = 0;
-  bool peak_rss_reset = false;  // set by the caller from reset_memory_peaks(); false: lifetime peak
-};
 // Empties the CUDA caching allocator's cache (before the warmup steps, so
 // that they, not the first measured step, pay for cudaMalloc).
 void release_cached_memory(const torch::Device& device);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "bench/cell.h"
 #include "variants/config.h"
 #include "variants/config_fields.h"
 
@@ -55,19 +56,6 @@ struct MatrixSpec {
 // Unknown keys, wrong types, values out of bounds and invalid JSON throw
 // ConfigError naming the file and the key.
 void read_matrix_file(const std::string& path, MatrixSpec& spec);
-
-struct Cell {
-  std::string id;    // directory under the run: "flash", or "gpt2-124m-b16-t1024/flash"
-  std::string role;  // "measure", "parity" (a short reference run) or "peer" (bench/peers.h)
-  std::string peer;  // the peer's name ("eager", "compile") when role is "peer"
-  RunConfig cfg;
-  bool runnable = true;
-  std::string not_runnable_reason;
-  // Loss parity: this cell's first parity_steps losses against `parity_ref`'s
-  // ("" = none: the baseline itself). `parity_subject` is the cell whose
-  // losses are checked (the measured rung, or an accumulation parity cell).
-  std::string parity_ref, parity_subject;
-};
 
 // Resolves presets x batches x seqs x rungs into cells, fp32 first for each
 // shape; then the peers of every shape (spec.peers). Throws ConfigError for unknown presets or rungs and invalid configs

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/matrix.h"
-#include "bench/runner.h"
+#include "bench/runner_options.h"
 
 namespace ladder {
 

@@ -7,13 +7,13 @@
 // compile peer and off for eager). Each peer is an extra cell of the matrix,
 // "peer-<name>" (reports/peer_cells.h), run after the rungs in its own
 // child process: scripts/peer.py, which reuses scripts/reference.py's model,
-// data and schedule and times the step as the harness does. It writes a partial
-// report; complete_peer_report() adds what is computed in one place for
-// rungs and peers alike: summary statistics (reports/stats.h), FLOPs and MFU
-// (bench/mfu.h) against the run's roofline.json, the memory estimate, the
-// op breakdown of its profiled steps (peer_op_breakdown), and the parity
-// note (peers take no part in loss parity; their losses are in their
-// reports).
+// data and schedule and times each step as the harness does. It writes a
+// partial report: what it is (environment, switches, model, data) and one
+// record per step; complete_peer_report() makes the report with the
+// builder rungs use: the warm-up rule, summary statistics, timing, memory,
+// FLOPs and MFU against the run's roofline.json, the op breakdown of its
+// profiled steps (peer_op_breakdown), and the parity note (peers take no
+// part in loss parity; their losses are in their reports).
 //
 // Default: no peers on CPU (torch.compile's first step compiles for about
 // 45 s even at the tiny preset on 2 cores, cold cache), eager and compile on CUDA.
@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/matrix.h"
+#include "bench/cell.h"
 #include "reports/peer_cells.h"
 
 namespace ladder {
@@ -70,9 +70,13 @@ inline constexpr const char* kPeerPythonEnv = "LADDER_PYTHON";
 // op_counts from the same trace (null when there is none).
 nlohmann::json peer_op_breakdown(const nlohmann::json& partial, bool cuda, nlohmann::json* op_counts = nullptr);
 
-// The peer's partial report (status ok) completed into a rung report.
-// Throws std::runtime_error naming the missing field when the partial
-// report lacks what it needs.
-nlohmann::json complete_peer_report(nlohmann::json partial, const RunConfig& cfg, const std::string& roofline_file);
+// The peer's partial report (status ok) made into a rung report by the one
+// builder rungs use (bench/rung_report.h): its step records, every step
+// timed alike, are split by the harness's warm-up rule (warmup_done), and
+// the summary, timing, memory, FLOPs and MFU come from there. Throws
+// std::runtime_error naming the missing field when the partial report lacks
+// what it needs.
+nlohmann::json complete_peer_report(const nlohmann::json& partial, const RunConfig& cfg,
+                                    const std::string& roofline_file);
 
 }  // namespace ladder

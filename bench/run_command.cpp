@@ -27,6 +27,7 @@
 #include "reports/reporter.h"
 #include "variants/data_source.h"
 #include "variants/fused_linear.h"
+#include "variants/rungs.h"
 
 namespace ladder {
 

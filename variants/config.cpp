@@ -1,7 +1,7 @@
-// variants/config.cpp: presets, validation and JSON form of the run config.
+// variants/config.cpp: presets and the bf16 decision of the run config. Its
+// validation and JSON form are built from the field table, in
+// variants/config_fields.cpp.
 #include "variants/config.h"
-
-#include "variants/config_fields.h"
 
 #include <cmath>
 #include <utility>
@@ -9,8 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/range.h"
-#include "profiler/schedule.h"
 
 namespace ladder {
 
@@ -40,48 +38,6 @@ const Preset& find_preset(const std::string& name) {
   throw ConfigError(fmt::format("--preset: unknown preset '{}'; expected one of: {}", name, known));
 }
 
-void RunConfig::validate() const {
-  // Each field's own bounds, as declared (variants/config_fields.cpp); then
-  // what depends on several fields.
-  for (const auto& f : config_fields()) check_field(f, f.get(*this), field_label(f));
-  if (warmup_max < warmup)
-    throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", warmup_max, warmup));
-  if (model.n_embd % model.n_head != 0)
-    throw ConfigError(fmt::format("--n-embd: {} is not divisible by --n-head {}; expected a multiple "
-                                  "of n_head so each head has n_embd/n_head channels",
-                                  model.n_embd, model.n_head));
-  if (seq > model.block_size)
-    throw ConfigError(fmt::format("--seq: {} exceeds the block size {} of preset '{}'; expected "
-                                  "<= {} (or raise --block-size)",
-                                  seq, model.block_size, preset, model.block_size));
-  if (sw.on("grad-accum")) {
-    const int64_t per_micro = batch * seq * world_size;
-    if (total_batch <= 0 || total_batch % per_micro != 0)
-      throw ConfigError(fmt::format(
-          "--total-batch: {} tokens is not divisible by B*T*world = {}*{}*{} = {}; expected a "
-          "positive multiple of {}",
-          total_batch, batch, seq, world_size, per_micro, per_micro));
-  }
-  if (world_size < 1)
-    throw ConfigError(fmt::format("world_size: got {}, expected >= 1", world_size));
-  if (world_size > 1 && !sw.on("ddp"))
-    throw ConfigError(fmt::format("world_size {}: rung '{}' has no ddp switch; only the ddp rung "
-                                  "runs on several ranks",
-                                  world_size, rung));
-  if (data.path.empty() && data.format != "auto")
-    throw ConfigError(fmt::format("--data-format {}: needs --data PATH|GLOB (the synthetic stream "
-                                  "has no format)",
-                                  data.format));
-  if (rank < 0 || rank >= world_size)
-    throw ConfigError(fmt::format("rank {} of world size {}: expected 0 <= rank < world size",
-                                  rank, world_size));
-  if (!profile.empty()) profiler::parse_schedule(profile, total_steps());
-  if ((!profile.empty() || layer_ranges) && !profiler::compiled_in())
-    throw ConfigError(fmt::format("{}: this build has the profiler compiled out (configured with "
-                                  "-DLADDER_WITH_PROFILER=OFF); reconfigure with -DLADDER_WITH_PROFILER=ON",
-                                  profile.empty() ? "--layer-ranges" : "--profile"));
-}
-
 bool RunConfig::bf16_applied() const {
   if (!sw.on("bf16")) return false;
   if (device.rfind("cuda", 0) == 0) return true;
@@ -100,26 +56,6 @@ void to_json(nlohmann::json& j, const ModelConfig& m) {
   RunConfig r;
   r.model = m;
   j = nlohmann::json(r).at("model");
-}
-
-void to_json(nlohmann::json& j, const RunConfig& r) {
-  j = {{"preset", r.preset},
-       {"rung", r.rung},
-       {"switches", r.sw},
-       {"micro_steps", r.micro_steps()},
-       {"world_size", r.world_size},
-       {"model_vocab", r.model_vocab()},
-       {"device", r.device}};
-  write_fields(r, j);
-}
-
-void from_json(const nlohmann::json& j, RunConfig& r) {
-  j.at("preset").get_to(r.preset);
-  j.at("rung").get_to(r.rung);
-  j.at("switches").get_to(r.sw);
-  j.at("world_size").get_to(r.world_size);
-  j.at("device").get_to(r.device);
-  read_fields(j, r);
 }
 
 }  // namespace ladder

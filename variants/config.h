@@ -14,7 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "profiler/common/config_error.h"
-#include "variants/rungs.h"
+#include "variants/switches/flags.h"
 
 namespace ladder {
 

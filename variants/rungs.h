@@ -11,35 +11,14 @@
 // top of fp32, "top-flash" is the top single-process rung without it.
 #pragma once
 
-#include <bitset>
-#include <cstddef>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "variants/switches/flags.h"
+
 namespace ladder {
-
-struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
-
-// Which switches are on: one flag per declared switch (variants/switches/),
-// keyed by the declaration (its place in the list), so a new switch needs no
-// field here. A group (fused) has no flag of its own: it is on when all its
-// parts are.
-class Switches {
- public:
-  static constexpr size_t kMaxSwitches = 64;
-  bool on(const SwitchDecl& s) const;      // a group: all its parts on
-  bool on(const std::string& name) const;  // by declared name; throws std::logic_error if none
-  void set(const SwitchDecl& s, bool value);  // a group: all its parts
-  void set(const std::string& name, bool value);
-  size_t count() const { return flags_.count(); }  // flags on (groups not counted)
-  bool operator==(const Switches& o) const { return flags_ == o.flags_; }
-  bool operator!=(const Switches& o) const { return !(*this == o); }
-
- private:
-  std::bitset<kMaxSwitches> flags_;  // by switch_index()
-};
 
 struct Rung {
   std::string name;    // "flash", "fp32+flash", "top-flash"
@@ -77,7 +56,5 @@ const char* parity_class(const Switches& sw);  // "fp32-exact", "tf32", "bf16"
 // --cpu-bf16). Parity classes follow the precision actually used.
 Switches numerics_in_effect(Switches sw, const nlohmann::json& described_switches);
 
-void to_json(nlohmann::json& j, const Switches& s);
-void from_json(const nlohmann::json& j, Switches& s);
 
 }  // namespace ladder

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench/device.h"
+#include "bench/device_types.h"
 
 namespace ladder::cuda {
 

@@ -39,7 +39,7 @@
 #include "variants/fused_ops.h"
 #include "variants/model.h"
 #include "variants/precision.h"
-#include "variants/rungs.h"
+#include "variants/switches/flags.h"
 
 namespace ladder {
 

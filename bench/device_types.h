@@ -1,0 +1,34 @@
+// bench/device_types.h: the types the device layer hands out, shared by
+// bench/device.h and its CUDA adapter (bench/cuda/device_cuda.h), which
+// therefore need not include each other.
+#pragma once
+
+#include <cstdint>
+
+namespace ladder {
+
+// Times one interval. stop() then elapsed_ms() waits for the device.
+class StepTimer {
+ public:
+  virtual ~StepTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double elapsed_ms() = 0;
+  virtual const char* method() const = 0;  // recorded in the report
+};
+
+// Memory figures of the device (and the host's peak RSS) at one moment.
+struct MemoryStats {
+  // CUDA caching allocator (zero on CPU).
+  int64_t peak_allocated_bytes = 0;
+  int64_t peak_reserved_bytes = 0;
+  int64_t peak_active_bytes = 0;
+  int64_t alloc_retries = 0;
+  int64_t ooms = 0;
+  int64_t device_total_bytes = 0;  // GPU memory, or physical RAM on CPU
+  // Process peak resident set (VmHWM) since the last reset.
+  int64_t peak_rss_bytes = 0;
+  bool peak_rss_reset = false;  // set by the caller from reset_memory_peaks(); false: lifetime peak
+};
+
+}  // namespace ladder
