@@ -1,12 +1,13 @@
-// bench/harness.cpp: warmup, timed loop, breakdown and memory (see harness.h).
+// bench/harness.cpp: warm-up, the timed loop, and the harness's own observers
+// (see harness.h): the phase clock and the clock of the ddp rung's all-reduce.
 #include "bench/harness.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <mutex>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -15,18 +16,41 @@
 #include <fmt/format.h>
 
 #include "profiler/range.h"
+#include "variants/ddp/comm_observer.h"
 
 namespace ladder {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 // The ddp rung's all-reduce of one step: when each bucket was launched and
-// done, and when backward's compute ended. comm_done comes from the
-// communication thread, hence the lock.
-class CommClock {
+// done, and when backward's compute ended; into the step's record after it.
+// done() comes from the communication thread, hence the lock.
+class CommClock final : public CommObserver, public StepObserver {
  public:
-  void reset() {
+  void launched(int bucket, int64_t bytes) override {
+    std::lock_guard<std::mutex> g(mu_);
+    if (size_t(bucket) >= launched_.size()) launched_.resize(size_t(bucket) + 1);
+    launched_[size_t(bucket)] = Clock::now();
+    bytes_ += bytes;
+  }
+  void done(int bucket) override {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      done_.emplace_back(bucket, Clock::now());
+    }
+    cv_.notify_all();
+  }
+  void wait_begins() override {
+    std::lock_guard<std::mutex> g(mu_);
+    wait_begin_ = Clock::now();
+  }
+  void device_timing(std::function<std::pair<double, double>()> read) override {
+    std::lock_guard<std::mutex> g(mu_);
+    device_read_ = std::move(read);
+  }
+  void before_step(int64_t, bool) override {
     std::lock_guard<std::mutex> g(mu_);
     launched_.clear();
     done_.clear();
@@ -34,60 +58,7 @@ class CommClock {
     wait_begin_.reset();
     device_read_ = nullptr;
   }
-  void launched(int bucket, int64_t bytes) {
-    std::lock_guard<std::mutex> g(mu_);
-    if (size_t(bucket) >= launched_.size()) launched_.resize(size_t(bucket) + 1);
-    launched_[size_t(bucket)] = Clock::now();
-    bytes_ += bytes;
-  }
-  void done(int bucket) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      done_.emplace_back(bucket, Clock::now());
-    }
-    cv_.notify_all();
-  }
-  void wait_begin() {
-    std::lock_guard<std::mutex> g(mu_);
-    wait_begin_ = Clock::now();
-  }
-  void device_timing(std::function<std::pair<double, double>()> read) {
-    std::lock_guard<std::mutex> g(mu_);
-    device_read_ = std::move(read);
-  }
-  // Fills rec's comm fields. A future's callbacks may run just after its
-  // wait() returned, so give the last ones a moment to land.
-  void take(StepRecord& rec) {
-    std::unique_lock<std::mutex> lk(mu_);
-    if (launched_.empty()) return;
-    cv_.wait_for(lk, std::chrono::milliseconds(200), [&] { return done_.size() >= launched_.size(); });
-    std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;  // (launch, done), by launch
-    for (const auto& [bucket, t] : done_) spans.emplace_back(launched_[size_t(bucket)], t);
-    std::sort(spans.begin(), spans.end());
-    const Clock::time_point compute_end = wait_begin_.value_or(spans.empty() ? Clock::now() : spans.back().second);
-    auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
-    double busy = 0, hidden = 0;
-    Clock::time_point last_end = Clock::time_point::min();
-    for (size_t i = 0; i < spans.size();) {  // merge overlapping spans
-      Clock::time_point a = spans[i].first, b = spans[i].second;
-      for (++i; i < spans.size() && spans[i].first <= b; ++i) b = std::max(b, spans[i].second);
-      busy += ms(b - a);
-      if (compute_end > a) hidden += ms(std::min(b, compute_end) - a);
-      last_end = std::max(last_end, b);
-    }
-    rec.has_comm = true;
-    rec.buckets = int(launched_.size());
-    rec.allreduce_bytes = bytes_;
-    rec.allreduce_ms = busy;
-    rec.allreduce_exposed_ms = last_end > compute_end ? ms(last_end - compute_end) : 0.0;
-    rec.overlap_pct = busy > 0 ? 100.0 * hidden / busy : 0.0;
-    if (device_read_) {  // NCCL: the device's figures replace the host clock's
-      const auto [device_busy, exposed] = device_read_();
-      rec.allreduce_ms = device_busy;
-      rec.allreduce_exposed_ms = exposed;
-      rec.overlap_pct = device_busy > 0 ? std::clamp(100.0 * (device_busy - exposed) / device_busy, 0.0, 100.0) : 0.0;
-    }
-  }
+  void after_step(StepRecord& rec, bool) override;
 
  private:
   std::mutex mu_;
@@ -99,64 +70,83 @@ class CommClock {
   std::function<std::pair<double, double>()> device_read_;
 };
 
-// Records the current phase and times the data phase on the host; with
-// `timed`, also synchronises the device at phase boundaries and times each
-// phase. The data phase's host time excludes those synchronisations.
-class PhaseClock final : public PhaseObserver {
+// Fills rec's comm fields. A future's callbacks may run just after its
+// wait() returned, so give the last ones a moment to land.
+void CommClock::after_step(StepRecord& rec, bool) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (launched_.empty()) return;
+  cv_.wait_for(lk, std::chrono::milliseconds(200), [&] { return done_.size() >= launched_.size(); });
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;  // (launch, done), by launch
+  for (const auto& [bucket, t] : done_) spans.emplace_back(launched_[size_t(bucket)], t);
+  std::sort(spans.begin(), spans.end());
+  const Clock::time_point compute_end = wait_begin_.value_or(spans.empty() ? Clock::now() : spans.back().second);
+  double busy = 0, hidden = 0;
+  Clock::time_point last_end = Clock::time_point::min();
+  for (size_t i = 0; i < spans.size();) {  // merge overlapping spans
+    Clock::time_point a = spans[i].first, b = spans[i].second;
+    for (++i; i < spans.size() && spans[i].first <= b; ++i) b = std::max(b, spans[i].second);
+    busy += ms(b - a);
+    if (compute_end > a) hidden += ms(std::min(b, compute_end) - a);
+    last_end = std::max(last_end, b);
+  }
+  rec.has_comm = true;
+  rec.buckets = int(launched_.size());
+  rec.allreduce_bytes = bytes_;
+  rec.allreduce_ms = busy;
+  rec.allreduce_exposed_ms = last_end > compute_end ? ms(last_end - compute_end) : 0.0;
+  rec.overlap_pct = busy > 0 ? 100.0 * hidden / busy : 0.0;
+  if (device_read_) {  // NCCL: the device's figures replace the host clock's
+    const auto [device_busy, exposed] = device_read_();
+    rec.allreduce_ms = device_busy;
+    rec.allreduce_exposed_ms = exposed;
+    rec.overlap_pct = device_busy > 0 ? std::clamp(100.0 * (device_busy - exposed) / device_busy, 0.0, 100.0) : 0.0;
+  }
+}
+
+// Times the data phase on the host; with `timed` (breakdown mode), also
+// synchronises the device at phase boundaries and times each phase. The data
+// phase's host time excludes those synchronisations.
+class PhaseClock final : public StepObserver {
  public:
-  PhaseClock(const torch::Device& device, bool timed, Position* position)
-      : device_(device), timed_(timed), position_(position) {}
-  void begin(Phase p) override {
-    if (position_) position_->phase = phase_name(p);
+  PhaseClock(const torch::Device& device, bool timed) : device_(device), timed_(timed) {}
+  void phase_begins(Phase) override {
     if (timed_) synchronize(device_);
     t0_ = Clock::now();
   }
-  void end(Phase p) override {
+  void phase_ends(Phase p) override {
     const auto t1 = Clock::now();
     if (p == Phase::kData) data_ms_ += ms(t1 - t0_);
     if (!timed_) return;
     synchronize(device_);
-    ms_[size_t(p)] += ms(Clock::now() - t0_);
+    phase_ms_[size_t(p)] += ms(Clock::now() - t0_);
   }
-  bool synchronizes() const override { return timed_; }
-  std::array<double, 4> take_phases() {
-    auto out = ms_;
-    ms_ = {};
-    return out;
-  }
-  void comm_launched(int bucket, int64_t bytes) override { comm.launched(bucket, bytes); }
-  void comm_done(int bucket) override { comm.done(bucket); }
-  void comm_wait_begin() override { comm.wait_begin(); }
-  void comm_device_timing(std::function<std::pair<double, double>()> read) override {
-    comm.device_timing(std::move(read));
-  }
-  CommClock comm;
-  double take_data_ms() {
-    const double out = data_ms_;
+  void after_step(StepRecord& rec, bool) override {
+    rec.data_ms = data_ms_;
+    rec.has_phases = timed_;
+    if (timed_) rec.phase_ms = phase_ms_;
     data_ms_ = 0;
-    return out;
+    phase_ms_ = {};
   }
 
  private:
-  static double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
   torch::Device device_;
   bool timed_;
-  Position* position_;
   Clock::time_point t0_;
-  std::array<double, 4> ms_{};
+  std::array<double, 4> phase_ms_{};
   double data_ms_ = 0;
 };
 
-// One step between the timer's start and stop; `hooks` may be null.
+// One step between the timer's start and stop, announced to `list`.
 // `slowdown_pct` (test-only) makes the step wait that share of its own host
 // time more before the timer stops.
-StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, PhaseObserver& observer,
-                      profiler::StepHooks* hooks, double slowdown_pct = 0) {
+StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, StepObservers& list, CommObserver* comm,
+                      bool measured, double slowdown_pct = 0) {
+  list.before_step(i, measured);
   const auto host0 = Clock::now();
   timer.start();
-  if (hooks) hooks->step_begins(i);
-  StepOutput out = step.run(i, observer);
-  if (hooks) hooks->step_ends(i);
+  list.step_begins(i);
+  StepOutput out = step.run(i, list, comm);
+  list.step_ends(i);
   if (slowdown_pct > 0) std::this_thread::sleep_for((Clock::now() - host0) * (slowdown_pct / 100.0));
   timer.stop();
   StepRecord rec;
@@ -168,18 +158,8 @@ StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, PhaseObserve
   rec.loss = out.loss.item<double>();
   rec.grad_norm = out.grad_norm.item<double>();
   rec.lr = out.lr;
+  list.after_step(rec, measured);
   return rec;
-}
-}  // namespace
-
-bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps, double tolerance_pct) {
-  if (warmup_steps.size() < size_t(kWarmupWindow)) return false;
-  double lo = INFINITY, hi = 0;
-  for (size_t i = warmup_steps.size() - size_t(kWarmupWindow); i < warmup_steps.size(); ++i) {
-    lo = std::min(lo, warmup_steps[i].dt_ms);
-    hi = std::max(hi, warmup_steps[i].dt_ms);
-  }
-  return lo > 0 && (hi - lo) / lo * 100.0 <= tolerance_pct;
 }
 
 // Time the hypervisor gave this VM's CPUs to others (/proc/stat "steal",
@@ -194,6 +174,54 @@ double host_steal_ms() {
   const long hz = sysconf(_SC_CLK_TCK);
   return n == 8 && hz > 0 ? double(v[7]) * 1000.0 / double(hz) : -1;
 }
+}  // namespace
+
+// ---- StepObservers: outermost first on the way in, innermost first on the way out.
+void StepObservers::measurement_begins() {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->measurement_begins();
+}
+void StepObservers::before_step(int64_t step, bool measured) {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->before_step(step, measured);
+}
+void StepObservers::step_begins(int64_t step) {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->step_begins(step);
+}
+void StepObservers::begin(Phase p) {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->phase_begins(p);
+}
+void StepObservers::end(Phase p) {
+  for (StepObserver* o : list_) o->phase_ends(p);
+}
+void StepObservers::step_ends(int64_t step) {
+  for (StepObserver* o : list_) o->step_ends(step);
+}
+void StepObservers::after_step(StepRecord& rec, bool measured) {
+  for (StepObserver* o : list_) o->after_step(rec, measured);
+}
+void StepObservers::measurement_ends(int64_t last_step) {
+  for (StepObserver* o : list_) o->measurement_ends(last_step);
+}
+
+bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps, double tolerance_pct) {
+  if (warmup_steps.size() < size_t(kWarmupWindow)) return false;
+  double lo = INFINITY, hi = 0;
+  for (size_t i = warmup_steps.size() - size_t(kWarmupWindow); i < warmup_steps.size(); ++i) {
+    lo = std::min(lo, warmup_steps[i].dt_ms);
+    hi = std::max(hi, warmup_steps[i].dt_ms);
+  }
+  return lo > 0 && (hi - lo) / lo * 100.0 <= tolerance_pct;
+}
+
+bool warmup_done(const std::vector<StepRecord>& warm, const RunConfig& cfg, std::string* why) {
+  const auto n = int64_t(warm.size());
+  const char* reason = nullptr;
+  if (n < cfg.warmup) return false;
+  if (!cfg.warmup_until_stable()) reason = "fixed";
+  else if (warmup_is_stable(warm, cfg.warmup_tolerance_pct)) reason = "stable";
+  else if (n >= cfg.warmup_max) reason = "cap";
+  if (reason && why) *why = reason;
+  return reason != nullptr;
+}
 
 double test_slowdown_pct() {
   const char* v = std::getenv(kTestSlowdownEnv);
@@ -206,85 +234,52 @@ double test_slowdown_pct() {
 }
 
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const StepCallback& on_step, Position* position, profiler::StepHooks* hooks) {
+                              const std::vector<StepObserver*>& watchers) {
   HarnessResult r;
   r.test_slowdown_pct = test_slowdown_pct();
   auto timer = make_step_timer(device);
   r.timer_method = timer->method();
   r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
-  PhaseClock phase_clock(device, cfg.breakdown, position);
-  MemoryMonitor* monitor = nullptr;  // measured steps only
+  PhaseClock phases(device, cfg.breakdown);
+  CommClock comm;
+  MemoryMonitor memory(device);  // measured steps only
+  StepObservers list({&phases, &comm, &memory});
+  for (StepObserver* w : watchers) list.add_outer(*w);
 
-  auto one_step = [&](int64_t i) {
-    if (position) position->step = i;
-    if (hooks) hooks->before_step(i);
-    if (monitor) monitor->before_step();
-    phase_clock.comm.reset();
-    StepRecord rec = timed_step(step, i, *timer, phase_clock, hooks, r.test_slowdown_pct);
-    phase_clock.comm.take(rec);
-    rec.data_ms = phase_clock.take_data_ms();
-    if (monitor) {
-      rec.has_memory = true;
-      rec.memory = monitor->after_step();
-    }
-    if (cfg.breakdown) {
-      rec.has_phases = true;
-      rec.phase_ms = phase_clock.take_phases();
-    }
-    if (hooks) hooks->after_step(i);
-    return rec;
-  };
-
-  release_cached_memory(device);  // a clean slate the warmup steps fill again
-  int64_t first_measured = 0;
-  for (; first_measured < cfg.warmup; ++first_measured) {
-    r.warmup_steps.push_back(one_step(first_measured));
-    on_step(r.warmup_steps.back(), true);
-  }
-  r.warmup_stopped = "fixed";
-  if (cfg.warmup_until_stable()) {
-    r.warmup_stopped = "cap";
-    for (; first_measured < cfg.warmup_max; ++first_measured) {
-      if (warmup_is_stable(r.warmup_steps, cfg.warmup_tolerance_pct)) break;
-      r.warmup_steps.push_back(one_step(first_measured));
-      on_step(r.warmup_steps.back(), true);
-    }
-    if (warmup_is_stable(r.warmup_steps, cfg.warmup_tolerance_pct)) r.warmup_stopped = "stable";
-  }
-  MemoryMonitor memory(device);  // synchronises and resets peaks, keeping the warm cache
-  monitor = &memory;
+  release_cached_memory(device);  // a clean slate the warm-up steps fill again
+  int64_t i = 0;
+  while (!warmup_done(r.warmup_steps, cfg, &r.warmup_stopped))
+    r.warmup_steps.push_back(timed_step(step, i++, *timer, list, &comm, /*measured=*/false));
+  synchronize(device);
+  list.measurement_begins();  // the memory monitor resets its peaks, keeping the warm cache
   r.steps.reserve(size_t(cfg.steps));
   const auto wall0 = Clock::now();
   const double steal0 = host_steal_ms();
   {
     profiler::ScopedRange range(profiler::names::kMeasuredSteps);
-    for (int64_t i = first_measured; i < first_measured + cfg.steps; ++i) {
-      r.steps.push_back(one_step(i));
-      on_step(r.steps.back(), false);
-    }
+    for (int64_t k = 0; k < cfg.steps; ++k)
+      r.steps.push_back(timed_step(step, i++, *timer, list, &comm, /*measured=*/true, r.test_slowdown_pct));
     synchronize(device);
   }
-  r.measured_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall0).count();
+  r.measured_wall_ms = ms(Clock::now() - wall0);
   const double steal1 = host_steal_ms();
   r.host_steal_ms = steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1;
-  r.next_step = first_measured + cfg.steps;
+  r.next_step = i;
   r.memory = memory.totals();
   double sum_dt = 0;
   for (const auto& s : r.steps) sum_dt += s.dt_ms;
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
-  if (position) position->phase = "after measurement";
+  list.measurement_ends(i - 1);
   return r;
 }
 
 std::vector<StepRecord> run_extra_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
-                                        profiler::StepHooks& hooks, PhaseObserver& observer) {
+                                        const std::vector<StepObserver*>& watchers) {
   auto timer = make_step_timer(device);
+  StepObservers list(watchers);
   std::vector<StepRecord> records;
-  for (int64_t i = first; i < first + n; ++i) {
-    hooks.before_step(i);
-    records.push_back(timed_step(step, i, *timer, observer, &hooks));
-    hooks.after_step(i);
-  }
+  for (int64_t i = first; i < first + n; ++i)
+    records.push_back(timed_step(step, i, *timer, list, /*comm=*/nullptr, /*measured=*/false));
   return records;
 }
 

@@ -1,23 +1,24 @@
 // bench/harness.h: the only code that times anything.
 //
-// Runs warmup steps (excluded from figures), then N measured steps. Each step
+// Runs warm-up steps (excluded from figures), then N measured steps. Each step
 // is bracketed by a StepTimer (CUDA events or a steady clock). The data phase
 // is always timed on the host (data_ms: how long the step waited for its
 // batch and issued its copy to the device; no synchronisation, so on CUDA a
-// non_blocking copy still in flight is not counted). In breakdown
-// mode the device is synchronised at every phase boundary to time data,
-// forward, backward and optimizer separately; that perturbs dt, so the mode
-// is recorded. Memory is read per measured step by a MemoryMonitor (the CUDA
-// cache is emptied before the warmup steps, which fill it again, and peaks
-// are reset when measurement starts, so no measured step pays cudaMalloc). The measured
-// loop is one "measured steps" range (profiler/range.h; the nsys capture
-// range). A profiler follows the loop through profiler::StepHooks; with none
-// attached, nothing of it runs.
+// non_blocking copy still in flight is not counted). In breakdown mode the
+// device is synchronised at every phase boundary to time data, forward,
+// backward and optimizer separately; that perturbs dt, so the mode is
+// recorded. Memory is read per measured step (the CUDA cache is emptied
+// before the warm-up steps, which fill it again, and peaks are reset when
+// measurement starts, so no measured step pays cudaMalloc). The measured loop
+// is one "measured steps" range (profiler/range.h; the nsys capture range).
+//
+// Whatever else watches the steps (a trace profiler, the progress line, where
+// a failure happened, test hooks) is a StepObserver (bench/step_observer.h)
+// passed in `watchers`; the harness's own clocks and the memory monitor are on
+// the same list, innermost.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,39 +26,23 @@
 
 #include "bench/device.h"
 #include "bench/memory_monitor.h"
-#include "profiler/step_hooks.h"
+#include "bench/step_observer.h"
+#include "bench/step_record.h"
 #include "variants/config.h"
 #include "variants/step.h"
 
 namespace ladder {
 
-struct StepRecord {
-  int64_t step = 0;
-  double dt_ms = 0;
-  double tokens_per_s = 0;
-  double loss = 0;
-  double grad_norm = 0;
-  double lr = 0;
-  int64_t tokens = 0;
-  // Host wall time in the data phase, summed over micro-steps (see above).
-  double data_ms = 0;
-  bool has_phases = false;
-  std::array<double, 4> phase_ms{};  // indexed like kPhases
-  // ddp: the gradient all-reduce of this step, from the comm events.
-  bool has_comm = false;
-  int buckets = 0;
-  int64_t allreduce_bytes = 0;
-  double allreduce_ms = 0;          // wall time some bucket was in flight (union of intervals)
-  double allreduce_exposed_ms = 0;  // in flight after backward's compute ended (the wait)
-  double overlap_pct = 0;           // share of allreduce_ms hidden behind backward
-  bool has_memory = false;           // measured steps only
-  StepMemory memory;
-};
-
 // Warm-up is stable when the last kWarmupWindow steps' dt lie within
 // tolerance_pct (RunConfig::warmup_tolerance_pct) of their minimum.
 inline constexpr int kWarmupWindow = 3;
 bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps, double tolerance_pct);
+// The warm-up rule, the one place it is written: whether warm-up is over
+// after `warm`: at least cfg.warmup steps; then, when warming up until stable
+// (RunConfig::warmup_until_stable), once they are stable or cfg.warmup_max
+// ran. `why` gets "fixed", "stable" or "cap". The harness asks it before every
+// warm-up step; a peer's recorded steps are split by it (bench/rung_report.h).
+bool warmup_done(const std::vector<StepRecord>& warm, const RunConfig& cfg, std::string* why = nullptr);
 
 struct HarnessResult {
   std::vector<StepRecord> warmup_steps;
@@ -85,24 +70,25 @@ struct HarnessResult {
 inline constexpr const char* kTestSlowdownEnv = "LADDER_TEST_SLOWDOWN_PCT";
 double test_slowdown_pct();  // from the environment; ConfigError if malformed
 
-using StepCallback = std::function<void(const StepRecord&, bool warmup)>;
-
-// Where the harness is: updated at every phase boundary (two stores), so a
-// failure (an OOM, say) can be reported with the step and phase it hit.
-struct Position {
+// Where the harness is: the step and phase a failure (an OOM, say) hit, for
+// the failure report. On the list, it follows every step and phase.
+struct Position final : StepObserver {
   int64_t step = -1;
   const char* phase = "setup";
+  void before_step(int64_t s, bool) override { step = s; }
+  void phase_begins(Phase p) override { phase = phase_name(p); }
+  void measurement_ends(int64_t) override { phase = "after measurement"; }
 };
 
-// `hooks` (a trace profiler) follows the warmup and measured steps.
+// Warm-up and measured steps of `step`, watched by `watchers` (outer to the
+// harness's own observers, first innermost).
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const StepCallback& on_step, Position* position = nullptr,
-                              profiler::StepHooks* hooks = nullptr);
+                              const std::vector<StepObserver*>& watchers = {});
 
 // Runs `n` more steps from step `first` for a collector (the op breakdown),
-// timed like measured steps, with `hooks` and `observer` attached. Returns
+// timed like measured steps, watched by `watchers` (first innermost). Returns
 // their records (dt_ms is the harness's figure for each).
 std::vector<StepRecord> run_extra_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
-                                        profiler::StepHooks& hooks, PhaseObserver& observer);
+                                        const std::vector<StepObserver*>& watchers);
 
 }  // namespace ladder

@@ -1,9 +1,12 @@
 // bench/measure.h: measure one rung in this process and write its report.
 //
 // This is what each child process of the matrix runner does (`ladder
-// measure`), and what a user runs to debug a single rung in-process. On an
-// exception (an OOM included) it writes a report with status "failed" or
-// "oom" that names the step and phase where it happened, then rethrows.
+// measure`), and what a user runs to debug a single rung in-process: setup
+// (threads, allocator, rendezvous, tracer, the step), the steps under the
+// harness with this process's observers, then the one report builder
+// (bench/rung_report.h). On an exception (an OOM included) it writes a report
+// with status "failed" or "oom" that names the step and phase where it
+// happened, then rethrows.
 //
 // The ddp rung runs one measure_rung per rank (bench/launch_env.h): every rank
 // runs the same steps; rank 0 gathers the others' per-step figures through
@@ -16,12 +19,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/launch_env.h"
-#include "bench/mfu.h"
 #include "variants/config.h"
 
 namespace ladder {
-
-struct RooflineResult;
 
 struct MeasureOptions {
   std::string run_id;
@@ -39,16 +39,6 @@ struct MeasureOptions {
 
 // Returns the report that was written.
 nlohmann::json measure_rung(RunConfig cfg, const MeasureOptions& opts);
-
-// The precision a rung's MFU is measured against: what its matmuls really
-// ran in (bf16 or tf32 only where that switch was effective).
-Precision mfu_precision(const RunConfig& c, const nlohmann::json& switches);
-
-// The report's `mfu` section: datasheet peak (or --peak-tflops) and the
-// measured roofline, for rungs and peers alike (bench/peers.h).
-nlohmann::json mfu_section(const RunConfig& c, Precision precision, const std::string& dev_name,
-                           double tokens_per_s, const std::string& tokens_basis, int64_t fpt,
-                           const RooflineResult& roof, const nlohmann::json& roof_source);
 
 // Environment variable of the test-only crash hook: when it names the rung
 // being measured, the process aborts at its first step (SIGABRT).

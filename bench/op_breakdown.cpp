@@ -22,7 +22,7 @@ namespace {
 namespace pf = profiler;
 
 // Wraps each step in ProfilerStep#N, the span the host breakdown is cut to.
-class StepMarkers final : public pf::StepHooks {
+class StepMarkers final : public StepObserver {
  public:
   void step_begins(int64_t step) override {
     marker_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
@@ -52,8 +52,7 @@ KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t 
   pf::KinetoSession session({device.is_cuda(), /*record_shapes=*/false, /*profile_memory=*/false});
   session.start();
   StepMarkers markers;
-  PhaseObserver none;
-  const auto records = run_extra_steps(step, device, first, n, markers, none);
+  const auto records = run_extra_steps(step, device, first, n, {&markers});
   synchronize(device);
   const auto result = session.stop();
   KinetoCounts k;
@@ -79,11 +78,11 @@ KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t 
 }
 
 // Tags every launch of the optimizer phase (CUPTI external correlation).
-class PhaseTagger final : public PhaseObserver {
+class PhaseTagger final : public StepObserver {
  public:
   explicit PhaseTagger(pf::KernelActivity& activity) : activity_(activity) {}
-  void begin(Phase p) override { activity_.push_phase(p == Phase::kOptimizer); }
-  void end(Phase) override { activity_.pop_phase(); }
+  void phase_begins(Phase p) override { activity_.push_phase(p == Phase::kOptimizer); }
+  void phase_ends(Phase) override { activity_.pop_phase(); }
 
  private:
   pf::KernelActivity& activity_;
@@ -91,7 +90,7 @@ class PhaseTagger final : public PhaseObserver {
 
 // Step spans on CUPTI's clock: from the step's first launch to the end of its
 // device work.
-class DeviceSpans final : public pf::StepHooks {
+class DeviceSpans final : public StepObserver {
  public:
   DeviceSpans(pf::KernelActivity& activity, const torch::Device& device) : activity_(activity), device_(device) {}
   void step_begins(int64_t) override { spans_.push_back({activity_.now_ticks(), 0, 0}); }
@@ -117,7 +116,8 @@ nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& devic
   }
   PhaseTagger tagger(*activity);
   DeviceSpans spans(*activity, device);
-  const auto records = run_extra_steps(step, device, first, n, spans, tagger);
+  // The tagger inside the spans: a step's span opens before its first phase.
+  const auto records = run_extra_steps(step, device, first, n, {&tagger, &spans});
   const pf::KernelActivityRecords rec = activity->stop();
   for (size_t i = 0; i < records.size() && i < spans.spans().size(); ++i) spans.spans()[i].dt_ms = records[i].dt_ms;
   const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());

@@ -11,11 +11,7 @@
 #include <fmt/format.h>
 
 #include "bench/device.h"
-#include "bench/measure.h"
-#include "bench/memory.h"
-#include "bench/mfu.h"
-#include "bench/step_metrics.h"
-#include "bench/roofline.h"
+#include "bench/rung_report.h"
 #include "build_info.h"
 #include "profiler/device_steps.h"
 #include "profiler/trace_breakdown.h"
@@ -149,13 +145,6 @@ const json& field(const json& j, const std::string& path) {
   }
 }
 
-std::vector<double> column(const json& report, const char* key) {
-  const json& v = field(report, fmt::format("steps.{}", key));
-  if (!v.is_array() || v.empty() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); }))
-    throw std::runtime_error(fmt::format("the peer's report: field 'steps.{}' is not a non-empty list of numbers", key));
-  return v.get<std::vector<double>>();
-}
-
 }  // namespace
 
 json peer_op_breakdown(const json& partial, bool cuda, json* op_counts) {
@@ -204,57 +193,88 @@ json peer_op_breakdown(const json& partial, bool cuda, json* op_counts) {
   }
 }
 
-json complete_peer_report(json r, const RunConfig& cfg, const std::string& roofline_file) {
-  // Summary statistics of the per-step columns, as summarize_steps does for a rung.
-  json summary;
-  for (const StepMetric& m : step_metrics())
-    if (m.summarised && r["steps"].contains(m.key)) summary[m.key] = summarize(column(r, m.key));
-  const int64_t n_params = field(r, "model.n_params").get<int64_t>();
-  const int64_t n_params_no_wpe = field(r, "model.n_params_without_wpe").get<int64_t>();
-  const int64_t fpt = flops_per_token(cfg.model, n_params_no_wpe, cfg.seq);
-  const Precision precision = mfu_precision(cfg, field(r, "switches"));
-  const std::string dev_name = field(r, "environment.device.name").get<std::string>();
+namespace {
 
-  // The run's roofline, as every rung uses it; if there is none (its probe
-  // failed) or it was measured on another device, probe here.
-  RooflineResult roof;
-  json roof_source;
-  std::string why_not_run_roofline = "the run has no roofline.json";
-  if (!roofline_file.empty()) {
-    try {
-      roof = run_roofline_entry(read_json_file(roofline_file), precision, dev_name, roofline_file);
-      roof_source = {{"measured", "once for the run, before the rungs"}, {"file", roofline_file}};
-    } catch (const std::exception& e) {
-      why_not_run_roofline = e.what();
+int64_t integer_at(const json& r, const std::string& path) {
+  const json& v = field(r, path);
+  if (!v.is_number()) throw std::runtime_error(fmt::format("the peer's report: field '{}' is not a number", path));
+  return v.get<int64_t>();
+}
+
+// The peer's steps, as it recorded them (scripts/peer.py: one record per
+// step, every step timed alike), for the harness's own rules.
+TimedSteps timed_steps_of(const json& r) {
+  const json& records = field(r, "records");
+  if (!records.is_array() || records.empty())
+    throw std::runtime_error("the peer's report: field 'records' is not a non-empty list of steps");
+  TimedSteps t;
+  t.timer_method = field(r, "timing.timer").get<std::string>();
+  t.wall_before_ms = field(r, "timing.wall_before_ms").get<double>();
+  const json& steal_before = field(r, "timing.steal_before_ms");
+  t.peak_rss_reset = field(r, "memory.peak_rss_reset").get<bool>();
+  t.device_total_bytes = integer_at(r, "environment.device.memory_bytes");
+  const bool cuda = field(r, "config.device").get<std::string>().rfind("cuda", 0) == 0;
+  for (const json& x : records) {
+    StepRecord s;
+    s.step = x.at("step").get<int64_t>();
+    s.dt_ms = x.at("dt_ms").get<double>();
+    s.tokens = x.at("tokens").get<int64_t>();
+    s.tokens_per_s = double(s.tokens) / (s.dt_ms * 1e-3);
+    s.loss = x.at("loss").is_number() ? x.at("loss").get<double>() : NAN;
+    s.grad_norm = x.at("grad_norm").is_number() ? x.at("grad_norm").get<double>() : NAN;
+    s.lr = x.at("lr").get<double>();
+    s.data_ms = x.at("data_ms").get<double>();
+    s.has_memory = true;
+    s.memory.cuda = cuda;
+    s.memory.peak_rss_bytes = x.at("peak_rss_bytes").get<int64_t>();
+    if (cuda) {
+      s.memory.peak_active_bytes = x.at("peak_active_bytes").get<int64_t>();
+      s.memory.peak_reserved_bytes = x.at("peak_reserved_bytes").get<int64_t>();
+      s.memory.peak_allocated_bytes = x.at("peak_allocated_bytes").get<int64_t>();
+      s.memory.alloc_retries = x.at("alloc_retries").get<int64_t>();
+      s.memory.ooms = x.at("ooms").get<int64_t>();
     }
+    t.steps.push_back(s);
+    t.wall_ms.push_back(x.at("wall_ms").get<double>());
+    if (steal_before.is_number() && x.at("steal_ms").is_number()) t.steal_ms.push_back(x.at("steal_ms").get<double>());
   }
-  if (roof_source.is_null()) {
-    roof = probe_matmul(parse_device(cfg.device), precision);
-    roof_source = {{"measured", fmt::format("by ladder run after the peer ({})", why_not_run_roofline)},
-                   {"file", nullptr}};
-  }
-  const double tok_s = summary["tokens_per_s"]["median"].get<double>();
-  std::vector<double> mfu_steps;
-  for (double t : column(r, "tokens_per_s")) mfu_steps.push_back(mfu_pct(t, fpt, roof.tflops));
-  summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
+  if (t.steal_ms.size() == t.steps.size()) t.steal_before_ms = steal_before.get<double>();
+  else t.steal_ms.clear();
+  return t;
+}
 
-  r["summary"] = summary;
-  r["flops"] = {{"flops_per_token", fpt}, {"formula", kFlopsFormula},
-                {"flops_per_step", double(fpt) * double(cfg.tokens_per_step())}};
-  r["throughput"] = {{"tokens_per_step", cfg.tokens_per_step()},
-                     {"tokens_per_micro_step", cfg.tokens_per_micro_step()},
-                     {"micro_steps", cfg.micro_steps()},
-                     {"tokens_per_s_aggregate", tok_s},
-                     {"tokens_per_s_per_device", tok_s}};
-  r["mfu"] = mfu_section(cfg, precision, dev_name, tok_s, "median tokens_per_s_per_device", fpt, roof, roof_source);
-  field(r, "memory");
-  r["memory"]["estimate"] = estimate_memory(cfg.model, n_params, cfg.batch, cfg.seq);
-  json op_counts;
-  r["op_breakdown"] = peer_op_breakdown(r.value("op_breakdown", json()), parse_device(cfg.device).is_cuda(), &op_counts);
-  r["op_counts"] = op_counts;
-  r["parity"] = {{"status", "not_checked"}, {"class", parity_class(cfg.sw)}, {"rtol", parity_rtol(cfg.sw)},
-                 {"reason", kPeerParityNote}};
-  return r;
+}  // namespace
+
+json complete_peer_report(const json& r, const RunConfig& cfg, const std::string& roofline_file) {
+  HarnessResult h;
+  try {
+    h = harness_result_of(timed_steps_of(r), cfg);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("the peer's report: a step record is malformed: {}", e.what()));
+  }
+  MeasuredRun m;
+  m.cfg = cfg;
+  m.run_id = r.value("run_id", "");
+  m.started_at = field(r, "started_at").get<std::string>();
+  m.device = parse_device(cfg.device);
+  m.device_name = field(r, "environment.device.name").get<std::string>();
+  m.environment = field(r, "environment");
+  m.switches = field(r, "switches");
+  m.data = field(r, "data");
+  m.n_params = integer_at(r, "model.n_params");
+  m.n_params_without_wpe = integer_at(r, "model.n_params_without_wpe");
+  m.op_breakdown = peer_op_breakdown(r.value("op_breakdown", json()), m.device.is_cuda(), &m.op_counts);
+  m.cpu_allocator = field(r, "memory.cpu_allocator");
+  m.memory_monitor = field(r, "memory.monitor").get<std::string>();
+  m.data_time = field(r, "timing.data_time").get<std::string>();
+  m.roofline_file = roofline_file;
+  m.roofline_probe_by = "ladder run after the peer";
+  json report = build_rung_report(m, h);
+  // What the peer's process says of itself: its program, its own clock.
+  for (const char* key : {"suite", "peer", "finished_at"}) report[key] = field(r, key);
+  report["parity"] = {{"status", "not_checked"}, {"class", parity_class(cfg.sw)}, {"rtol", parity_rtol(cfg.sw)},
+                      {"reason", kPeerParityNote}};
+  return report;
 }
 
 }  // namespace ladder

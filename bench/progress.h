@@ -2,20 +2,23 @@
 //
 // On a terminal one line is rewritten in place each step; otherwise (CI,
 // pipes) a line is printed at most every couple of seconds and on the last
-// step, so logs stay short but a long run is never silent.
+// step, so logs stay short but a long run is never silent. It watches the
+// harness's steps from its observer list (bench/step_observer.h).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-#include "bench/harness.h"
+#include "bench/step_observer.h"
 
 namespace ladder {
 
-class Progress {
+class Progress final : public StepObserver {
  public:
   Progress(std::string label, int64_t warmup, int64_t steps, bool quiet);
+  void after_step(StepRecord& rec, bool measured) override { update(rec, !measured); }
+  void measurement_ends(int64_t) override { finish(); }
   void update(const StepRecord& rec, bool warmup);
   void finish();
 

@@ -27,7 +27,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "profiler/schedule.h"
-#include "profiler/step_hooks.h"
 
 namespace at {
 class RecordFunction;
@@ -65,19 +64,23 @@ std::string distributed_info_json(int rank, int world_size, const std::string& b
 // <dir>/rank<rank>_step<step>.json
 std::string trace_path(const std::string& dir, int rank, int64_t step);
 
-class TraceProfiler final : public StepHooks {
+class TraceProfiler final {
  public:
   // Throws ConfigError for a bad schedule, an unwritable directory, or a
   // build with the profiler compiled out.
   explicit TraceProfiler(TraceOptions options);
-  ~TraceProfiler() override;
+  ~TraceProfiler();
   TraceProfiler(const TraceProfiler&) = delete;
   TraceProfiler& operator=(const TraceProfiler&) = delete;
 
-  void before_step(int64_t step) override;
-  void step_begins(int64_t step) override;
-  void step_ends(int64_t step) override;
-  void after_step(int64_t step) override;
+  // Around every step the harness runs (its observer list calls these,
+  // bench/measure.cpp). Only step_begins and step_ends run inside the timed
+  // region, and they only open and close the step's range; starting,
+  // stopping and writing a trace happen in before_step and after_step.
+  void before_step(int64_t step);
+  void step_begins(int64_t step);
+  void step_ends(int64_t step);
+  void after_step(int64_t step);
   // Writes a cycle the end of the run cut short (as torch.profiler does on
   // exit) and drops a warmup that never recorded. Called after the last step.
   void finish(int64_t last_step);

@@ -12,20 +12,21 @@ AdamW. The peers differ only in how PyTorch runs the step:
   eager    PyTorch eager, op by op (what a nanoGPT user runs without compile)
   compile  torch.compile (inductor) of forward + loss; backward through AOTAutograd
 
-Timing follows the harness (bench/harness.cpp): warm-up until the last 3 steps'
-dt lie within warmup_tolerance_pct of their minimum (after --warmup steps, at most warmup_max),
-then the measured steps, each timed alone (CUDA events and a synchronise per
-step on CUDA, a steady clock on CPU). Peaks: the CUDA caching allocator's per
-step, or the process's VmHWM on CPU (reset before each step), with the same
-glibc malloc settings as a C++ CPU rung.
+Timing follows the harness (bench/harness.cpp): each step timed alone (CUDA
+events and a synchronise per step on CUDA, a steady clock on CPU), with its
+memory peaks: the CUDA caching allocator's, or the process's VmHWM on CPU
+(reset before each step), with the same glibc malloc settings as a C++ CPU
+rung. It runs as many steps as ladder's warm-up rule may take (warmup_max)
+plus the measured ones, all alike, and records each.
 
-It writes a partial rung report (--out): what this process measured. `ladder
-run` completes it into <cell>/report.json (reports/rung_report.schema.json):
-the summary statistics, FLOPs and MFU (bench/mfu.h, against the run's
-roofline.json), the memory estimate, the op breakdown (from the Kineto trace
-of BREAKDOWN_STEPS extra profiled steps, peer_breakdown.trace.json beside the
-report) and the parity note are computed there, in one place, exactly as for
-a rung.
+It writes a partial rung report (--out): what this process is and one
+record per step. `ladder run` makes <cell>/report.json from it with the
+builder rungs use (bench/rung_report.h, reports/rung_report.schema.json):
+the warm-up rule decides which records are measured, and the summary
+statistics, timing, memory, FLOPs and MFU (bench/mfu.h, against the run's
+roofline.json), the op breakdown (from the Kineto trace of BREAKDOWN_STEPS
+extra profiled steps, peer_breakdown.trace.json beside the report) and the
+parity note are computed there, in one place, exactly as for a rung.
 
 Exit: 0 measured; 1 the peer failed (the report says why: a compile error,
 an exception); 2 bad input; 3 skipped (this Python has no usable torch).
@@ -46,7 +47,6 @@ PEERS = {
     "eager": "PyTorch eager: the same model and switches, op by op",
     "compile": "torch.compile (inductor) of forward + loss, the same model and switches",
 }
-WARMUP_WINDOW = 3  # bench/harness.h kWarmupWindow
 BREAKDOWN_STEPS = 2  # profiled after the measured ones, for the op breakdown
 BREAKDOWN_TRACE = "peer_breakdown.trace.json"  # beside the report: the Kineto trace of those steps
 TEST_FAIL_ENV = "LADDER_TEST_PEER_FAIL"  # test-only: names a peer that raises at its first step
@@ -340,7 +340,14 @@ def SdpaAttention(torch, ref):
 
 
 def measure(peer, torch, ref):
-    """Runs the steps as bench/harness.cpp does; returns the partial report."""
+    """Runs and records the steps; ladder applies its own rules to them.
+
+    Every step is timed alike, with its memory peaks, and recorded: the
+    warm-up rule's candidates (up to warmup_max) and then the measured ones.
+    ladder's report builder (bench/rung_report.h) decides where warm-up ended
+    with the harness's rule (bench/harness.h warmup_done) and computes the
+    summary, timing, memory, FLOPs and MFU, as for a rung. Returns the exit code.
+    """
     cfg = peer.cfg
     device = torch.device(cfg["device"])
     cuda = device.type == "cuda"
@@ -356,6 +363,9 @@ def measure(peer, torch, ref):
         batches = ref.make_batches({**cfg, "data": cfg.get("data") or {}})
         tokens = cfg["batch"] * cfg["seq"]
         fail_at_first_step = os.environ.get(TEST_FAIL_ENV, "") == peer.name
+        # The most steps ladder's warm-up rule can take, then the measured ones.
+        until_stable = cfg.get("warmup_max", cfg["warmup"]) > cfg["warmup"]
+        total = (cfg["warmup_max"] if until_stable else cfg["warmup"]) + cfg["steps"]
 
         def next_batch(i):  # made before the step's timer starts; the copy is inside it
             x, y = batches(i)
@@ -365,28 +375,24 @@ def measure(peer, torch, ref):
             if cuda:
                 torch.cuda.synchronize(device)
 
-        overhead_ms = []
-
-        def one_step(i, batch, monitor, profiled=False):
+        def one_step(i, batch, profiled=False):
             nonlocal step_no, phase
             step_no, phase = i, "op breakdown" if profiled else "step"
             if fail_at_first_step:
                 raise RuntimeError(f"{TEST_FAIL_ENV}={peer.name} (test hook): failing on purpose")
-            if monitor:
-                if cuda:
-                    torch.cuda.reset_peak_memory_stats(device)
-                    before = torch.cuda.memory_stats(device)
-                else:
-                    reset_rss_peak()
+            if cuda:
+                torch.cuda.reset_peak_memory_stats(device)
+                before = torch.cuda.memory_stats(device)
+            else:
+                reset_rss_peak()
             sync()
             if cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
             t0 = time.perf_counter()
-            d0 = time.perf_counter()
             x = batch[0].to(device, non_blocking=True)
             y = batch[1].to(device, non_blocking=True)
-            data_ms = (time.perf_counter() - d0) * 1e3
+            data_ms = (time.perf_counter() - t0) * 1e3
             loss, norm, lr = step(i, x, y)
             if cuda:
                 end.record()
@@ -394,65 +400,35 @@ def measure(peer, torch, ref):
                 dt = start.elapsed_time(end)
             else:
                 dt = (time.perf_counter() - t0) * 1e3
-            h0 = time.perf_counter()
-            rec = {"step": i, "dt_ms": dt, "tokens_per_s": tokens / (dt * 1e-3), "loss": loss.item(),
-                   "grad_norm": norm.item(), "lr": lr, "data_ms": data_ms}
-            if monitor:
-                if cuda:
-                    s = torch.cuda.memory_stats(device)
-                    rec.update(peak_active_bytes=s.get("active_bytes.all.peak", 0),
-                               peak_reserved_bytes=s.get("reserved_bytes.all.peak", 0),
-                               peak_allocated_bytes=s.get("allocated_bytes.all.peak", 0),
-                               alloc_retries=s.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
-                               ooms=s.get("num_ooms", 0) - before.get("num_ooms", 0))
-                rec["peak_rss_bytes"] = proc_status_bytes("VmHWM")
-            if profiled:
-                return rec
-            overhead_ms.append((time.perf_counter() - h0) * 1e3)
-            if not peer.args.quiet:
-                print(f"[{peer.args.label}] step {i + 1:>4} | dt {dt:9.2f} ms | {rec['tokens_per_s']:9.0f} tok/s "
-                      f"| loss {rec['loss']:.4f}", file=sys.stderr, flush=True)
+            rec = {"step": i, "dt_ms": dt, "tokens": tokens, "loss": loss.item(), "grad_norm": norm.item(),
+                   "lr": lr, "data_ms": data_ms, "peak_rss_bytes": proc_status_bytes("VmHWM")}
+            if cuda:
+                s = torch.cuda.memory_stats(device)
+                rec.update(peak_active_bytes=s.get("active_bytes.all.peak", 0),
+                           peak_reserved_bytes=s.get("reserved_bytes.all.peak", 0),
+                           peak_allocated_bytes=s.get("allocated_bytes.all.peak", 0),
+                           alloc_retries=s.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
+                           ooms=s.get("num_ooms", 0) - before.get("num_ooms", 0))
+            if not peer.args.quiet and not profiled:
+                print(f"[{peer.args.label}] step {i + 1:>4}/{total} | dt {dt:9.2f} ms | "
+                      f"{tokens / (dt * 1e-3):9.0f} tok/s | loss {rec['loss']:.4f}", file=sys.stderr, flush=True)
             return rec
 
         if cuda:
             torch.cuda.empty_cache()
-        warm, i = [], 0
-        batch = next_batch(0)
-        while i < cfg["warmup"]:
-            warm.append(one_step(i, batch, False))
-            i += 1
-            batch = next_batch(i)
-        stopped = "fixed"
-        until_stable = cfg.get("warmup_max", cfg["warmup"]) > cfg["warmup"]
-        tolerance_pct = cfg.get("warmup_tolerance_pct", 5.0)  # configs from before --warmup-tolerance: 5 %
-
-        def stable():
-            w = [r["dt_ms"] for r in warm[-WARMUP_WINDOW:]]
-            return len(w) == WARMUP_WINDOW and (max(w) - min(w)) / min(w) * 100 <= tolerance_pct
-
-        if until_stable:
-            stopped = "cap"
-            while i < cfg["warmup_max"] and not stable():
-                warm.append(one_step(i, batch, False))
-                i += 1
-                batch = next_batch(i)
-            if stable():
-                stopped = "stable"
         sync()
-        if cuda:
-            torch.cuda.reset_peak_memory_stats(device)
         rss_reset = reset_rss_peak()
-        steal0, wall0 = host_steal_ms(), time.perf_counter()
-        measured = []
-        for _ in range(cfg["steps"]):
-            measured.append(one_step(i, batch, True))
-            i += 1
-            batch = next_batch(i)
+        steal_before, wall_before = host_steal_ms(), time.perf_counter()
+        records = []
+        for i in range(total):
+            records.append(one_step(i, next_batch(i)))
+            # The host clock and the steal counter once the step's bookkeeping
+            # is done: ladder takes the measured steps' wall time from them.
+            records[-1]["wall_ms"] = (time.perf_counter() - wall_before) * 1e3
+            records[-1]["steal_ms"] = host_steal_ms()
         sync()
-        wall_ms = (time.perf_counter() - wall0) * 1e3
-        steal1 = host_steal_ms()
-        op_breakdown = profile_breakdown(torch, peer, cuda, one_step, [next_batch(i + k) for k in
-                                                                       range(1 + BREAKDOWN_STEPS)], i)
+        op_breakdown = profile_breakdown(torch, peer, cuda, one_step,
+                                         [next_batch(total + k) for k in range(1 + BREAKDOWN_STEPS)], total)
     except torch.cuda.OutOfMemoryError as e:
         peer.write_failure("oom", "out of memory", str(e), phase, step_no)
         return EXIT_FAILED
@@ -463,82 +439,39 @@ def measure(peer, torch, ref):
         print(f"peer.py: {peer.name}: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_FAILED
 
-    for r in warm + measured:
+    for r in records:
         if not (abs(r["loss"]) < float("inf") and abs(r["grad_norm"]) < float("inf")):
             peer.write_failure("diverged", "diverged", f"loss {r['loss']}, gradient norm {r['grad_norm']}",
                                "step", r["step"])
             return EXIT_FAILED
 
-    def columns(recs):
-        keys = [k for k in recs[0] if k in recs[0]] if recs else \
-            ["step", "dt_ms", "tokens_per_s", "loss", "grad_norm", "lr", "data_ms"]
-        cols = {k: [r[k] for r in recs] for k in keys}
-        cols["tokens_per_s_per_device"] = [r["tokens_per_s"] for r in recs]
-        return cols
-
     n_params = sum(p.numel() for p in model.parameters())
-    n_params_no_wpe = n_params - model.wpe.weight.numel()
-    peaks = {k: max(r[k] for r in measured) for k in measured[0] if k.startswith("peak_") or k in ("alloc_retries", "ooms")}
-    total = environment(torch, device)["device"]["memory_bytes"]
-    peak = peaks["peak_reserved_bytes"] if cuda else peaks["peak_rss_bytes"]
-    pct = lambda v: 100.0 * v / total  # noqa: E731
-    memory = {"measured": {
-        "peak_allocated_bytes": peaks.get("peak_allocated_bytes"), "peak_reserved_bytes": peaks.get("peak_reserved_bytes"),
-        "peak_active_bytes": peaks.get("peak_active_bytes"), "allocated_active_valid": cuda,
-        "allocated_active_note": "" if cuda else "CPU: no caching allocator; see peak_rss_bytes",
-        "alloc_retries": peaks.get("alloc_retries", 0), "ooms": peaks.get("ooms", 0),
-        "peak_rss_bytes": peaks["peak_rss_bytes"],
-        "peak_rss_window": "measured steps (VmHWM reset at start)" if rss_reset else "process lifetime",
-        "device_total_bytes": total, "peak_bytes": peak, "peak_kind": "cuda_peak_reserved" if cuda else "cpu_peak_rss",
-        "peak_pct_of_device": pct(peak),
-        "peak_active_pct_of_device": pct(peaks["peak_active_bytes"]) if cuda else None,
-        "peak_reserved_pct_of_device": pct(peaks["peak_reserved_bytes"]) if cuda else None,
-        "monitor": "torch.cuda.reset_peak_memory_stats before every measured step, max_memory_* after it (CUDA); "
-                   "VmHWM reset before and read after every measured step (CPU)"},
-        "cpu_allocator": cpu_allocator}
-    dts = [r["dt_ms"] for r in measured]
     data = {"kind": "synthetic", "prefetch": {"enabled": True, "mode": "each batch made before its step's timer "
                                               "starts (outside dt); its copy to the device is inside dt",
-                                              "batches_ready_on_request": len(warm) + len(measured),
+                                              "batches_ready_on_request": len(records),
                                               "batches_not_predicted": 0},
-            "batches_consumed": len(warm) + len(measured), "tokens_consumed": tokens * (len(warm) + len(measured)),
+            "batches_consumed": len(records), "tokens_consumed": tokens * len(records),
             "pinned_memory": cuda, "seed": cfg["seed"], "vocab_size": cfg["model"]["vocab_size"], "rank": 0,
             "world_size": 1, "fixed_batch": cfg["fixed_batch"],
             "generator": "splitmix64 counter hash, uniform over [0, vocab_size) (scripts/reference.py)"}
     if (cfg.get("data") or {}).get("path"):
         data = shard_data(cfg, data)
-    steal = None if steal0 is None or steal1 is None else steal1 - steal0
     report = peer.header("ok")
     report.update({
         "environment": environment(torch, device),
-        "world_size": 1,
         "switches": switches,
         "data": data,
-        "model": {"n_params": n_params, "n_params_without_wpe": n_params_no_wpe,
+        "model": {"n_params": n_params, "n_params_without_wpe": n_params - model.wpe.weight.numel(),
                   "vocab_size": cfg["model"]["vocab_size"], "model_vocab": model_vocab},
-        "timing": {"mode": "end_to_end", "timer": "cuda_events" if cuda else "steady_clock",
-                   "warmup_steps_excluded": len(warm), "measured_steps": len(measured), "measured_wall_ms": wall_ms,
-                   "warmup": {"min": cfg["warmup"], "max": cfg["warmup_max"] if until_stable else cfg["warmup"],
-                              "window": WARMUP_WINDOW, "tolerance_pct": tolerance_pct, "steps_run": len(warm),
-                              "stopped": stopped,
-                              "rule": "after min steps, warm up until the last `window` steps' dt lie within "
-                                      "tolerance_pct of their minimum, at most max steps"},
-                   "test_slowdown_pct": None,
-                   "host_steal_ms": steal,
-                   "host_steal_pct_of_wall": None if steal is None else 100.0 * steal / (wall_ms * (os.cpu_count() or 1)),
-                   "harness_overhead_ms_per_step": sum(overhead_ms) / len(overhead_ms),
-                   "harness_overhead_pct_of_dt": 100.0 * (sum(overhead_ms) / len(overhead_ms)) / sorted(dts)[len(dts) // 2],
-                   "data_ms_per_step": sum(r["data_ms"] for r in measured) / len(measured),
-                   "data_pct_of_dt": 100.0 * sum(r["data_ms"] for r in measured) / sum(dts),
+        "timing": {"timer": "cuda_events" if cuda else "steady_clock",
+                   "wall_before_ms": 0.0, "steal_before_ms": steal_before,
                    "data_time": "host wall time of the batch's copy to the device (the batch is made before the "
                                 "timer starts), not synchronised; steps.data_ms per step"},
-        "memory": memory,
-        "op_counts": None,
+        "memory": {"peak_rss_reset": rss_reset, "cpu_allocator": cpu_allocator,
+                   "monitor": "torch.cuda.reset_peak_memory_stats before every step, max_memory_* after it "
+                              "(CUDA); VmHWM reset before and read after every step (CPU)"},
         "op_breakdown": op_breakdown,
-        "profile": None,
-        "ddp": None,
-        "steps": columns(measured),
-        "warmup_steps": columns(warm),
+        "records": records,
     })
     write_atomically(peer.args.out, report)
     return 0
@@ -559,7 +492,7 @@ def profile_breakdown(torch, peer, cuda, one_step, batches, i):
         with profile(activities=activities, schedule=schedule(wait=0, warmup=1, active=BREAKDOWN_STEPS, repeat=1),
                      on_trace_ready=lambda p: p.export_chrome_trace(trace)) as prof:
             for k, batch in enumerate(batches):
-                rec = one_step(i + k, batch, False, profiled=True)
+                rec = one_step(i + k, batch, profiled=True)
                 if k >= 1:
                     dts.append(rec["dt_ms"])
                 prof.step()

@@ -180,7 +180,7 @@ TEST_F(Prefetch, HarnessRecordsDataTimeWithAndWithoutPrefetch) {
   for (bool prefetch : {true, false}) {
     const RunConfig c = config(prefetch);
     TrainStep step(c, torch::kCPU, make_token_source(c, torch::kCPU));
-    const HarnessResult r = run_measurement(step, c, torch::kCPU, [](const StepRecord&, bool) {});
+    const HarnessResult r = run_measurement(step, c, torch::kCPU);
     ASSERT_EQ(r.steps.size(), size_t(c.steps));
     for (const auto& s : r.steps) {
       EXPECT_GE(s.data_ms, 0.0);

@@ -468,12 +468,19 @@ TEST(KernelActivity, FailsGracefullyWithoutACudaDevice) {
 
 TEST(MemoryMonitor, PerStepPeaksSeeEachStepsOwnAllocation) {
   MemoryMonitor monitor(torch::kCPU);
-  monitor.before_step();
+  StepRecord warm, rec1, rec2;
+  monitor.before_step(0, /*measured=*/false);  // warm-up: not read
+  monitor.after_step(warm, false);
+  EXPECT_FALSE(warm.has_memory);
+  monitor.measurement_begins();
+  monitor.before_step(1, true);
   auto big = torch::ones({64, 1024, 1024}, torch::kFloat32);  // 256 MiB, touched
   big.reset();
-  const StepMemory first = monitor.after_step();
-  monitor.before_step();
-  const StepMemory second = monitor.after_step();
+  monitor.after_step(rec1, true);
+  monitor.before_step(2, true);
+  monitor.after_step(rec2, true);
+  ASSERT_TRUE(rec1.has_memory && rec2.has_memory);
+  const StepMemory first = rec1.memory, second = rec2.memory;
   EXPECT_FALSE(first.cuda);
   // VmHWM during the first step includes the 256 MiB; the second step, after
   // the reset, does not (the memory was returned to the OS).

@@ -6,18 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/range.h"
+#include "variants/ddp/grad_sync.h"
 
 namespace ladder {
-
-const char* phase_name(Phase p) {
-  switch (p) {
-    case Phase::kData: return "data";
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kOptimizer: return "optimizer";
-  }
-  return "?";
-}
 
 namespace {
 // Opens a phase on construction and closes it on scope exit: a named range
@@ -63,8 +54,12 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   params_ = model_->parameters();
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
+    // The host's wait on the buckets may follow the optimizer's enqueue
+    // (fused AdamW only, grad_sync.h); not when the harness synchronises the
+    // device at every phase boundary (--breakdown), which would hang on a
+    // failed collective before the wait's deadline could fire.
     sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
-                                           /*defer_host_wait=*/plan_.acts("fused-adamw"));
+                                           /*defer_host_wait=*/plan_.acts("fused-adamw") && !cfg.breakdown);
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   fused_calls_at_start_ = fused::fused_op_calls();
@@ -148,7 +143,8 @@ std::unique_ptr<GraphedStep> TrainStep::capture_graph(bool whole, const torch::T
   return graph;
 }
 
-StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
+StepOutput TrainStep::run(int64_t step, PhaseObserver& observer, CommObserver* comm) {
+  static CommObserver no_one;
   profiler::ScopedRange range(step_range_name_);  // "step <rung>"
   StepOutput out;
   const int64_t micro_steps = cfg_.micro_steps();
@@ -196,7 +192,7 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer) {
       PhaseScope s(observer, Phase::kBackward);
       // no_sync on all but the last micro-step: gradients accumulate locally.
       const bool last = micro == micro_steps - 1;
-      if (sync_) sync_->prepare(last, observer);
+      if (sync_) sync_->prepare(last, comm ? *comm : no_one);
       loss.backward();
       if (sync_ && last) sync_->finish(step);  // as DDP: backward ends with averaged gradients
     }

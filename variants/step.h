@@ -1,15 +1,15 @@
 // variants/step.h: the one GPT-2 training step every rung runs.
 //
-// A step is four phases: data (fetch and copy the batch), forward (logits and
-// loss), backward, optimizer (clip, schedule, AdamW, zero grads); with
-// gradient accumulation the first three repeat per micro-step. The rung's
-// switches (variants/rungs.h) select how each phase is done; nothing else
-// differs between rungs. The step never reads a clock: it names the step and
-// its phases as ranges (profiler/range.h: NVTX for Nsight, RecordFunction
-// for Kineto traces), as llm.c's NVTX_RANGE_FN does, and announces phase
-// boundaries to a PhaseObserver, where the harness times phases and the op
-// breakdown tags kernels. Results stay on the device as tensors so the step
-// adds no synchronisation.
+// A step is four phases (variants/phases.h): data, forward, backward,
+// optimizer; with gradient accumulation the first three repeat per
+// micro-step. The rung's plan (variants/switches/switch.h: StepPlan) selects
+// how each phase is done; nothing else differs between rungs. The step never
+// reads a clock: it names the step and its phases as ranges
+// (profiler/range.h: NVTX for Nsight, RecordFunction for Kineto traces), as
+// llm.c's NVTX_RANGE_FN does, announces phase boundaries to a PhaseObserver
+// and, on the ddp rung, its all-reduce to a CommObserver
+// (variants/ddp/comm_observer.h); who listens is not its business. Results
+// stay on the device as tensors so the step adds no synchronisation.
 #pragma once
 
 #include <functional>
@@ -24,42 +24,19 @@
 #include "variants/data.h"
 #include "variants/fused_linear.h"
 #include "variants/fused_ops.h"
-#include "variants/ddp/grad_sync.h"
+#include "variants/ddp/comm_observer.h"
 #include "variants/ddp/process_group.h"
 #include "variants/grad_buffer.h"
 #include "variants/graph_step.h"
 #include "variants/model.h"
 #include "variants/optim.h"
+#include "variants/phases.h"
 #include "variants/precision.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {
 
-enum class Phase { kData, kForward, kBackward, kOptimizer };
-inline constexpr Phase kPhases[] = {Phase::kData, Phase::kForward, Phase::kBackward,
-                                    Phase::kOptimizer};
-const char* phase_name(Phase p);
-
-class PhaseObserver {
- public:
-  virtual ~PhaseObserver() = default;
-  virtual void begin(Phase) {}
-  virtual void end(Phase) {}
-  // Whether begin()/end() synchronise the device (phase timing): work that
-  // must not block the host otherwise (the ddp rung's wait) then blocks it
-  // early, before a synchronisation could hang on a failed collective.
-  virtual bool synchronizes() const { return false; }
-  // The ddp rung's gradient sync, inside the backward phase: bucket `bucket`
-  // (`bytes`) handed to the all-reduce; its result ready (may be called from a
-  // communication thread); backward's compute over, waiting for the buckets.
-  virtual void comm_launched(int bucket, int64_t bytes) {}
-  virtual void comm_done(int bucket) {}
-  virtual void comm_wait_begin() {}
-  // Under NCCL the host callbacks above fire at enqueue, so the sync also
-  // hands over a reader of its device-side figures (all-reduce busy ms,
-  // exposed ms), valid once the step's device work is done.
-  virtual void comm_device_timing(std::function<std::pair<double, double>()> read) {}
-};
+class GradientSync;  // variants/ddp/grad_sync.h
 
 struct StepOutput {
   torch::Tensor loss;       // () float32, mean over the step's tokens (all micro-steps)
@@ -77,8 +54,10 @@ class TrainStep {
             ProcessGroup* pg = nullptr);
   ~TrainStep();
 
-  // Runs optimizer step `step` (0-based, counting warmup steps).
-  StepOutput run(int64_t step, PhaseObserver& observer);
+  // Runs optimizer step `step` (0-based, counting warmup steps), announcing
+  // its phases to `phases` and the ddp rung's all-reduce to `comm` (nullptr:
+  // no one listens).
+  StepOutput run(int64_t step, PhaseObserver& phases, CommObserver* comm = nullptr);
 
   // Averages the step's loss over ranks for reporting (a blocking all-reduce;
   // the harness calls it outside the timed step). A no-op on one process.

@@ -10,7 +10,6 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "profiler/range.h"
-#include "variants/step.h"
 
 namespace ladder {
 
@@ -84,9 +83,9 @@ GradientSync::~GradientSync() {
   for (auto& p : params_) torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
 }
 
-void GradientSync::prepare(bool sync, PhaseObserver& observer) {
+void GradientSync::prepare(bool sync, CommObserver& comm) {
   sync_ = sync;
-  observer_ = &observer;
+  comm_ = &comm;
   next_launch_ = 0;
   for (auto& b : buckets_) {
     b->pending = b->params.size();
@@ -109,25 +108,25 @@ void GradientSync::launch(size_t i) {
   Bucket& b = *buckets_[i];
   if (logging_) event_order_.push_back(fmt::format("launch bucket {}", i));
   b.flat.div_(double(pg_.world_size()));  // sum of g / world = the average
-  observer_->comm_launched(int(i), b.flat.numel() * int64_t(b.flat.element_size()));
+  comm_->launched(int(i), b.flat.numel() * int64_t(b.flat.element_size()));
   {
     profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)));  // Nsight and Kineto
     b.work = pg_.allreduce_sum(b.flat);
   }
   b.launched = true;
-  PhaseObserver* obs = observer_;
+  CommObserver* comm = comm_;
   const int index = int(i);
-  b.work->getFuture()->addCallback([obs, index](c10::ivalue::Future&) { obs->comm_done(index); });
+  b.work->getFuture()->addCallback([comm, index](c10::ivalue::Future&) { comm->done(index); });
 }
 
 void GradientSync::finish(int64_t step) {
   if (!sync_) return;
-  observer_->comm_wait_begin();
+  comm_->wait_begins();
   if (logging_) event_order_.push_back("backward returned; waiting for all buckets");
   logging_ = false;
   while (next_launch_ < buckets_.size()) launch(next_launch_++);  // unused parameters
   if (device_timer_) device_timer_->compute_end();
-  const bool host_waits_now = !device_timer_ || !defer_host_wait_ || observer_->synchronizes();
+  const bool host_waits_now = !device_timer_ || !defer_host_wait_;
   for (size_t i = 0; i < buckets_.size(); ++i) {
     // The exposed communication: a range the op breakdown counts as such.
     profiler::ScopedRange range(profiler::names::allreduce_bucket(int64_t(i)) + " wait");
@@ -140,7 +139,7 @@ void GradientSync::finish(int64_t step) {
   awaiting_step_ = host_waits_now ? -1 : step;
   if (device_timer_) {
     device_timer_->waited();
-    observer_->comm_device_timing([this] {
+    comm_->device_timing([this] {
       double busy = 0;  // the buckets run one after another on NCCL's stream
       for (const auto& b : buckets_) busy += double(b->work->getDuration());
       return std::make_pair(busy, device_timer_->exposed_ms());

@@ -19,9 +19,9 @@
 //    stream wait, so the host goes on to enqueue clip and the optimizer while
 //    the last buckets are in flight; await() then checks, on the host and
 //    with the timeout, that they completed. finish() waits on the host itself
-//    under Gloo; when the phases are timed with device synchronisations
-//    (which would hang on a dead rank before await); and without
-//    defer_host_wait, which the step sets only for the fused AdamW: the
+//    under Gloo; and without defer_host_wait, which the step sets only for
+//    the fused AdamW and not when the phases are timed with device
+//    synchronisations (which would hang on a dead rank before await): the
 //    per-parameter one launches ~1,200 kernels, more than CUDA's launch
 //    queue holds, so behind a stream wait on a dead rank the host would
 //    block inside a launch, with no timeout;
@@ -36,12 +36,11 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "variants/ddp/comm_observer.h"
 #include "variants/ddp/cuda/nccl_backend.h"
 #include "variants/ddp/process_group.h"
 
 namespace ladder {
-
-class PhaseObserver;
 
 class GradientSync {
  public:
@@ -51,8 +50,9 @@ class GradientSync {
   ~GradientSync();
 
   // Before a micro-step's backward: all-reduce during it (the last micro-step
-  // of a step) or only accumulate (no_sync). Comm events go to `observer`.
-  void prepare(bool sync, PhaseObserver& observer);
+  // of a step) or only accumulate (no_sync). Comm events go to `comm`, which
+  // must outlive the step (its done() may come from a communication thread).
+  void prepare(bool sync, CommObserver& comm);
   // After a synced backward: launch any bucket whose gradients never came
   // (unused parameters), then order the current stream after all of them.
   // Throws with the failing bucket, step and the census of ranks when a
@@ -84,7 +84,7 @@ class GradientSync {
   std::vector<size_t> bucket_of_param_;
   size_t next_launch_ = 0;
   bool sync_ = false;
-  PhaseObserver* observer_ = nullptr;
+  CommObserver* comm_ = nullptr;
   bool defer_host_wait_;
   int64_t awaiting_step_ = -1;  // finish() left the host's wait to await()
   bool logging_ = true;  // the first synced backward's event order
