@@ -8,12 +8,19 @@
 # one includes ("folder/file.h") a folder owned by a layer that its own layer
 # does not depend on, directly or through the layers below.
 #
+# It fails too on an include cycle inside one layer. The unit is a module: a
+# header and the .cpp/.cu of the same stem in the same folder (variants/step.h
+# and variants/step.cpp are module variants/step). A module depends on each
+# other module of its layer that one of its files includes, and these
+# dependencies must not form a cycle; the message names each include of the
+# cycle with file:line. A file including its own module's header is no cycle.
+#
 # CMakeLists.txt includes this file and calls ladder_check_layers() once every
 # layer is declared: the include check runs at configure time, and again at
 # build time whenever a layer's file changes (the same code, run as a script
 # with `cmake -P`, where ladder_layer() only records the layer). The fixture
-# test tests/check_layers.cmake runs it on tiny trees with and without an
-# upward include.
+# test tests/check_layers.cmake runs it on tiny trees: a clean one, one with
+# an upward include and one with a cycle inside a layer.
 
 # ladder_layer(NAME <target> DIRS <folder>... [EXCLUDE <file>...]
 #              [DEPENDS <layer>...] [SOURCES <file>...])
@@ -98,12 +105,128 @@ function(_ladder_include_lines text inc out)
   set(${out} ${found} PARENT_SCOPE)
 endfunction()
 
+# Reads `file` (of `layer`, relative to `root`) and, in the caller's scope:
+# appends every include of a folder outside `allowed` (the layer and the
+# layers below it) to `violations`, adds the file's module to `modules`, and
+# records each include of another module of the same layer as an edge: the
+# module in _ladder_out_<module>, the "file|include" forming it in
+# _ladder_edge_<module>+<included module>. A module is a path without its
+# extension, so variants/step.h and variants/step.cpp are module variants/step.
+function(_ladder_scan_file root file layer allowed allowed_dirs)
+  file(READ "${root}/${file}" text)
+  # Directives at the start of a line only (not in a // comment), as
+  # _ladder_include_lines finds them: an edge always has a line to name.
+  string(REGEX MATCHALL "\n[ \t]*#[ \t]*include[ \t]*\"[^\"]+\"" includes "\n${text}")
+  string(REGEX REPLACE "\\.[^./]*$" "" module "${file}")
+  if(NOT module IN_LIST modules)
+    list(APPEND modules ${module})
+    set(modules ${modules} PARENT_SCOPE)
+  endif()
+  set(seen "")
+  foreach(directive IN LISTS includes)
+    string(REGEX REPLACE "^\n[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\"$" "\\1" inc "${directive}")
+    _ladder_layer_of("${inc}" target)
+    string(REGEX REPLACE "\\.[^./]*$" "" to "${inc}")
+    if(target STREQUAL layer AND NOT to STREQUAL module)
+      set(edge _ladder_edge_${module}+${to})
+      if(NOT to IN_LIST _ladder_out_${module})
+        list(APPEND _ladder_out_${module} ${to})
+        set(_ladder_out_${module} ${_ladder_out_${module}} PARENT_SCOPE)
+      endif()
+      if(NOT "${file}|${inc}" IN_LIST ${edge})
+        list(APPEND ${edge} "${file}|${inc}")
+        set(${edge} ${${edge}} PARENT_SCOPE)
+      endif()
+    endif()
+    if(target STREQUAL "" OR target IN_LIST allowed OR inc IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen "${inc}")
+    _ladder_include_lines("${text}" "${inc}" line_numbers)
+    foreach(n IN LISTS line_numbers)
+      string(APPEND violations "\n  ${file}:${n}: includes \"${inc}\" (layer ${target}), "
+             "but layer ${layer} may only include:${allowed_dirs}")
+    endforeach()
+  endforeach()
+  set(violations "${violations}" PARENT_SCOPE)
+endfunction()
+
+# The include cycles among `modules` (one layer's, their edges recorded by
+# _ladder_scan_file), each as "m1>m2>...>mk" where mk includes m1 back. A
+# depth-first search: one cycle per include that closes one (a back edge),
+# the modules on the search path from the included module to the including
+# one. Every cycle holds a back edge, so a layer with a cycle always reports
+# one; a cycle that shares its back edge with the reported one shows once
+# that one is broken elsewhere.
+function(_ladder_find_cycles modules out)
+  set(cycles "")
+  foreach(root IN LISTS modules)
+    if(DEFINED _state_${root})
+      continue()
+    endif()
+    set(path ${root})      # the modules being searched, root first
+    set(_state_${root} open)
+    set(_next_${root} 0)   # index in _ladder_out_<module> of the edge to follow next
+    while(NOT path STREQUAL "")
+      list(GET path -1 m)
+      list(LENGTH _ladder_out_${m} n_out)
+      if(${_next_${m}} EQUAL n_out)
+        set(_state_${m} done)
+        list(POP_BACK path)
+        continue()
+      endif()
+      list(GET _ladder_out_${m} ${_next_${m}} to)
+      math(EXPR _next_${m} "${_next_${m}} + 1")
+      if(NOT DEFINED _state_${to})
+        list(APPEND path ${to})
+        set(_state_${to} open)
+        set(_next_${to} 0)
+      elseif("${_state_${to}}" STREQUAL "open")
+        list(FIND path ${to} first)
+        list(SUBLIST path ${first} -1 cycle)
+        string(JOIN ">" cycle ${cycle})
+        list(APPEND cycles "${cycle}")
+      endif()
+    endwhile()
+  endforeach()
+  set(${out} ${cycles} PARENT_SCOPE)
+endfunction()
+
+# The lines naming `cycle` ("m1>m2>...>mk", from _ladder_find_cycles): every
+# include that forms it, as "  file:line includes \"header\"", in cycle order.
+function(_ladder_describe_cycle root cycle out)
+  string(REPLACE ">" ";" modules "${cycle}")
+  list(GET modules 0 first)
+  list(APPEND modules ${first})
+  list(LENGTH modules n)
+  math(EXPR last "${n} - 2")
+  set(lines "")
+  foreach(i RANGE ${last})
+    math(EXPR j "${i} + 1")
+    list(GET modules ${i} from)
+    list(GET modules ${j} to)
+    foreach(edge IN LISTS _ladder_edge_${from}+${to})
+      string(REGEX MATCH "^([^|]*)\\|(.*)$" edge "${edge}")
+      set(file "${CMAKE_MATCH_1}")
+      set(inc "${CMAKE_MATCH_2}")
+      file(READ "${root}/${file}" text)
+      _ladder_include_lines("${text}" "${inc}" line_numbers)
+      foreach(line IN LISTS line_numbers)
+        string(APPEND lines "\n  ${file}:${line} includes \"${inc}\"")
+      endforeach()
+    endforeach()
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
 # Fails (FATAL_ERROR, every offending file:line) when a file of a layer
-# includes a folder of a layer it does not depend on. Records the files read
-# in the global property LADDER_LAYER_FILES.
+# includes a folder of a layer it does not depend on, or when modules of one
+# layer include each other in a cycle. Records the files read in the global
+# property LADDER_LAYER_FILES.
 function(ladder_check_layer_includes root)
   get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
   set(violations "")
+  set(cycles "")
   set(read "")
   foreach(layer IN LISTS layers)
     get_property(dirs GLOBAL PROPERTY LADDER_LAYER_${layer}_DIRS)
@@ -117,6 +240,7 @@ function(ladder_check_layer_includes root)
         string(APPEND allowed_dirs " ${d}/")
       endforeach()
     endforeach()
+    set(modules "")
     foreach(dir IN LISTS dirs)
       set(patterns "")
       foreach(ext h hpp cuh c cpp cu)
@@ -130,34 +254,43 @@ function(ladder_check_layer_includes root)
           continue()
         endif()
         list(APPEND read "${root}/${file}")
-        file(READ "${root}/${file}" text)
-        string(REGEX MATCHALL "#[ \t]*include[ \t]*\"[^\"]+\"" includes "${text}")
-        set(seen "")
-        foreach(directive IN LISTS includes)
-          string(REGEX REPLACE "^#[ \t]*include[ \t]*\"([^\"]+)\"$" "\\1" inc "${directive}")
-          _ladder_layer_of("${inc}" target)
-          if(target STREQUAL "" OR target IN_LIST allowed OR inc IN_LIST seen)
-            continue()
-          endif()
-          list(APPEND seen "${inc}")
-          _ladder_include_lines("${text}" "${inc}" line_numbers)
-          foreach(n IN LISTS line_numbers)
-            string(APPEND violations "\n  ${file}:${n}: includes \"${inc}\" (layer ${target}), "
-                   "but layer ${layer} may only include:${allowed_dirs}")
-          endforeach()
-        endforeach()
+        _ladder_scan_file("${root}" "${file}" ${layer} "${allowed}" "${allowed_dirs}")
       endforeach()
+    endforeach()
+    _ladder_find_cycles("${modules}" found)
+    foreach(cycle IN LISTS found)
+      _ladder_describe_cycle("${root}" "${cycle}" lines)
+      string(APPEND cycles "\ninclude cycle inside layer ${layer}:${lines}")
     endforeach()
   endforeach()
   set_property(GLOBAL PROPERTY LADDER_LAYER_FILES ${read})
-  if(violations)
-    message(FATAL_ERROR "layers (scripts/layers.cmake): an include points up the layers:${violations}\n"
-            "Move the code to the lowest layer that needs it, or include it from a higher layer.")
+  _ladder_report_includes("${violations}" "${cycles}")
+endfunction()
+
+# FATAL_ERROR with the upward includes and the cycles found, if any, each
+# with what to do about it. `cycles` holds one "include cycle inside layer
+# ...:" block per cycle, each starting with a newline.
+function(_ladder_report_includes violations cycles)
+  set(message "")
+  if(NOT violations STREQUAL "")
+    string(APPEND message "\nan include points up the layers:${violations}\n"
+           "Move the code to the lowest layer that needs it, or include it from a higher layer.")
+  endif()
+  if(NOT cycles STREQUAL "")
+    string(APPEND message "${cycles}\n"
+           "A module (a header and the .cpp/.cu of its stem in the same folder) may not include, "
+           "directly or through others, a module that includes it back. Break each cycle by moving "
+           "the declaration both sides need into a header of its own that includes neither, and "
+           "include that header from both.")
+  endif()
+  if(NOT message STREQUAL "")
+    string(SUBSTRING "${message}" 1 -1 message)  # the first block follows the prefix
+    message(FATAL_ERROR "layers (scripts/layers.cmake): ${message}")
   endif()
 endfunction()
 
-# After every layer is declared (CMakeLists.txt): the include check now, the
-# same check at build time before any layer compiles (re-run whenever a file
+# After every layer is declared (CMakeLists.txt): the include checks now, the
+# same checks at build time before any layer compiles (re-run whenever a file
 # it read changes), and a check that no layer links a layer it may not depend
 # on (target_link_libraries outside ladder_layer).
 function(ladder_check_layers)
@@ -188,7 +321,7 @@ ladder_check_layer_includes(\"${CMAKE_SOURCE_DIR}\")\nfile(TOUCH \"${stamp}\")\n
   add_custom_command(OUTPUT "${stamp}"
     COMMAND ${CMAKE_COMMAND} -P "${dir}/check_layers.cmake"
     DEPENDS ${files} "${dir}/check_layers.cmake" "${CMAKE_CURRENT_FUNCTION_LIST_FILE}"
-    COMMENT "Checking that no include points up the layers (scripts/layers.cmake)"
+    COMMENT "Checking that no include points up the layers or forms a cycle inside one (scripts/layers.cmake)"
     VERBATIM)
   add_custom_target(ladder_layer_check DEPENDS "${stamp}")
   foreach(layer IN LISTS layers)
