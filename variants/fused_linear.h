@@ -87,7 +87,7 @@ torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& targets, int64_t valid_vocab,
                                        bool weight_grad_into_buffer = false);
-// softmax_cross_entropy_reference on at::matmul(x, weight^T).
+// cross_entropy_reference (variants/fused_ops.h) on at::matmul(x, weight^T).
 torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
                                                  const torch::Tensor& targets, int64_t valid_vocab);
 

@@ -1,6 +1,6 @@
-// variants/fused_ops.cpp: the fused residual+LayerNorm and softmax
-// cross-entropy operators (see fused_ops.h): input checks, the CPU
-// implementations, the adapters to the CUDA launchers, the autograd Functions
+// variants/fused_ops.cpp: the fused residual+LayerNorm and the classifier's
+// one-pass cross-entropy (see fused_ops.h): input checks, the CPU
+// implementations, the adapters to the CUDA launchers, the autograd Function
 // and the composite-ATen references.
 //
 // CPU: rows split over threads with at::parallel_for, float accumulation.
@@ -84,7 +84,7 @@ void check_add_layer_norm_inputs(const torch::Tensor& x, const torch::Tensor& re
 }
 
 void check_cross_entropy_inputs(const torch::Tensor& logits, const torch::Tensor& targets, int64_t valid_vocab) {
-  constexpr const char* op = "softmax_cross_entropy";
+  constexpr const char* op = "cross_entropy_loss_and_grad_over_logits";
   TORCH_CHECK(logits.defined() && targets.defined(), op, ": logits and targets must be defined tensors");
   TORCH_CHECK(logits.dim() == 2, op, ": logits has shape ", logits.sizes(), "; expected (N, Vp)");
   TORCH_CHECK(logits.scalar_type() == at::kFloat || logits.scalar_type() == at::kBFloat16, op,
@@ -105,8 +105,8 @@ void check_cross_entropy_inputs(const torch::Tensor& logits, const torch::Tensor
 void check_targets_in_range_cpu(const torch::Tensor& targets, int64_t valid_vocab) {  // (N) int64, contiguous
   const int64_t* t = targets.data_ptr<int64_t>();
   for (int64_t i = 0; i < targets.numel(); ++i)
-    TORCH_CHECK(t[i] >= 0 && t[i] < valid_vocab, "softmax_cross_entropy: targets[", i, "] = ", t[i],
-                " is outside [0, valid_vocab = ", valid_vocab, ")");
+    TORCH_CHECK(t[i] >= 0 && t[i] < valid_vocab, "cross_entropy_loss_and_grad_over_logits: targets[", i,
+                "] = ", t[i], " is outside [0, valid_vocab = ", valid_vocab, ")");
 }
 
 // ---- CPU numerics --------------------------------------------------------------------
@@ -380,18 +380,9 @@ inline float logsumexp_row(const T* __restrict__ x, int64_t V) {
   return m + std::log(sum);
 }
 
-// grad = (softmax - onehot(t)) * scale over [0, V), 0 over [V, Vp), for one row.
-template <typename T>
-inline void cross_entropy_grad_row(const T* __restrict__ x, float lse, int64_t t, float scale,
-                                   T* __restrict__ g, int64_t Vp, int64_t V) {
-  for (int64_t j = 0; j < V; ++j) g[j] = from_float<T>(exp_approx(to_float(x[j]) - lse) * scale);
-  for (int64_t j = V; j < Vp; ++j) g[j] = from_float<T>(0.f);  // padding never enters the softmax
-  g[t] = from_float<T>((exp_approx(to_float(x[t]) - lse) - 1.f) * scale);
-}
-
-// The same, written over the logits themselves (grad_into_logits): the target
-// logit is read before the row is overwritten; one pointer, so the loop
-// vectorises as the one above.
+// grad = (softmax - onehot(t)) * scale over [0, V), 0 over [V, Vp), for one
+// row, written over the logits themselves: the target logit is read before
+// the row is overwritten; one pointer, so the loop vectorises.
 template <typename T>
 inline void cross_entropy_grad_row_in_place(T* x, float lse, int64_t t, float scale, int64_t Vp, int64_t V) {
   const float xt = to_float(x[t]);
@@ -400,56 +391,18 @@ inline void cross_entropy_grad_row_in_place(T* x, float lse, int64_t t, float sc
   x[t] = from_float<T>((exp_approx(xt - lse) - 1.f) * scale);
 }
 
-template <typename T>
-LADDER_CPU_CLONES void softmax_cross_entropy_forward_rows(int64_t begin, int64_t end, const T* logits,
-                                                          const int64_t* targets, float* losses, float* lse,
-                                                          int64_t Vp, int64_t V) {
-  for (int64_t row = begin; row < end; ++row) {
-    const T* x = logits + row * Vp;  // only [0, V) is read
-    lse[row] = logsumexp_row(x, V);
-    losses[row] = lse[row] - to_float(x[targets[row]]);
-  }
-}
-
 // The loss and, over the row itself, its gradient: the row is still in cache
-// for the second pass (the CPU side of the classifier's one-pass loss). Kept
-// apart from the loop above on purpose: one loop with an optional gradient
-// pointer made the fused rung 5-9 % slower on this CPU (two A/B pairs of
-// `ladder run --rungs fused --repeat 3`, 387-407 ms apart against 415-424).
+// for the second pass (the CPU side of the classifier's one-pass loss).
 template <typename T>
-LADDER_CPU_CLONES void softmax_cross_entropy_forward_grad_rows(int64_t begin, int64_t end, T* logits,
-                                                               const int64_t* targets, float* losses, float* lse,
-                                                               float scale, int64_t Vp, int64_t V) {
+LADDER_CPU_CLONES void cross_entropy_loss_and_grad_rows(int64_t begin, int64_t end, T* logits,
+                                                        const int64_t* targets, float* losses, float* lse,
+                                                        float scale, int64_t Vp, int64_t V) {
   for (int64_t row = begin; row < end; ++row) {
     T* x = logits + row * Vp;
     lse[row] = logsumexp_row(x, V);
     losses[row] = lse[row] - to_float(x[targets[row]]);
     cross_entropy_grad_row_in_place(x, lse[row], targets[row], scale, Vp, V);
   }
-}
-
-template <typename T>
-LADDER_CPU_CLONES void softmax_cross_entropy_backward_rows(int64_t begin, int64_t end, const T* logits,
-                                                           const int64_t* targets, const float* lse, float scale,
-                                                           T* grad, int64_t Vp, int64_t V) {
-  for (int64_t row = begin; row < end; ++row) {
-    if (grad == logits)
-      cross_entropy_grad_row_in_place(grad + row * Vp, lse[row], targets[row], scale, Vp, V);
-    else
-      cross_entropy_grad_row(logits + row * Vp, lse[row], targets[row], scale, grad + row * Vp, Vp, V);
-  }
-}
-
-template <typename T>
-void softmax_cross_entropy_backward_cpu(const T* logits,         // (N, Vp)
-                                        const int64_t* targets,  // (N)
-                                        const float* lse,        // (N)
-                                        float scale,             // dloss / N
-                                        T* grad,                 // (N, Vp) out
-                                        int64_t N, int64_t Vp, int64_t V) {
-  at::parallel_for(0, N, 1, [&](int64_t begin, int64_t end) {
-    softmax_cross_entropy_backward_rows(begin, end, logits, targets, lse, scale, grad, Vp, V);
-  });
 }
 
 #ifdef LADDER_WITH_CUDA
@@ -464,27 +417,26 @@ const float* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_
 
 }  // namespace
 
-// ---- the cross-entropy forward, shared by both of its autograd Functions -------------------
+// ---- the classifier's cross-entropy ---------------------------------------------------------
 
-namespace {
-// The mean loss over the rows of logits (N, Vp) contiguous, against targets
-// (N) contiguous; writes each row's logsumexp into lse (N) float32. With
-// grad_over_logits, the same pass also writes d(loss)/d(logits) =
-// (softmax - onehot) / N over the logits themselves.
-torch::Tensor cross_entropy_forward(const torch::Tensor& logits, const torch::Tensor& targets, int64_t V,
-                                    const torch::Tensor& lse, bool grad_over_logits) {
-  const int64_t N = logits.size(0), Vp = logits.size(1);
+torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
+                                                      int64_t valid_vocab) {
+  check_cross_entropy_inputs(logits, targets, valid_vocab);
+  TORCH_CHECK(logits.is_contiguous() && targets.is_contiguous(),
+              "cross_entropy_loss_and_grad_over_logits: logits and targets must be contiguous (the gradient is "
+              "written over the logits' own memory)");
+  const int64_t N = logits.size(0), Vp = logits.size(1), V = valid_vocab;
   const auto f32 = logits.options().dtype(at::kFloat);
   auto losses = torch::empty({N}, f32);  // (N), freed after the mean
+  auto lse = torch::empty({N}, f32);     // (N), each row's logsumexp
   const float scale = 1.f / float(N);
   if (logits.is_cuda()) {
     torch::Tensor loss;
 #ifdef LADDER_WITH_CUDA
     const c10::cuda::CUDAGuard guard(logits.device());
-    cuda::softmax_cross_entropy_forward(logits.data_ptr(), elem_type(logits.scalar_type()),
-                                        targets.data_ptr<int64_t>(), losses.data_ptr<float>(),
-                                        lse.data_ptr<float>(), N, Vp, V, current_stream(),
-                                        grad_over_logits ? logits.data_ptr() : nullptr, scale);
+    cuda::cross_entropy_loss_and_grad(logits.data_ptr(), elem_type(logits.scalar_type()),
+                                      targets.data_ptr<int64_t>(), losses.data_ptr<float>(), lse.data_ptr<float>(),
+                                      logits.data_ptr(), scale, N, Vp, V, current_stream());
     loss = losses.mean();
 #endif
     return loss;
@@ -493,12 +445,8 @@ torch::Tensor cross_entropy_forward(const torch::Tensor& logits, const torch::Te
   with_cpu_elem(logits.scalar_type(), [&](auto elem) {
     using T = decltype(elem);
     at::parallel_for(0, N, 1, [&](int64_t begin, int64_t end) {
-      if (grad_over_logits)
-        softmax_cross_entropy_forward_grad_rows(begin, end, cpu_data<T>(logits), targets.data_ptr<int64_t>(),
-                                                losses.data_ptr<float>(), lse.data_ptr<float>(), scale, Vp, V);
-      else
-        softmax_cross_entropy_forward_rows(begin, end, cpu_data<const T>(logits), targets.data_ptr<int64_t>(),
-                                           losses.data_ptr<float>(), lse.data_ptr<float>(), Vp, V);
+      cross_entropy_loss_and_grad_rows(begin, end, cpu_data<T>(logits), targets.data_ptr<int64_t>(),
+                                       losses.data_ptr<float>(), lse.data_ptr<float>(), scale, Vp, V);
     });
   });
   const float* l = losses.data_ptr<float>();
@@ -506,25 +454,14 @@ torch::Tensor cross_entropy_forward(const torch::Tensor& logits, const torch::Te
   for (int64_t i = 0; i < N; ++i) total += l[i];
   return torch::full({}, float(total / double(N)), f32);
 }
-}  // namespace
-
-torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
-                                                      int64_t valid_vocab) {
-  check_cross_entropy_inputs(logits, targets, valid_vocab);
-  TORCH_CHECK(logits.is_contiguous() && targets.is_contiguous(),
-              "cross_entropy_loss_and_grad_over_logits: logits and targets must be contiguous (the gradient is "
-              "written over the logits' own memory)");
-  auto lse = torch::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
-  return cross_entropy_forward(logits, targets, valid_vocab, lse, /*grad_over_logits=*/true);
-}
 
 // ---- autograd: add + LayerNorm ---------------------------------------------------------
 
 namespace {
-std::atomic<int64_t> g_add_layer_norm_calls{0}, g_softmax_cross_entropy_calls{0};
+std::atomic<int64_t> g_add_layer_norm_calls{0};
 }  // namespace
 
-FusedOpCalls fused_op_calls() { return {g_add_layer_norm_calls.load(), g_softmax_cross_entropy_calls.load()}; }
+int64_t add_layer_norm_calls() { return g_add_layer_norm_calls.load(); }
 
 namespace detail {
 
@@ -608,53 +545,6 @@ variable_list AddLayerNormFunction::backward(AutogradContext* ctx, variable_list
   return {dx, residual_bf16 ? dresidual : dx, dweight, dbias, torch::Tensor(), torch::Tensor()};
 }
 
-// ---- autograd: softmax cross-entropy ----------------------------------------------------
-
-variable_list SoftmaxCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& logits_in,
-                                                   const torch::Tensor& targets_in, int64_t valid_vocab,
-                                                   bool grad_into_logits) {
-  check_cross_entropy_inputs(logits_in, targets_in, valid_vocab);
-  g_softmax_cross_entropy_calls.fetch_add(1, std::memory_order_relaxed);
-  const auto logits = logits_in.contiguous();    // (N, Vp)
-  const auto targets = targets_in.contiguous();  // (N)
-  // (N): the only thing backward needs besides the inputs
-  auto lse = torch::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
-  auto loss = cross_entropy_forward(logits, targets, valid_vocab, lse, /*grad_over_logits=*/false);
-  ctx->save_for_backward({logits, targets, lse});
-  ctx->saved_data["valid_vocab"] = valid_vocab;
-  ctx->saved_data["grad_into_logits"] = grad_into_logits;
-  return {loss};
-}
-
-variable_list SoftmaxCrossEntropyFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
-  const auto saved = ctx->get_saved_variables();
-  const auto &logits = saved[0], &targets = saved[1], &lse = saved[2];
-  const int64_t V = ctx->saved_data["valid_vocab"].toInt();
-  const int64_t N = logits.size(0), Vp = logits.size(1);
-  const auto dloss = grad_outputs[0].to(at::kFloat).contiguous();  // (), materialised by autograd
-  // (N, Vp) in logits' dtype; with grad_into_logits the logits' own memory
-  // (saved contiguous, and dead after this backward), so no second (N, Vp)
-  // tensor is allocated.
-  const bool in_place = ctx->saved_data["grad_into_logits"].toBool();
-  auto grad = in_place ? logits : torch::empty_like(logits, at::MemoryFormat::Contiguous);
-  if (logits.is_cuda()) {
-#ifdef LADDER_WITH_CUDA
-    const c10::cuda::CUDAGuard guard(logits.device());
-    cuda::softmax_cross_entropy_backward(logits.data_ptr(), elem_type(logits.scalar_type()),
-                                         targets.data_ptr<int64_t>(), lse.data_ptr<float>(),
-                                         dloss.data_ptr<float>(), grad.data_ptr(), N, Vp, V, current_stream());
-#endif
-  } else {
-    const float scale = dloss.item<float>() / float(N);
-    with_cpu_elem(logits.scalar_type(), [&](auto elem) {
-      using T = decltype(elem);
-      softmax_cross_entropy_backward_cpu(cpu_data<const T>(logits), targets.data_ptr<int64_t>(),
-                                         lse.data_ptr<float>(), scale, cpu_data<T>(grad), N, Vp, V);
-    });
-  }
-  return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
-}
-
 }  // namespace detail
 
 // ---- public API --------------------------------------------------------------------------
@@ -679,14 +569,8 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
   return {s, y};
 }
 
-torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets,
-                                    int64_t valid_vocab, bool grad_into_logits) {
-  RECORD_FUNCTION("ladder::softmax_cross_entropy", std::vector<c10::IValue>({logits, targets}));
-  return detail::SoftmaxCrossEntropyFunction::apply(logits, targets, valid_vocab, grad_into_logits)[0];
-}
-
-torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
-                                              int64_t valid_vocab) {
+torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
+                                      int64_t valid_vocab) {
   auto real = logits.narrow(1, 0, valid_vocab).to(at::kFloat);  // (N, V)
   return at::cross_entropy_loss(real, targets, /*weight=*/{}, at::Reduction::Mean, /*ignore_index=*/-100,
                                 /*label_smoothing=*/0.0);

@@ -2,15 +2,16 @@
 // beside the composite-ATen reference it must match (tests/test_fused_ops.cpp).
 //
 //  - add_layer_norm: the residual add and the following LayerNorm in one pass
-//    per row: s = x + residual; y = LayerNorm(s) * weight + bias.
-//  - softmax_cross_entropy: mean cross-entropy over the first valid_vocab
-//    columns of padded logits (llm.c semantics), saving only the per-row
-//    logsumexp for backward and producing grad = (softmax - onehot) / N in one
-//    pass, instead of an (N, V) log-softmax.
+//    per row: s = x + residual; y = LayerNorm(s) * weight + bias. An autograd
+//    Function.
+//  - cross_entropy_loss_and_grad_over_logits: the loss half of the classifier
+//    (classifier_cross_entropy, variants/fused_linear.h): mean cross-entropy
+//    over the first valid_vocab columns of padded logits (llm.c semantics)
+//    and, in the same pass, grad = (softmax - onehot) / N over the logits.
 //
-// Both are autograd Functions. On CPU they run fused C++ loops (one task per
-// row, float accumulation); on CUDA the kernels of variants/cuda/fused_kernels.cu
-// on the current stream, without host synchronisation (CUDA-graph safe).
+// On CPU they run fused C++ loops (one task per row, float accumulation); on
+// CUDA the kernels of variants/cuda/fused_kernels.cu on the current stream,
+// without host synchronisation (CUDA-graph safe).
 #pragma once
 
 #include <cstdint>
@@ -40,60 +41,38 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
                                                                   const torch::Tensor& bias, double eps = 1e-5,
                                                                   at::ScalarType y_dtype = at::kFloat);
 
-// Mean cross-entropy of logits (N, Vp) against targets (N) int64, where only
-// the first valid_vocab columns are classes: the padding columns [valid_vocab, Vp)
-// never enter the softmax and get exactly 0 gradient; targets must lie in
-// [0, valid_vocab). logits float32 or bfloat16; returns a () float32 loss
-// computed in fp32; the gradient has the logits' dtype.
-// On CUDA the targets are not range-checked (that would synchronise): a row
-// with a bad target makes the loss NaN instead of throwing.
-// grad_into_logits: backward writes the logits' gradient over the logits
-// themselves (as llm.c's fused classifier does), so the step holds one
-// (N, Vp) tensor instead of two. Only for logits that nothing reads after
-// the loss's backward (the training step's); backward may then run once.
-torch::Tensor softmax_cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets,
-                                    int64_t valid_vocab, bool grad_into_logits = false);
-// at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float().
-torch::Tensor softmax_cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
-                                              int64_t valid_vocab);
-
 // Not differentiable: the forward half of the classifier's one-pass loss
 // (classifier_cross_entropy, variants/fused_linear.h). Returns the mean
-// cross-entropy of logits (N, Vp) over their first valid_vocab columns, as
-// softmax_cross_entropy, and in the same pass over each row writes
-// d(loss)/d(logits) = (softmax - onehot) / N over the logits themselves (0 on
-// the padding columns). logits and targets must be contiguous.
+// cross-entropy, a () float32 computed in fp32, of logits (N, Vp) against
+// targets (N) int64, where only the first valid_vocab columns are classes:
+// the padding columns [valid_vocab, Vp) never enter the softmax. In the same
+// pass over each row it writes d(loss)/d(logits) = (softmax - onehot) / N
+// over the logits themselves, in their dtype (float32 or bfloat16), exactly 0
+// on the padding columns. logits and targets must be contiguous; targets must
+// lie in [0, valid_vocab). On CUDA the targets are not range-checked (that
+// would synchronise): a row with a bad target makes the loss NaN instead of
+// throwing.
 torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
                                                       int64_t valid_vocab);
+// at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float();
+// its gradient w.r.t. the logits is what the op above writes.
+torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
+                                      int64_t valid_vocab);
 
-// How many times each fused op's forward ran in this process (a CUDA-graph
-// replay runs none: it replays the captured kernels). The fused switch is
-// effective only if both ran (TrainStep::describe_switches).
-struct FusedOpCalls {
-  int64_t add_layer_norm = 0;
-  int64_t softmax_cross_entropy = 0;
-};
-FusedOpCalls fused_op_calls();
+// How many times add_layer_norm's forward ran in this process (a CUDA-graph
+// replay runs none: it replays the captured kernels). The fused-ln switch is
+// effective only if it ran (variants/switches/fused_ln.cpp).
+int64_t add_layer_norm_calls();
 
 namespace detail {
-// The autograd Functions behind the ops above; declared here so that tests can
-// inspect what each one saves for backward.
+// The autograd Function behind add_layer_norm; declared here so that tests
+// can inspect what it saves for backward.
 struct AddLayerNormFunction : public torch::autograd::Function<AddLayerNormFunction> {
   // Returns {s, y}; saves s, weight, mean (N), rstd (N).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                                 const torch::Tensor& residual, const torch::Tensor& weight,
                                                 const torch::Tensor& bias, double eps, at::ScalarType y_dtype);
   // Returns {dx, dresidual, dweight, dbias, none, none}.
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grad_outputs);
-};
-
-struct SoftmaxCrossEntropyFunction : public torch::autograd::Function<SoftmaxCrossEntropyFunction> {
-  // Returns {loss}; saves logits, targets and the per-row logsumexp (N) float32.
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const torch::Tensor& logits, const torch::Tensor& targets,
-                                                int64_t valid_vocab, bool grad_into_logits);
-  // Returns {dlogits, none, none, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);
 };

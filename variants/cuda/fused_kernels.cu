@@ -1,5 +1,6 @@
-// variants/cuda/fused_kernels.cu: CUDA kernels for residual add + LayerNorm
-// and softmax cross-entropy, forward and backward (see fused_kernels.h).
+// variants/cuda/fused_kernels.cu: CUDA kernels for residual add + LayerNorm,
+// forward and backward, and the classifier's cross-entropy with its gradient
+// (see fused_kernels.h).
 //
 // LayerNorm: one warp per row, warp-shuffle reductions; weight/bias gradients
 // by a deterministic two-stage column reduction. Cross-entropy: one block per
@@ -211,7 +212,7 @@ __global__ void fill_zero_kernel(float* __restrict__ out, int64_t n) {
   if (i < n) out[i] = 0.f;
 }
 
-// ---- softmax cross-entropy ---------------------------------------------------------
+// ---- cross-entropy and its gradient ------------------------------------------------
 
 // Merges the softmax state (max m, sum of exp(v - m)) of two sets of values.
 __device__ __forceinline__ void merge_softmax_state(float& m, float& sum, float m_other, float sum_other) {
@@ -271,18 +272,18 @@ __device__ __forceinline__ void write_cross_entropy_grad_row(const T* row_logits
   }
 }
 
-// grid: N; block: kCrossEntropyThreads; one block per row. With grad not
-// null it also writes the row's gradient (softmax - onehot) * grad_scale over
-// the row (grad may be logits itself): a second pass over a row the first
-// pass has just read, so it comes from L2 rather than memory.
+// grid: N; block: kCrossEntropyThreads; one block per row. After the loss it
+// writes the row's gradient (softmax - onehot) * grad_scale over the row
+// (grad may be logits itself): a second pass over a row the first pass has
+// just read, so it comes from L2 rather than memory.
 template <bool kPacked, typename T>
 __global__ void __launch_bounds__(kCrossEntropyThreads)
-    softmax_cross_entropy_forward_kernel(const T* logits,                      // (N, Vp)
-                                         const int64_t* __restrict__ targets,  // (N)
-                                         float* __restrict__ losses,           // (N)
-                                         float* __restrict__ lse,              // (N)
-                                         T* grad,                              // (N, Vp) or null
-                                         float grad_scale, int64_t Vp, int64_t V) {
+    cross_entropy_loss_and_grad_kernel(const T* logits,                      // (N, Vp)
+                                       const int64_t* __restrict__ targets,  // (N)
+                                       float* __restrict__ losses,           // (N)
+                                       float* __restrict__ lse,              // (N)
+                                       T* grad,                              // (N, Vp), may be logits
+                                       float grad_scale, int64_t Vp, int64_t V) {
   __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
   __shared__ float sum_sh[kCrossEntropyThreads / kWarpSize];
   __shared__ float lse_sh;
@@ -334,33 +335,18 @@ __global__ void __launch_bounds__(kCrossEntropyThreads)
       lse_sh = row_lse;
     }
   }
-  if (grad == nullptr) return;  // uniform across the grid
   // The target logit was read above, before this barrier; only now is the
   // row overwritten (when grad is logits).
   __syncthreads();
   write_cross_entropy_grad_row<kPacked>(row_logits, targets[row], lse_sh, grad_scale, grad + row * Vp, Vp, V);
 }
 
-// grid: N; block: kCrossEntropyThreads; one block per row.
-template <bool kPacked, typename T>
-__global__ void __launch_bounds__(kCrossEntropyThreads)
-    softmax_cross_entropy_backward_kernel(const T* logits,                      // (N, Vp), may be grad
-                                          const int64_t* __restrict__ targets,  // (N)
-                                          const float* __restrict__ lse,        // (N)
-                                          const float* __restrict__ dloss,      // ()
-                                          T* grad,                              // (N, Vp)
-                                          int64_t N, int64_t Vp, int64_t V) {
-  const int64_t row = blockIdx.x;
-  write_cross_entropy_grad_row<kPacked>(logits + row * Vp, targets[row], lse[row], *dloss / float(N),
-                                        grad + row * Vp, Vp, V);
-}
-
-// Whether rows of Vp values of T at `a` and `b` (b may be null) can be read
-// and written in 16-byte packs: every row starts on a 16-byte boundary.
+// Whether rows of Vp values of T at `a` and `b` can be read and written in
+// 16-byte packs: every row starts on a 16-byte boundary.
 template <typename T>
 bool row_packs(const void* a, const void* b, int64_t Vp) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return (Vp * int64_t(sizeof(T))) % 16 == 0 && aligned(a) && (b == nullptr || aligned(b));
+  return (Vp * int64_t(sizeof(T))) % 16 == 0 && aligned(a) && aligned(b);
 }
 
 template <typename F>
@@ -427,30 +413,16 @@ void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_i
   LADDER_CUDA_CHECK(cudaGetLastError());
 }
 
-void softmax_cross_entropy_forward(const void* logits, ElemType logits_type, const int64_t* targets, float* losses,
-                                   float* lse, int64_t N, int64_t Vp, int64_t V, cudaStream_t stream, void* grad,
-                                   float grad_scale) {
+void cross_entropy_loss_and_grad(const void* logits, ElemType logits_type, const int64_t* targets, float* losses,
+                                 float* lse, void* grad, float grad_scale, int64_t N, int64_t Vp, int64_t V,
+                                 cudaStream_t stream) {
   if (N == 0) return;
-  dispatch_elem_type(logits_type, "softmax_cross_entropy_forward", [&](auto tag) {
+  dispatch_elem_type(logits_type, "cross_entropy_loss_and_grad", [&](auto tag) {
     using T = decltype(tag);
-    auto kernel = row_packs<T>(logits, grad, Vp) ? softmax_cross_entropy_forward_kernel<true, T>
-                                                 : softmax_cross_entropy_forward_kernel<false, T>;
+    auto kernel = row_packs<T>(logits, grad, Vp) ? cross_entropy_loss_and_grad_kernel<true, T>
+                                                 : cross_entropy_loss_and_grad_kernel<false, T>;
     kernel<<<unsigned(N), kCrossEntropyThreads, 0, stream>>>(static_cast<const T*>(logits), targets, losses, lse,
                                                              static_cast<T*>(grad), grad_scale, Vp, V);
-  });
-  LADDER_CUDA_CHECK(cudaGetLastError());
-}
-
-void softmax_cross_entropy_backward(const void* logits, ElemType logits_type, const int64_t* targets,
-                                    const float* lse, const float* dloss, void* grad, int64_t N, int64_t Vp,
-                                    int64_t V, cudaStream_t stream) {
-  if (N == 0) return;
-  dispatch_elem_type(logits_type, "softmax_cross_entropy_backward", [&](auto tag) {
-    using T = decltype(tag);
-    auto kernel = row_packs<T>(logits, grad, Vp) ? softmax_cross_entropy_backward_kernel<true, T>
-                                                 : softmax_cross_entropy_backward_kernel<false, T>;
-    kernel<<<unsigned(N), kCrossEntropyThreads, 0, stream>>>(static_cast<const T*>(logits), targets, lse, dloss,
-                                                             static_cast<T*>(grad), N, Vp, V);
   });
   LADDER_CUDA_CHECK(cudaGetLastError());
 }

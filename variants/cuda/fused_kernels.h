@@ -1,5 +1,5 @@
 // variants/cuda/fused_kernels.h: launchers for the CUDA kernels behind
-// variants/fused_ops.h (residual add + LayerNorm, softmax cross-entropy).
+// variants/fused_ops.h (residual add + LayerNorm, the classifier's cross-entropy).
 //
 // Plain pointers, sizes and a stream: no LibTorch types, so fused_kernels.cu
 // compiles without ATen headers. All tensors are contiguous, row-major, on the
@@ -64,33 +64,22 @@ void add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
                              float* scratch,        // add_layer_norm_backward_scratch_floats(N, C)
                              int64_t N, int64_t C, cudaStream_t stream);
 
-// ---- softmax cross-entropy ---------------------------------------------------------
+// ---- cross-entropy and its gradient ----------------------------------------------
 // One block per row, over the first V of Vp columns. Writes the per-row loss
-// lse - logits[target] and the per-row logsumexp. A target outside [0, V) is
-// not checked on the host (that would synchronise); its row's loss is NaN.
-// With grad not null, the same kernel also writes grad = (softmax -
-// onehot(target)) * grad_scale over [0, V) and 0 over [V, Vp), in logits_type;
-// grad may be logits itself (llm.c's fused classifier: the logits are read
-// from memory once, for the loss and its gradient together).
-void softmax_cross_entropy_forward(const void* logits,     // (N, Vp) logits_type
-                                   ElemType logits_type,
-                                   const int64_t* targets,  // (N)
-                                   float* losses,           // (N) out
-                                   float* lse,              // (N) out
-                                   int64_t N, int64_t Vp, int64_t V, cudaStream_t stream,
-                                   void* grad = nullptr,    // (N, Vp) out, logits_type, or null
-                                   float grad_scale = 0.f);
-
-// grad = (softmax - onehot(target)) * dloss / N over [0, V), exactly 0 over
-// [V, Vp). grad may be logits itself: each element is read, then written, by
-// one thread. dloss is a device pointer to the upstream scalar gradient. A row
-// whose target is outside [0, V) gets NaN over [0, V).
-void softmax_cross_entropy_backward(const void* logits,     // (N, Vp) logits_type
-                                    ElemType logits_type,
-                                    const int64_t* targets,  // (N)
-                                    const float* lse,        // (N)
-                                    const float* dloss,      // () device scalar
-                                    void* grad,              // (N, Vp) out, logits_type
-                                    int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
+// lse - logits[target] and the per-row logsumexp, and in the same kernel
+// grad = (softmax - onehot(target)) * grad_scale over [0, V) and exactly 0
+// over [V, Vp), in logits_type. grad may be logits itself (llm.c's fused
+// classifier: the logits are read from memory once, for the loss and its
+// gradient together). A target outside [0, V) is not checked on the host
+// (that would synchronise); its row's loss is NaN, and so is its gradient
+// over [0, V).
+void cross_entropy_loss_and_grad(const void* logits,     // (N, Vp) logits_type
+                                 ElemType logits_type,
+                                 const int64_t* targets,  // (N)
+                                 float* losses,           // (N) out
+                                 float* lse,              // (N) out
+                                 void* grad,              // (N, Vp) out, logits_type; may be logits
+                                 float grad_scale,
+                                 int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
 
 }  // namespace ladder::fused::cuda
