@@ -20,8 +20,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "variants/add_layer_norm.h"
+#include "variants/cross_entropy.h"
 #include "variants/fused_linear.h"
-#include "variants/fused_ops.h"
 #include "variants/grad_buffer.h"
 #include "variants/model.h"
 #include "variants/precision.h"

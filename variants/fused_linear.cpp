@@ -14,7 +14,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <fmt/format.h>
 
-#include "variants/fused_ops.h"
+#include "variants/cross_entropy.h"
 
 #ifdef LADDER_WITH_CUDA
 #include "variants/cuda/cublaslt_matmul.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/range.h"
-#include "variants/fused_ops.h"
+#include "variants/add_layer_norm.h"
 
 namespace ladder {
 

@@ -1,58 +1,35 @@
-// variants/fused_ops.cpp: the fused residual+LayerNorm and the classifier's
-// one-pass cross-entropy (see fused_ops.h): input checks, the CPU
-// implementations, the adapters to the CUDA launchers, the autograd Function
-// and the composite-ATen references.
-//
-// CPU: rows split over threads with at::parallel_for, float accumulation.
-// Row loops are written so that gcc -O3 vectorises them without -ffast-math:
-// sums keep kLanes independent accumulators, max compares integer keys, exp
-// is a branch-free polynomial and bf16 moves as raw bits. Note: with
-// LibTorch's OpenMP builds at::parallel_for is an inline header that runs in
-// parallel only in translation units compiled with -fopenmp; without it the
-// rows run serially (still correctly).
-#include "variants/fused_ops.h"
+// variants/add_layer_norm.cpp: add_layer_norm (see add_layer_norm.h): its
+// input checks, the CPU rows, the adapter to the CUDA launchers
+// (variants/cuda/add_layer_norm.h), the autograd Function, the call count
+// and the composite-ATen reference.
+#include "variants/add_layer_norm.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
-#include <limits>
 #include <vector>
 
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 
+#include "variants/cpu_rows.h"
+#include "variants/op_device.h"
+
 #ifdef LADDER_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 
-#include "variants/cuda/fused_kernels.h"
+#include "variants/cuda/add_layer_norm.h"
 #endif
 
 namespace ladder::fused {
 
+using namespace cpu_rows;  // the row helpers, unqualified in the loops below
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 namespace {
 
 // ---- input checks --------------------------------------------------------------------
-
-void check_device_supported(const torch::Tensor& t, const char* op, const char* name) {
-  TORCH_CHECK(t.is_cpu() || t.is_cuda(), op, ": ", name, " is on ", t.device(),
-              "; expected a CPU or CUDA tensor");
-#ifndef LADDER_WITH_CUDA
-  TORCH_CHECK(!t.is_cuda(), op, ": ", name, " is on ", t.device(),
-              " but ladder was built without CUDA (LADDER_WITH_CUDA is not defined); "
-              "rebuild with a CUDA toolkit and a CUDA LibTorch, or pass CPU tensors");
-#endif
-}
-
-void check_same_device(const torch::Tensor& t, const torch::Tensor& ref, const char* op, const char* name,
-                       const char* ref_name) {
-  TORCH_CHECK(t.device() == ref.device(), op, ": ", name, " is on ", t.device(), " but ", ref_name, " is on ",
-              ref.device(), "; expected the same device");
-}
 
 void check_add_layer_norm_inputs(const torch::Tensor& x, const torch::Tensor& residual,
                                  const torch::Tensor& weight, const torch::Tensor& bias, at::ScalarType y_dtype) {
@@ -81,161 +58,6 @@ void check_add_layer_norm_inputs(const torch::Tensor& x, const torch::Tensor& re
   check_same_device(residual, x, op, "residual", "x");
   check_same_device(weight, x, op, "weight", "x");
   check_same_device(bias, x, op, "bias", "x");
-}
-
-void check_cross_entropy_inputs(const torch::Tensor& logits, const torch::Tensor& targets, int64_t valid_vocab) {
-  constexpr const char* op = "cross_entropy_loss_and_grad_over_logits";
-  TORCH_CHECK(logits.defined() && targets.defined(), op, ": logits and targets must be defined tensors");
-  TORCH_CHECK(logits.dim() == 2, op, ": logits has shape ", logits.sizes(), "; expected (N, Vp)");
-  TORCH_CHECK(logits.scalar_type() == at::kFloat || logits.scalar_type() == at::kBFloat16, op,
-              ": logits has dtype ", logits.scalar_type(), "; expected float32 or bfloat16");
-  const int64_t N = logits.size(0), Vp = logits.size(1);
-  TORCH_CHECK(N > 0, op, ": logits has shape ", logits.sizes(), "; expected at least one row");
-  TORCH_CHECK(valid_vocab >= 1 && valid_vocab <= Vp, op, ": valid_vocab = ", valid_vocab,
-              " is outside [1, Vp = ", Vp, "] for logits of shape ", logits.sizes());
-  TORCH_CHECK(targets.dim() == 1 && targets.size(0) == N, op, ": targets has shape ", targets.sizes(),
-              "; expected (N) = (", N, ") to match logits ", logits.sizes());
-  TORCH_CHECK(targets.scalar_type() == at::kLong, op, ": targets has dtype ", targets.scalar_type(),
-              "; expected int64");
-  check_device_supported(logits, op, "logits");
-  check_same_device(targets, logits, op, "targets", "logits");
-}
-
-// CPU only: on CUDA this would synchronise (see fused_ops.h).
-void check_targets_in_range_cpu(const torch::Tensor& targets, int64_t valid_vocab) {  // (N) int64, contiguous
-  const int64_t* t = targets.data_ptr<int64_t>();
-  for (int64_t i = 0; i < targets.numel(); ++i)
-    TORCH_CHECK(t[i] >= 0 && t[i] < valid_vocab, "cross_entropy_loss_and_grad_over_logits: targets[", i,
-                "] = ", t[i], " is outside [0, valid_vocab = ", valid_vocab, ")");
-}
-
-// ---- CPU numerics --------------------------------------------------------------------
-
-// The row-range functions are compiled for AVX-512, AVX2+FMA and baseline
-// x86-64, picked once at load time (gcc function multi-versioning), so the
-// library still runs on any x86-64 while using the wide vectors ATen's own
-// kernels use. Elsewhere they are compiled once for the target.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
-#define LADDER_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define LADDER_CPU_CLONES
-#endif
-
-inline float bits_to_float(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-inline uint32_t float_to_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
-// Independent accumulators per sum: float addition is not associative, so
-// without them -O3 (no -ffast-math) would leave a single-accumulator loop
-// scalar. 16 floats are one AVX-512 register, two AVX2 or four SSE ones; they
-// are combined pairwise at the end, also vectorised.
-constexpr int64_t kLanes = 16;
-
-template <typename F>
-inline float lane_sum(int64_t n, F&& term) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) acc[k] += term(i + k);
-  for (int64_t width = kLanes / 2; width > 0; width /= 2)
-    for (int64_t k = 0; k < width; ++k) acc[k] += acc[k + width];
-  float total = acc[0];
-  for (; i < n; ++i) total += term(i);
-  return total;
-}
-
-// Float order as int32 order (negative floats have their magnitude bits
-// flipped), so that max reductions vectorise: gcc vectorises integer max but
-// not float max without -ffinite-math-only. A NaN with the sign bit clear wins
-// the max, one with it set loses; either way it still reaches lane_sum.
-inline int32_t order_key(float f) {
-  const int32_t b = int32_t(float_to_bits(f));
-  return b ^ ((b >> 31) & 0x7FFFFFFF);
-}
-inline float from_order_key(int32_t k) { return bits_to_float(uint32_t(k ^ ((k >> 31) & 0x7FFFFFFF))); }
-
-template <typename F>
-inline float max_over(int64_t n, F&& value) {
-  int32_t m = order_key(-std::numeric_limits<float>::infinity());
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t k = order_key(value(i));
-    m = k > m ? k : m;
-  }
-  return from_order_key(m);
-}
-
-// bf16 travels as its raw bits (uint16_t) through the CPU loops: gcc does not
-// vectorise loops that load or store the c10::BFloat16 struct.
-using Bf16Bits = uint16_t;
-
-inline float to_float(float v) { return v; }
-inline float to_float(Bf16Bits v) { return bits_to_float(uint32_t(v) << 16); }  // exact
-
-template <typename T>
-inline T from_float(float v);
-template <>
-inline float from_float<float>(float v) {
-  return v;
-}
-// Round to nearest even, NaN to the canonical bf16 NaN 0x7FC0, as c10::BFloat16(float)
-// does, but branch-free so that the loops storing it vectorise.
-template <>
-inline Bf16Bits from_float<Bf16Bits>(float v) {
-  const uint32_t b = float_to_bits(v);
-  const uint32_t rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
-  const uint32_t nan_mask = (b & 0x7FFFFFFFu) > 0x7F800000u ? ~0u : 0u;
-  return Bf16Bits((rounded & ~nan_mask) | (0x7FC0u & nan_mask));
-}
-
-// Calls f with a value of the CPU element type that stands for dtype: float,
-// or Bf16Bits for bfloat16 (the two element types the ops take; the input
-// checks have excluded any other).
-template <typename F>
-void with_cpu_elem(at::ScalarType dtype, F&& f) {
-  if (dtype == at::kBFloat16)
-    f(Bf16Bits{});
-  else
-    f(float{});
-}
-
-// A tensor's data as T (float, or Bf16Bits for bfloat16); null when undefined.
-template <typename T>
-T* cpu_data(const torch::Tensor& t) {
-  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
-}
-
-// exp(x) for x <= 88: Cephes' expf polynomial after a Cody-Waite range
-// reduction, about 1 ulp. Inputs below -87 (and -inf) give exp(-87) ~ 1.6e-38
-// instead of underflowing; NaN stays NaN. Integer masks instead of branches
-// keep callers' loops vectorisable under the default -ftrapping-math.
-inline float exp_approx(float x) {
-  constexpr uint32_t kMinus87 = 0xC2AE0000u;  // bits of -87.0f
-  const uint32_t b = float_to_bits(x);
-  // x < -87 (a negative float with larger magnitude bits) and not NaN.
-  const uint32_t below = (b > kMinus87 ? ~0u : 0u) & ((b & 0x7FFFFFFFu) <= 0x7F800000u ? ~0u : 0u);
-  x = bits_to_float((b & ~below) | (kMinus87 & below));
-  constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const float t = x * 1.44269504088896341f + kRoundMagic;
-  const float n = t - kRoundMagic;  // round(x / ln 2)
-  float r = x - n * 0.693359375f;   // ln 2 in two parts, exact n * hi
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // 2^n from n's bits in t's mantissa (no float->int conversion, so no UB on NaN).
-  const uint32_t exponent = (float_to_bits(t) - float_to_bits(kRoundMagic) + 127u) << 23;
-  return p * bits_to_float(exponent);
 }
 
 // ---- CPU: add + LayerNorm ------------------------------------------------------------
@@ -335,7 +157,7 @@ LADDER_CPU_CLONES void add_layer_norm_backward_rows(int64_t begin, int64_t end, 
   }
 }
 
-// dy, ds_in and dresidual may be null (see fused_kernels.h, the same contract).
+// dy, ds_in and dresidual may be null (see cuda/add_layer_norm.h, the same contract).
 template <typename D, typename R>
 void add_layer_norm_backward_cpu(const D* dy,          // (N, C) or null
                                  const float* ds_in,   // (N, C) or null
@@ -370,90 +192,10 @@ void add_layer_norm_backward_cpu(const D* dy,          // (N, C) or null
   }
 }
 
-// ---- CPU: softmax cross-entropy ------------------------------------------------------
-
-// The logsumexp of one row's first V logits.
-template <typename T>
-inline float logsumexp_row(const T* __restrict__ x, int64_t V) {
-  const float m = max_over(V, [&](int64_t j) { return to_float(x[j]); });
-  const float sum = lane_sum(V, [&](int64_t j) { return exp_approx(to_float(x[j]) - m); });
-  return m + std::log(sum);
-}
-
-// grad = (softmax - onehot(t)) * scale over [0, V), 0 over [V, Vp), for one
-// row, written over the logits themselves: the target logit is read before
-// the row is overwritten; one pointer, so the loop vectorises.
-template <typename T>
-inline void cross_entropy_grad_row_in_place(T* x, float lse, int64_t t, float scale, int64_t Vp, int64_t V) {
-  const float xt = to_float(x[t]);
-  for (int64_t j = 0; j < V; ++j) x[j] = from_float<T>(exp_approx(to_float(x[j]) - lse) * scale);
-  for (int64_t j = V; j < Vp; ++j) x[j] = from_float<T>(0.f);
-  x[t] = from_float<T>((exp_approx(xt - lse) - 1.f) * scale);
-}
-
-// The loss and, over the row itself, its gradient: the row is still in cache
-// for the second pass (the CPU side of the classifier's one-pass loss).
-template <typename T>
-LADDER_CPU_CLONES void cross_entropy_loss_and_grad_rows(int64_t begin, int64_t end, T* logits,
-                                                        const int64_t* targets, float* losses, float* lse,
-                                                        float scale, int64_t Vp, int64_t V) {
-  for (int64_t row = begin; row < end; ++row) {
-    T* x = logits + row * Vp;
-    lse[row] = logsumexp_row(x, V);
-    losses[row] = lse[row] - to_float(x[targets[row]]);
-    cross_entropy_grad_row_in_place(x, lse[row], targets[row], scale, Vp, V);
-  }
-}
-
-#ifdef LADDER_WITH_CUDA
-cuda::ElemType elem_type(at::ScalarType t) {
-  return t == at::kBFloat16 ? cuda::ElemType::kBFloat16 : cuda::ElemType::kFloat32;
-}
-cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
-#endif
-
 // Optional tensor -> pointer or null.
 const float* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
 
 }  // namespace
-
-// ---- the classifier's cross-entropy ---------------------------------------------------------
-
-torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
-                                                      int64_t valid_vocab) {
-  check_cross_entropy_inputs(logits, targets, valid_vocab);
-  TORCH_CHECK(logits.is_contiguous() && targets.is_contiguous(),
-              "cross_entropy_loss_and_grad_over_logits: logits and targets must be contiguous (the gradient is "
-              "written over the logits' own memory)");
-  const int64_t N = logits.size(0), Vp = logits.size(1), V = valid_vocab;
-  const auto f32 = logits.options().dtype(at::kFloat);
-  auto losses = torch::empty({N}, f32);  // (N), freed after the mean
-  auto lse = torch::empty({N}, f32);     // (N), each row's logsumexp
-  const float scale = 1.f / float(N);
-  if (logits.is_cuda()) {
-    torch::Tensor loss;
-#ifdef LADDER_WITH_CUDA
-    const c10::cuda::CUDAGuard guard(logits.device());
-    cuda::cross_entropy_loss_and_grad(logits.data_ptr(), elem_type(logits.scalar_type()),
-                                      targets.data_ptr<int64_t>(), losses.data_ptr<float>(), lse.data_ptr<float>(),
-                                      logits.data_ptr(), scale, N, Vp, V, current_stream());
-    loss = losses.mean();
-#endif
-    return loss;
-  }
-  check_targets_in_range_cpu(targets, V);
-  with_cpu_elem(logits.scalar_type(), [&](auto elem) {
-    using T = decltype(elem);
-    at::parallel_for(0, N, 1, [&](int64_t begin, int64_t end) {
-      cross_entropy_loss_and_grad_rows(begin, end, cpu_data<T>(logits), targets.data_ptr<int64_t>(),
-                                       losses.data_ptr<float>(), lse.data_ptr<float>(), scale, Vp, V);
-    });
-  });
-  const float* l = losses.data_ptr<float>();
-  double total = 0.0;  // in order, in double: deterministic and exact enough for any N
-  for (int64_t i = 0; i < N; ++i) total += l[i];
-  return torch::full({}, float(total / double(N)), f32);
-}
 
 // ---- autograd: add + LayerNorm ---------------------------------------------------------
 
@@ -567,13 +309,6 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
   auto s = x + residual.to(x.scalar_type());                                       // (..., C)
   auto y = at::layer_norm(s, {x.size(-1)}, weight, bias, eps).to(y_dtype);         // (..., C)
   return {s, y};
-}
-
-torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
-                                      int64_t valid_vocab) {
-  auto real = logits.narrow(1, 0, valid_vocab).to(at::kFloat);  // (N, V)
-  return at::cross_entropy_loss(real, targets, /*weight=*/{}, at::Reduction::Mean, /*ignore_index=*/-100,
-                                /*label_smoothing=*/0.0);
 }
 
 }  // namespace ladder::fused

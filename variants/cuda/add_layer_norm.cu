@@ -1,50 +1,22 @@
-// variants/cuda/fused_kernels.cu: CUDA kernels for residual add + LayerNorm,
-// forward and backward, and the classifier's cross-entropy with its gradient
-// (see fused_kernels.h).
+// variants/cuda/add_layer_norm.cu: CUDA kernels for residual add +
+// LayerNorm, forward and backward (see add_layer_norm.h).
 //
-// LayerNorm: one warp per row, warp-shuffle reductions; weight/bias gradients
-// by a deterministic two-stage column reduction. Cross-entropy: one block per
-// row, an online (max, sum) softmax in one read of the row (16-byte loads
-// where the row allows), block reduction through shared memory. All
-// accumulation in float; no ATen headers here.
-// The CPU reference for every kernel is in variants/fused_ops.cpp and
-// tests/test_fused_ops.cpp compares both against composite ATen ops.
-#include "variants/cuda/fused_kernels.h"
-
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
+// One warp per row, warp-shuffle reductions; weight/bias gradients by a
+// deterministic two-stage column reduction. All accumulation in float; no
+// ATen headers here. The CPU implementation is in variants/add_layer_norm.cpp
+// and tests/test_add_layer_norm.cpp compares both against composite ATen ops.
+#include "variants/cuda/add_layer_norm.h"
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include "profiler/common/cuda/cuda_check.h"
+#include "variants/cuda/cuda_utils.cuh"
 
 namespace ladder::fused::cuda {
 namespace {
 
-constexpr int kWarpSize = 32;
 constexpr int kLayerNormThreads = 256;  // 8 rows (warps) per block
-constexpr int kCrossEntropyThreads = 1024;
-constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16(v);  // round to nearest even, as on the CPU path
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
-
-// ---- add + LayerNorm ---------------------------------------------------------------
 
 // grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
 template <typename R, typename Y>
@@ -212,154 +184,6 @@ __global__ void fill_zero_kernel(float* __restrict__ out, int64_t n) {
   if (i < n) out[i] = 0.f;
 }
 
-// ---- cross-entropy and its gradient ------------------------------------------------
-
-// Merges the softmax state (max m, sum of exp(v - m)) of two sets of values.
-__device__ __forceinline__ void merge_softmax_state(float& m, float& sum, float m_other, float sum_other) {
-  const float m_new = fmaxf(m, m_other);
-  if (m_new == -INFINITY) return;  // both empty (or all -inf): sums are 0
-  sum = sum * expf(m - m_new) + sum_other * expf(m_other - m_new);
-  m = m_new;
-}
-
-// 16-byte packs of logits: a bf16 row is read 8 values per load instead of
-// one (fp32: 4), so a warp's load is 512 contiguous bytes rather than 64.
-// Taken when the row stride and both pointers allow it (row_packs); a
-// padded vocabulary (Vp = 50304 = 8 * 6288) always does.
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kSize = 16 / int(sizeof(T));
-  T v[kSize];
-};
-
-// The online softmax state (max m, sum of exp(v - m)) after one more value v.
-__device__ __forceinline__ void softmax_state_add(float& m, float& sum, float v) {
-  if (v > m) {
-    sum = sum * expf(m - v) + 1.f;  // expf(-inf) = 0 on the first value
-    m = v;
-  } else if (v != -INFINITY) {
-    sum += expf(v - m);  // a NaN v makes sum NaN, and so the loss
-  }
-}
-
-// One column's gradient: (softmax - onehot(t)) * scale over [0, V), exactly 0
-// over the padding [V, Vp), which never enters the softmax.
-__device__ __forceinline__ float cross_entropy_grad(float logit, int64_t j, int64_t t, float row_lse, float scale,
-                                                    int64_t V) {
-  return j < V ? (expf(logit - row_lse) - (j == t ? 1.f : 0.f)) * scale : 0.f;
-}
-
-// One row's gradient, by the block's threads, over [0, Vp). row_grad may be
-// row_logits: each element (or pack) is read, then written, by one thread. A
-// target outside [0, V) makes the row NaN over [0, V).
-template <bool kPacked, typename T>
-__device__ __forceinline__ void write_cross_entropy_grad_row(const T* row_logits, int64_t t, float row_lse,
-                                                             float scale, T* row_grad, int64_t Vp, int64_t V) {
-  if (!(t >= 0 && t < V)) scale = __int_as_float(0x7fc00000);
-  if constexpr (kPacked) {
-    constexpr int n = Pack<T>::kSize;
-    for (int64_t j0 = int64_t(threadIdx.x) * n; j0 < Vp; j0 += int64_t(blockDim.x) * n) {
-      const Pack<T> in = *reinterpret_cast<const Pack<T>*>(row_logits + j0);
-      Pack<T> out;
-#pragma unroll
-      for (int k = 0; k < n; ++k)
-        out.v[k] = from_float<T>(cross_entropy_grad(to_float(in.v[k]), j0 + k, t, row_lse, scale, V));
-      *reinterpret_cast<Pack<T>*>(row_grad + j0) = out;
-    }
-  } else {
-    for (int64_t j = threadIdx.x; j < Vp; j += blockDim.x)
-      row_grad[j] = from_float<T>(cross_entropy_grad(to_float(row_logits[j]), j, t, row_lse, scale, V));
-  }
-}
-
-// grid: N; block: kCrossEntropyThreads; one block per row. After the loss it
-// writes the row's gradient (softmax - onehot) * grad_scale over the row
-// (grad may be logits itself): a second pass over a row the first pass has
-// just read, so it comes from L2 rather than memory.
-template <bool kPacked, typename T>
-__global__ void __launch_bounds__(kCrossEntropyThreads)
-    cross_entropy_loss_and_grad_kernel(const T* logits,                      // (N, Vp)
-                                       const int64_t* __restrict__ targets,  // (N)
-                                       float* __restrict__ losses,           // (N)
-                                       float* __restrict__ lse,              // (N)
-                                       T* grad,                              // (N, Vp), may be logits
-                                       float grad_scale, int64_t Vp, int64_t V) {
-  __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
-  __shared__ float sum_sh[kCrossEntropyThreads / kWarpSize];
-  __shared__ float lse_sh;
-  const int64_t row = blockIdx.x;
-  const T* row_logits = logits + row * Vp;
-
-  // Online softmax over this thread's strided columns (or packs of them):
-  // one read of the row.
-  float m = -INFINITY, sum = 0.f;
-  if constexpr (kPacked) {
-    constexpr int n = Pack<T>::kSize;
-    // j0 < V <= Vp and n divides Vp: the pack lies inside the row; its
-    // columns at or past V are padding and are skipped.
-    for (int64_t j0 = int64_t(threadIdx.x) * n; j0 < V; j0 += int64_t(blockDim.x) * n) {
-      const Pack<T> in = *reinterpret_cast<const Pack<T>*>(row_logits + j0);
-#pragma unroll
-      for (int k = 0; k < n; ++k)
-        if (j0 + k < V) softmax_state_add(m, sum, to_float(in.v[k]));
-    }
-  } else {
-    for (int64_t j = threadIdx.x; j < V; j += blockDim.x) softmax_state_add(m, sum, to_float(row_logits[j]));
-  }
-  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
-    const float m_other = __shfl_xor_sync(kFullMask, m, offset);
-    const float sum_other = __shfl_xor_sync(kFullMask, sum, offset);
-    merge_softmax_state(m, sum, m_other, sum_other);
-  }
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (lane == 0) {
-    m_sh[warp] = m;
-    sum_sh[warp] = sum;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = blockDim.x / kWarpSize;
-    m = lane < warps ? m_sh[lane] : -INFINITY;
-    sum = lane < warps ? sum_sh[lane] : 0.f;
-    for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
-      const float m_other = __shfl_xor_sync(kFullMask, m, offset);
-      const float sum_other = __shfl_xor_sync(kFullMask, sum, offset);
-      merge_softmax_state(m, sum, m_other, sum_other);
-    }
-    if (lane == 0) {
-      const float row_lse = m + logf(sum);
-      const int64_t t = targets[row];
-      const bool valid = t >= 0 && t < V;
-      losses[row] = valid ? row_lse - to_float(row_logits[valid ? t : 0]) : __int_as_float(0x7fc00000);
-      lse[row] = row_lse;
-      lse_sh = row_lse;
-    }
-  }
-  // The target logit was read above, before this barrier; only now is the
-  // row overwritten (when grad is logits).
-  __syncthreads();
-  write_cross_entropy_grad_row<kPacked>(row_logits, targets[row], lse_sh, grad_scale, grad + row * Vp, Vp, V);
-}
-
-// Whether rows of Vp values of T at `a` and `b` can be read and written in
-// 16-byte packs: every row starts on a 16-byte boundary.
-template <typename T>
-bool row_packs(const void* a, const void* b, int64_t Vp) {
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return (Vp * int64_t(sizeof(T))) % 16 == 0 && aligned(a) && aligned(b);
-}
-
-template <typename F>
-void dispatch_elem_type(ElemType type, const char* what, F&& f) {
-  switch (type) {
-    case ElemType::kFloat32: f(float{}); return;
-    case ElemType::kBFloat16: f(__nv_bfloat16{}); return;
-  }
-  throw std::invalid_argument(std::string(what) + ": unknown ElemType " + std::to_string(int(type)));
-}
-
-unsigned ceil_div(int64_t a, int64_t b) { return unsigned((a + b - 1) / b); }
-
 }  // namespace
 
 void add_layer_norm_forward(const float* x, const void* residual, ElemType residual_type, const float* weight,
@@ -410,20 +234,6 @@ void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_i
   }
   add_layer_norm_backward_params_final_kernel<<<ceil_div(C, kWarpSize), dim3(kWarpSize, kFinalRows), 0, stream>>>(
       scratch, dweight, dbias, chunks, int(C));
-  LADDER_CUDA_CHECK(cudaGetLastError());
-}
-
-void cross_entropy_loss_and_grad(const void* logits, ElemType logits_type, const int64_t* targets, float* losses,
-                                 float* lse, void* grad, float grad_scale, int64_t N, int64_t Vp, int64_t V,
-                                 cudaStream_t stream) {
-  if (N == 0) return;
-  dispatch_elem_type(logits_type, "cross_entropy_loss_and_grad", [&](auto tag) {
-    using T = decltype(tag);
-    auto kernel = row_packs<T>(logits, grad, Vp) ? cross_entropy_loss_and_grad_kernel<true, T>
-                                                 : cross_entropy_loss_and_grad_kernel<false, T>;
-    kernel<<<unsigned(N), kCrossEntropyThreads, 0, stream>>>(static_cast<const T*>(logits), targets, losses, lse,
-                                                             static_cast<T*>(grad), grad_scale, Vp, V);
-  });
   LADDER_CUDA_CHECK(cudaGetLastError());
 }
 

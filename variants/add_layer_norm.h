@@ -1,17 +1,13 @@
-// variants/fused_ops.h: the two fused operators of the "fused" rung, each
-// beside the composite-ATen reference it must match (tests/test_fused_ops.cpp).
+// variants/add_layer_norm.h: the fused-ln op, the residual add and the
+// LayerNorm after it in one pass per row (s = x + residual;
+// y = LayerNorm(s) * weight + bias), beside the composite-ATen reference it
+// must match (tests/test_add_layer_norm.cpp; at GPT-2's widths
+// tests/test_fused_widths.cpp), and the count of its calls.
 //
-//  - add_layer_norm: the residual add and the following LayerNorm in one pass
-//    per row: s = x + residual; y = LayerNorm(s) * weight + bias. An autograd
-//    Function.
-//  - cross_entropy_loss_and_grad_over_logits: the loss half of the classifier
-//    (classifier_cross_entropy, variants/fused_linear.h): mean cross-entropy
-//    over the first valid_vocab columns of padded logits (llm.c semantics)
-//    and, in the same pass, grad = (softmax - onehot) / N over the logits.
-//
-// On CPU they run fused C++ loops (one task per row, float accumulation); on
-// CUDA the kernels of variants/cuda/fused_kernels.cu on the current stream,
-// without host synchronisation (CUDA-graph safe).
+// An autograd Function. On CPU it runs fused C++ loops (one task per row,
+// float accumulation, variants/cpu_rows.h); on CUDA the kernels of
+// variants/cuda/add_layer_norm.cu on the current stream, without host
+// synchronisation (CUDA-graph safe).
 #pragma once
 
 #include <cstdint>
@@ -40,24 +36,6 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
                                                                   const torch::Tensor& weight,
                                                                   const torch::Tensor& bias, double eps = 1e-5,
                                                                   at::ScalarType y_dtype = at::kFloat);
-
-// Not differentiable: the forward half of the classifier's one-pass loss
-// (classifier_cross_entropy, variants/fused_linear.h). Returns the mean
-// cross-entropy, a () float32 computed in fp32, of logits (N, Vp) against
-// targets (N) int64, where only the first valid_vocab columns are classes:
-// the padding columns [valid_vocab, Vp) never enter the softmax. In the same
-// pass over each row it writes d(loss)/d(logits) = (softmax - onehot) / N
-// over the logits themselves, in their dtype (float32 or bfloat16), exactly 0
-// on the padding columns. logits and targets must be contiguous; targets must
-// lie in [0, valid_vocab). On CUDA the targets are not range-checked (that
-// would synchronise): a row with a bad target makes the loss NaN instead of
-// throwing.
-torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
-                                                      int64_t valid_vocab);
-// at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float();
-// its gradient w.r.t. the logits is what the op above writes.
-torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
-                                      int64_t valid_vocab);
 
 // How many times add_layer_norm's forward ran in this process (a CUDA-graph
 // replay runs none: it replays the captured kernels). The fused-ln switch is
