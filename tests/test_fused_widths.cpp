@@ -20,8 +20,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "variants/add_layer_norm.h"
+#include "variants/cross_entropy.h"
 #include "variants/fused_linear.h"
-#include "variants/fused_ops.h"
 #include "variants/grad_buffer.h"
 #include "variants/model.h"
 #include "variants/precision.h"
@@ -131,6 +132,31 @@ void mlp_at(int64_t C, torch::Device device, bool bf16, double tol) {
       in, {"y"}, {"x", "fc_weight", "fc_bias", "proj_weight", "proj_bias"}, device, bf16, tol);
 }
 
+// The classifier's loss and the gradient it writes over the logits, N = 74
+// rows of Vp logits, the first V of them classes, against the reference and
+// autograd's gradient of it: the loss, the gradient over the valid columns
+// (relative L2) and exactly 0 over the padding ones.
+void cross_entropy_at(int64_t Vp, int64_t V, torch::Device device, torch::ScalarType dtype, double tol) {
+  SCOPED_TRACE(::testing::Message() << "cross_entropy Vp " << Vp << " V " << V << " logits " << dtype);
+  torch::manual_seed(9);
+  const int64_t N = kB * kT;
+  auto values = torch::randn({N, Vp});  // (N, Vp)
+  if (Vp > V) values.narrow(1, V, Vp - V).fill_(30.0);  // would dominate the softmax, were it to enter it
+  values = values.to(dtype).to(device);
+  const auto targets = torch::randint(0, V, {N}, torch::kLong).to(device);
+  auto grad = values.clone();  // (N, Vp), becomes the gradient
+  const auto loss = cross_entropy_loss_and_grad_over_logits(grad, targets, V);
+  auto leaf = values.clone().requires_grad_();
+  const auto ref_loss = cross_entropy_reference(leaf, targets, V);
+  ref_loss.backward();
+  expect_rel(loss, ref_loss, tol, "loss");
+  expect_rel(grad.narrow(1, 0, V), leaf.grad().narrow(1, 0, V), tol, "dlogits over the valid columns");
+  if (Vp > V) {
+    const auto padding = grad.narrow(1, V, Vp - V).cpu();
+    EXPECT_TRUE(torch::equal(padding, torch::zeros_like(padding))) << "padding columns got a nonzero gradient";
+  }
+}
+
 // The lm_head and the loss over the first V of Vp rows.
 void classifier_at(int64_t C, int64_t Vp, int64_t V, torch::Device device, bool bf16, double tol) {
   SCOPED_TRACE(::testing::Message() << "classifier C " << C << " Vp " << Vp << " V " << V
@@ -215,6 +241,13 @@ TEST(FusedAtGpt2Widths, MlpGelu) {
   for (const int64_t C : {768, 1024}) mlp_at(C, torch::kCPU, false, kFp32Tol);
 }
 
+TEST(FusedAtGpt2Widths, CrossEntropyUnpaddedAndPadded) {
+  for (const int64_t Vp : {50257, 50304}) {
+    cross_entropy_at(Vp, 50257, torch::kCPU, torch::kFloat, kFp32Tol);
+    cross_entropy_at(Vp, 50257, torch::kCPU, torch::kBFloat16, kBf16Tol);  // no matmul, cheap on any CPU
+  }
+}
+
 TEST(FusedAtGpt2Widths, ClassifierUnpaddedAndPadded) {
   classifier_at(768, 50257, 50257, torch::kCPU, false, kFp32Tol);
   classifier_at(768, 50304, 50257, torch::kCPU, false, kFp32Tol);
@@ -265,6 +298,8 @@ TEST(FusedAtGpt2Widths, CudaEveryOpFp32AndBf16) {
       classifier_at(C, 50304, 50257, cuda, bf16, tol);
     }
     classifier_at(768, 50257, 50257, cuda, bf16, tol);
+    for (const int64_t Vp : {50257, 50304})
+      cross_entropy_at(Vp, 50257, cuda, bf16 ? torch::kBFloat16 : torch::kFloat, tol);
   }
   attention_at(768, 12, cuda, 1e-4);  // the flash/efficient kernels reorder the softmax
 }

@@ -118,7 +118,7 @@ TEST(OpCategories, NamesOfOperatorsAndKernels) {
   is("aten::_scaled_dot_product_flash_attention_for_cpu", Category::kAttention);
   is("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>", Category::kAttention);
   is("aten::_softmax", Category::kSoftmaxLoss);
-  is("ladder::softmax_cross_entropy", Category::kSoftmaxLoss);
+  is("ladder::classifier_cross_entropy", Category::kSoftmaxLoss);
   is("aten::nll_loss_forward", Category::kSoftmaxLoss);
   is("aten::native_layer_norm", Category::kElementwiseNorm);
   is("ladder::add_layer_norm", Category::kElementwiseNorm);

@@ -14,7 +14,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <fmt/format.h>
 
-#include "variants/fused_ops.h"
+#include "variants/cross_entropy.h"
 
 #ifdef LADDER_WITH_CUDA
 #include "variants/cuda/cublaslt_matmul.h"
@@ -301,8 +301,7 @@ torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tens
 torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
                                                  const torch::Tensor& targets, int64_t valid_vocab) {
   auto logits = at::matmul(x, weight.t());
-  return softmax_cross_entropy_reference(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
-                                         valid_vocab);
+  return cross_entropy_reference(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}), valid_vocab);
 }
 
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,

@@ -11,7 +11,8 @@
 //    reduces the fc bias gradient in its epilogue (DGELU_BGRAD); each weight
 //    gradient GEMM also yields its bias gradient (BGRADB). Without these, the
 //    MLP's forward and backward each pay a separate GELU pass over (N, 4C)
-//    and a bias reduction per linear (variants/fused_ops.h has the others).
+//    and a bias reduction per linear (variants/add_layer_norm.h and
+//    variants/cross_entropy.h have the other fused ops).
 //
 // Both are autograd Functions, so autograd stays in charge of the graph. Under
 // autocast the inputs are cast to the autocast dtype first (as autocast would
@@ -23,7 +24,7 @@
 // counted with its reason (fused_linear_stats(); the report's fused switch).
 // CPU: the same steps as ATen calls (addmm, gelu, gelu_backward, sum); there
 // the gain is one autograd node per MLP, not fewer passes.
-// References (tests/test_fused_ops.cpp): at::linear and at::gelu composites.
+// References (tests/test_fused_linear.cpp): at::linear and at::gelu composites.
 #pragma once
 
 #include <cstdint>
@@ -87,7 +88,7 @@ torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& targets, int64_t valid_vocab,
                                        bool weight_grad_into_buffer = false);
-// softmax_cross_entropy_reference on at::matmul(x, weight^T).
+// cross_entropy_reference (variants/cross_entropy.h) on at::matmul(x, weight^T).
 torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
                                                  const torch::Tensor& targets, int64_t valid_vocab);
 

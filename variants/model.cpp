@@ -8,8 +8,8 @@
 
 #include "profiler/layer_ranges.h"
 #include "profiler/range.h"
+#include "variants/add_layer_norm.h"
 #include "variants/fused_linear.h"
-#include "variants/fused_ops.h"
 
 namespace ladder {
 

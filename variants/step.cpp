@@ -6,7 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/range.h"
+<<<<<<< HEAD
 #include "variants/ddp/grad_sync.h"
+=======
+#include "variants/add_layer_norm.h"
+>>>>>>> fused-ops
 
 namespace ladder {
 
@@ -62,7 +66,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
                                            /*defer_host_wait=*/plan_.acts("fused-adamw") && !cfg.breakdown);
   }
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
-  fused_calls_at_start_ = fused::fused_op_calls();
+  add_layer_norm_calls_at_start_ = fused::add_layer_norm_calls();
   fused_linear_at_start_ = fused::fused_linear_stats();
   // The ddp rung keeps its gradients in the all-reduce buckets instead.
   if (plan_.acts("flat-grads") && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
@@ -298,9 +302,7 @@ std::string needs_off(const SwitchDecl& s, const Switches& sw) {
 }  // namespace
 
 nlohmann::json TrainStep::describe_switches() const {
-  fused::FusedOpCalls calls = fused::fused_op_calls();
-  calls.add_layer_norm -= fused_calls_at_start_.add_layer_norm;
-  calls.softmax_cross_entropy -= fused_calls_at_start_.softmax_cross_entropy;
+  const int64_t add_layer_norm_calls = fused::add_layer_norm_calls() - add_layer_norm_calls_at_start_;
   fused::FusedLinearStats linear = fused::fused_linear_stats();
   const auto& l0 = fused_linear_at_start_;
   linear.linear_bias_calls -= l0.linear_bias_calls;
@@ -310,7 +312,7 @@ nlohmann::json TrainStep::describe_switches() const {
   linear.gelu_epilogue_gemms -= l0.gelu_epilogue_gemms;
   linear.fallback_gemms -= l0.fallback_gemms;
   const SwitchFacts facts{cfg_,         plan_,           device_,        tf32_effect_,     bf16_effect_,
-                          calls,        linear,          uses_graph(),   optimizer_in_graph_, graph_replays_,
+                          add_layer_norm_calls, linear, uses_graph(),   optimizer_in_graph_, graph_replays_,
                           steps_run_,   *optimizer_,     pg_,            sync_.get()};
   nlohmann::json j = nlohmann::json::object();
   for (const SwitchDecl* s : all_switches()) {

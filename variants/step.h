@@ -23,7 +23,6 @@
 #include "variants/config.h"
 #include "variants/data.h"
 #include "variants/fused_linear.h"
-#include "variants/fused_ops.h"
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/process_group.h"
 #include "variants/grad_buffer.h"
@@ -118,7 +117,7 @@ class TrainStep {
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
   SwitchEffect tf32_effect_, bf16_effect_;
-  fused::FusedOpCalls fused_calls_at_start_;  // effective = the fused ops ran since
+  int64_t add_layer_norm_calls_at_start_ = 0;  // fused-ln is effective if add_layer_norm ran since
   fused::FusedLinearStats fused_linear_at_start_;
   std::string step_range_name_;  // "step <rung>"
   int64_t keep_gradients_step_ = -1;

@@ -1,7 +1,7 @@
 // bench/micro/layernorm.cpp: the fused rung's residual-add + LayerNorm, at
 // the residual stream's shape (B, T, C), forward + backward. Composite: the
 // add and at::layer_norm as two ATen ops (fused::add_layer_norm_reference);
-// fused: ladder's one-pass op (fused::add_layer_norm, variants/fused_ops.h),
+// fused: ladder's one-pass op (fused::add_layer_norm, variants/add_layer_norm.h),
 // which the fused rung uses between sub-blocks. s = x + r, y = LN(s) and the
 // gradients of x, r, weight and bias must agree within the fp32 tolerance.
 //
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/fused_ops.h"
+#include "variants/add_layer_norm.h"
 
 namespace ladder::micro {
 namespace {

@@ -12,7 +12,7 @@ extern const SwitchDecl fused_ln = {
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     [](const RunConfig&, StepPlan& p) { p.model.fused_ln = true; },
     [](const SwitchFacts& f) {
-      const int64_t calls = f.fused_calls.add_layer_norm;
+      const int64_t calls = f.add_layer_norm_calls;
       auto j = switch_effect(calls > 0, "ladder::add_layer_norm",
                              fmt::format("ladder::add_layer_norm ran {} times (a graph replay calls none)", calls));
       j["fusions"] = {"residual_add_layer_norm"};

@@ -36,7 +36,6 @@
 #include <torch/torch.h>
 
 #include "variants/fused_linear.h"
-#include "variants/fused_ops.h"
 #include "variants/model.h"
 #include "variants/precision.h"
 #include "variants/switches/flags.h"
@@ -79,7 +78,7 @@ struct SwitchFacts {
   const StepPlan& plan;
   torch::Device device;
   SwitchEffect tf32, bf16;          // what enable_tf32 / enable_bf16 found
-  fused::FusedOpCalls fused_calls;  // fused op forward calls since the step was built
+  int64_t add_layer_norm_calls = 0;  // add_layer_norm forward calls since the step was built
   fused::FusedLinearStats linear;   // fused linear calls and cuBLASLt GEMMs since then
   bool graph_captured = false;
   bool optimizer_in_graph = false;

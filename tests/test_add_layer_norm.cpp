@@ -1,11 +1,11 @@
-// tests/test_fused_ops.cpp: the fused CPU operators of variants/fused_ops.h
-// against their composite-ATen references: forward values and every gradient,
-// in fp32, with bf16 inputs, padded vocabularies and odd sizes; the input
-// checks; and what the fused cross-entropy keeps for backward.
+// tests/test_add_layer_norm.cpp: the fused residual add + LayerNorm of
+// variants/add_layer_norm.h against its composite-ATen reference: forward values
+// and every gradient, in fp32, with a bf16 residual and a bf16 output, odd
+// sizes, one output alone; the input checks; on CUDA where a GPU is present.
+// The classifier's cross-entropy is tested in tests/test_cross_entropy.cpp.
 #include <array>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,15 +13,13 @@
 #include <torch/torch.h>
 
 #include "tests/expect_close.h"
-#include "variants/fused_ops.h"
+#include "variants/add_layer_norm.h"
 
 namespace ladder::fused {
 namespace {
 
 using ladder::testing::expect_close;
 using ladder::testing::expect_error_mentions;
-
-
 
 // ---- add + LayerNorm --------------------------------------------------------------------
 
@@ -190,154 +188,6 @@ TEST(FusedAddLayerNorm, AcceptsNonContiguousInputs) {
   expect_close(y, y_ref, 2e-5, 2e-5, "y");
 }
 
-// ---- softmax cross-entropy ---------------------------------------------------------------
-
-struct CrossEntropyResult {
-  torch::Tensor loss, grad;  // () float32; (N, Vp) in the logits' dtype
-};
-
-CrossEntropyResult run_cross_entropy(bool fused, const torch::Tensor& logits_in, const torch::Tensor& targets,
-                                     int64_t valid_vocab, double upstream = 1.0) {
-  auto logits = logits_in.clone().requires_grad_();
-  auto loss = fused ? softmax_cross_entropy(logits, targets, valid_vocab)
-                    : softmax_cross_entropy_reference(logits, targets, valid_vocab);
-  loss.backward(torch::full({}, upstream, loss.options()));
-  return {loss.detach(), logits.grad()};
-}
-
-// Logits (N, Vp) with the padding columns set high: were they to enter the
-// softmax, the loss would change a lot.
-torch::Tensor make_logits(int64_t N, int64_t Vp, int64_t V, torch::ScalarType dtype, double scale = 2.0) {
-  auto logits = scale * torch::randn({N, Vp});
-  if (Vp > V) logits.narrow(1, V, Vp - V).fill_(30.0);
-  return logits.to(dtype);
-}
-
-void expect_cross_entropy_matches(int64_t N, int64_t Vp, int64_t V, torch::ScalarType dtype, double loss_tol,
-                                  double grad_rtol, double upstream = 1.0, double scale = 2.0) {
-  SCOPED_TRACE(::testing::Message() << "N " << N << ", Vp " << Vp << ", V " << V << ", logits " << dtype
-                                    << ", upstream " << upstream << ", logit scale " << scale);
-  torch::manual_seed(11);
-  const auto logits = make_logits(N, Vp, V, dtype, scale);
-  const auto targets = torch::randint(0, V, {N}, torch::kLong);
-  const auto fused = run_cross_entropy(true, logits, targets, V, upstream);
-  const auto ref = run_cross_entropy(false, logits, targets, V, upstream);
-  EXPECT_EQ(fused.loss.scalar_type(), torch::kFloat);
-  EXPECT_EQ(fused.loss.dim(), 0);
-  expect_close(fused.loss, ref.loss, loss_tol, loss_tol, "loss");
-  // Gradients are O(1 / N); atol is relative to that scale.
-  expect_close(fused.grad, ref.grad, grad_rtol, grad_rtol * std::abs(upstream) / double(N), "dlogits");
-  if (Vp > V) {
-    const auto padding = fused.grad.narrow(1, V, Vp - V);
-    EXPECT_TRUE(torch::equal(padding, torch::zeros_like(padding))) << "padding columns got a nonzero gradient";
-  }
-}
-
-TEST(FusedSoftmaxCrossEntropy, Float32MatchesReference) {
-  expect_cross_entropy_matches(64, 500, 500, torch::kFloat, 1e-5, 1e-5);
-  expect_cross_entropy_matches(16, 300, 300, torch::kFloat, 1e-5, 1e-5, /*upstream=*/-2.5);
-}
-
-TEST(FusedSoftmaxCrossEntropy, Bf16LogitsMatchReference) {
-  // Both sides read the same bf16 values exactly, so the loss stays tight;
-  // the gradient is rounded to bf16 on both sides (one ulp is 2^-8 relative).
-  expect_cross_entropy_matches(32, 400, 400, torch::kBFloat16, 1e-5, 1e-2);
-}
-
-// grad_into_logits: the gradient handed on is the logits' own memory, and it
-// equals the reference gradient (padding columns exactly zero).
-void expect_grad_into_logits(torch::Device device, torch::ScalarType dtype, double grad_rtol) {
-  SCOPED_TRACE(::testing::Message() << "logits " << dtype << " on " << device);
-  torch::manual_seed(5);
-  const int64_t N = 24, V = 253, Vp = 300;
-  const auto values = make_logits(N, Vp, V, dtype).to(device);
-  const auto targets = torch::randint(0, V, {N}, torch::kLong).to(device);
-  const auto ref = run_cross_entropy(false, values, targets, V, 1.5);
-  auto leaf = values.clone().requires_grad_();
-  auto logits = leaf.clone();  // a non-leaf, as the lm_head's output
-  const void* logits_memory = logits.data_ptr();
-  torch::Tensor handed_on;
-  logits.register_hook([&](const torch::Tensor& g) { handed_on = g; });
-  auto loss = softmax_cross_entropy(logits, targets, V, /*grad_into_logits=*/true);
-  expect_close(loss.detach(), ref.loss, 1e-5, 1e-5, "loss");
-  loss.backward(torch::full({}, 1.5, loss.options()));
-  ASSERT_TRUE(handed_on.defined());
-  EXPECT_EQ(handed_on.data_ptr(), logits_memory) << "the gradient was not written over the logits";
-  expect_close(leaf.grad(), ref.grad, grad_rtol, grad_rtol * 1.5 / double(N), "dlogits");
-  const auto padding = leaf.grad().narrow(1, V, Vp - V);
-  EXPECT_TRUE(torch::equal(padding, torch::zeros_like(padding))) << "padding columns got a nonzero gradient";
-}
-
-TEST(FusedSoftmaxCrossEntropy, GradIntoLogitsReusesTheirMemory) {
-  expect_grad_into_logits(torch::kCPU, torch::kFloat, 1e-5);
-  expect_grad_into_logits(torch::kCPU, torch::kBFloat16, 1e-2);
-}
-
-TEST(FusedSoftmaxCrossEntropy, PaddedVocabMatchesAndPaddingGetsZeroGradient) {
-  expect_cross_entropy_matches(24, 253 + 47, 253, torch::kFloat, 1e-5, 1e-5);
-  expect_cross_entropy_matches(24, 253 + 47, 253, torch::kBFloat16, 1e-5, 1e-2);
-}
-
-TEST(FusedSoftmaxCrossEntropy, OddSizesMatchReference) {
-  expect_cross_entropy_matches(1, 13, 13, torch::kFloat, 1e-5, 1e-5);  // one row, V below one lane block
-  expect_cross_entropy_matches(3, 37, 29, torch::kFloat, 1e-5, 1e-5);
-  expect_cross_entropy_matches(5, 8, 1, torch::kFloat, 1e-5, 1e-5);    // one class: loss 0, gradient 0
-}
-
-TEST(FusedSoftmaxCrossEntropy, ExtremeLogitsMatchReference) {
-  // Spreads of hundreds (exp underflows), and -inf logits off the target.
-  expect_cross_entropy_matches(8, 200, 200, torch::kFloat, 1e-5, 1e-5, 1.0, /*scale=*/100.0);
-  torch::manual_seed(5);
-  auto logits = torch::randn({6, 50});
-  const auto targets = torch::randint(0, 25, {6}, torch::kLong);
-  logits.narrow(1, 25, 10).fill_(-std::numeric_limits<float>::infinity());
-  const auto fused = run_cross_entropy(true, logits, targets, 50);
-  const auto ref = run_cross_entropy(false, logits, targets, 50);
-  ASSERT_TRUE(std::isfinite(fused.loss.item<float>()));
-  expect_close(fused.loss, ref.loss, 1e-5, 1e-5, "loss with -inf logits");
-  expect_close(fused.grad, ref.grad, 1e-5, 1e-6, "dlogits with -inf logits");
-}
-
-TEST(FusedSoftmaxCrossEntropy, RejectsTargetsOutsideValidVocab) {
-  auto logits = torch::randn({4, 20});
-  auto targets = torch::tensor({1, 2, 15, 3}, torch::kLong);
-  // 15 is a real column of the padded logits but not a class when valid_vocab = 15.
-  expect_error_mentions([&] { softmax_cross_entropy(logits, targets, 15); },
-                        "targets[2] = 15 is outside [0, valid_vocab = 15)");
-  expect_error_mentions([&] { softmax_cross_entropy(logits, torch::tensor({0, -1, 0, 0}, torch::kLong), 20); },
-                        "targets[1] = -1");
-  EXPECT_NO_THROW(softmax_cross_entropy(logits, targets, 16));
-}
-
-TEST(FusedSoftmaxCrossEntropy, RejectsInconsistentInputs) {
-  auto logits = torch::randn({4, 20});
-  auto targets = torch::zeros({4}, torch::kLong);
-  expect_error_mentions([&] { softmax_cross_entropy(logits, targets, 21); }, "valid_vocab = 21 is outside [1, Vp = 20]");
-  expect_error_mentions([&] { softmax_cross_entropy(logits, torch::zeros({5}, torch::kLong), 20); },
-                        "targets has shape [5]");
-  expect_error_mentions([&] { softmax_cross_entropy(logits, targets.to(torch::kInt), 20); }, "targets has dtype Int");
-  expect_error_mentions([&] { softmax_cross_entropy(logits.view({2, 2, 20}), targets, 20); },
-                        "logits has shape [2, 2, 20]");
-}
-
-TEST(FusedSoftmaxCrossEntropy, SavesOnlyPerRowLogsumexpBesidesInputs) {
-  const int64_t N = 12, Vp = 64, V = 50;
-  auto logits = torch::randn({N, Vp}).requires_grad_();
-  auto targets = torch::randint(0, V, {N}, torch::kLong);
-  auto loss = softmax_cross_entropy(logits, targets, V);
-  using Node = torch::autograd::CppNode<detail::SoftmaxCrossEntropyFunction>;
-  auto* node = dynamic_cast<Node*>(loss.grad_fn().get());
-  ASSERT_NE(node, nullptr) << "loss.grad_fn() is not the fused cross-entropy node";
-  const auto saved = node->ctx_.get_saved_variables();
-  ASSERT_EQ(saved.size(), 3u);
-  EXPECT_EQ(saved[0].data_ptr(), logits.data_ptr()) << "logits should be saved by reference, not copied";
-  EXPECT_EQ(saved[1].data_ptr(), targets.data_ptr());
-  EXPECT_EQ(saved[2].sizes(), (std::vector<int64_t>{N})) << "only a per-row logsumexp beyond the inputs";
-  EXPECT_EQ(saved[2].scalar_type(), torch::kFloat);
-  // The logsumexp it saved is the real one.
-  expect_close(saved[2], torch::logsumexp(logits.detach().narrow(1, 0, V), 1), 1e-6, 1e-6, "saved logsumexp");
-}
-
 // ---- CUDA kernels against the same references (skipped without a GPU) -------------------
 
 TEST(FusedAddLayerNorm, CudaMatchesReference) {
@@ -411,32 +261,6 @@ TEST(FusedAddLayerNorm, CudaOneOutputAloneAndDeterministicWeightGradient) {
   // The two-stage weight gradient sums in a fixed order: bit for bit the same twice.
   auto first = backward(true, true, true), second = backward(true, true, true);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(torch::equal(first[i], second[i])) << names[i];
-}
-
-TEST(FusedSoftmaxCrossEntropy, CudaGradIntoLogitsReusesTheirMemory) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  expect_grad_into_logits(torch::kCUDA, torch::kFloat, 1e-5);
-  expect_grad_into_logits(torch::kCUDA, torch::kBFloat16, 1e-2);
-}
-
-TEST(FusedSoftmaxCrossEntropy, CudaMatchesReference) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  // Vp = 3048 rows are read in 16-byte packs; Vp = 3001 ones value by value.
-  for (const int64_t pad : {47, 0})
-  for (auto dtype : {torch::kFloat, torch::kBFloat16}) {
-    SCOPED_TRACE(::testing::Message() << "logits " << dtype << ", padding " << pad);
-    torch::manual_seed(13);
-    const int64_t N = 40, V = 3001, Vp = V + pad;
-    const auto logits = make_logits(N, Vp, V, dtype).cuda();
-    const auto targets = torch::randint(0, V, {N}, torch::kLong).cuda();
-    const auto fused = run_cross_entropy(true, logits, targets, V, 1.5);
-    const auto ref = run_cross_entropy(false, logits, targets, V, 1.5);
-    const double grad_rtol = dtype == torch::kFloat ? 1e-4 : 1e-2;
-    expect_close(fused.loss.cpu(), ref.loss.cpu(), 1e-5, 1e-5, "loss");
-    expect_close(fused.grad.cpu(), ref.grad.cpu(), grad_rtol, grad_rtol * 1.5 / double(N), "dlogits");
-    const auto padding = fused.grad.narrow(1, V, Vp - V).cpu();
-    EXPECT_TRUE(torch::equal(padding, torch::zeros_like(padding))) << "padding columns got a nonzero gradient";
-  }
 }
 
 }  // namespace

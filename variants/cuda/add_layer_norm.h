@@ -1,8 +1,8 @@
-// variants/cuda/fused_kernels.h: launchers for the CUDA kernels behind
-// variants/fused_ops.h (residual add + LayerNorm, softmax cross-entropy).
+// variants/cuda/add_layer_norm.h: launchers for the CUDA kernels behind
+// variants/add_layer_norm.h (residual add + LayerNorm, forward and backward).
 //
-// Plain pointers, sizes and a stream: no LibTorch types, so fused_kernels.cu
-// compiles without ATen headers. All tensors are contiguous, row-major, on the
+// Plain pointers, sizes and a stream: no LibTorch types, so the .cu compiles
+// without ATen headers. All tensors are contiguous, row-major, on the
 // stream's device. Every launcher runs asynchronously on `stream` (no host
 // synchronisation, so it can be captured in a CUDA graph) and throws
 // std::runtime_error with file:line if a launch fails. Float accumulation
@@ -13,12 +13,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include "variants/cuda/elem_type.h"
+
 namespace ladder::fused::cuda {
 
-// Element type of an input that may be float32 or bfloat16.
-enum class ElemType { kFloat32, kBFloat16 };
-
-// ---- add + LayerNorm -----------------------------------------------------------
 // One warp per row. s = x + residual; y = (s - mean) * rstd * weight + bias,
 // computed in float and stored in y_type.
 void add_layer_norm_forward(const float* x,         // (N, C)
@@ -63,34 +61,5 @@ void add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
                              float* dbias,          // (C) out
                              float* scratch,        // add_layer_norm_backward_scratch_floats(N, C)
                              int64_t N, int64_t C, cudaStream_t stream);
-
-// ---- softmax cross-entropy ---------------------------------------------------------
-// One block per row, over the first V of Vp columns. Writes the per-row loss
-// lse - logits[target] and the per-row logsumexp. A target outside [0, V) is
-// not checked on the host (that would synchronise); its row's loss is NaN.
-// With grad not null, the same kernel also writes grad = (softmax -
-// onehot(target)) * grad_scale over [0, V) and 0 over [V, Vp), in logits_type;
-// grad may be logits itself (llm.c's fused classifier: the logits are read
-// from memory once, for the loss and its gradient together).
-void softmax_cross_entropy_forward(const void* logits,     // (N, Vp) logits_type
-                                   ElemType logits_type,
-                                   const int64_t* targets,  // (N)
-                                   float* losses,           // (N) out
-                                   float* lse,              // (N) out
-                                   int64_t N, int64_t Vp, int64_t V, cudaStream_t stream,
-                                   void* grad = nullptr,    // (N, Vp) out, logits_type, or null
-                                   float grad_scale = 0.f);
-
-// grad = (softmax - onehot(target)) * dloss / N over [0, V), exactly 0 over
-// [V, Vp). grad may be logits itself: each element is read, then written, by
-// one thread. dloss is a device pointer to the upstream scalar gradient. A row
-// whose target is outside [0, V) gets NaN over [0, V).
-void softmax_cross_entropy_backward(const void* logits,     // (N, Vp) logits_type
-                                    ElemType logits_type,
-                                    const int64_t* targets,  // (N)
-                                    const float* lse,        // (N)
-                                    const float* dloss,      // () device scalar
-                                    void* grad,              // (N, Vp) out, logits_type
-                                    int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
 
 }  // namespace ladder::fused::cuda

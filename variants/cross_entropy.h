@@ -1,0 +1,38 @@
+// variants/cross_entropy.h: the loss half of the fused-ce classifier
+// (classifier_cross_entropy, variants/fused_linear.h): the mean
+// cross-entropy over the first valid_vocab columns of padded logits (llm.c
+// semantics) and, in the same pass over each row, its gradient written over
+// the logits; beside the composite-ATen reference it must match
+// (tests/test_cross_entropy.cpp; at GPT-2's vocabulary
+// tests/test_fused_widths.cpp).
+//
+// On CPU fused C++ loops (one task per row, float accumulation,
+// variants/cpu_rows.h); on CUDA the kernel of variants/cuda/cross_entropy.cu
+// on the current stream, without host synchronisation (CUDA-graph safe).
+#pragma once
+
+#include <cstdint>
+
+#include <torch/torch.h>
+
+namespace ladder::fused {
+
+// Not differentiable: the forward half of the classifier's one-pass loss
+// (classifier_cross_entropy, variants/fused_linear.h). Returns the mean
+// cross-entropy, a () float32 computed in fp32, of logits (N, Vp) against
+// targets (N) int64, where only the first valid_vocab columns are classes:
+// the padding columns [valid_vocab, Vp) never enter the softmax. In the same
+// pass over each row it writes d(loss)/d(logits) = (softmax - onehot) / N
+// over the logits themselves, in their dtype (float32 or bfloat16), exactly 0
+// on the padding columns. logits and targets must be contiguous; targets must
+// lie in [0, valid_vocab). On CUDA the targets are not range-checked (that
+// would synchronise): a row with a bad target makes the loss NaN instead of
+// throwing.
+torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
+                                                      int64_t valid_vocab);
+// at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float();
+// its gradient w.r.t. the logits is what the op above writes.
+torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
+                                      int64_t valid_vocab);
+
+}  // namespace ladder::fused

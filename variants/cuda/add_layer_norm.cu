@@ -1,0 +1,240 @@
+// variants/cuda/add_layer_norm.cu: CUDA kernels for residual add +
+// LayerNorm, forward and backward (see add_layer_norm.h).
+//
+// One warp per row, warp-shuffle reductions; weight/bias gradients by a
+// deterministic two-stage column reduction. All accumulation in float; no
+// ATen headers here. The CPU implementation is in variants/add_layer_norm.cpp
+// and tests/test_add_layer_norm.cpp compares both against composite ATen ops.
+#include "variants/cuda/add_layer_norm.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "variants/cuda/cuda_utils.cuh"
+
+namespace ladder::fused::cuda {
+namespace {
+
+constexpr int kLayerNormThreads = 256;  // 8 rows (warps) per block
+
+// grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
+template <typename R, typename Y>
+__global__ void __launch_bounds__(kLayerNormThreads)
+    add_layer_norm_forward_kernel(const float* __restrict__ x,         // (N, C)
+                                  const R* __restrict__ residual,      // (N, C)
+                                  const float* __restrict__ weight,    // (C)
+                                  const float* __restrict__ bias,      // (C)
+                                  float* s,                            // (N, C)
+                                  Y* __restrict__ y,                   // (N, C)
+                                  float* __restrict__ mean_out,        // (N)
+                                  float* __restrict__ rstd_out,        // (N)
+                                  int64_t N, int C, float eps) {
+  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= N) return;  // uniform across the warp, so the shuffles below stay full-mask
+  const int64_t offset = row * C;
+  const float* x_row = x + offset;
+  const R* r_row = residual + offset;
+  float* s_row = s + offset;
+
+  float sum = 0.f;
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float v = x_row[c] + to_float(r_row[c]);
+    s_row[c] = v;  // re-read below by this same thread, so no fence is needed
+    sum += v;
+  }
+  const float mean = warp_sum(sum) / C;
+
+  float sq = 0.f;
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float d = s_row[c] - mean;
+    sq += d * d;
+  }
+  const float rstd = rsqrtf(warp_sum(sq) / C + eps);
+
+  Y* y_row = y + offset;
+  for (int c = lane; c < C; c += kWarpSize) y_row[c] = from_float<Y>((s_row[c] - mean) * rstd * weight[c] + bias[c]);
+  if (lane == 0) {
+    mean_out[row] = mean;
+    rstd_out[row] = rstd;
+  }
+}
+
+// One kernel for the input gradient and the first stage of dweight/dbias, so
+// dy and s are read from memory once. grid: ceil(N / kLayerNormRowsPerChunk);
+// block: warps * 32, one warp per row; dynamic shared memory warps * 2 * C
+// floats, each warp's own dweight/dbias partial sums (when dy is not null).
+// Warp w takes rows w, w + warps, ... of its block's chunk, in order; the
+// warps' partials are then summed in warp order into partial[block]: the
+// result does not depend on scheduling. dy, ds_in, dresidual may be null.
+template <typename D, typename R>
+__global__ void __launch_bounds__(kLayerNormThreads)
+    add_layer_norm_backward_kernel(const D* __restrict__ dy,          // (N, C)
+                                   const float* __restrict__ ds_in,   // (N, C)
+                                   const float* __restrict__ s,       // (N, C)
+                                   const float* __restrict__ weight,  // (C)
+                                   const float* __restrict__ mean,    // (N)
+                                   const float* __restrict__ rstd,    // (N)
+                                   float* __restrict__ dx,            // (N, C)
+                                   R* __restrict__ dresidual,         // (N, C)
+                                   float* __restrict__ partial,       // (chunks, 2, C)
+                                   int64_t N, int C) {
+  extern __shared__ float param_sh[];  // (warps, 2, C)
+  const int warps = blockDim.x / kWarpSize;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  float* dweight_sh = param_sh + int64_t(warp) * 2 * C;  // this warp's alone until the __syncthreads below
+  float* dbias_sh = dweight_sh + C;
+  if (dy != nullptr) {
+    for (int c = lane; c < C; c += kWarpSize) {
+      dweight_sh[c] = 0.f;
+      dbias_sh[c] = 0.f;
+    }
+  }
+  const int64_t row_begin = int64_t(blockIdx.x) * kLayerNormRowsPerChunk;
+  const int64_t row_end = min(N, row_begin + kLayerNormRowsPerChunk);
+  // The row is uniform across the warp, so the shuffles stay full-mask; no
+  // thread returns early: all of them reach the __syncthreads below.
+  for (int64_t row = row_begin + warp; row < row_end; row += warps) {
+    const int64_t offset = row * C;
+    const float mu = mean[row], rs = rstd[row];
+    float mean_g = 0.f, mean_gx = 0.f;  // mean(g), mean(g * xhat) with g = dy * weight
+    if (dy != nullptr) {
+      float sum_g = 0.f, sum_gx = 0.f;
+      for (int c = lane; c < C; c += kWarpSize) {
+        const float g = to_float(dy[offset + c]) * weight[c];
+        sum_g += g;
+        sum_gx += g * (s[offset + c] - mu) * rs;
+      }
+      mean_g = warp_sum(sum_g) / C;
+      mean_gx = warp_sum(sum_gx) / C;
+    }
+    for (int c = lane; c < C; c += kWarpSize) {
+      float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
+      if (dy != nullptr) {
+        const float d = to_float(dy[offset + c]);
+        const float xhat = (s[offset + c] - mu) * rs;
+        ds += rs * (d * weight[c] - mean_g - xhat * mean_gx);
+        dweight_sh[c] += d * xhat;
+        dbias_sh[c] += d;
+      }
+      dx[offset + c] = ds;
+      if (dresidual != nullptr) dresidual[offset + c] = from_float<R>(ds);
+    }
+  }
+  if (dy == nullptr) return;  // uniform across the grid: no partials to write
+  __syncthreads();
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    float dw = 0.f, db = 0.f;
+    for (int w = 0; w < warps; ++w) {
+      dw += param_sh[int64_t(w) * 2 * C + c];
+      db += param_sh[int64_t(w) * 2 * C + C + c];
+    }
+    partial[(int64_t(blockIdx.x) * 2 + 0) * C + c] = dw;
+    partial[(int64_t(blockIdx.x) * 2 + 1) * C + c] = db;
+  }
+}
+
+// How many warps (rows at a time) a backward block runs: 8, or fewer where
+// their dweight/dbias partials (2 * C floats each) would not fit the 48 KiB
+// of shared memory a launch may take without opting in. 0 if not even one.
+constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
+int backward_warps(int64_t C) {
+  const int64_t fit = kSharedBytesPerBlock / (2 * C * int64_t(sizeof(float)));
+  return int(fit < kLayerNormThreads / kWarpSize ? fit : kLayerNormThreads / kWarpSize);
+}
+
+// Stage 2: sum the chunks' partials in a fixed order. grid: ceil(C / 32);
+// block: (32, kFinalRows). Thread (tx, ty) sums chunks ty, ty + kFinalRows,
+// ... for column tx in order; row 0 then adds the kFinalRows sums in order.
+// Many threads per column, because the chunks are hundreds (N / 32) and one
+// thread per column would wait on hundreds of loads in a row.
+constexpr int kFinalRows = 32;
+__global__ void __launch_bounds__(kWarpSize * kFinalRows)
+    add_layer_norm_backward_params_final_kernel(const float* __restrict__ partial,  // (chunks, 2, C)
+                                                float* __restrict__ dweight,        // (C)
+                                                float* __restrict__ dbias,          // (C)
+                                                int64_t chunks, int C) {
+  __shared__ float dweight_sh[kFinalRows][kWarpSize + 1];
+  __shared__ float dbias_sh[kFinalRows][kWarpSize + 1];
+  const int c = blockIdx.x * kWarpSize + threadIdx.x;
+  float dw = 0.f, db = 0.f;
+  if (c < C) {
+    for (int64_t k = threadIdx.y; k < chunks; k += kFinalRows) {
+      dw += partial[(k * 2 + 0) * C + c];
+      db += partial[(k * 2 + 1) * C + c];
+    }
+  }
+  dweight_sh[threadIdx.y][threadIdx.x] = dw;
+  dbias_sh[threadIdx.y][threadIdx.x] = db;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    for (int k = 1; k < kFinalRows; ++k) {
+      dw += dweight_sh[k][threadIdx.x];
+      db += dbias_sh[k][threadIdx.x];
+    }
+    dweight[c] = dw;
+    dbias[c] = db;
+  }
+}
+
+// Fills n floats with zero (dweight/dbias when dy is null).
+__global__ void fill_zero_kernel(float* __restrict__ out, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 0.f;
+}
+
+}  // namespace
+
+void add_layer_norm_forward(const float* x, const void* residual, ElemType residual_type, const float* weight,
+                            const float* bias, float* s, void* y, ElemType y_type, float* mean, float* rstd,
+                            int64_t N, int64_t C, float eps, cudaStream_t stream) {
+  if (N == 0) return;
+  const unsigned blocks = ceil_div(N, kLayerNormThreads / kWarpSize);
+  dispatch_elem_type(residual_type, "add_layer_norm_forward", [&](auto r_tag) {
+    dispatch_elem_type(y_type, "add_layer_norm_forward", [&](auto y_tag) {
+      using R = decltype(r_tag);
+      using Y = decltype(y_tag);
+      add_layer_norm_forward_kernel<R, Y><<<blocks, kLayerNormThreads, 0, stream>>>(
+          x, static_cast<const R*>(residual), weight, bias, s, static_cast<Y*>(y), mean, rstd, N, int(C), eps);
+    });
+  });
+  LADDER_CUDA_CHECK(cudaGetLastError());
+}
+
+void add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_in, const float* s,
+                             const float* weight, const float* mean, const float* rstd, float* dx, void* dresidual,
+                             ElemType residual_type, float* dweight, float* dbias, float* scratch, int64_t N,
+                             int64_t C, cudaStream_t stream) {
+  const int warps = backward_warps(C);
+  if (warps < 1)
+    throw std::invalid_argument("add_layer_norm_backward: C = " + std::to_string(C) + " is over the " +
+                                std::to_string(kSharedBytesPerBlock / (2 * sizeof(float))) +
+                                " columns whose weight-gradient partials fit a block's shared memory");
+  const int64_t chunks = (N + kLayerNormRowsPerChunk - 1) / kLayerNormRowsPerChunk;
+  if (chunks > 0) {
+    const size_t shared = dy != nullptr ? size_t(warps) * 2 * size_t(C) * sizeof(float) : 0;
+    dispatch_elem_type(dy_type, "add_layer_norm_backward", [&](auto d_tag) {
+      dispatch_elem_type(residual_type, "add_layer_norm_backward", [&](auto r_tag) {
+        using D = decltype(d_tag);
+        using R = decltype(r_tag);
+        add_layer_norm_backward_kernel<D, R><<<unsigned(chunks), warps * kWarpSize, shared, stream>>>(
+            static_cast<const D*>(dy), ds_in, s, weight, mean, rstd, dx, static_cast<R*>(dresidual), scratch, N,
+            int(C));
+      });
+    });
+    LADDER_CUDA_CHECK(cudaGetLastError());
+  }
+  if (dy == nullptr || N == 0) {  // y got no gradient (or there are no rows)
+    fill_zero_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(dweight, C);
+    LADDER_CUDA_CHECK(cudaGetLastError());
+    fill_zero_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(dbias, C);
+    LADDER_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  add_layer_norm_backward_params_final_kernel<<<ceil_div(C, kWarpSize), dim3(kWarpSize, kFinalRows), 0, stream>>>(
+      scratch, dweight, dbias, chunks, int(C));
+  LADDER_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace ladder::fused::cuda
