@@ -6,11 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/range.h"
-<<<<<<< HEAD
-#include "variants/ddp/grad_sync.h"
-=======
 #include "variants/add_layer_norm.h"
->>>>>>> fused-ops
+#include "variants/ddp/grad_sync.h"
 
 namespace ladder {
 
