@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/run_dir.h"
+#include "reports/run_figures.h"
 #include "reports/stats.h"
 
 namespace ladder {
@@ -55,35 +56,29 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const json& pa
   }
   if (deciding.contains("failure")) row["failure"] = deciding["failure"];
   if (row["status"] != "ok") return row;
-  std::vector<double> dt, dt_cv, tok, mfu_roof, mfu_sheet;
-  int64_t peak = 0;
-  for (const auto& r : reports) {
-    const auto& s = r["summary"];
-    dt.push_back(s["dt_ms"]["median"].get<double>());
-    dt_cv.push_back(s["dt_ms"]["cv"].get<double>());
-    tok.push_back(s["tokens_per_s"]["median"].get<double>());
-    mfu_roof.push_back(r["mfu"]["measured_roofline"]["mfu_pct"].get<double>());
-    if (r["mfu"]["datasheet"]["mfu_pct"].is_number()) mfu_sheet.push_back(r["mfu"]["datasheet"]["mfu_pct"].get<double>());
-    peak = std::max(peak, r["memory"]["measured"]["peak_bytes"].get<int64_t>());
-  }
+  // Every declared run-level figure (reports/run_figures.cpp), across processes.
+  std::vector<const json*> processes;
+  for (const auto& r : reports) processes.push_back(&r);
+  const json figures = cell_figures(processes);
+  for (const RunFigure& f : run_figures()) row[f.key] = figures[f.key];
+  row["per_process"] = figures["per_process"];
+  row["markers"] = figures["markers"];
   const size_t n = reports.size();
-  const double steps_cv = median_of(dt_cv);
-  const std::optional<double> processes_cv = n > 1 ? std::optional<double>(summarize(dt).cv) : std::nullopt;
-  row["dt_ms_median"] = median_of(dt);
-  row["dt_ms_cv"] = steps_cv;
-  row["tokens_per_s_median"] = median_of(tok);
   row["sample"] = n == 1 ? fmt::format("the median of {} measured steps of one process",
                                        first["steps"]["dt_ms"].size())
                          : fmt::format("the median of {} per-process medians", n);
-  if (processes_cv) {
+  std::vector<double> dt_cv;
+  for (const auto& r : reports) dt_cv.push_back(r["summary"]["dt_ms"]["cv"].get<double>());
+  const double steps_cv = median_of(dt_cv);
+  row["dt_ms_cv"] = steps_cv;
+  std::optional<double> processes_cv;
+  if (n > 1) {
+    const std::vector<double> dt = figures["per_process"]["dt_ms_median"].get<std::vector<double>>();
+    processes_cv = summarize(dt).cv;
     row["dt_ms_process_medians"] = dt;
     row["dt_ms_process_cv"] = *processes_cv;
   }
   row["noise"] = noise_verdict(steps_cv, processes_cv);
-  if (first["timing"].contains("data_pct_of_dt")) row["data_pct_of_dt"] = first["timing"]["data_pct_of_dt"];
-  row["mfu_pct_datasheet"] = mfu_sheet.size() == n ? json(median_of(mfu_sheet)) : json();
-  row["mfu_pct_measured_roofline"] = median_of(mfu_roof);
-  row["peak_bytes"] = peak;
   row["peak_kind"] = first["memory"]["measured"]["peak_kind"];
   row["op_counts"] = first["op_counts"];
   json effective = json::object();

@@ -16,10 +16,11 @@ namespace ladder {
 // What every summary row has, whatever happened to the cell.
 nlohmann::json row_base(const Cell& c, const std::string& status, const nlohmann::json& parity);
 
-// A cell's row: its figures from the one report, or with --repeat N the
-// median over the N processes of each one's median (a process is the
-// independent sample; its steps are not), with the per-process medians
-// listed. Peak memory is the largest of the processes'.
+// A cell's row: every run-level figure (reports/run_figures.h) from the one
+// report, or with --repeat N across the N processes (the median of each
+// one's value; a process is the independent sample, its steps are not), with
+// the per-process values listed (per_process). Peak memory is the largest of
+// the processes'.
 nlohmann::json summary_row(const Cell& c, const std::vector<nlohmann::json>& reports,
                            const nlohmann::json& parity);
 

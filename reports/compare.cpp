@@ -20,6 +20,7 @@
 #include "reports/mann_whitney.h"
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
+#include "reports/run_figures.h"
 #include "reports/welch.h"
 #include "variants/config.h"
 
@@ -149,59 +150,49 @@ std::vector<const LoadedRun*> members(const LoadedRun& run) {
 // The median over an input's runs of each run's median tokens/s, or -1 when
 // a run lacks a complete report of the cell.
 double tokens_per_s_median(const LoadedRun& run, const std::string& cell) {
-  std::vector<double> medians;
+  std::vector<const json*> reports;
   for (const LoadedRun* m : members(run)) {
     const json* r = m->find(cell);
     if (!ok(r)) return -1;
-    medians.push_back(r->at("summary").at("tokens_per_s").at("median").get<double>());
+    reports.push_back(r);
   }
-  return median_of(medians);
+  return cell_figures(reports)["tokens_per_s_median"].get<double>();
 }
 
-// One input's figures for a rung. With one process, the median of its
-// measured steps; with several (--repeat, or runs joined by commas), the
-// median of the per-process medians, which are the samples of the test.
+// One input's figures for a rung: every run-level figure (reports/run_figures.h)
+// across its processes, and the samples the verdict tests. With one process
+// the figures are its own (medians of its steps); with several (--repeat, or
+// runs joined by commas) the median of the per-process values, which are the
+// samples of the test.
 json input_cell(const LoadedRun& run, const std::string& cell) {
-  std::vector<double> pooled, run_medians;
-  const json* first = nullptr;
-  const auto runs = members(run);
-  for (const LoadedRun* m : runs) {
+  std::vector<const json*> reports;
+  std::vector<double> pooled;
+  for (const LoadedRun* m : members(run)) {
     const json* r = m->find(cell);
     if (!r) return {{"status", "missing"}};
     if (!ok(r)) return {{"status", r->value("status", "missing")}};
-    if (!first) first = r;
+    reports.push_back(r);
     const auto samples = dt_samples(*r);
     pooled.insert(pooled.end(), samples.begin(), samples.end());
-    run_medians.push_back(r->at("summary").at("dt_ms").at("median").get<double>());
   }
-  const json& mfu = first->at("mfu");
-  const json& sheet = mfu.at("datasheet").at("mfu_pct");
-  const double tok_s = tokens_per_s_median(run, cell);
+  const json figures = cell_figures(reports);
+  json in = {{"status", "ok"}, {"runs", reports.size()}, {"markers", figures["markers"]}};
+  for (const RunFigure& f : run_figures()) in[f.key] = figures[f.key];
+  const bool per_process = reports.size() >= 2;
+  in["sample"] = per_process ? fmt::format("median of {} per-process medians", reports.size())
+                             : fmt::format("median of {} steps of one process", pooled.size());
+  in["dt_ms_samples"] = pooled;
+  in["dt_ms_run_medians"] = figures["per_process"]["dt_ms_median"];
   const double fp32_tok_s = tokens_per_s_median(run, shape_prefix(cell) + "fp32");
-  const bool per_process = runs.size() >= 2;
+  in["speedup_vs_fp32"] = fp32_tok_s > 0 ? json(in["tokens_per_s_median"].get<double>() / fp32_tok_s) : json();
   // Where a step's time went (the op breakdown of the first process), when
-  // it is valid: ms per step per category.
-  // and the largest kernels or operators of each category.
-  json breakdown, breakdown_top;
-  if (first->contains("op_breakdown") && (*first)["op_breakdown"].is_object() &&
-      (*first)["op_breakdown"].value("valid", false) && (*first)["op_breakdown"].contains("categories_ms")) {
-    breakdown = (*first)["op_breakdown"]["categories_ms"];
-    breakdown_top = (*first)["op_breakdown"].value("top_by_category", json());
-  }
-  return {{"status", "ok"},
-          {"op_breakdown_ms", breakdown},
-          {"op_breakdown_top", breakdown_top},
-          {"runs", runs.size()},
-          {"dt_ms_median", per_process ? median_of(run_medians) : median_of(pooled)},
-          {"sample", per_process ? fmt::format("median of {} per-process medians", runs.size())
-                                 : fmt::format("median of {} steps of one process", pooled.size())},
-          {"tokens_per_s_median", tok_s},
-          {"mfu_pct", sheet.is_null() ? mfu.at("measured_roofline").at("mfu_pct") : sheet},
-          {"mfu_basis", sheet.is_null() ? "measured_roofline" : "datasheet"},
-          {"peak_bytes", first->at("memory").at("measured").at("peak_bytes")},
-          {"dt_ms_samples", pooled},
-          {"dt_ms_run_medians", run_medians},
-          {"speedup_vs_fp32", fp32_tok_s > 0 ? json(tok_s / fp32_tok_s) : json()}};
+  // it is valid: ms per step per category, and each category's largest
+  // kernels or operators.
+  const json& b = reports.front()->value("op_breakdown", json());
+  const bool valid = b.is_object() && b.value("valid", false) && b.contains("categories_ms");
+  in["op_breakdown_ms"] = valid ? b["categories_ms"] : json();
+  in["op_breakdown_top"] = valid ? b.value("top_by_category", json()) : json();
+  return in;
 }
 
 // With 2+ processes on each side the samples are the per-process medians,
@@ -278,13 +269,11 @@ void holm_adjust(std::vector<json*>& tested) {
 
 }  // namespace
 
-json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
-  for (const auto& run : runs) check_repeats(run);
-  json cmp = {{"schema_version", 1}, {"kind", "ladder.comparison"}, {"alpha", opts.alpha},
-              {"noise_threshold_pct", opts.noise_threshold_pct},
-              {"metric", "dt_ms"}, {"inputs", json::array()}, {"warnings", json::array()},
-              {"forced_differences", json::array()}, {"subject", json::object()}};
-  // Inputs and the subject: environment keys whose values differ.
+namespace {
+
+// The inputs, and the subject: the environment keys whose values differ
+// (and the test-only slowdown hook, when the inputs differ in it).
+void add_inputs_and_subject(const std::vector<LoadedRun>& runs, json& cmp) {
   std::vector<std::map<std::string, json>> envs;
   for (const auto& run : runs) {
     const std::map<std::string, json> shown = subject_environment(run.environment());
@@ -306,19 +295,15 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     }
     if (differs) cmp["subject"][k] = values;
   }
-
   // A report measured with the test-only slowdown hook says so, and inputs
   // that differ in it are no A/A pair: the hook is part of the subject.
   json slowdowns = json::array();
   for (const auto& run : runs) {
-    auto slowdown = [&]() -> std::optional<double> {
-      for (const LoadedRun* m : members(run))
-        for (const auto& r : m->reports)
-          if (r.contains("timing") && r["timing"].contains("test_slowdown_pct") &&
-              r["timing"]["test_slowdown_pct"].is_number())
-            return r["timing"]["test_slowdown_pct"].get<double>();
-      return std::nullopt;
-    }();
+    std::optional<double> slowdown;
+    for (const LoadedRun* m : members(run))
+      for (const auto& r : m->reports)
+        if (!slowdown && r.contains("timing") && r["timing"].value("test_slowdown_pct", json()).is_number())
+          slowdown = r["timing"]["test_slowdown_pct"].get<double>();
     slowdowns.push_back(slowdown ? json(*slowdown) : json());
     if (slowdown)
       cmp["warnings"].push_back(fmt::format("input {}: measured with the test-only slowdown hook "
@@ -326,14 +311,12 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   }
   if (std::any_of(slowdowns.begin(), slowdowns.end(), [&](const json& v) { return v != slowdowns.front(); }))
     cmp["subject"]["timing.test_slowdown_pct"] = slowdowns;
+}
 
-  // Rungs in the order they first appear.
-  std::vector<std::string> cells;
-  for (const auto& run : runs)
-    for (const auto& c : run.cells)
-      if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
-
-  // Comparability: what was measured must be the same.
+// Comparability: what was measured must be the same. A difference is refused
+// (ConfigError, exit 2) unless --force, which lists it in the output.
+void check_comparable(const std::vector<LoadedRun>& runs, const std::vector<std::string>& cells,
+                      const CompareOptions& opts, json& cmp) {
   std::vector<std::string> refusals;
   for (const auto& cell : cells) {
     const json* base = runs[0].find(cell);
@@ -355,81 +338,98 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     throw ConfigError(msg);
   }
   cmp["forced_differences"] = refusals;
+}
 
-  // Per rung: each input's figures, and the verdict against the baseline.
-  std::vector<double> log_ratio_sum(runs.size(), 0.0), log_dt_sum(runs.size(), 0.0);
-  std::vector<int> ratio_count(runs.size(), 0);
-  bool per_step_verdicts = false;
-  cmp["rungs"] = json::array();
-  cmp["ladder_shape"] = json::array();
-  for (const auto& cell : cells) {
-    // A PyTorch peer (bench/peers.h) is shown as "peer:<name>" beside the
-    // rungs, and stays out of the geomean over the rungs.
-    const bool peer = is_peer_cell(cell);
-    json row = {{"rung", peer_display_name(cell)}, {"cell", cell}, {"peer", peer},
-                {"inputs", json::array()}, {"vs_baseline", json::array()}};
-    std::vector<std::string> missing_in;
-    for (const auto& run : runs) {
-      row["inputs"].push_back(input_cell(run, cell));
-      if (row["inputs"].back()["status"] != "ok") missing_in.push_back(run.label);
-    }
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (i == 0) {
-        row["vs_baseline"].push_back(nullptr);
-        continue;
-      }
-      json v = test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct);
-      if (v.contains("ratio_tokens_per_s") && !peer) {
-        log_ratio_sum[i] += std::log(v["ratio_tokens_per_s"].get<double>());
-        log_dt_sum[i] += std::log(v["ratio_dt_ms"].get<double>());
-        ++ratio_count[i];
-      }
-      if (v.value("sample_unit", "") == "steps") per_step_verdicts = true;
-      if (v.value("verdict", "") == "too few samples")
-        cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} {} is too few for a verdict (need {} each)", cell,
-                                              v["n"][0].get<int>(), v["n"][1].get<int>(),
-                                              v["sample_unit"].get<std::string>(), v["min_n"].get<int>()));
-      row["vs_baseline"].push_back(v);
-    }
-    if (!missing_in.empty()) {
-      std::string who;
-      for (const auto& l : missing_in) who += (who.empty() ? "" : ", ") + l;
-      cmp["warnings"].push_back(fmt::format("rung '{}': missing or failed in {}", cell, who));
-    }
-    json shape = {{"rung", peer_display_name(cell)}, {"speedup_vs_fp32", json::array()},
-                  {"ratio_to_baseline", json::array()}};
-    for (const auto& in : row["inputs"]) shape["speedup_vs_fp32"].push_back(in.value("speedup_vs_fp32", json()));
-    for (const auto& s : shape["speedup_vs_fp32"])
-      shape["ratio_to_baseline"].push_back(s.is_null() || shape["speedup_vs_fp32"][0].is_null()
-                                               ? json()
-                                               : json(s.get<double>() / shape["speedup_vs_fp32"][0].get<double>()));
-    shape["ratio_to_baseline"][0] = nullptr;
-    cmp["ladder_shape"].push_back(shape);
-    cmp["rungs"].push_back(row);
+// One rung: each input's figures and its verdict against the baseline; the
+// warnings it raises go to `cmp`.
+json compare_cell(const std::vector<LoadedRun>& runs, const std::string& cell, const CompareOptions& opts,
+                  json& cmp) {
+  // A PyTorch peer (bench/peers.h) is shown as "peer:<name>" beside the
+  // rungs, and stays out of the geomean over the rungs.
+  json row = {{"rung", peer_display_name(cell)}, {"cell", cell}, {"peer", is_peer_cell(cell)},
+              {"inputs", json::array()}, {"vs_baseline", json::array({nullptr})}};
+  std::string missing_in;
+  for (const auto& run : runs) {
+    row["inputs"].push_back(input_cell(run, cell));
+    if (row["inputs"].back()["status"] != "ok") missing_in += (missing_in.empty() ? "" : ", ") + run.label;
   }
   for (size_t i = 1; i < runs.size(); ++i) {
-    std::vector<json*> tested;
-    for (auto& row : cmp["rungs"])
-      if (row["vs_baseline"][i].contains("p_value") && row["vs_baseline"][i]["p_value"].is_number())
-        tested.push_back(&row["vs_baseline"][i]);
-    holm_adjust(tested);
-    for (json* v : tested) decide(*v, opts.alpha);
+    json v = test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct);
+    if (v.value("verdict", "") == "too few samples")
+      cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} {} is too few for a verdict (need {} each)", cell,
+                                            v["n"][0].get<int>(), v["n"][1].get<int>(),
+                                            v["sample_unit"].get<std::string>(), v["min_n"].get<int>()));
+    row["vs_baseline"].push_back(v);
   }
+  if (!missing_in.empty()) cmp["warnings"].push_back(fmt::format("rung '{}': missing or failed in {}", cell, missing_in));
+  return row;
+}
+
+// Each input's speedup over its own fp32, and its ratio to the baseline's.
+json shape_of(const json& row) {
+  json shape = {{"rung", row["rung"]}, {"speedup_vs_fp32", json::array()}, {"ratio_to_baseline", json::array()}};
+  for (const auto& in : row["inputs"]) shape["speedup_vs_fp32"].push_back(in.value("speedup_vs_fp32", json()));
+  const json& base = shape["speedup_vs_fp32"][0];
+  for (const auto& x : shape["speedup_vs_fp32"])
+    shape["ratio_to_baseline"].push_back(x.is_null() || base.is_null() ? json() : json(x.get<double>() / base.get<double>()));
+  shape["ratio_to_baseline"][0] = nullptr;
+  return shape;
+}
+
+// Per input: the verdicts after Holm's adjustment over its rungs, and the
+// geometric mean of its ratios to the baseline over the rungs (not peers).
+void add_verdicts_and_geomean(json& cmp, size_t n_inputs, double alpha) {
+  cmp["geomean"] = json::array({nullptr});
+  for (size_t i = 1; i < n_inputs; ++i) {
+    std::vector<json*> tested;
+    double log_ratio = 0, log_dt = 0;
+    int count = 0;
+    for (auto& row : cmp["rungs"]) {
+      json& v = row["vs_baseline"][i];
+      if (v.contains("p_value") && v["p_value"].is_number()) tested.push_back(&v);
+      if (v.contains("ratio_tokens_per_s") && !row["peer"].get<bool>()) {
+        log_ratio += std::log(v["ratio_tokens_per_s"].get<double>());
+        log_dt += std::log(v["ratio_dt_ms"].get<double>());
+        ++count;
+      }
+    }
+    holm_adjust(tested);
+    for (json* v : tested) decide(*v, alpha);
+    cmp["geomean"].push_back(count == 0 ? json()
+                                        : json{{"ratio_tokens_per_s", std::exp(log_ratio / count)},
+                                               {"ratio_dt_ms", std::exp(log_dt / count)},
+                                               {"rungs", count}});
+  }
+}
+
+}  // namespace
+
+json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
+  for (const auto& run : runs) check_repeats(run);
+  json cmp = {{"schema_version", 1}, {"kind", "ladder.comparison"}, {"alpha", opts.alpha},
+              {"noise_threshold_pct", opts.noise_threshold_pct},
+              {"metric", "dt_ms"}, {"inputs", json::array()}, {"warnings", json::array()},
+              {"forced_differences", json::array()}, {"subject", json::object()},
+              {"rungs", json::array()}, {"ladder_shape", json::array()}};
+  add_inputs_and_subject(runs, cmp);
+  std::vector<std::string> cells;  // in the order they first appear
+  for (const auto& run : runs)
+    for (const auto& c : run.cells)
+      if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
+  check_comparable(runs, cells, opts, cmp);
+  bool per_step_verdicts = false;
+  for (const auto& cell : cells) {
+    cmp["rungs"].push_back(compare_cell(runs, cell, opts, cmp));
+    cmp["ladder_shape"].push_back(shape_of(cmp["rungs"].back()));
+    for (const auto& v : cmp["rungs"].back()["vs_baseline"])
+      per_step_verdicts = per_step_verdicts || (v.is_object() && v.value("sample_unit", "") == "steps");
+  }
+  add_verdicts_and_geomean(cmp, runs.size(), opts.alpha);
   if (per_step_verdicts)
     cmp["warnings"].push_back(
         "verdicts use the per-step samples of one process per input; steps of one process are not "
         "independent, so small differences can be flagged. Measure with 'ladder run --repeat 3' (or give "
         "runs joined by commas, A1,A2,A3 B1,B2,B3) to test per-process medians");
-  cmp["geomean"] = json::array();
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (i == 0 || ratio_count[i] == 0) {
-      cmp["geomean"].push_back(nullptr);
-      continue;
-    }
-    cmp["geomean"].push_back({{"ratio_tokens_per_s", std::exp(log_ratio_sum[i] / ratio_count[i])},
-                              {"ratio_dt_ms", std::exp(log_dt_sum[i] / ratio_count[i])},
-                              {"rungs", ratio_count[i]}});
-  }
   return cmp;
 }
 
@@ -467,19 +467,37 @@ Tone verdict_tone(const std::string& verdict) {
   return verdict == "missing" || verdict == "too few samples" ? Tone::kWarn : Tone::kPlain;
 }
 
-// One row per rung x input: each input's figures and its verdict against the baseline.
+// Under the rung table: each input's geomean, and what "peer:" rows are.
+std::vector<Line> rung_table_notes(const json& cmp) {
+  std::vector<Line> notes;
+  for (size_t i = 1; i < cmp["geomean"].size(); ++i) {
+    const json& g = cmp["geomean"][i];
+    if (g.is_null()) continue;
+    notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs",
+                                 cmp["inputs"][i]["label"].get<std::string>(), g["ratio_tokens_per_s"].get<double>(),
+                                 g["rungs"].get<int>())});
+  }
+  for (const auto& row : cmp["rungs"])
+    if (row.value("peer", false)) {
+      notes.push_back({fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
+                                   "in the same run as the rungs; not a rung: outside the geomean and loss parity",
+                                   kPeerBaseRung)});
+      break;
+    }
+  return notes;
+}
+
+// One row per rung x input: each input's figures (the run-level figures shown
+// in compare's table, reports/run_figures.cpp) and its verdict against the baseline.
 Table rung_table(const json& cmp) {
   Table t;
-  t.columns = {{"rung", "rung", "", Align::kLeft},
-               {"input", "input", "", Align::kLeft},
-               {"status", "status", "", Align::kLeft},
-               {"dt_ms_median", "dt_ms", ""},
-               {"tokens_per_s_median", "tok/s", ""},
-               {"mfu_pct", "MFU %", ""},
-               {"peak_gib", "peak", "GiB"},
-               {"ratio_tokens_per_s", "x base", ""},
-               {"p_value", "p", ""},
-               {"verdict", "verdict", "", Align::kLeft}};
+  t.columns = {{"rung", "rung", "", Align::kLeft}, {"input", "input", "", Align::kLeft},
+               {"status", "status", "", Align::kLeft}};
+  for (const RunFigure& f : run_figures())
+    if (f.shown & kCompareTable) t.columns.push_back(figure_column(f));
+  t.columns.push_back({"ratio_tokens_per_s", "x base", ""});
+  t.columns.push_back({"p_value", "p", ""});
+  t.columns.push_back({"verdict", "verdict", "", Align::kLeft});
   for (const auto& row : cmp["rungs"]) {
     for (size_t i = 0; i < row["inputs"].size(); ++i) {
       const json& in = row["inputs"][i];
@@ -488,18 +506,11 @@ Table rung_table(const json& cmp) {
       r.cells = {{i == 0 ? row["rung"].get<std::string>() : "", row["rung"]},
                  {cmp["inputs"][i]["label"].get<std::string>(), nullptr},
                  {in["status"].get<std::string>(), nullptr}};
-      if (in["status"] == "ok") {
-        TableCell mfu = number_cell(in["mfu_pct"], "{:.1f}", in["mfu_basis"] == "measured_roofline" ? "p" : "");
-        mfu.value = nullptr;  // the text, with its 'p': which peak the percentage is of
-        r.cells.push_back(number_cell(in["dt_ms_median"], "{:.2f}"));
-        r.cells.push_back(number_cell(in["tokens_per_s_median"], "{:.0f}"));
-        r.cells.push_back(mfu);
-        r.cells.push_back(number_cell(in["peak_bytes"].get<double>() / (1 << 30), "{:.2f}"));
-      } else {
-        r.cells.resize(7, TableCell{"", ""});
-      }
+      const json markers = in.value("markers", json::object());
+      for (const RunFigure& f : run_figures())
+        if (f.shown & kCompareTable) r.cells.push_back(figure_cell(f, in.value(f.key, json()), markers.value(f.key, "")));
       if (v.is_null()) {
-        r.cells.resize(10, TableCell{"", ""});
+        r.cells.resize(t.columns.size(), TableCell{"", ""});
       } else {
         std::string verdict = v["verdict"];
         if (v.contains("change_pct")) verdict += fmt::format(" ({:+.2f} %)", v["change_pct"].get<double>());
@@ -510,21 +521,7 @@ Table rung_table(const json& cmp) {
       t.rows.push_back(r);
     }
   }
-  for (size_t i = 1; i < cmp["geomean"].size(); ++i) {
-    const json& g = cmp["geomean"][i];
-    if (g.is_null()) continue;
-    t.notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs",
-                                   cmp["inputs"][i]["label"].get<std::string>(),
-                                   g["ratio_tokens_per_s"].get<double>(), g["rungs"].get<int>())});
-  }
-  // What "peer:" rows are, when there are any.
-  for (const auto& row : cmp["rungs"])
-    if (row.value("peer", false)) {
-      t.notes.push_back({fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
-                                     "in the same run as the rungs; not a rung: outside the geomean and loss parity",
-                                     kPeerBaseRung)});
-      break;
-    }
+  t.notes = rung_table_notes(cmp);
   return t;
 }
 

@@ -56,7 +56,7 @@ int export_command(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("export: '{}' has no summary.json; --format {} renders a run's summary, expected a "
                                   "run directory or its summary.json",
                                   inputs[0], format));
-  Document doc = summary_path.empty() ? Document{} : run_document(read_json_file(summary_path), summary_path);
+  Document doc = summary_path.empty() ? Document{} : run_document(load_summary(summary_path), summary_path);
   doc.run = &run;
   if (out.empty()) {
     fmt::print("{}", reporter.render(doc, {isatty(STDOUT_FILENO) != 0}));

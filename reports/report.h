@@ -15,7 +15,7 @@
 
 namespace ladder {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // "20261121T213600Z" style UTC timestamps and ISO 8601 strings.
 std::string utc_now_iso8601();

@@ -147,6 +147,28 @@ json LoadedRun::environment() const {
   return json::object();
 }
 
+json load_summary(const std::string& path) {
+  json j = read_json_file(path);
+  check_version(j, path);
+  if (j.value("kind", "") != "ladder.run_summary")
+    throw ConfigError(fmt::format("{}: kind '{}' is not a run summary; expected ladder.run_summary", path,
+                                  j.value("kind", "?")));
+  if (!j.contains("rows") || !j["rows"].is_array())
+    throw ConfigError(fmt::format("{}: field 'rows' is missing; expected the summary's rows", path));
+  if (j["schema_version"].get<int>() >= 3) return j;
+  for (auto& row : j["rows"]) {  // schema 2: the MFU was two keys, the op count inside op_counts
+    if (!row.is_object() || row.value("status", "") != "ok") continue;
+    const json sheet = row.value("mfu_pct_datasheet", json());
+    row["mfu_pct"] = sheet.is_number() ? sheet : row.value("mfu_pct_measured_roofline", json());
+    row["markers"] = {{"mfu_pct", sheet.is_number() ? "" : "p"}};
+    const json ops = row.value("op_counts", json());
+    if (ops.is_object())
+      row["ops_per_step"] = ops.value("cuda_kernels_per_step", 0) > 0 ? ops["cuda_kernels_per_step"]
+                                                                     : ops.value("cpu_ops_per_step", json());
+  }
+  return j;
+}
+
 LoadedRun load_run(const std::string& path, const std::string& label) {
   LoadedRun run;
   run.label = label;

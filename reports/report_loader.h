@@ -38,6 +38,11 @@ LoadedRun load_run(const std::string& path, const std::string& label);
 // takes the first run's cells and config; `repeats` holds all of them.
 LoadedRun load_run_group(const std::string& comma_separated_paths, const std::string& label);
 
+// A summary.json's content, checked (kind, version) and read under today's
+// row keys: rows of schema 2 and before lack the figures declared since
+// (mfu_pct, ops_per_step), which are filled in from the keys they had.
+nlohmann::json load_summary(const std::string& path);
+
 // Parses a JSON file; throws ConfigError naming the file on any failure.
 nlohmann::json read_json_file(const std::string& path);
 

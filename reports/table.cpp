@@ -14,6 +14,7 @@
 
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
+#include "reports/run_figures.h"
 
 namespace ladder {
 
@@ -66,25 +67,75 @@ std::string roofline_figures(const json& roofline) {
   return figures;
 }
 
-Document run_document(const json& summary, const std::string& summary_path) {
-  Document doc;
-  doc.kind = DocumentKind::kRun;
-  doc.data = summary;
+namespace {
+
+// The run table's columns: the rung and its status, every figure shown in
+// the run table (reports/run_figures.cpp) with the speedups after tokens/s,
+// then the parity verdict and, for a row that did not run, why.
+std::vector<Column> run_columns() {
+  std::vector<Column> cols = {{"rung", "rung", "", Align::kLeft}, {"status", "status", "", Align::kLeft}};
+  for (const RunFigure& f : run_figures()) {
+    if (!(f.shown & kRunTable)) continue;
+    cols.push_back(figure_column(f));
+    if (std::string(f.key) == "tokens_per_s_median") {
+      cols.push_back({"speedup_vs_fp32", "x fp32", ""});
+      cols.push_back({"speedup_vs_previous", "x prev", ""});
+    }
+  }
+  cols.push_back({"parity", "parity", "", Align::kLeft});
+  cols.push_back({"reason", "reason", "", Align::kLeft});
+  return cols;
+}
+
+// "pass gnorm 3.3e-03<=2e-02": the verdict, the quantity that decided and its value.
+TableCell parity_cell(const json& row) {
+  const json& parity = row["parity"];
+  std::string verdict = parity.value("status", "");
+  if (row.contains("peer")) verdict = "not checked (peer)";
+  if (parity.contains("worst_quantity")) {
+    const json& worst = parity["worst_rel_diff"];
+    const double rtol = parity["rtol"].get<double>();
+    verdict += fmt::format(" {} {}{}{:.0e}", parity["worst_quantity"] == "grad_norm" ? "gnorm" : "loss",
+                           worst.is_null() ? std::string("nan") : fmt::format("{:.1e}", worst.get<double>()),
+                           !worst.is_null() && worst.get<double>() <= rtol ? "<=" : ">", rtol);
+  }
+  const Tone tone = verdict.rfind("fail", 0) == 0 ? Tone::kBad : row.contains("peer") ? Tone::kWarn : Tone::kGood;
+  return {verdict, nullptr, tone};
+}
+
+Row ok_row(const json& row, const std::string& name) {
+  Row r;
+  r.cells = {{name, nullptr}, {row["status"].get<std::string>(), nullptr}};
+  const json markers = row.value("markers", json::object());
+  for (const RunFigure& f : run_figures()) {
+    if (!(f.shown & kRunTable)) continue;
+    r.cells.push_back(figure_cell(f, row.value(f.key, json()), markers.value(f.key, "")));
+    if (std::string(f.key) == "tokens_per_s_median") {
+      r.cells.push_back(number_cell(row.value("speedup_vs_fp32", json()), "{:.2f}"));
+      r.cells.push_back(number_cell(row.value("speedup_vs_previous", json()), "{:.2f}"));
+    }
+  }
+  r.cells.push_back(parity_cell(row));
+  r.cells.push_back({"", ""});
+  return r;
+}
+
+// A row that did not run or failed: its status and why, the figures blank.
+Row failed_row(const json& row, const std::string& name, size_t n_columns) {
+  std::string why = row.value("reason", "");
+  if (row.contains("failure")) why = row["failure"].value("reason", "") + " " + row["failure"].value("message", "");
+  Row r;
+  r.cells = {{name, nullptr}, {row["status"].get<std::string>(), nullptr, Tone::kBad}};
+  r.cells.resize(n_columns - 1, TableCell{"", ""});
+  r.cells.push_back({why.substr(0, 90), why});
+  return r;
+}
+
+Table run_table(const json& summary) {
   Table t;
-  t.columns = {{"rung", "rung", "", Align::kLeft},
-               {"status", "status", "", Align::kLeft},
-               {"dt_ms_median", "dt_ms", ""},
-               {"tokens_per_s_median", "tok/s", ""},
-               {"speedup_vs_fp32", "x fp32", ""},
-               {"speedup_vs_previous", "x prev", ""},
-               {"mfu_pct", "MFU %", ""},
-               {"peak_bytes", "peak", "GiB"},
-               {"ops_per_step", "ops/step", ""},
-               {"parity", "parity", "", Align::kLeft},
-               {"reason", "reason", "", Align::kLeft}};
+  t.columns = run_columns();
   bool peers_header = false;
   for (const auto& row : summary["rows"]) {
-    const std::string status = row["status"];
     const std::string name = peer_display_name(row["cell"].get<std::string>());
     if (row.contains("peer") && !peers_header) {
       peers_header = true;
@@ -92,54 +143,13 @@ Document run_document(const json& summary, const std::string& summary_path) {
                                         "process (not in loss parity) --",
                                         summary.value("peers", json::object()).value("compared_with", kPeerBaseRung))});
     }
-    if (status != "ok") {
-      std::string why = row.value("reason", "");
-      if (row.contains("failure")) why = row["failure"].value("reason", "") + " " + row["failure"].value("message", "");
-      Row r;
-      r.cells = {{name, nullptr}, {status, nullptr, Tone::kBad}};
-      r.cells.resize(t.columns.size() - 1, TableCell{"", ""});
-      r.cells.push_back({why.substr(0, 90), why});
-      t.rows.push_back(r);
-      continue;
-    }
-    const json& ds = row["mfu_pct_datasheet"];
-    TableCell mfu = ds.is_null() ? number_cell(row["mfu_pct_measured_roofline"], "{:.1f}", "p") : number_cell(ds, "{:.1f}");
-    mfu.value = nullptr;  // the text, with its 'p': which peak the percentage is of
-    const json& parity = row["parity"];
-    std::string verdict = parity.value("status", "");
-    if (row.contains("peer")) verdict = "not checked (peer)";
-    if (parity.contains("worst_quantity")) {
-      // The quantity that decided, and its value: "pass gnorm 3.3e-03<=2e-02".
-      const json& worst = parity["worst_rel_diff"];
-      const double rtol = parity["rtol"].get<double>();
-      verdict += fmt::format(" {} {}{}{:.0e}", parity["worst_quantity"] == "grad_norm" ? "gnorm" : "loss",
-                             worst.is_null() ? std::string("nan") : fmt::format("{:.1e}", worst.get<double>()),
-                             !worst.is_null() && worst.get<double>() <= rtol ? "<=" : ">", rtol);
-    }
-    const Tone tone = verdict.rfind("fail", 0) == 0 ? Tone::kBad : row.contains("peer") ? Tone::kWarn : Tone::kGood;
-    const auto& ops = row["op_counts"];
-    const json op_count = ops.is_null() ? json()
-                          : ops.value("cuda_kernels_per_step", 0) > 0 ? ops["cuda_kernels_per_step"]
-                                                                       : json(ops.value("cpu_ops_per_step", 0));
-    TableCell peak = number_cell(row["peak_bytes"].get<double>() / (1 << 30), "{:.2f}");
-    peak.value = row["peak_bytes"];
-    t.rows.push_back({{{name, nullptr},
-                       {status, nullptr},
-                       number_cell(row["dt_ms_median"], "{:.2f}"),
-                       number_cell(row["tokens_per_s_median"], "{:.0f}"),
-                       number_cell(row["speedup_vs_fp32"], "{:.2f}"),
-                       number_cell(row["speedup_vs_previous"], "{:.2f}"),
-                       mfu,
-                       peak,
-                       number_cell(op_count, "{:.0f}"),
-                       {verdict, nullptr, tone},
-                       {"", ""}}});
+    t.rows.push_back(row["status"] == "ok" ? ok_row(row, name) : failed_row(row, name, t.columns.size()));
   }
-  doc.tables.push_back(t);
-  auto note = [&](std::string text, std::string lead = "", Tone tone = Tone::kPlain) {
-    doc.notes.push_back({std::move(text), std::move(lead), tone});
-  };
-  // Each peer beside the top single-process rung: "ladder fused-adamw 0.79x of compile".
+  return t;
+}
+
+// "ladder fused-adamw 0.79x of compile": each peer beside the top single-process rung.
+std::string peer_ratios(const json& summary) {
   std::string ratios;
   for (const auto& row : summary["rows"]) {
     if (!row.contains("ladder_vs_peer") || !row["ladder_vs_peer"]["tokens_per_s_ratio"].is_number()) continue;
@@ -148,87 +158,118 @@ Document run_document(const json& summary, const std::string& summary_path) {
     ratios += fmt::format("{}{}{} {:.2f}x of {}", ratios.empty() ? "" : ", ",
                           slash == std::string::npos ? "" : cell.substr(0, slash + 1),
                           row["ladder_vs_peer"]["rung"].get<std::string>(),
-                          row["ladder_vs_peer"]["tokens_per_s_ratio"].get<double>(),
-                          row["peer"].value("name", "?"));
+                          row["ladder_vs_peer"]["tokens_per_s_ratio"].get<double>(), row["peer"].value("name", "?"));
   }
-  if (!ratios.empty()) note(fmt::format("ladder {} (tokens/s; above 1 ladder is faster)", ratios), "peers:");
-  const int repeats = summary.value("repeats", 1);
-  if (repeats > 1)
-    note(fmt::format("dt, tok/s, MFU: the median of {} per-process medians (--repeat {}, interleaved); peak: the "
-                     "largest process's",
-                     repeats, repeats));
-  const json roofline = summary.value("roofline", json::object());
-  if (roofline.value("status", "") == "ok") {
-    note(fmt::format("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs",
-                     roofline_figures(roofline), roofline.value("device", "?")));
-  } else if (roofline.contains("reason")) {
-    note(fmt::format("roofline ('p'): {}; each rung probed its own", roofline.value("reason", "")));
-  }
-  // Numeric switches that did not take effect on this device, in one line
-  // each: their rungs ran the previous precision, and the table's speedups
-  // show only what their other switches bought.
-  auto not_effective_in = [&](const char* numeric) {
-    std::string rungs;
-    for (const auto& row : summary["rows"])
-      if (row.value("status", "") == "ok" && row.contains("effective") && row["effective"].contains(numeric) &&
-          !row["effective"][numeric].get<bool>())
-        rungs += fmt::format("{}{}", rungs.empty() ? "" : ", ", peer_display_name(row["cell"].get<std::string>()));
-    return rungs;
+  return ratios;
+}
+
+// The ok rows (by display name) for which `pick` holds, "a, b, c".
+template <class F>
+std::string rows_where(const json& summary, F pick) {
+  std::string names;
+  for (const auto& row : summary["rows"])
+    if (row.value("status", "") == "ok" && pick(row))
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", peer_display_name(row["cell"].get<std::string>()));
+  return names;
+}
+
+// Numeric switches that did not take effect on this device, one line each:
+// their rungs ran the previous precision, and the table's speedups show only
+// what their other switches bought.
+void not_effective_notes(const json& summary, std::vector<Line>& notes) {
+  auto not_effective = [&](const char* numeric) {
+    return rows_where(summary, [&](const json& row) {
+      return row.contains("effective") && row["effective"].contains(numeric) && !row["effective"][numeric].get<bool>();
+    });
   };
-  if (const std::string rungs = not_effective_in("tf32"); !rungs.empty())
-    note(fmt::format("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device (see "
-                     "switches.tf32.reason); those rungs ran fp32",
-                     rungs));
-  if (const std::string rungs = not_effective_in("bf16"); !rungs.empty()) {
-    const json bf16_entry =
+  if (const std::string rungs = not_effective("tf32"); !rungs.empty())
+    notes.push_back({fmt::format("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device "
+                                 "(see switches.tf32.reason); those rungs ran fp32",
+                                 rungs)});
+  if (const std::string rungs = not_effective("bf16"); !rungs.empty()) {
+    const json roofline = summary.value("roofline", json::object());
+    const json bf16 =
         roofline.contains("precisions") ? roofline["precisions"].value("bf16", json::object()) : json::object();
-    note(fmt::format("not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)", rungs,
-                     bf16_entry.contains("emulated_evidence")
-                         ? "this CPU emulates bf16 matmuls (" + bf16_entry["emulated_evidence"].get<std::string>() + ")"
-                         : std::string("see each report's switches.bf16.reason")),
-         "bf16:", Tone::kWarn);
+    notes.push_back({fmt::format("not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)",
+                                 rungs,
+                                 bf16.contains("emulated_evidence")
+                                     ? "this CPU emulates bf16 matmuls (" + bf16["emulated_evidence"].get<std::string>() + ")"
+                                     : std::string("see each report's switches.bf16.reason")),
+                     "bf16:", Tone::kWarn});
   }
-  // Rows whose dt moved more than a quiet machine's (runner.cpp's noise
-  // verdict), and 'p' MFU above 100 % (a roofline probe that ran slow).
-  std::string noisy, over_roofline;
+}
+
+// Rows whose dt moved more than a quiet machine's (the noise verdict,
+// bench/summary_rows.cpp), with their CVs, and 'p' MFU above 100 % (a
+// roofline probe that ran slow).
+void noise_notes(const json& summary, std::vector<Line>& notes) {
+  std::string noisy;
   double cv_limit = 0;
   for (const auto& row : summary["rows"]) {
-    if (row.value("status", "") != "ok") continue;
-    const std::string name = peer_display_name(row["cell"].get<std::string>());
     const json noise = row.value("noise", json::object());
-    if (noise.contains("quiet") && !noise["quiet"].get<bool>()) {
-      cv_limit = noise["cv_limit"].get<double>();
-      noisy += fmt::format("{}{} (steps {:.1f} %{})", noisy.empty() ? "" : ", ", name,
-                           100 * noise["steps_cv"].get<double>(),
-                           noise["processes_cv"].is_number()
-                               ? fmt::format(", processes {:.1f} %", 100 * noise["processes_cv"].get<double>())
-                               : std::string());
-    }
-    if (row["mfu_pct_datasheet"].is_null() && row["mfu_pct_measured_roofline"].is_number() &&
-        row["mfu_pct_measured_roofline"].get<double>() > 100)
-      over_roofline += fmt::format("{}{}", over_roofline.empty() ? "" : ", ", name);
+    if (row.value("status", "") != "ok" || !noise.contains("quiet") || noise["quiet"].get<bool>()) continue;
+    cv_limit = noise["cv_limit"].get<double>();
+    noisy += fmt::format("{}{} (steps {:.1f} %{})", noisy.empty() ? "" : ", ",
+                         peer_display_name(row["cell"].get<std::string>()), 100 * noise["steps_cv"].get<double>(),
+                         noise["processes_cv"].is_number()
+                             ? fmt::format(", processes {:.1f} %", 100 * noise["processes_cv"].get<double>())
+                             : std::string());
   }
   if (!noisy.empty())
-    note(fmt::format("dt varied more than a quiet machine's {:.0f} % (CV) in {}: the machine was busy while they "
-                     "ran, so differences of that size between runs are not findings; rerun them (with --repeat)",
-                     100 * cv_limit, noisy),
-         "noise:", Tone::kWarn);
-  if (!over_roofline.empty())
-    note(fmt::format("'p' MFU above 100 % in {}: the run's roofline probe ran slow (see roofline.json's "
-                     "tflops_per_round)",
-                     over_roofline),
-         "roofline:", Tone::kWarn);
-  note("MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the rung's "
-       "precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU.");
-  note("parity: the larger relative difference to the reference over the first steps, of the loss (loss) or the "
-       "gradient norm (gnorm), against the rung's tolerance.");
+    notes.push_back({fmt::format("dt varied more than a quiet machine's {:.0f} % (CV) in {}: the machine was busy while "
+                                 "they ran, so differences of that size between runs are not findings; rerun them "
+                                 "(with --repeat)",
+                                 100 * cv_limit, noisy),
+                     "noise:", Tone::kWarn});
+  const std::string over = rows_where(summary, [](const json& row) {
+    return row.value("markers", json::object()).value("mfu_pct", "") == "p" && row["mfu_pct"].is_number() &&
+           row["mfu_pct"].get<double>() > 100;
+  });
+  if (!over.empty())
+    notes.push_back({fmt::format("'p' MFU above 100 % in {}: the run's roofline probe ran slow (see roofline.json's "
+                                 "tflops_per_round)",
+                                 over),
+                     "roofline:", Tone::kWarn});
+}
+
+std::vector<Line> run_notes(const json& summary, const std::string& summary_path) {
+  std::vector<Line> notes;
+  if (const std::string ratios = peer_ratios(summary); !ratios.empty())
+    notes.push_back({fmt::format("ladder {} (tokens/s; above 1 ladder is faster)", ratios), "peers:"});
+  if (const int repeats = summary.value("repeats", 1); repeats > 1)
+    notes.push_back({fmt::format("figures: the median of {} per-process medians (--repeat {}, interleaved); peak: the "
+                                 "largest process's",
+                                 repeats, repeats)});
+  const json roofline = summary.value("roofline", json::object());
+  if (roofline.value("status", "") == "ok")
+    notes.push_back({fmt::format("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs",
+                                 roofline_figures(roofline), roofline.value("device", "?"))});
+  else if (roofline.contains("reason"))
+    notes.push_back({fmt::format("roofline ('p'): {}; each rung probed its own", roofline.value("reason", ""))});
+  not_effective_notes(summary, notes);
+  noise_notes(summary, notes);
+  notes.push_back({"MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the "
+                   "rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU."});
+  notes.push_back({"parity: the larger relative difference to the reference over the first steps, of the loss (loss) "
+                   "or the gradient norm (gnorm), against the rung's tolerance."});
   if (summary.contains("missing") && !summary["missing"].empty())
-    note(fmt::format("{} cell(s) missing ({}): {}", summary["missing"].size(),
-                     summary.value("status", "") == "stopped" ? "the run stopped" : "interrupted",
-                     summary["missing"].dump()));
+    notes.push_back({fmt::format("{} cell(s) missing ({}): {}", summary["missing"].size(),
+                                 summary.value("status", "") == "stopped" ? "the run stopped" : "interrupted",
+                                 summary["missing"].dump())});
   if (summary.contains("stopped_because") && summary["stopped_because"].is_string())
-    note("the run stopped " + summary["stopped_because"].get<std::string>());
-  note("summary: " + summary_path);
+    notes.push_back({"the run stopped " + summary["stopped_because"].get<std::string>()});
+  notes.push_back({"summary: " + summary_path});
+  return notes;
+}
+
+}  // namespace
+
+Document run_document(const json& summary, const std::string& summary_path) {
+  Document doc;
+  doc.kind = DocumentKind::kRun;
+  doc.data = summary;
+  doc.tables.push_back(run_table(summary));
+  doc.notes = run_notes(summary, summary_path);
   return doc;
 }
 

@@ -78,7 +78,7 @@ class Peer:
 
     def header(self, status):
         return {
-            "schema_version": 2,  # reports/report.h kSchemaVersion
+            "schema_version": 3,  # reports/report.h kSchemaVersion
             "kind": "ladder.rung_report",
             "run_id": self.args.run_id,
             "rung": self.cfg["rung"],

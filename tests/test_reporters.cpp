@@ -96,6 +96,7 @@ TEST(Reporters, RunTableAsCsv) {
   const json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"dt_ms_median", 100.5},
                     {"tokens_per_s_median", 1000.0}, {"speedup_vs_fp32", 1.0}, {"speedup_vs_previous", nullptr},
                     {"mfu_pct_datasheet", nullptr}, {"mfu_pct_measured_roofline", 60.0}, {"peak_bytes", 3 << 29},
+                    {"mfu_pct", 60.0}, {"markers", {{"mfu_pct", "p"}}}, {"ops_per_step", 420},
                     {"op_counts", {{"cpu_ops_per_step", 420}}}, {"parity", {{"status", "baseline"}}}};
   const json failed = {{"cell", "bf16"}, {"rung", "bf16"}, {"status", "failed"}, {"reason", "oom"}};
   const Document doc = run_document({{"rows", {row, failed}}, {"missing", json::array()}}, "summary.json");

@@ -1,0 +1,114 @@
+// reports/run_figures.cpp: every run-level figure, declared once (see run_figures.h).
+#include "reports/run_figures.h"
+
+#include <algorithm>
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "reports/stats.h"
+
+namespace ladder {
+
+using nlohmann::json;
+
+namespace {
+// report[a][b]..., or null when a step of the path is missing.
+json at(const json& r, std::initializer_list<const char*> path) {
+  const json* cur = &r;
+  for (const char* key : path) {
+    if (!cur->is_object() || !cur->contains(key)) return nullptr;
+    cur = &(*cur)[key];
+  }
+  return *cur;
+}
+constexpr double kGiB = 1.0 / double(1ll << 30);
+}  // namespace
+
+const std::vector<RunFigure>& run_figures() {
+  using R = const json&;
+  static const std::vector<RunFigure> kFigures = {
+      {"dt_ms_median", "step time: the median of a process's measured steps", [](R r) {
+         return at(r, {"summary", "dt_ms", "median"});
+       }, Across::kMedian, "dt_ms", "", "{:.2f}", 1, nullptr, kRunTable | kCompareTable, nullptr},
+      {"tokens_per_s_median", "tokens per second, all ranks: the median over a process's measured steps", [](R r) {
+         return at(r, {"summary", "tokens_per_s", "median"});
+       }, Across::kMedian, "tok/s", "", "{:.0f}", 1, nullptr, kRunTable | kCompareTable,
+       "Throughput per rung (median tokens/s, higher is better)"},
+      // The datasheet peak where there is one for the device and precision,
+      // else the matmul roofline measured on this device ('p').
+      {"mfu_pct", "model FLOPs utilisation: against the datasheet peak, else ('p') the measured matmul roofline",
+       [](R r) {
+         const json sheet = at(r, {"mfu", "datasheet", "mfu_pct"});
+         return sheet.is_number() ? sheet : at(r, {"mfu", "measured_roofline", "mfu_pct"});
+       }, Across::kMedian, "MFU %", "", "{:.1f}", 1,
+       [](R r) { return at(r, {"mfu", "datasheet", "mfu_pct"}).is_number() ? "" : "p"; }, kRunTable | kCompareTable,
+       nullptr},
+      {"mfu_pct_datasheet", "MFU against the device's datasheet peak at the rung's precision (null: no entry)",
+       [](R r) { return at(r, {"mfu", "datasheet", "mfu_pct"}); }, Across::kMedian, "", "", "{:.1f}", 1, nullptr,
+       kSummaryOnly, nullptr},
+      {"mfu_pct_measured_roofline", "MFU against the matmul roofline measured on this device",
+       [](R r) { return at(r, {"mfu", "measured_roofline", "mfu_pct"}); }, Across::kMedian, "", "", "{:.1f}", 1,
+       nullptr, kSummaryOnly, nullptr},
+      {"peak_bytes", "peak memory: CUDA's peak reserved bytes, or the process's peak RSS on a CPU",
+       [](R r) { return at(r, {"memory", "measured", "peak_bytes"}); }, Across::kMax, "peak", "GiB", "{:.2f}", kGiB,
+       nullptr, kRunTable | kCompareTable, "Peak memory per rung (GiB, lower is better)"},
+      {"ops_per_step", "CUDA kernels per step, or aten:: operators on a CPU (the op count's extra step)", [](R r) {
+         const json kernels = at(r, {"op_counts", "cuda_kernels_per_step"});
+         return kernels.is_number() && kernels.get<double>() > 0 ? kernels : at(r, {"op_counts", "cpu_ops_per_step"});
+       }, Across::kMedian, "ops/step", "", "{:.0f}", 1, nullptr, kRunTable, nullptr},
+      {"data_pct_of_dt", "host time in the data phase as a share of the step",
+       [](R r) { return at(r, {"timing", "data_pct_of_dt"}); }, Across::kMedian, "", "", "{:.1f}", 1, nullptr,
+       kSummaryOnly, nullptr},
+  };
+  return kFigures;
+}
+
+const RunFigure& run_figure(const std::string& key) {
+  for (const auto& f : run_figures())
+    if (key == f.key) return f;
+  throw std::logic_error("no run figure is declared as '" + key + "' (reports/run_figures.cpp)");
+}
+
+bool figure_key_has_unit(const std::string& key) {
+  static const std::regex kUnit("^[a-z][a-z0-9_]*_(ms|s|pct|bytes|per_s|per_step|tflops|x)(_[a-z0-9]+)*$");
+  return std::regex_match(key, kUnit);
+}
+
+json cell_figures(const std::vector<const json*>& reports) {
+  json out = {{"per_process", json::object()}, {"markers", json::object()}};
+  for (const RunFigure& f : run_figures()) {
+    std::vector<double> values;
+    json listed = json::array();
+    for (const json* r : reports) {
+      const json v = f.of_report(*r);
+      listed.push_back(v);
+      if (v.is_number()) values.push_back(v.get<double>());
+    }
+    out["per_process"][f.key] = listed;
+    if (values.size() != reports.size() || values.empty()) {
+      out[f.key] = nullptr;  // a process without it: the figure is not known for the cell
+    } else {
+      out[f.key] = f.across == Across::kMax ? *std::max_element(values.begin(), values.end())
+                                            : summarize(values).median;
+    }
+    if (f.marker && !reports.empty()) out["markers"][f.key] = f.marker(*reports.front());
+  }
+  return out;
+}
+
+TableCell figure_cell(const RunFigure& f, const json& value, const std::string& marker) {
+  if (!value.is_number()) return {"-", ""};
+  TableCell c = number_cell(json(value.get<double>() * f.scale), f.format, marker);
+  // The value as machines read it: unscaled, unless the text has a marker
+  // that says which peak it is of (then the text is the value).
+  c.value = marker.empty() ? value : json();
+  return c;
+}
+
+Column figure_column(const RunFigure& f, const std::string& key_prefix) {
+  return {key_prefix + f.key, f.header, f.unit};
+}
+
+}  // namespace ladder

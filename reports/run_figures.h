@@ -1,0 +1,80 @@
+// reports/run_figures.h: a run-level figure is one declaration.
+//
+// A run-level figure is one number per cell of a run (a rung or a peer): its
+// median step time, tokens/s, MFU, peak memory, ... Each RunFigure names its
+// key with its unit (the key of summary.json's rows), says what it is, how
+// one process's value is read from its rung report, how the values of a
+// cell's processes combine (--repeat N), and how it is shown: a column of the
+// run table and of compare's table, a chart of the HTML page. The summary
+// rows (bench/summary_rows.cpp), the run table (reports/table.cpp), compare's
+// input figures and table (reports/compare.cpp) and the HTML charts all come
+// from the list in run_figures.cpp: a new figure is one entry there. The
+// summary schema admits any key with a unit suffix (figure_key_has_unit), so
+// it needs no edit either.
+//
+// The per-step metrics each report carries are declared the same way, a
+// layer below, in bench/step_metrics.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/document.h"
+
+namespace ladder {
+
+// How the values of a cell's processes make the row's value.
+enum class Across {
+  kMedian,  // the median of the per-process values (each process is one independent sample)
+  kMax,     // the largest (peak memory: what the cell needs)
+};
+
+// Where a figure is shown, a bit each.
+enum Shown : unsigned {
+  kSummaryOnly = 0,     // in summary.json's rows, in no table
+  kRunTable = 1u << 0,  // a column of `ladder run`'s table (and `ladder export`'s)
+  kCompareTable = 1u << 1,  // a column of `ladder compare`'s table, per input
+};
+
+struct RunFigure {
+  const char* key;     // the summary row's key, with its unit: "dt_ms_median"
+  const char* what;    // one line, for the docs
+  // One process's value from its complete ("ok") rung report; null when the
+  // report has none (an older report, a figure this device cannot measure).
+  nlohmann::json (*of_report)(const nlohmann::json& report);
+  Across across;
+  // How it is shown: a column headed `header` (with `unit` after it when the
+  // header lacks it), the value times `scale` formatted by `format`, and the
+  // text `marker` returns appended ("p": MFU against the measured roofline).
+  const char* header;
+  const char* unit;
+  const char* format;
+  double scale;
+  const char* (*marker)(const nlohmann::json& report);  // nullptr: none
+  unsigned shown;      // Shown bits
+  const char* chart;   // an HTML chart of it per rung and input, titled so; nullptr: none
+};
+
+// In column order.
+const std::vector<RunFigure>& run_figures();
+const RunFigure& run_figure(const std::string& key);  // throws std::logic_error for an undeclared key
+
+// Whether a key carries a unit suffix the summary schema admits
+// (reports/run_summary.schema.json, the row's patternProperties).
+bool figure_key_has_unit(const std::string& key);
+
+// A cell's figures from its processes' reports (each complete): every
+// figure's key with its value across processes, and under "per_process" each
+// one's list of per-process values; the marker of the first process under
+// "markers".
+nlohmann::json cell_figures(const std::vector<const nlohmann::json*>& reports);
+
+// The figure's cell in a table: its value (scaled) as text, with its marker,
+// or "-" when absent.
+TableCell figure_cell(const RunFigure& f, const nlohmann::json& value, const std::string& marker = "");
+// Its column.
+Column figure_column(const RunFigure& f, const std::string& key_prefix = "");
+
+}  // namespace ladder

@@ -1,0 +1,99 @@
+// tests/test_run_figures.cpp: the run-level figures (reports/run_figures.h):
+// one declaration each, read from rung reports and combined across processes,
+// every key with its unit, and the run and compare tables' columns taken from
+// the list.
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/compare.h"
+#include "reports/run_figures.h"
+#include "reports/table.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+// A complete rung report's figures, as measure writes them.
+json report(double dt_ms, double tok_s, json mfu_sheet, double mfu_roof, int64_t peak) {
+  return {{"status", "ok"},
+          {"summary", {{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", tok_s}}},
+                       {"model_tflops", {{"median", tok_s * 6e9 / 1e12}}}}},
+          {"mfu", {{"datasheet", {{"mfu_pct", mfu_sheet}}}, {"measured_roofline", {{"mfu_pct", mfu_roof}}}}},
+          {"memory", {{"measured", {{"peak_bytes", peak}}}}},
+          {"op_counts", {{"cpu_ops_per_step", 900}, {"cuda_kernels_per_step", 0}}},
+          {"timing", {{"data_pct_of_dt", 1.5}}}};
+}
+
+TEST(RunFigures, EveryKeyCarriesItsUnitAndIsDeclaredOnce) {
+  std::set<std::string> keys;
+  for (const RunFigure& f : run_figures()) {
+    EXPECT_TRUE(figure_key_has_unit(f.key)) << f.key << ": a figure's key ends in its unit";
+    EXPECT_TRUE(keys.insert(f.key).second) << f.key << " declared twice";
+    EXPECT_TRUE(f.of_report) << f.key;
+    EXPECT_TRUE(!(f.shown & (kRunTable | kCompareTable)) || *f.header) << f.key << ": shown without a header";
+    EXPECT_EQ(&run_figure(f.key), &f);
+  }
+  EXPECT_FALSE(figure_key_has_unit("speedup"));
+  EXPECT_FALSE(figure_key_has_unit("mfu"));
+  EXPECT_TRUE(figure_key_has_unit("dt_ms_median"));
+  EXPECT_THROW(run_figure("no_such_figure_ms"), std::logic_error);
+}
+
+TEST(RunFigures, ProcessesCombineByMedianAndPeakByMax) {
+  const json a = report(100, 1000, nullptr, 40, 3 << 20), b = report(120, 900, nullptr, 36, 5 << 20),
+             c = report(110, 950, nullptr, 38, 4 << 20);
+  const json f = cell_figures({&a, &b, &c});
+  EXPECT_DOUBLE_EQ(f["dt_ms_median"].get<double>(), 110);
+  EXPECT_DOUBLE_EQ(f["tokens_per_s_median"].get<double>(), 950);
+  EXPECT_EQ(f["peak_bytes"].get<int64_t>(), 5 << 20);
+  EXPECT_EQ(f["per_process"]["dt_ms_median"], json({100.0, 120.0, 110.0}));
+  // No datasheet peak: MFU is against the measured roofline, marked 'p'.
+  EXPECT_DOUBLE_EQ(f["mfu_pct"].get<double>(), 38);
+  EXPECT_EQ(f["markers"]["mfu_pct"], "p");
+  EXPECT_DOUBLE_EQ(f["ops_per_step"].get<double>(), 900);
+  // With a datasheet peak, that one, unmarked.
+  const json d = report(100, 1000, 12.5, 40, 1);
+  const json g = cell_figures({&d});
+  EXPECT_DOUBLE_EQ(g["mfu_pct"].get<double>(), 12.5);
+  EXPECT_EQ(g["markers"]["mfu_pct"], "");
+}
+
+TEST(RunFigures, AFigureMissingInOneProcessIsUnknownForTheCell) {
+  json a = report(100, 1000, nullptr, 40, 1), b = report(120, 900, nullptr, 36, 1);
+  b["timing"].erase("data_pct_of_dt");
+  const json f = cell_figures({&a, &b});
+  EXPECT_TRUE(f["data_pct_of_dt"].is_null());
+  EXPECT_EQ(f["per_process"]["data_pct_of_dt"], json({1.5, nullptr}));
+}
+
+// The run table has a column for every figure shown there, in list order,
+// and each ok row's cell shows the row's value.
+TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
+  const json a = report(100, 1000, nullptr, 40, 1 << 30);
+  json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}}};
+  const json f = cell_figures({&a});
+  for (const RunFigure& fig : run_figures()) row[fig.key] = f[fig.key];
+  row["markers"] = f["markers"];
+  const Document doc = run_document({{"rows", json::array({row})}}, "summary.json");
+  const Table& t = doc.tables.front();
+  for (const RunFigure& fig : run_figures()) {
+    size_t col = 0;
+    while (col < t.columns.size() && t.columns[col].key != fig.key) ++col;
+    if (!(fig.shown & kRunTable)) {
+      EXPECT_EQ(col, t.columns.size()) << fig.key << " is not for the run table";
+      continue;
+    }
+    ASSERT_LT(col, t.columns.size()) << fig.key << " has no column";
+    EXPECT_EQ(t.rows.front().cells[col].text, figure_cell(fig, row[fig.key], f["markers"].value(fig.key, "")).text)
+        << fig.key;
+  }
+  EXPECT_EQ(figure_cell(run_figure("peak_bytes"), json(1 << 30)).text, "1.00");
+  EXPECT_EQ(figure_cell(run_figure("mfu_pct"), json(38.04), "p").text, "38.0p");
+}
+
+}  // namespace
+}  // namespace ladder
