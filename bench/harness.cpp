@@ -147,7 +147,11 @@ StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, StepObserver
   list.step_begins(i);
   StepOutput out = step.run(i, list, comm);
   list.step_ends(i);
-  if (slowdown_pct > 0) std::this_thread::sleep_for((Clock::now() - host0) * (slowdown_pct / 100.0));
+  if (slowdown_pct > 0) {  // a busy wait: a sleep lets the core idle and clock down, slowing the next step too
+    const auto until = Clock::now() + (Clock::now() - host0) * (slowdown_pct / 100.0);
+    while (Clock::now() < until) {
+    }
+  }
   timer.stop();
   StepRecord rec;
   rec.step = i;

@@ -64,9 +64,10 @@ struct HarnessResult {
   double host_steal_ms = -1;
 };
 
-// Test-only: LADDER_TEST_SLOWDOWN_PCT=P makes every step wait P % of its
-// own host time more inside the timed region: a known, real difference for
-// compare's A/B test. The report records it (timing.test_slowdown_pct).
+// Test-only: LADDER_TEST_SLOWDOWN_PCT=P makes every measured step wait P %
+// of its own host time more inside the timed region, busy (a sleep would let
+// the core idle and slow the next step as well): a known, real difference for
+// compare's A/B tests. The report records it (timing.test_slowdown_pct).
 inline constexpr const char* kTestSlowdownEnv = "LADDER_TEST_SLOWDOWN_PCT";
 double test_slowdown_pct();  // from the environment; ConfigError if malformed
 

@@ -105,7 +105,11 @@ int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
   return e.total_bytes + (graph ? e.activation_bytes : 0);
 }
 
-std::vector<Cell> build_cells(const MatrixSpec& spec) {
+namespace {
+
+// The rungs a spec names, or its mode's; fp32 first, the baseline every shape
+// needs for speedups and parity.
+std::vector<Rung> rungs_of(const MatrixSpec& spec) {
   if (spec.mode != "ladder" && spec.mode != "ablation")
     throw ConfigError(fmt::format("--mode: '{}' is not a mode; expected ladder or ablation", spec.mode));
   if (spec.parity_steps < 1)
@@ -113,23 +117,22 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
   std::vector<Rung> rungs;
   if (!spec.rungs.empty()) {
     for (const auto& name : spec.rungs) rungs.push_back(parse_rung(name));
-  } else if (spec.mode == "ablation") {
-    rungs = ablation_rungs();
   } else {
-    rungs = ladder_rungs();
+    rungs = spec.mode == "ablation" ? ablation_rungs() : ladder_rungs();
   }
-  // Every shape needs its fp32 baseline: the reference for speedups and parity.
-  if (rungs.empty() || rungs.front().name != "fp32") {
-    std::vector<Rung> with_base = {ladder_rungs().front()};
-    for (const auto& r : rungs)
-      if (r.name != "fp32") with_base.push_back(r);
-    rungs = with_base;
-  }
+  if (!rungs.empty() && rungs.front().name == "fp32") return rungs;
+  std::vector<Rung> with_base = {ladder_rungs().front()};
+  for (const auto& r : rungs)
+    if (r.name != "fp32") with_base.push_back(r);
+  return with_base;
+}
 
-  struct Shape {
-    std::string preset;
-    int64_t batch, seq;
-  };
+struct Shape {
+  std::string preset;
+  int64_t batch, seq;
+};
+
+std::vector<Shape> shapes_of(const MatrixSpec& spec) {
   std::vector<Shape> shapes;
   for (const auto& preset : spec.presets) {
     const Preset& p = find_preset(preset);
@@ -138,101 +141,114 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
     for (int64_t b : batches)
       for (int64_t t : seqs) shapes.push_back({preset, b, t});
   }
-  const bool one_shape = shapes.size() == 1;
-  // A shape's cell-id prefix (none when the matrix has one shape) and config.
-  auto shape_prefix = [&](const Shape& shape) {
-    return one_shape ? std::string() : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
+  return shapes;
+}
+
+// A measured rung of a shape: runnable here or why not, and its parity reference.
+Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string& prefix, const Rung& rung) {
+  Cell cell;
+  cell.id = prefix + rung.name;
+  cell.role = "measure";
+  cell.cfg = base;
+  cell.cfg.rung = rung.name;
+  cell.cfg.sw = rung.sw;
+  const bool ddp = rung.sw.on("ddp");
+  if (ddp) cell.cfg.world_size = spec.nproc_per_node;
+  cell.runnable = rung_runnable(rung, spec.device, &cell.not_runnable_reason);
+  if (cell.runnable && ddp && spec.nproc_per_node == 1 && !spec.ddp_requested) {
+    cell.runnable = false;
+    cell.not_runnable_reason =
+        fmt::format("one {} here: the ddp rung would run a single rank, which times its gradient sync "
+                    "but no data parallelism; ask for it by name (--rungs ddp) or with --nproc-per-node",
+                    spec.device.rfind("cuda", 0) == 0 ? "GPU" : "rank");
+  }
+  if (cell.runnable) cell.cfg.validate();
+  if (rung.name != "fp32") {
+    cell.parity_ref = prefix + "fp32";
+    cell.parity_subject = cell.id;
+  }
+  return cell;
+}
+
+// A short parity run of `cfg` for `cell`: parity_steps steps, no warm-up, no
+// traces, and the measured rung's LR horizon so the schedule is the same.
+Cell parity_cell(const MatrixSpec& spec, const Cell& cell, const char* suffix, RunConfig cfg) {
+  cfg.steps = spec.parity_steps;
+  cfg.warmup = cfg.warmup_max = 0;
+  cfg.profile.clear();
+  cfg.train.lr_decay_steps = cell.cfg.total_steps();
+  cfg.rung = cell.cfg.rung + suffix;
+  Cell c;
+  c.id = cell.id + suffix;
+  c.role = "parity";
+  c.cfg = cfg;
+  return c;
+}
+
+// Accumulation is checked against one step with the same rows (matrix.h):
+// at most 4 micro-steps, fewer or a smaller micro-batch while that step would
+// not fit in the device's memory. Adds the references to `cells` and points
+// `cell` at them.
+void add_accumulation_parity(const MatrixSpec& spec, Cell& cell, std::vector<Cell>& cells) {
+  const int64_t world = cell.cfg.world_size;
+  int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
+  int64_t parity_batch = cell.cfg.batch;
+  // One process, no accumulation, the same rows: B' * micro * world.
+  auto single_config = [&] {
+    RunConfig single = cell.cfg;
+    single.sw.set("grad-accum", false);
+    single.sw.set("ddp", false);
+    single.world_size = 1;
+    single.batch = parity_batch * micro * world;
+    return single;
   };
-  auto shape_config = [&](const Shape& shape) {
+  auto single_fits = [&] {
+    return spec.device_memory_bytes <= 0 || double(step_memory_estimate_bytes(single_config())) <=
+                                                kParityMemoryFraction * double(spec.device_memory_bytes);
+  };
+  while (!single_fits() && micro > 2) --micro;
+  while (!single_fits() && parity_batch > 1) parity_batch /= 2;
+  const Cell single = parity_cell(spec, cell, ".parity-single", single_config());
+  cell.parity_ref = single.id;
+  if (micro != cell.cfg.micro_steps() || parity_batch != cell.cfg.batch) {
+    RunConfig accum = cell.cfg;
+    accum.batch = parity_batch;
+    accum.total_batch = parity_batch * cell.cfg.seq * world * micro;
+    const Cell accumulating = parity_cell(spec, cell, ".parity-accum", accum);
+    cell.parity_subject = accumulating.id;
+    cells.push_back(accumulating);
+  }
+  cells.push_back(single);
+}
+
+}  // namespace
+
+std::vector<Cell> build_cells(const MatrixSpec& spec) {
+  const std::vector<Rung> rungs = rungs_of(spec);
+  const std::vector<Shape> shapes = shapes_of(spec);
+  // A shape's cell-id prefix (none when the matrix has one shape) and config.
+  auto prefix_of = [&](const Shape& shape) {
+    return shapes.size() == 1 ? std::string() : fmt::format("{}-b{}-t{}/", shape.preset, shape.batch, shape.seq);
+  };
+  auto config_of = [&](const Shape& shape) {
     RunConfig base = config_for(shape.preset, spec.overrides, spec.device);
     base.batch = shape.batch;
     base.seq = shape.seq;
     return base;
   };
-
   std::vector<Cell> cells;
   for (const auto& shape : shapes) {
-    const std::string prefix = shape_prefix(shape);
-    RunConfig base = shape_config(shape);
+    const RunConfig base = config_of(shape);
     base.validate();
-    const std::string baseline_id = prefix + "fp32";
     for (const auto& rung : rungs) {
-      Cell cell;
-      cell.id = prefix + rung.name;
-      cell.role = "measure";
-      cell.cfg = base;
-      cell.cfg.rung = rung.name;
-      cell.cfg.sw = rung.sw;
-      if (rung.sw.on("ddp")) cell.cfg.world_size = spec.nproc_per_node;
-      cell.runnable = rung_runnable(rung, spec.device, &cell.not_runnable_reason);
-      if (cell.runnable && rung.sw.on("ddp") && spec.nproc_per_node == 1 && !spec.ddp_requested) {
-        cell.runnable = false;
-        cell.not_runnable_reason =
-            fmt::format("one {} here: the ddp rung would run a single rank, which times its gradient sync "
-                        "but no data parallelism; ask for it by name (--rungs ddp) or with --nproc-per-node",
-                        spec.device.rfind("cuda", 0) == 0 ? "GPU" : "rank");
-      }
-      if (cell.runnable) cell.cfg.validate();
-      if (rung.name != "fp32") {
-        cell.parity_ref = baseline_id;
-        cell.parity_subject = cell.id;
-      }
-      if (cell.runnable && rung.sw.on("grad-accum")) {
-        // Accumulation is checked against one step with the same rows (see
-        // matrix.h): at most 4 micro-steps, fewer or a smaller micro-batch
-        // while that step would not fit in the device's memory.
-        int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
-        int64_t parity_batch = cell.cfg.batch;
-        auto single_fits = [&] {
-          if (spec.device_memory_bytes <= 0) return true;
-          RunConfig single = cell.cfg;
-          single.sw.set("grad-accum", false);
-          single.sw.set("ddp", false);
-          single.batch = parity_batch * micro * cell.cfg.world_size;
-          return double(step_memory_estimate_bytes(single)) <=
-                 kParityMemoryFraction * double(spec.device_memory_bytes);
-        };
-        while (!single_fits() && micro > 2) --micro;
-        while (!single_fits() && parity_batch > 1) parity_batch /= 2;
-        // A short parity run of `cfg`: parity_steps steps, no warmup, and the
-        // measured rung's LR horizon so the schedule is the same.
-        auto parity_cell = [&](const char* suffix, RunConfig cfg) {
-          cfg.steps = spec.parity_steps;
-          cfg.warmup = cfg.warmup_max = 0;
-          cfg.profile.clear();  // traces are for the measured rung
-          cfg.train.lr_decay_steps = cell.cfg.total_steps();
-          cfg.rung = rung.name + suffix;
-          Cell c;
-          c.id = cell.id + suffix;
-          c.role = "parity";
-          c.cfg = cfg;
-          return c;
-        };
-        // One process, no accumulation, the same rows: B' * micro * world.
-        RunConfig single = cell.cfg;
-        single.sw.set("grad-accum", false);
-        single.sw.set("ddp", false);
-        single.world_size = 1;
-        single.batch = parity_batch * micro * cell.cfg.world_size;
-        const Cell single_cell = parity_cell(".parity-single", single);
-        cell.parity_ref = single_cell.id;
-        if (micro != cell.cfg.micro_steps() || parity_batch != cell.cfg.batch) {
-          RunConfig accum = cell.cfg;
-          accum.batch = parity_batch;
-          accum.total_batch = parity_batch * cell.cfg.seq * cell.cfg.world_size * micro;
-          const Cell accum_cell = parity_cell(".parity-accum", accum);
-          cell.parity_subject = accum_cell.id;
-          cells.push_back(accum_cell);
-        }
-        cells.push_back(single_cell);
-      }
+      Cell cell = rung_cell(spec, base, prefix_of(shape), rung);
+      if (cell.runnable && rung.sw.on("grad-accum")) add_accumulation_parity(spec, cell, cells);
       cells.push_back(cell);
     }
   }
   // The peers run after every rung, one cell per shape.
-  for (const auto& shape : shapes) {
-    for (const auto& peer : spec.peers) cells.push_back(make_peer_cell(shape_config(shape), shape_prefix(shape), peer));
-  }
+  for (const auto& shape : shapes)
+    for (const auto& peer : spec.peers) cells.push_back(make_peer_cell(config_of(shape), prefix_of(shape), peer));
   return cells;
 }
 

@@ -119,160 +119,188 @@ std::string self_exe() {
 
 }  // namespace
 
-int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+namespace {
+
+// What `ladder run` was asked, before it is resolved into cells.
+struct RunArgs {
   ConfigOptions c;
   MatrixSpec spec;
   RunnerOptions ro;
-  std::string matrix_file, resume_dir;
-  std::optional<int64_t> parity_steps;
+  std::string matrix_file, resume_dir, roofline_file;
+  std::optional<int64_t> parity_steps, repeats, nproc;
   std::optional<std::string> rungs, mode;
-  ArgParser ap("run",
-               "Run the benchmark matrix: every rung of the GPT-2 speedup ladder (default) on the\n"
-               "default preset, each in its own process; check loss parity against fp32; write\n"
-               "<run_dir>/<rung>/report.json, <run_dir>/summary.json and print the table.\n"
-               "Exit: 0 all rungs ok and in parity, 1 a rung failed or broke parity, 2 bad input,\n"
-               "130 interrupted (resume with --resume RUN_DIR).");
-  add_config_options(ap, c);
-  ap.add_value("--rungs", "a,b,c", "rungs to run: ladder names, fp32+SWITCH..., top-SWITCH",
-               [&](const std::string& v) { rungs = v; });
+  std::optional<std::vector<std::string>> peers;
+};
+
+void add_run_options(ArgParser& ap, RunArgs& a) {
+  add_config_options(ap, a.c);
+  ap.add_value("--rungs", "a,b,c", "rungs to run: ladder names, composites RUNG+SWITCH..., top-SWITCH",
+               [&](const std::string& v) { a.rungs = v; });
   ap.add_value("--mode", "ladder|ablation", "cumulative ladder (default), or each switch alone and left out",
-               [&](const std::string& v) { mode = v; });
+               [&](const std::string& v) { a.mode = v; });
   ap.add_value("--matrix", "FILE", "JSON matrix: presets x batch x seq x rungs (see bench/README.md)",
-               [&](const std::string& v) { matrix_file = v; });
+               [&](const std::string& v) { a.matrix_file = v; });
   ap.add_value("--resume", "RUN_DIR", "finish an interrupted run, keeping complete reports",
-               [&](const std::string& v) { resume_dir = v; });
+               [&](const std::string& v) { a.resume_dir = v; });
   ap.add_value("--rung-timeout", "SECONDS", "mark a rung failed after this long (default 3600)",
-               [&](const std::string& v) { ro.rung_timeout_s = parse_double("--rung-timeout", v); });
+               [&](const std::string& v) { a.ro.rung_timeout_s = parse_double("--rung-timeout", v); });
   ap.add_value("--parity-steps", "K", "steps whose losses must match fp32 (default 5)",
-               [&](const std::string& v) { parity_steps = parse_int("--parity-steps", v); });
-  std::optional<int64_t> repeats;
+               [&](const std::string& v) { a.parity_steps = parse_int("--parity-steps", v); });
   ap.add_value("--repeat", "N",
                "run each rung in N processes, interleaved (all rungs, then all again); figures are "
                "medians of per-process medians (default 1; 3 or more for A/B comparisons)",
-               [&](const std::string& v) { repeats = parse_int("--repeat", v); });
-  std::optional<int64_t> nproc;
+               [&](const std::string& v) { a.repeats = parse_int("--repeat", v); });
   ap.add_value("--nproc-per-node", "N", "ranks of the ddp rung on this machine (default: GPUs, or 2 on CPU)",
-               [&](const std::string& v) { nproc = parse_int("--nproc-per-node", v); });
-  std::optional<std::vector<std::string>> peers;
+               [&](const std::string& v) { a.nproc = parse_int("--nproc-per-node", v); });
   ap.add_value("--peers", "none|eager,compile",
                "PyTorch peers run after the rungs with fused-adamw's switches (scripts/peer.py): eager, "
                "torch.compile (default: none on CPU, eager,compile on CUDA)",
-               [&](const std::string& v) { peers = parse_peers(v); });
-  std::string roofline_file;
+               [&](const std::string& v) { a.peers = parse_peers(v); });
   ap.add_value("--roofline", "FILE",
                "use this roofline (ladder roofline --out, measured on this device) instead of probing one "
                "before the rungs; it is copied into the run directory",
-               [&](const std::string& v) { roofline_file = v; });
-  ap.add_flag("--quiet", "no progress lines or table", [&] { ro.quiet = true; });
+               [&](const std::string& v) { a.roofline_file = v; });
+  ap.add_flag("--quiet", "no progress lines or table", [&] { a.ro.quiet = true; });
   ap.add_value("--format", "NAME",
                fmt::format("the table at the end: {} (default text)", format_names(DocumentKind::kRun)),
-               [&](const std::string& v) { ro.format = v; });
-  if (!ap.parse(args)) return 0;
-  find_reporter("--format", ro.format, DocumentKind::kRun);  // a bad name exits 2 before any rung runs
-  if (nproc && (*nproc < 1 || *nproc > 256))
-    throw ConfigError(fmt::format("--nproc-per-node: got {}, expected 1..256 ranks", *nproc));
-  if (repeats && (*repeats < 1 || *repeats > 100))
-    throw ConfigError(fmt::format("--repeat: got {}, expected 1..100 processes per rung", *repeats));
-  if (!(ro.rung_timeout_s > 0))
-    throw ConfigError(fmt::format("--rung-timeout: got {}, expected seconds > 0", ro.rung_timeout_s));
+               [&](const std::string& v) { a.ro.format = v; });
+}
 
-  if (!matrix_file.empty()) read_matrix_file(matrix_file, spec);
-  if (rungs) spec.rungs = split_csv(*rungs);
-  if (mode) spec.mode = *mode;
-  if (parity_steps) spec.parity_steps = *parity_steps;
-  // CLI values win over the matrix file's.
-  Overrides o = c.o;
+// Bounds of the run's own options; every bad value exits 2 before any rung runs.
+void check_run_args(const RunArgs& a) {
+  find_reporter("--format", a.ro.format, DocumentKind::kRun);
+  if (a.nproc && (*a.nproc < 1 || *a.nproc > 256))
+    throw ConfigError(fmt::format("--nproc-per-node: got {}, expected 1..256 ranks", *a.nproc));
+  if (a.repeats && (*a.repeats < 1 || *a.repeats > 100))
+    throw ConfigError(fmt::format("--repeat: got {}, expected 1..100 processes per rung", *a.repeats));
+  if (!(a.ro.rung_timeout_s > 0))
+    throw ConfigError(fmt::format("--rung-timeout: got {}, expected seconds > 0", a.ro.rung_timeout_s));
+}
+
+// The matrix: the matrix file, then the CLI's values over it; the device,
+// ranks, presets, shapes and peers resolved.
+void resolve_spec(RunArgs& a) {
+  MatrixSpec& spec = a.spec;
+  if (!a.matrix_file.empty()) read_matrix_file(a.matrix_file, spec);
+  if (a.rungs) spec.rungs = split_csv(*a.rungs);
+  if (a.mode) spec.mode = *a.mode;
+  if (a.parity_steps) spec.parity_steps = *a.parity_steps;
+  Overrides o = a.c.o;  // CLI values win over the matrix file's
   if (!o.device) o.device = spec.overrides.device;
   o.fields.fill_missing_from(spec.overrides.fields);
   spec.overrides = o;
   spec.device = resolve_device(o);
-  spec.nproc_per_node = int(nproc.value_or(default_nproc(spec.device)));
+  spec.nproc_per_node = int(a.nproc.value_or(default_nproc(spec.device)));
   // Named rungs (CLI or matrix file) or a rank count ask for ddp explicitly.
-  spec.ddp_requested = nproc.has_value() || !spec.rungs.empty();
+  spec.ddp_requested = a.nproc.has_value() || !spec.rungs.empty();
   spec.device_memory_bytes = device_memory_bytes(parse_device(spec.device));
-  if (c.preset) spec.presets = {*c.preset};
+  if (a.c.preset) spec.presets = {*a.c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
-  spec.peers = peers.value_or(default_peers(spec.device));
-  ro.peers = spec.peers;
-  ro.peers_source = peers ? "--peers" : spec.device.rfind("cuda", 0) == 0
-                                            ? "default on CUDA: eager and compile"
-                                            : "default on CPU: none (torch.compile's first step compiles for a minute or more here; ask with --peers)";
+  spec.peers = a.peers.value_or(default_peers(spec.device));
+  a.ro.peers = spec.peers;
+  a.ro.peers_source = a.peers ? "--peers"
+                      : spec.device.rfind("cuda", 0) == 0
+                          ? "default on CUDA: eager and compile"
+                          : "default on CPU: none (torch.compile's first step compiles for a minute or more here; "
+                            "ask with --peers)";
   // A single --batch or --seq is the matrix's one batch or seq.
-  if (const auto b = c.o.fields.get<int64_t>("batch")) spec.batches = {*b};
-  if (const auto t = c.o.fields.get<int64_t>("seq")) spec.seqs = {*t};
+  if (const auto b = a.c.o.fields.get<int64_t>("batch")) spec.batches = {*b};
+  if (const auto t = a.c.o.fields.get<int64_t>("seq")) spec.seqs = {*t};
+}
 
-  ro.exe = self_exe();
-  ro.argv = argv;
-  ro.mode = spec.mode;
-  ro.parity_steps = spec.parity_steps;
-  std::vector<Cell> cells;
-  if (!resume_dir.empty()) {
-    ro.run_dir = resume_dir;
-    ro.resume = true;
-    std::vector<Cell> saved = load_run_dir(resume_dir, ro);
-    // Options that shape the matrix must describe the saved one.
-    const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout", "--repeat", "--format"});
-    if (matrix_options) {
-      const auto requested = cells_to_json(build_cells(spec));
-      if (requested != cells_to_json(saved))
-        throw ConfigError(fmt::format("--resume: '{}' was made with a different config; run "
-                                      "'ladder run --resume {}' alone to finish it as configured",
-                                      resume_dir, resume_dir));
-    }
-    if (repeats && *repeats != ro.repeats)
-      throw ConfigError(fmt::format("--repeat: '{}' was made with --repeat {}, not {}; run 'ladder run --resume {}' "
-                                    "alone to finish it as configured",
-                                    resume_dir, ro.repeats, *repeats, resume_dir));
-    if (!roofline_file.empty())
-      throw ConfigError(fmt::format("--roofline: '{}' resumes with the roofline it was made with; run 'ladder run "
-                                    "--resume {}' without --roofline",
-                                    resume_dir, resume_dir));
-    cells = saved;
-  } else {
-    ro.repeats = int(repeats.value_or(1));
-    cells = build_cells(spec);
-    ro.run_id = new_run_id();
-    ro.run_dir = c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : c.out_dir;
-    // A new run would overwrite that run's reports and summary.
-    if (fs::exists(fs::path(ro.run_dir) / "matrix.json") || fs::exists(fs::path(ro.run_dir) / "summary.json"))
-      throw ConfigError(fmt::format("--out: '{}' already holds a run (matrix.json or summary.json); expected "
-                                    "a new directory, or finish that run with --resume {}",
-                                    ro.run_dir, ro.run_dir));
-    ensure_writable_dir(ro.run_dir, "--out");
-    if (!roofline_file.empty()) {  // checked (kind, device, entries), then the run's own
-      const nlohmann::json roof = read_json_file(roofline_file);
-      for (const Precision p : {Precision::kFP32, Precision::kTF32, Precision::kBF16})
-        run_roofline_entry(roof, p, device_name(parse_device(spec.device)), roofline_file);
-      write_file_atomically((fs::path(ro.run_dir) / "roofline.json").string(), roof.dump(2) + "\n");
-    }
+// --resume: the saved run's cells; options that shape the matrix must
+// describe the saved one.
+std::vector<Cell> resumed_cells(RunArgs& a, const ArgParser& ap) {
+  RunnerOptions& ro = a.ro;
+  ro.run_dir = a.resume_dir;
+  ro.resume = true;
+  std::vector<Cell> saved = load_run_dir(a.resume_dir, ro);
+  const bool matrix_options = ap.any_given_except({"--resume", "--quiet", "--rung-timeout", "--repeat", "--format"});
+  if (matrix_options && cells_to_json(build_cells(a.spec)) != cells_to_json(saved))
+    throw ConfigError(fmt::format("--resume: '{}' was made with a different config; run 'ladder run --resume {}' "
+                                  "alone to finish it as configured",
+                                  a.resume_dir, a.resume_dir));
+  if (a.repeats && *a.repeats != ro.repeats)
+    throw ConfigError(fmt::format("--repeat: '{}' was made with --repeat {}, not {}; run 'ladder run --resume {}' "
+                                  "alone to finish it as configured",
+                                  a.resume_dir, ro.repeats, *a.repeats, a.resume_dir));
+  if (!a.roofline_file.empty())
+    throw ConfigError(fmt::format("--roofline: '{}' resumes with the roofline it was made with; run 'ladder run "
+                                  "--resume {}' without --roofline",
+                                  a.resume_dir, a.resume_dir));
+  return saved;
+}
+
+// A new run: its cells, id and directory (which must not hold a run), and
+// the --roofline file, checked and copied into it.
+std::vector<Cell> new_cells(RunArgs& a) {
+  RunnerOptions& ro = a.ro;
+  ro.repeats = int(a.repeats.value_or(1));
+  std::vector<Cell> cells = build_cells(a.spec);
+  ro.run_id = new_run_id();
+  ro.run_dir = a.c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : a.c.out_dir;
+  if (fs::exists(fs::path(ro.run_dir) / "matrix.json") || fs::exists(fs::path(ro.run_dir) / "summary.json"))
+    throw ConfigError(fmt::format("--out: '{}' already holds a run (matrix.json or summary.json); expected "
+                                  "a new directory, or finish that run with --resume {}",
+                                  ro.run_dir, ro.run_dir));
+  ensure_writable_dir(ro.run_dir, "--out");
+  if (!a.roofline_file.empty()) {  // checked (kind, device, entries), then the run's own
+    const nlohmann::json roof = read_json_file(a.roofline_file);
+    for (const Precision p : {Precision::kFP32, Precision::kTF32, Precision::kBF16})
+      run_roofline_entry(roof, p, device_name(parse_device(a.spec.device)), a.roofline_file);
+    write_file_atomically((fs::path(ro.run_dir) / "roofline.json").string(), roof.dump(2) + "\n");
   }
-  check_cells_data(cells);
+  return cells;
+}
+
+// Before the first child: a warning for very long accumulation, and one line
+// saying what runs where.
+void announce(const std::vector<Cell>& cells, const RunArgs& a) {
   for (const auto& cell : cells)
     if (cell.role == "measure" && cell.runnable && cell.cfg.micro_steps() > 64)
       fmt::print(stderr,
                  "ladder: warning: {} runs {} micro-steps of {} tokens per step ({} tokens); pass "
                  "--total-batch to scale it down for this device\n",
                  cell.id, cell.cfg.micro_steps(), cell.cfg.tokens_per_micro_step(), cell.cfg.tokens_per_step());
-  if (!ro.quiet) {
-    size_t measured = 0, peer_cells = 0;
-    for (const auto& cell : cells) {
-      measured += cell.role == "measure" && cell.runnable;
-      peer_cells += cell.role == "peer";
-    }
-    fmt::print(stderr, "ladder: {} rung(s){} on {} ({} mode{}), run directory {}\n", measured,
-               peer_cells ? fmt::format(" and {} PyTorch peer(s)", peer_cells) : "", spec.device, ro.mode,
-               ro.repeats > 1 ? fmt::format(", {} processes per rung, interleaved", ro.repeats) : "", ro.run_dir);
+  if (a.ro.quiet) return;
+  size_t measured = 0, peer_cells = 0;
+  for (const auto& cell : cells) {
+    measured += cell.role == "measure" && cell.runnable;
+    peer_cells += cell.role == "peer";
   }
-  return run_matrix(cells, ro);
+  fmt::print(stderr, "ladder: {} rung(s){} on {} ({} mode{}), run directory {}\n", measured,
+             peer_cells ? fmt::format(" and {} PyTorch peer(s)", peer_cells) : "", a.spec.device, a.ro.mode,
+             a.ro.repeats > 1 ? fmt::format(", {} processes per rung, interleaved", a.ro.repeats) : "", a.ro.run_dir);
 }
 
-int measure_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
-  ConfigOptions c;
-  MeasureOptions mo;
-  std::string config_file, rung_name = "fp32";
-  ArgParser ap("measure",
-               "Measure one rung in this process and write its report (what each child process\n"
-               "of 'ladder run' does). Takes the same options as run, or --config CELL.json.");
+}  // namespace
+
+int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+  RunArgs a;
+  ArgParser ap("run",
+               "Run the benchmark matrix: every rung of the GPT-2 speedup ladder (default) on the\n"
+               "default preset, each in its own process; check loss parity against fp32; write\n"
+               "<run_dir>/<rung>/report.json, <run_dir>/summary.json and print the table.\n"
+               "Exit: 0 all rungs ok and in parity, 1 a rung failed or broke parity, 2 bad input,\n"
+               "130 interrupted (resume with --resume RUN_DIR).");
+  add_run_options(ap, a);
+  if (!ap.parse(args)) return 0;
+  check_run_args(a);
+  resolve_spec(a);
+  a.ro.exe = self_exe();
+  a.ro.argv = argv;
+  a.ro.mode = a.spec.mode;
+  a.ro.parity_steps = a.spec.parity_steps;
+  const std::vector<Cell> cells = a.resume_dir.empty() ? new_cells(a) : resumed_cells(a, ap);
+  check_cells_data(cells);
+  announce(cells, a);
+  return run_matrix(cells, a.ro);
+}
+
+namespace {
+
+void add_measure_options(ArgParser& ap, ConfigOptions& c, MeasureOptions& mo, std::string& config_file,
+                         std::string& rung_name) {
   add_config_options(ap, c);
   ap.add_value("--rung", "NAME", "the rung to measure (default fp32)", [&](const std::string& v) { rung_name = v; });
   ap.add_value("--config", "FILE", "a resolved config (a cell's config.json); other options are ignored",
@@ -294,11 +322,12 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
   ap.add_flag("--no-op-count", "skip the extra profiled step (op counts and op_breakdown)",
               [&] { mo.count_ops = false; });
   ap.add_flag("--quiet", "no progress line", [&] { mo.quiet = true; });
-  if (!ap.parse(args)) return 0;
+}
 
-  // Under torchrun, mpirun or srun (or `ladder run --nproc-per-node`) this
-  // process is one rank of the ddp rung.
-  mo.launch = detect_launch_env(process_environment());
+// The config: a cell's config.json (what `ladder run`'s children get), or
+// the preset and options of the command line.
+RunConfig measure_config(const std::string& config_file, const ConfigOptions& c, const std::string& rung_name,
+                         const LaunchEnv& env) {
   RunConfig cfg;
   if (!config_file.empty()) {
     std::ifstream f(config_file);
@@ -308,42 +337,50 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
     } catch (const nlohmann::json::exception& e) {
       throw ConfigError(fmt::format("--config: '{}': {}", config_file, e.what()));
     }
-  } else {
-    const std::string device = resolve_device(c.o);
-    cfg = config_for(c.preset.value_or(default_preset(device)), c.o, device);
-    const Rung rung = parse_rung(rung_name, "--rung");
-    cfg.rung = rung.name;
-    cfg.sw = rung.sw;
-    cfg.world_size = mo.launch.world_size;
+    return cfg;
   }
-  const LaunchEnv& env = mo.launch;
-  if (env.distributed()) {
-    if (cfg.world_size != env.world_size)
-      throw ConfigError(fmt::format("--config: '{}' is for world_size {} but the {} environment says "
-                                    "{} ranks; launch it with {} ranks",
-                                    config_file, cfg.world_size, env.launcher, env.world_size, cfg.world_size));
-    if (env.world_size > 1 && !cfg.sw.on("ddp"))
-      throw ConfigError(fmt::format("--rung {}: launched as rank {} of {} by {}, but only the ddp rung "
-                                    "runs on several ranks (use --rung ddp)",
-                                    cfg.rung, env.rank, env.world_size, env.launcher));
-    cfg.rank = env.rank;
-    cfg.local_rank = env.local_rank;
-    cfg.local_world_size = env.local_world_size;
-    // One GPU per rank, chosen by the local rank.
-    if (cfg.sw.on("ddp") && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
-  }
-  {
-    std::string why;
-    if (!rung_runnable(Rung{cfg.rung, "", cfg.sw}, cfg.device, &why))
-      throw ConfigError(fmt::format("--rung {}: {}", cfg.rung, why));
-  }
+  const std::string device = resolve_device(c.o);
+  cfg = config_for(c.preset.value_or(default_preset(device)), c.o, device);
+  const Rung rung = parse_rung(rung_name, "--rung");
+  cfg.rung = rung.name;
+  cfg.sw = rung.sw;
+  cfg.world_size = env.world_size;
+  return cfg;
+}
+
+// Under torchrun, mpirun or srun (or `ladder run --nproc-per-node`) this
+// process is one rank of the ddp rung: the launcher's world must be the
+// config's, and each rank takes its GPU by its local rank.
+void join_launch(RunConfig& cfg, const LaunchEnv& env, const std::string& config_file) {
+  if (!env.distributed()) return;
+  if (cfg.world_size != env.world_size)
+    throw ConfigError(fmt::format("--config: '{}' is for world_size {} but the {} environment says {} ranks; launch "
+                                  "it with {} ranks",
+                                  config_file, cfg.world_size, env.launcher, env.world_size, cfg.world_size));
+  if (env.world_size > 1 && !cfg.sw.on("ddp"))
+    throw ConfigError(fmt::format("--rung {}: launched as rank {} of {} by {}, but only the ddp rung runs on several "
+                                  "ranks (use --rung ddp)",
+                                  cfg.rung, env.rank, env.world_size, env.launcher));
+  cfg.rank = env.rank;
+  cfg.local_rank = env.local_rank;
+  cfg.local_world_size = env.local_world_size;
+  if (cfg.sw.on("ddp") && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
+}
+
+// Everything that can be wrong before the first step, checked now (exit 2):
+// the rung on this device, the config, the data, the test hooks, the
+// roofline file, and the paths to write.
+void check_measure(const RunConfig& cfg, MeasureOptions& mo, const ConfigOptions& c) {
+  std::string why;
+  if (!rung_runnable(Rung{cfg.rung, "", cfg.sw}, cfg.device, &why))
+    throw ConfigError(fmt::format("--rung {}: {}", cfg.rung, why));
   cfg.validate();
   parse_device(cfg.device);
   check_token_source(cfg);
-  if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)  // malformed: exit 2 here
+  if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)
     fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
                kTestSlowdownEnv, slowdown);
-  if (!mo.roofline_file.empty())  // a bad file stops here, not after the steps
+  if (!mo.roofline_file.empty())
     run_roofline_entry(read_json_file(mo.roofline_file), Precision::kFP32, device_name(parse_device(cfg.device)),
                        mo.roofline_file);
   if (mo.run_id.empty()) mo.run_id = new_run_id();
@@ -358,6 +395,23 @@ int measure_command(const std::vector<std::string>& args, const std::vector<std:
                                    std::pair{mo.save_grads, "--save-grads"}})
     if (!file.empty() && fs::path(file).has_parent_path())
       ensure_writable_dir(fs::path(file).parent_path().string(), flag);
+}
+
+}  // namespace
+
+int measure_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+  ConfigOptions c;
+  MeasureOptions mo;
+  std::string config_file, rung_name = "fp32";
+  ArgParser ap("measure",
+               "Measure one rung in this process and write its report (what each child process\n"
+               "of 'ladder run' does). Takes the same options as run, or --config CELL.json.");
+  add_measure_options(ap, c, mo, config_file, rung_name);
+  if (!ap.parse(args)) return 0;
+  mo.launch = detect_launch_env(process_environment());
+  RunConfig cfg = measure_config(config_file, c, rung_name, mo.launch);
+  join_launch(cfg, mo.launch, config_file);
+  check_measure(cfg, mo, c);
   mo.argv = argv;
   measure_rung(cfg, mo);
   if (!mo.quiet && mo.label.empty() && cfg.rank == 0) fmt::print(stderr, "report: {}\n", mo.report_path);

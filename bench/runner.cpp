@@ -67,6 +67,71 @@ std::pair<fs::path, fs::path> prepare_job(const Job& job, const RunnerOptions& o
   return {report_path, config_path};
 }
 
+// A ddp cell is one process per rank, launched as torchrun would; other
+// cells, one process with the runner's environment.
+std::vector<EnvVars> rank_environments(const Cell& cell) {
+  const int world = cell.cfg.world_size;
+  std::vector<EnvVars> envs(static_cast<size_t>(world));
+  if (!cell.cfg.sw.on("ddp")) return envs;
+  const std::string port = std::to_string(free_port());
+  for (int r = 0; r < world; ++r) {
+    envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
+                       {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
+                       {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
+    // An outer launcher's variables would describe another job.
+    for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+                          "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+                          "SLURM_NTASKS_PER_NODE"})
+      envs[size_t(r)].emplace_back(v, "");
+  }
+  return envs;
+}
+
+// After a measured job's children ended: the first rank to fail is the one
+// to name (rank 0 writes the report). A report the child wrote itself (an
+// OOM, an exception) gains how each rank ended; a child that died without one
+// gets one from the runner.
+void record_outcome(const Job& job, const std::vector<ChildOutcome>& outs, const fs::path& report_path,
+                    const std::string& label, const RunnerOptions& o) {
+  const int world = job.cell->cfg.world_size;
+  size_t first_bad = 0;
+  bool any_bad = false;
+  for (size_t r = 0; r < outs.size(); ++r) {
+    const bool bad = !(outs[r].exited && outs[r].exit_code == 0);
+    if (bad && (!any_bad || outs[r].seconds < outs[first_bad].seconds)) first_bad = r;
+    any_bad = any_bad || bad;
+  }
+  const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
+  json rank_failure = json::object();  // with several ranks: which failed first, how each ended
+  if (world > 1) {
+    json ranks = json::array();
+    for (size_t r = 0; r < outs.size(); ++r)
+      ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
+    rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
+  }
+  auto report = read_json(report_path);
+  if (!any_bad && report && report->value("status", "") == "ok") return;
+  if (report && report->value("status", "ok") != "ok") {
+    if (world > 1) {
+      (*report)["failure"].update(rank_failure);
+      write_report(report_path.string(), *report);
+    }
+    if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", label, (*report)["status"].get<std::string>(),
+                             world > 1 ? fmt::format("first failure: rank {} {}; ", first_bad, describe_outcome(out)) : "",
+                             (*report)["failure"].value("message", ""));
+    return;
+  }
+  const std::string who = world > 1 ? fmt::format("rank {} of {}: ", first_bad, world) : "";
+  const std::string status = out.timed_out ? "timeout" : "crashed";
+  const std::string reason =
+      who + (out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
+             : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
+             : report      ? fmt::format("exited with code {}", out.exit_code)
+                           : fmt::format("exited with code {} without a report", out.exit_code));
+  write_failure(o, *job.cell, job.repeat, status, reason, out, rank_failure);
+  if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", label, status, reason);
+}
+
 // Runs one cell's process (or its ranks), and records a report for a child
 // that died without one. Appends to `missing` when Ctrl-C stopped it.
 void run_job(const Job& job, const std::string& progress, const std::string& roofline_file,
@@ -87,43 +152,10 @@ void run_job(const Job& job, const std::string& progress, const std::string& roo
     args.push_back(roofline_file);
   }
   if (o.quiet) args.push_back("--quiet");
-  // A ddp cell is one process per rank, launched as torchrun would.
-  const int world = cell.cfg.world_size;
-  std::vector<EnvVars> envs(static_cast<size_t>(world));
-  if (cell.cfg.sw.on("ddp")) {
-    const std::string port = std::to_string(free_port());
-    for (int r = 0; r < world; ++r) {
-      envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
-                         {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
-                         {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
-      // An outer launcher's variables would describe another job.
-      for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-                            "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
-                            "SLURM_NTASKS_PER_NODE"})
-        envs[size_t(r)].emplace_back(v, "");
-    }
-  }
   // After a rank fails the others must notice within their timeout (plus
   // the few seconds of the census that names the missing rank).
   const double grace_s = cell.cfg.ddp.timeout_s + 10;
-  const std::vector<ChildOutcome> outs = run_children(args, envs, o.rung_timeout_s, grace_s);
-  // Rank 0 writes the report; the first rank to fail is the one to name.
-  size_t first_bad = 0;
-  bool any_bad = false;
-  for (size_t r = 0; r < outs.size(); ++r) {
-    const bool bad = !(outs[r].exited && outs[r].exit_code == 0);
-    if (bad && (!any_bad || outs[r].seconds < outs[first_bad].seconds)) first_bad = r;
-    any_bad = any_bad || bad;
-  }
-  const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
-  // With several ranks, the failure says which rank failed first and how each ended.
-  json rank_failure = json::object();
-  if (world > 1) {
-    json ranks = json::array();
-    for (size_t r = 0; r < outs.size(); ++r)
-      ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
-    rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
-  }
+  const std::vector<ChildOutcome> outs = run_children(args, rank_environments(cell), o.rung_timeout_s, grace_s);
   if (interrupted()) {
     // A child stopped by Ctrl-C leaves no report: the cell is missing.
     if (!report_complete(o, cell, job.repeat)) {
@@ -132,29 +164,7 @@ void run_job(const Job& job, const std::string& progress, const std::string& roo
     }
     return;
   }
-  auto report = read_json(report_path);
-  const bool ok = !any_bad && report && report->value("status", "") == "ok";
-  if (ok) return;
-  const std::string who = world > 1 ? fmt::format("rank {} of {}: ", first_bad, world) : "";
-  if (report && report->value("status", "ok") != "ok") {
-    // The child recorded its own failure (an OOM, an exception); add how each rank ended.
-    if (world > 1) {
-      (*report)["failure"].update(rank_failure);
-      write_report(report_path.string(), *report);
-    }
-    if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", label, (*report)["status"].get<std::string>(),
-                             world > 1 ? fmt::format("first failure: rank {} {}; ", first_bad, describe_outcome(out)) : "",
-                             (*report)["failure"].value("message", ""));
-    return;
-  }
-  const std::string status = out.timed_out ? "timeout" : "crashed";
-  const std::string reason =
-      who + (out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
-             : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
-             : report      ? fmt::format("exited with code {}", out.exit_code)
-                           : fmt::format("exited with code {} without a report", out.exit_code));
-  write_failure(o, cell, job.repeat, status, reason, out, rank_failure);
-  if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", label, status, reason);
+  record_outcome(job, outs, report_path, label, o);
 }
 
 // A peer's report when its process left none, or could not start.
@@ -336,123 +346,120 @@ void print_estimate(const std::vector<Job>& jobs, const json& roofline, const Ru
 
 }  // namespace
 
-int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
-  InterruptHandler interrupt_handler;  // clears interrupted()
-  const std::string started_at = utc_now_iso8601();
-  std::map<std::string, const Cell*> by_id;
-  for (const auto& c : cells) by_id[c.id] = &c;
-  // Every cell once, then the measured cells again for each further repeat:
-  // drift over the run hits every rung alike.
+namespace {
+
+// Every cell once, then the measured cells again for each further repeat:
+// drift over the run hits every rung alike.
+std::vector<Job> schedule(const std::vector<Cell>& cells, const RunnerOptions& o) {
   std::vector<Job> jobs;
   for (int k = 1; k <= o.repeats; ++k)
     for (const auto& cell : cells)
       if (cell.runnable && (k == 1 || cell.role != "parity")) jobs.push_back({&cell, k});
+  return jobs;
+}
 
+// How the jobs went: what is missing, and why the run stopped early (a write
+// or launch failure in this process), if it did.
+struct RunState {
   std::vector<std::string> missing;
-  std::string stopped_because;  // a write or launch failure in this process
+  std::string stopped_because;
   json roofline = {{"status", "not_run"}};
   std::string roofline_file;
-  try {
-    if (!o.resume) write_matrix_json(cells, o);
-    roofline = run_roofline(cells, o, roofline_file);
-  } catch (const std::exception& e) {
-    stopped_because = e.what();
-  }
-  if (!o.quiet && stopped_because.empty()) print_estimate(jobs, roofline, o);
+};
+
+void run_jobs(const std::vector<Job>& jobs, const RunnerOptions& o, RunState& st) {
   for (size_t index = 0; index < jobs.size(); ++index) {
     const Job& job = jobs[index];
     const std::string here = job_name(*job.cell, job.repeat);
-    if (interrupted() || !stopped_because.empty()) {
-      if (!report_complete(o, *job.cell, job.repeat)) missing.push_back(here);
+    if (interrupted() || !st.stopped_because.empty()) {
+      if (!report_complete(o, *job.cell, job.repeat)) st.missing.push_back(here);
       continue;
     }
+    const std::string progress = fmt::format("[{}/{}]", index + 1, jobs.size());
     if (o.resume && report_complete(o, *job.cell, job.repeat)) {
-      if (!o.quiet) fmt::print(stderr, "[{}/{}] {}: complete report kept (resume)\n", index + 1, jobs.size(), here);
+      if (!o.quiet) fmt::print(stderr, "{} {}: complete report kept (resume)\n", progress, here);
       continue;
     }
     try {
-      const std::string progress = fmt::format("[{}/{}]", index + 1, jobs.size());
       if (job.cell->role == "peer")
-        run_peer_job(job, progress, roofline_file, o, missing);
+        run_peer_job(job, progress, st.roofline_file, o, st.missing);
       else
-        run_job(job, progress, roofline_file, o, missing);
+        run_job(job, progress, st.roofline_file, o, st.missing);
     } catch (const std::exception& e) {
       // The disk is full, a directory cannot be made, fork fails: stop, and
       // still write what completed.
-      stopped_because = fmt::format("while running {}: {}", here, e.what());
-      if (!report_complete(o, *job.cell, job.repeat)) missing.push_back(here);
-      if (!o.quiet) fmt::print(stderr, "ladder: run stopped {}\n", stopped_because);
+      st.stopped_because = fmt::format("while running {}: {}", here, e.what());
+      if (!report_complete(o, *job.cell, job.repeat)) st.missing.push_back(here);
+      if (!o.quiet) fmt::print(stderr, "ladder: run stopped {}\n", st.stopped_because);
     }
   }
+}
 
-  // Parity (from repeat 1), then the summary over the measured cells.
-  json rows = json::array();
-  bool all_good = stopped_because.empty();
-  for (const auto& cell : cells) {
-    if (cell.role != "measure" && cell.role != "peer") continue;
-    if (!cell.runnable) {
-      json row = row_base(cell, "not_runnable", {{"status", "not_run"}});
-      row["reason"] = cell.not_runnable_reason;
-      rows.push_back(row);
-      continue;
-    }
-    std::vector<json> reports;
-    for (int k = 1; k <= o.repeats; ++k) {
-      auto r = read_json(cell_report(o, cell, k));
-      reports.push_back(r ? *r : json{{"status", "missing"}});
-    }
-    if (!fs::exists(cell_report(o, cell))) {
-      rows.push_back(row_base(cell, "missing", {{"status", "unavailable"}}));
-      all_good = false;
-      continue;
-    }
-    if (cell.role == "peer") {
-      // Peers take no part in loss parity; a skipped peer (no Python or
-      // torch here) does not fail the run, a failed one does.
-      json row = summary_row(cell, reports, {{"status", "not_checked"}, {"reason", kPeerParityNote}});
-      row["peer"] = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
-      all_good = all_good && (row["status"] == "ok" || row["status"] == "skipped");
-      rows.push_back(row);
-      continue;
-    }
-    const json parity = check_parity(cell, by_id, o);
-    if (reports.front()["status"] == "ok") {
-      reports.front()["parity"] = parity;
-      try {
-        write_report(cell_report(o, cell).string(), reports.front());
-      } catch (const std::exception& e) {
-        if (stopped_because.empty()) stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
-      }
-    }
-    json row = summary_row(cell, reports, parity);
-    all_good = all_good && row["status"] == "ok" && (parity["status"] == "pass" || parity["status"] == "baseline");
-    rows.push_back(row);
+// One measured cell's or peer's row: parity checked (from repeat 1, recorded
+// in its report) and whether it counts against the run's exit code.
+json cell_row(const Cell& cell, const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o,
+              RunState& st, bool& good) {
+  if (!cell.runnable) {
+    json row = row_base(cell, "not_runnable", {{"status", "not_run"}});
+    row["reason"] = cell.not_runnable_reason;
+    return row;
   }
-  add_speedups(rows);
-  add_peer_ratios(rows, kPeerBaseRung);
+  std::vector<json> reports;
+  for (int k = 1; k <= o.repeats; ++k) {
+    auto r = read_json(cell_report(o, cell, k));
+    reports.push_back(r ? *r : json{{"status", "missing"}});
+  }
+  if (!fs::exists(cell_report(o, cell))) {
+    good = false;
+    return row_base(cell, "missing", {{"status", "unavailable"}});
+  }
+  if (cell.role == "peer") {
+    // Peers take no part in loss parity; a skipped peer (no Python or torch
+    // here) does not fail the run, a failed one does.
+    json row = summary_row(cell, reports, {{"status", "not_checked"}, {"reason", kPeerParityNote}});
+    row["peer"] = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
+    good = good && (row["status"] == "ok" || row["status"] == "skipped");
+    return row;
+  }
+  const json parity = check_parity(cell, by_id, o);
+  if (reports.front()["status"] == "ok") {
+    reports.front()["parity"] = parity;
+    try {
+      write_report(cell_report(o, cell).string(), reports.front());
+    } catch (const std::exception& e) {
+      if (st.stopped_because.empty()) st.stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
+    }
+  }
+  json row = summary_row(cell, reports, parity);
+  good = good && row["status"] == "ok" && (parity["status"] == "pass" || parity["status"] == "baseline");
+  return row;
+}
 
+json run_summary(const RunnerOptions& o, const RunState& st, const std::string& started_at, json rows) {
+  return {{"schema_version", kSchemaVersion},
+          {"kind", "ladder.run_summary"},
+          {"run_id", o.run_id},
+          {"mode", o.mode},
+          {"status", interrupted()                 ? "interrupted"
+                     : !st.stopped_because.empty() ? "stopped"
+                     : !st.missing.empty()         ? "partial"
+                                                   : "complete"},
+          {"stopped_because", st.stopped_because.empty() ? json() : json(st.stopped_because)},
+          {"started_at", started_at},
+          {"finished_at", utc_now_iso8601()},
+          {"argv", o.argv},
+          {"parity_steps", o.parity_steps},
+          {"repeats", o.repeats},
+          {"roofline", st.roofline},
+          {"peers", {{"names", o.peers}, {"source", o.peers_source}, {"compared_with", kPeerBaseRung},
+                     {"loss_parity", kPeerParityNote}}},
+          {"missing", st.missing},
+          {"rows", std::move(rows)}};
+}
+
+// Writes summary.json and prints the table; the exit code.
+int finish(const json& summary, const RunnerOptions& o, const RunState& st, bool all_good) {
   const bool was_interrupted = interrupted();
-  json summary = {{"schema_version", kSchemaVersion},
-                  {"kind", "ladder.run_summary"},
-                  {"run_id", o.run_id},
-                  {"mode", o.mode},
-                  {"status", was_interrupted            ? "interrupted"
-                             : !stopped_because.empty() ? "stopped"
-                             : !missing.empty()         ? "partial"
-                                                        : "complete"},
-                  {"stopped_because", stopped_because.empty() ? json() : json(stopped_because)},
-                  {"started_at", started_at},
-                  {"finished_at", utc_now_iso8601()},
-                  {"argv", o.argv},
-                  {"parity_steps", o.parity_steps},
-                  {"repeats", o.repeats},
-                  {"roofline", roofline},
-                  {"peers", {{"names", o.peers},
-                             {"source", o.peers_source},
-                             {"compared_with", kPeerBaseRung},
-                             {"loss_parity", kPeerParityNote}}},
-                  {"missing", missing},
-                  {"rows", rows}};
   const fs::path summary_path = fs::path(o.run_dir) / "summary.json";
   try {
     write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
@@ -462,12 +469,39 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
     return was_interrupted ? 130 : 1;
   }
   if (!o.quiet) print_summary_table(summary, summary_path.string(), o.format);
-  if (!stopped_because.empty() && o.quiet) fmt::print(stderr, "ladder: the run stopped {}\n", stopped_because);
-  if (was_interrupted || !missing.empty())  // what finishes it: the cells already complete are kept
+  if (!st.stopped_because.empty() && o.quiet) fmt::print(stderr, "ladder: the run stopped {}\n", st.stopped_because);
+  if (was_interrupted || !st.missing.empty())  // what finishes it: the cells already complete are kept
     fmt::print(stderr, "ladder: {} cell(s) not complete; finish the run with:\n  {} run --resume {}\n",
-               missing.size(), o.exe, o.run_dir);
+               st.missing.size(), o.exe, o.run_dir);
   if (was_interrupted) return 130;
   return all_good ? 0 : 1;
+}
+
+}  // namespace
+
+int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
+  InterruptHandler interrupt_handler;  // clears interrupted()
+  const std::string started_at = utc_now_iso8601();
+  const std::vector<Job> jobs = schedule(cells, o);
+  RunState st;
+  try {
+    if (!o.resume) write_matrix_json(cells, o);
+    st.roofline = run_roofline(cells, o, st.roofline_file);
+  } catch (const std::exception& e) {
+    st.stopped_because = e.what();
+  }
+  if (!o.quiet && st.stopped_because.empty()) print_estimate(jobs, st.roofline, o);
+  run_jobs(jobs, o, st);
+  // Parity (from repeat 1), then the summary over the measured cells.
+  std::map<std::string, const Cell*> by_id;
+  for (const auto& c : cells) by_id[c.id] = &c;
+  json rows = json::array();
+  bool all_good = st.stopped_because.empty();
+  for (const auto& cell : cells)
+    if (cell.role == "measure" || cell.role == "peer") rows.push_back(cell_row(cell, by_id, o, st, all_good));
+  add_speedups(rows);
+  add_peer_ratios(rows, kPeerBaseRung);
+  return finish(run_summary(o, st, started_at, std::move(rows)), o, st, all_good);
 }
 
 }  // namespace ladder

@@ -72,7 +72,8 @@ const RunFigure& run_figure(const std::string& key) {
 }
 
 bool figure_key_has_unit(const std::string& key) {
-  static const std::regex kUnit("^[a-z][a-z0-9_]*_(ms|s|pct|bytes|per_s|per_step|tflops|x)(_[a-z0-9]+)*$");
+  static const std::regex kUnit(
+      "^[a-z][a-z0-9_]*_(ms|s|pct|bytes|per_s|per_step|tflops|x)(_(median|mean|min|max|datasheet|measured_roofline|of_dt))?$");
   return std::regex_match(key, kUnit);
 }
 

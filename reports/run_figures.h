@@ -61,8 +61,11 @@ struct RunFigure {
 const std::vector<RunFigure>& run_figures();
 const RunFigure& run_figure(const std::string& key);  // throws std::logic_error for an undeclared key
 
-// Whether a key carries a unit suffix the summary schema admits
-// (reports/run_summary.schema.json, the row's patternProperties).
+// Whether a key ends in a unit (ms, s, pct, bytes, per_s, per_step, tflops,
+// x), optionally followed by a statistic or a basis (median, mean, min, max,
+// datasheet, measured_roofline, of_dt): the keys the summary schema admits as
+// figures without naming them (reports/run_summary.schema.json, the row's
+// patternProperties).
 bool figure_key_has_unit(const std::string& key);
 
 // A cell's figures from its processes' reports (each complete): every

@@ -322,6 +322,9 @@ nlohmann::json TrainStep::describe_switches() const {
     } else if (const std::string off = needs_off(*s, cfg_.sw); !off.empty()) {
       j[s->name] = switch_effect(false, "none", fmt::format("needs {}, off in this rung", off));
       j[s->name]["applicable"] = false;
+    } else if (const auto why = plan_.stood_down.find(s->name); why != plan_.stood_down.end()) {
+      j[s->name] = switch_effect(false, "none", why->second);  // its apply, or a later switch's, said why
+      j[s->name]["applicable"] = false;
     } else {
       j[s->name] = s->describe(facts);
     }

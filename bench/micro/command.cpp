@@ -119,44 +119,10 @@ void add_context(const std::string& key, const nlohmann::json& value) {
 
 }  // namespace
 
-int bench_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
-  bool help = false;
-  Options o = parse(args, &help);
-  if (help) return 0;
-  const Preset& preset = find_preset(o.preset);  // ConfigError listing the presets
-  MicroConfig cfg;
-  cfg.preset = preset.name;
-  cfg.model = preset.model;
-  cfg.seq = preset.seq;
-  cfg.preset_batch = preset.batch;
-  cfg.batch = o.batch;
-  cfg.devices = resolve_devices(o.device);
-  cfg.seed = o.seed;
-  const int threads = o.threads > 0 ? int(o.threads) : int(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);  // LibTorch may default to one thread on a VM
+namespace {
 
-  // Checked here: google/benchmark 1.7 prints its usage and exits 0 on a bad format.
-  auto display = display_reporter(o);
-  if (const std::string f = gbench_flag(o, "out_format"); !f.empty() && f != "json" && f != "console" && f != "csv")
-    throw ConfigError(fmt::format("--benchmark_out_format: got '{}', expected json, console or csv", f));
-  // google/benchmark parses its flags out of an argv of its own.
-  std::vector<std::string> gargv = {argv.empty() ? "ladder" : argv[0]};
-  gargv.insert(gargv.end(), o.gbench_args.begin(), o.gbench_args.end());
-  std::vector<char*> cargv;
-  for (auto& s : gargv) cargv.push_back(s.data());
-  int argc = int(cargv.size());
-  benchmark::Initialize(&argc, cargv.data());
-  if (argc > 1)
-    throw ConfigError(fmt::format("'{}' is not a google/benchmark flag this version (or value) accepts; see "
-                                  "'ladder bench --help' and --benchmark_* in google/benchmark's --help",
-                                  cargv[1]));
-  const bool listing = !gbench_flag(o, "list_tests").empty() && gbench_flag(o, "list_tests") != "false";
-
-  const std::string run_id = new_run_id();
-  const std::string run_dir = o.out.empty() ? (fs::path("runs") / run_id).string() : o.out;
-  if (!listing) ensure_writable_dir(run_dir, "--out");
-
-  // The context: what the reports record (bench/environment.h), and the config.
+// The context: what the reports record (bench/environment.h), and the config.
+void add_run_context(const MicroConfig& cfg, const std::string& run_id, const std::vector<std::string>& argv) {
   std::string devices, command;
   for (const auto& d : cfg.devices) devices += (devices.empty() ? "" : ",") + device_tag(d);
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
@@ -173,34 +139,79 @@ int bench_command(const std::vector<std::string>& args, const std::vector<std::s
               "pct_of_peak: against the datasheet peak (bench/mfu.cpp) for known GPUs, else the measured matmul "
               "roofline (bench/roofline.h) at the benchmark's precision; the label names which");
   add_context("ladder.timing", "UseManualTime: CUDA events on GPU, steady clock on CPU (bench/device.h)");
+}
 
-  for (const Family* f : all_families()) f->register_benchmarks(cfg);
-  TeeReporter tee(std::move(display));
-  const size_t ran = benchmark::RunSpecifiedBenchmarks(&tee);
-  for (const Family* f : all_families())
-    if (f->teardown) f->teardown();
-  if (listing) {
-    benchmark::Shutdown();
-    return 0;
-  }
-  if (ran == 0) {
-    benchmark::Shutdown();
-    throw ConfigError(fmt::format("--benchmark_filter: '{}' matches no benchmark (list them with "
-                                  "--benchmark_list_tests=true)",
-                                  gbench_flag(o, "filter")));
-  }
+// google/benchmark parses its flags out of an argv of its own; one it does
+// not take is refused (exit 2).
+void initialize_gbench(const Options& o, const std::vector<std::string>& argv) {
+  if (const std::string f = gbench_flag(o, "out_format"); !f.empty() && f != "json" && f != "console" && f != "csv")
+    throw ConfigError(fmt::format("--benchmark_out_format: got '{}', expected json, console or csv", f));
+  static std::vector<std::string> gargv;  // google/benchmark keeps pointers into it
+  gargv = {argv.empty() ? "ladder" : argv[0]};
+  gargv.insert(gargv.end(), o.gbench_args.begin(), o.gbench_args.end());
+  std::vector<char*> cargv;
+  for (auto& s : gargv) cargv.push_back(s.data());
+  int argc = int(cargv.size());
+  benchmark::Initialize(&argc, cargv.data());
+  if (argc > 1)
+    throw ConfigError(fmt::format("'{}' is not a google/benchmark flag this version (or value) accepts; see "
+                                  "'ladder bench --help' and --benchmark_* in google/benchmark's --help",
+                                  cargv[1]));
+}
+
+// After the benchmarks: micro.json written, and the exit code (1 when a
+// correctness check failed or a benchmark did not finish).
+int report_results(const TeeReporter& tee, size_t ran, const std::string& run_dir) {
   const std::string path = (fs::path(run_dir) / "micro.json").string();
   write_file_atomically(path, tee.json());
   benchmark::Shutdown();
   fmt::print(stderr, "ladder bench: {} benchmark(s), google/benchmark JSON in {}\n", ran, path);
   const int failed = failed_checks();
   for (const auto& e : tee.errors()) fmt::print(stderr, "ladder bench: error: {}\n", e);
-  if (failed > 0 || !tee.errors().empty()) {
-    fmt::print(stderr, "ladder bench: {} correctness check(s) failed, {} benchmark(s) did not finish\n", failed,
-               tee.errors().size());
-    return 1;
+  if (failed == 0 && tee.errors().empty()) return 0;
+  fmt::print(stderr, "ladder bench: {} correctness check(s) failed, {} benchmark(s) did not finish\n", failed,
+             tee.errors().size());
+  return 1;
+}
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+  bool help = false;
+  Options o = parse(args, &help);
+  if (help) return 0;
+  const Preset& preset = find_preset(o.preset);  // ConfigError listing the presets
+  MicroConfig cfg;
+  cfg.preset = preset.name;
+  cfg.model = preset.model;
+  cfg.seq = preset.seq;
+  cfg.preset_batch = preset.batch;
+  cfg.batch = o.batch;
+  cfg.devices = resolve_devices(o.device);
+  cfg.seed = o.seed;
+  const int threads = o.threads > 0 ? int(o.threads) : int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);  // LibTorch may default to one thread on a VM
+  // Checked here: google/benchmark 1.7 prints its usage and exits 0 on a bad format.
+  auto display = display_reporter(o);
+  initialize_gbench(o, argv);
+  const bool listing = !gbench_flag(o, "list_tests").empty() && gbench_flag(o, "list_tests") != "false";
+  const std::string run_id = new_run_id();
+  const std::string run_dir = o.out.empty() ? (fs::path("runs") / run_id).string() : o.out;
+  if (!listing) ensure_writable_dir(run_dir, "--out");
+  add_run_context(cfg, run_id, argv);
+  for (const Family* f : all_families()) f->register_benchmarks(cfg);
+  TeeReporter tee(std::move(display));
+  const size_t ran = benchmark::RunSpecifiedBenchmarks(&tee);
+  for (const Family* f : all_families())
+    if (f->teardown) f->teardown();
+  if (listing || ran == 0) {
+    benchmark::Shutdown();
+    if (listing) return 0;
+    throw ConfigError(fmt::format("--benchmark_filter: '{}' matches no benchmark (list them with "
+                                  "--benchmark_list_tests=true)",
+                                  gbench_flag(o, "filter")));
   }
-  return 0;
+  return report_results(tee, ran, run_dir);
 }
 
 }  // namespace ladder::micro

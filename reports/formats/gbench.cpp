@@ -15,11 +15,14 @@ namespace ladder {
 
 using nlohmann::json;
 
-json to_gbench(const LoadedRun& run) {
+namespace {
+
+// google/benchmark's context: only what the run's report measured, the host
+// CPU facts it read from /proc and /sys (environment.cpu_host) and its build
+// type; nothing guessed.
+json gbench_context(const LoadedRun& run) {
   const json env = run.environment();
   const json threads = env.contains("threads") ? env["threads"] : json::object();
-  // Only what the run's report measured: the host CPU facts it read from
-  // /proc and /sys (environment.cpu_host), its build type; nothing guessed.
   json context = {
       {"date", ""},
       {"executable", "ladder"},
@@ -39,64 +42,67 @@ json to_gbench(const LoadedRun& run) {
   if (env.contains("cpu_host"))
     for (const char* key : {"mhz_per_cpu", "caches", "load_avg", "cpu_scaling_enabled"})
       if (env["cpu_host"].contains(key)) context[key] = env["cpu_host"][key];
-  context["ladder_repetition_unit"] =
-      run.repeats.empty() ? "step (one process per rung)" : fmt::format("process ({} per rung; each its median)", run.repeats.size());
+  context["ladder_repetition_unit"] = run.repeats.empty() ? "step (one process per rung)"
+                                                          : fmt::format("process ({} per rung; each its median)",
+                                                                        run.repeats.size());
+  return context;
+}
+
+// The independent samples of a cell: each process's median with --repeat N
+// (as compare tests them), else one process's steps. Empty when a process
+// failed (no complete sample).
+std::pair<std::vector<double>, std::vector<double>> cell_samples(const LoadedRun& run, size_t c) {
+  const json& r = run.reports[c];
+  if (run.repeats.empty())
+    return {r["steps"]["dt_ms"].get<std::vector<double>>(), r["steps"]["tokens_per_s"].get<std::vector<double>>()};
+  std::vector<double> dts, toks;
+  for (const auto& rep : run.repeats) {
+    const json* rr = rep.find(run.cells[c]);
+    if (!rr || rr->value("status", "") != "ok") return {};
+    dts.push_back(rr->at("summary").at("dt_ms").at("median").get<double>());
+    toks.push_back(rr->at("summary").at("tokens_per_s").at("median").get<double>());
+  }
+  return {dts, toks};
+}
+
+// One record per repetition, then the mean, median and stddev aggregates.
+void add_records(json& benchmarks, const std::string& name, int family, const std::vector<double>& dts,
+                 const std::vector<double>& toks) {
+  const size_t n = dts.size();
+  auto record = [&](const std::string& run_type, double dt, double tok_s) {
+    return json{{"name", name}, {"family_index", family}, {"per_family_instance_index", 0}, {"run_name", name},
+                {"run_type", run_type}, {"repetitions", n}, {"threads", 1}, {"iterations", 1},
+                {"real_time", dt}, {"cpu_time", dt}, {"time_unit", "ms"}, {"tokens_per_s", tok_s}};
+  };
+  for (size_t i = 0; i < n; ++i) {
+    json b = record("iteration", dts[i], toks[i]);
+    b["repetition_index"] = i;
+    benchmarks.push_back(b);
+  }
+  const Summary dt = summarize(dts), tok = summarize(toks);
+  for (auto [agg, d, t] : {std::tuple{"mean", dt.mean, tok.mean}, std::tuple{"median", dt.median, tok.median},
+                           std::tuple{"stddev", dt.stddev, tok.stddev}}) {
+    json b = record("aggregate", d, t);
+    b["name"] = name + "_" + agg;
+    b["aggregate_name"] = agg;
+    b["aggregate_unit"] = "time";
+    benchmarks.push_back(b);
+  }
+}
+
+}  // namespace
+
+json to_gbench(const LoadedRun& run) {
+  json context = gbench_context(run);
   json benchmarks = json::array();
   int family = 0;
   for (size_t c = 0; c < run.cells.size(); ++c) {
     const json& r = run.reports[c];
     if (r.value("status", "") != "ok") continue;
     if (context["date"] == "") context["date"] = r.value("started_at", "");
-    const std::string name = "ladder/" + run.cells[c];
-    // The repetitions are the independent samples: each process's median
-    // with --repeat N (as compare tests them), else one process's steps.
-    std::vector<double> dts, toks;
-    if (run.repeats.empty()) {
-      dts = r["steps"]["dt_ms"].get<std::vector<double>>();
-      toks = r["steps"]["tokens_per_s"].get<std::vector<double>>();
-    } else {
-      for (const auto& rep : run.repeats) {
-        const json* rr = rep.find(run.cells[c]);
-        if (!rr || rr->value("status", "") != "ok") {
-          dts.clear();
-          break;
-        }
-        dts.push_back(rr->at("summary").at("dt_ms").at("median").get<double>());
-        toks.push_back(rr->at("summary").at("tokens_per_s").at("median").get<double>());
-      }
-      if (dts.empty()) continue;  // a process failed: no complete sample
-    }
-    const size_t n = dts.size();
-    auto record = [&](const std::string& run_type, double dt, double tok_s) {
-      return json{{"name", name},
-                  {"family_index", family},
-                  {"per_family_instance_index", 0},
-                  {"run_name", name},
-                  {"run_type", run_type},
-                  {"repetitions", n},
-                  {"threads", 1},
-                  {"iterations", 1},
-                  {"real_time", dt},
-                  {"cpu_time", dt},
-                  {"time_unit", "ms"},
-                  {"tokens_per_s", tok_s}};
-    };
-    for (size_t i = 0; i < n; ++i) {
-      json b = record("iteration", dts[i], toks[i]);
-      b["repetition_index"] = i;
-      benchmarks.push_back(b);
-    }
-    const Summary dt = summarize(dts);
-    const Summary tok = summarize(toks);
-    for (auto [agg, d, t] : {std::tuple{"mean", dt.mean, tok.mean}, std::tuple{"median", dt.median, tok.median},
-                             std::tuple{"stddev", dt.stddev, tok.stddev}}) {
-      json b = record("aggregate", d, t);
-      b["name"] = name + "_" + agg;
-      b["aggregate_name"] = agg;
-      b["aggregate_unit"] = "time";
-      benchmarks.push_back(b);
-    }
-    ++family;
+    const auto [dts, toks] = cell_samples(run, c);
+    if (dts.empty()) continue;
+    add_records(benchmarks, "ladder/" + run.cells[c], family++, dts, toks);
   }
   return {{"context", context}, {"benchmarks", benchmarks}};
 }

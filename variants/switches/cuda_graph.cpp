@@ -16,13 +16,14 @@ extern const SwitchDecl cuda_graph = {
     // A graph needs its gradients at fixed addresses (the flat buffer) and
     // cannot hold the ddp rung's all-reduce hooks, which run on the host.
     [](const RunConfig& c, StepPlan& p) {
-      p.acting.set("cuda-graph", c.device.rfind("cuda", 0) == 0 && !c.sw.on("ddp") && p.acts("flat-grads"));
+      if (c.sw.on("ddp"))
+        p.stand_down("cuda-graph", "the ddp rung's all-reduce hooks run on the host during backward");
+      else if (!p.acts("flat-grads"))
+        p.stand_down("cuda-graph", "needs flat-grads: a graph replays gradients at fixed addresses");
+      else if (c.device.rfind("cuda", 0) != 0)
+        p.acting.set("cuda-graph", false);  // CUDA only: reported as such (switch.h)
     },
     [](const SwitchFacts& f) {
-      if (!f.plan.acts("cuda-graph"))
-        return switch_effect(false, "none",
-                             f.cfg.sw.on("ddp") ? "the ddp rung's all-reduce hooks run on the host during backward"
-                                          : "needs flat-grads: a graph replays gradients at fixed addresses");
       auto j = switch_effect(f.graph_captured,
                              f.optimizer_in_graph ? "CUDA graph per step: forward, backward, clip, fused AdamW"
                                                   : "CUDA graph per micro-step (the optimizer runs eagerly: it "

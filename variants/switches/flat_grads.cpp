@@ -14,12 +14,10 @@ extern const SwitchDecl flat_grads = {
     // The ddp rung keeps its gradients in the all-reduce buckets instead, and
     // its hooks must see every weight gradient: nothing goes around autograd.
     [](const RunConfig& c, StepPlan& p) {
-      p.acting.set("flat-grads", !c.sw.on("ddp"));
+      if (c.sw.on("ddp")) p.stand_down("flat-grads", "the ddp rung keeps its gradients in the all-reduce buckets");
       p.model.linear.weight_grads_into_buffers = p.acts("flat-grads");
     },
     [](const SwitchFacts& f) {
-      if (!f.plan.acts("flat-grads"))
-        return switch_effect(false, "none", "the ddp rung keeps its gradients in the all-reduce buckets");
       auto j = switch_effect(true, "FlatGradients: parameters' .grad() as views of one buffer",
                              "one memset zeroes every gradient; the clip reads one buffer");
       j["fusions"] = {"flat_gradient_buffer"};

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,9 +67,19 @@ enum class SwitchRole {
 struct StepPlan {
   Switches acting;     // the switches whose mechanism acts in this step
   ModelOptions model;  // attention, fused ops and their epilogues (variants/model.h)
+  // Switches that are on but cannot act in this step, and why (the report's
+  // reason; they are reported not applicable, and do not count against their
+  // group).
+  std::map<std::string, std::string> stood_down;
   // Whether the named switch's mechanism acts; throws std::logic_error for a
   // name that no file declares.
   bool acts(const std::string& name) const { return acting.on(name); }
+  // Called by a switch's apply(), its own or a later switch's: `name` is on
+  // but does not act here, because `why`.
+  void stand_down(const std::string& name, std::string why) {
+    acting.set(name, false);
+    stood_down[name] = std::move(why);
+  }
 };
 
 // What the step saw, for a switch's describe(): counters since the step was
