@@ -51,6 +51,10 @@ const std::vector<RunFigure>& run_figures() {
       {"mfu_pct_measured_roofline", "MFU against the matmul roofline measured on this device",
        [](R r) { return at(r, {"mfu", "measured_roofline", "mfu_pct"}); }, Across::kMedian, "", "", "{:.1f}", 1,
        nullptr, kSummaryOnly, nullptr},
+      // What MFU divides by a peak (bench/step_metrics.cpp: model_tflops).
+      {"model_tflops_median", "model TFLOP/s achieved: the step's tokens x FLOPs per token over dt, the median step",
+       [](R r) { return at(r, {"summary", "model_tflops", "median"}); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
+       nullptr, kRunTable, nullptr},
       {"peak_bytes", "peak memory: CUDA's peak reserved bytes, or the process's peak RSS on a CPU",
        [](R r) { return at(r, {"memory", "measured", "peak_bytes"}); }, Across::kMax, "peak", "GiB", "{:.2f}", kGiB,
        nullptr, kRunTable | kCompareTable, "Peak memory per rung (GiB, lower is better)"},

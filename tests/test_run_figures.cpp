@@ -95,5 +95,21 @@ TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
   EXPECT_EQ(figure_cell(run_figure("mfu_pct"), json(38.04), "p").text, "38.0p");
 }
 
+// model_tflops (bench/step_metrics.cpp) reaches the run table: the median
+// step's model TFLOP/s, the median over processes.
+TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
+  const json a = report(100, 1000, nullptr, 40, 1), b = report(100, 3000, nullptr, 40, 1);
+  const json f = cell_figures({&a, &b});
+  EXPECT_DOUBLE_EQ(f["model_tflops_median"].get<double>(), 2000 * 6e9 / 1e12);  // 12 TFLOP/s
+  json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}},
+              {"model_tflops_median", f["model_tflops_median"]}};
+  const Table t = run_document({{"rows", json::array({row})}}, "summary.json").tables.front();
+  size_t col = 0;
+  while (col < t.columns.size() && t.columns[col].key != "model_tflops_median") ++col;
+  ASSERT_LT(col, t.columns.size());
+  EXPECT_EQ(t.columns[col].header, "TFLOP/s");
+  EXPECT_EQ(t.rows.front().cells[col].text, "12");
+}
+
 }  // namespace
 }  // namespace ladder
