@@ -1,6 +1,7 @@
 // variants/model.cpp: GPT-2 forward and initialisation (see model.h).
 #include "variants/model.h"
 
+#include <atomic>
 #include <cmath>
 #include <optional>
 
@@ -10,6 +11,7 @@
 #include "profiler/range.h"
 #include "variants/add_layer_norm.h"
 #include "variants/fused_linear.h"
+#include "variants/precision.h"
 
 namespace ladder {
 
@@ -101,6 +103,56 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return y + mlp(ln_2(y));     // (B, T, C)
 }
 
+namespace {
+
+std::atomic<int64_t> g_block_recomputes{0};
+
+// Activation checkpointing of one block, as torch.utils.checkpoint with
+// use_reentrant=True: forward runs the block without autograd and keeps only
+// its inputs; backward runs it again, with autograd and under the forward's
+// autocast, and backpropagates through that run: the block's parameters get
+// their gradients there (into the same .grad, the flat buffer's views, the
+// ddp rung's hooks), its inputs theirs, returned here.
+struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, GPTImpl* model,
+                                                int64_t layer, at::TensorList in) {
+    ctx->saved_data["model"] = reinterpret_cast<int64_t>(model);  // the model outlives its graph
+    ctx->saved_data["layer"] = layer;
+    ctx->saved_data["autocast"] = at::autocast::is_autocast_enabled(in[0].device().type());
+    ctx->save_for_backward(in.vec());
+    torch::NoGradGuard no_grad;
+    return model->block_forward(layer, in.vec());
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto* model = reinterpret_cast<GPTImpl*>(ctx->saved_data["model"].toInt());
+    std::vector<torch::Tensor> inputs;
+    for (const auto& t : ctx->get_saved_variables()) inputs.push_back(t.detach().requires_grad_(t.requires_grad()));
+    std::vector<torch::Tensor> outputs;
+    {
+      torch::AutoGradMode grad_mode(true);
+      AutocastScope autocast(ctx->saved_data["autocast"].toBool(), inputs[0].device());
+      outputs = model->block_forward(ctx->saved_data["layer"].toInt(), inputs);
+    }
+    ++g_block_recomputes;
+    std::vector<torch::Tensor> used, used_grads;  // an output nothing read gets no gradient
+    for (size_t k = 0; k < outputs.size(); ++k)
+      if (grads[k].defined() && outputs[k].requires_grad()) {
+        used.push_back(outputs[k]);
+        used_grads.push_back(grads[k]);
+      }
+    torch::autograd::backward(used, used_grads);
+    torch::autograd::variable_list out = {torch::Tensor(), torch::Tensor()};  // model, layer
+    for (const auto& in : inputs) out.push_back(in.requires_grad() ? in.grad() : torch::Tensor());
+    return out;
+  }
+};
+
+}  // namespace
+
+int64_t block_recomputes() { return g_block_recomputes.load(); }
+
 GPTImpl::GPTImpl(const ModelConfig& cfg, ModelOptions options) : cfg_(cfg), options_(options) {
   wte = register_module("wte", torch::nn::Embedding(cfg.vocab_size, cfg.n_embd));
   wpe = register_module("wpe", torch::nn::Embedding(cfg.block_size, cfg.n_embd));
@@ -138,7 +190,7 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
       {
         std::optional<profiler::ScopedRange> range;
         if (ranges) range.emplace(profiler::names::layer(i));
-        x = h[i]->as<Block>()->forward(x);  // (B, T, C)
+        x = run_block(i, {x})[0];  // (B, T, C)
       }
       // Backward: closes layer i+1's range, opens layer i's.
       if (ranges) x = profiler::layer_boundary({x}, i + 1 < L ? i + 1 : -1, i)[0];
@@ -148,26 +200,32 @@ torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
   return x;
 }
 
+namespace {
+// What the LayerNorms hand on: bf16 under bf16 autocast, the dtype autocast
+// would cast the next matmul's input to anyway, so the cast kernels (and
+// their backward) vanish; fp32 otherwise. The residual stream stays fp32.
+at::ScalarType normed_dtype(c10::DeviceType device_type) {
+  return at::autocast::is_autocast_enabled(device_type) &&
+                 at::autocast::get_autocast_dtype(device_type) == at::kBFloat16
+             ? at::kBFloat16
+             : at::kFloat;
+}
+
+// s = x + residual, and its LayerNorm by `ln`, in one op (fused::add_layer_norm).
+std::tuple<torch::Tensor, torch::Tensor> add_norm(const torch::Tensor& x, const torch::Tensor& residual,
+                                                  const torch::nn::LayerNorm& ln) {
+  return fused::add_layer_norm(x, residual, ln->weight, ln->bias, ln->options.eps(),
+                               normed_dtype(x.device().type()));
+}
+}  // namespace
+
 torch::Tensor GPTImpl::forward_fused(const torch::Tensor& tok, const torch::Tensor& pos) {
   const int64_t L = int64_t(h->size());
-  // What the LayerNorms hand on: bf16 under bf16 autocast, the dtype autocast
-  // would cast the next matmul's input to anyway, so the cast kernels (and
-  // their backward) vanish; fp32 otherwise. s, the residual stream, stays fp32.
-  const auto device_type = tok.device().type();
-  const at::ScalarType normed_dtype =
-      at::autocast::is_autocast_enabled(device_type) &&
-              at::autocast::get_autocast_dtype(device_type) == at::kBFloat16
-          ? at::kBFloat16
-          : at::kFloat;
-  auto add_norm = [&](const torch::Tensor& x, const torch::Tensor& residual, const torch::nn::LayerNorm& ln) {
-    return fused::add_layer_norm(x, residual, ln->weight, ln->bias, ln->options.eps(), normed_dtype);
-  };
-  auto block = [&](int64_t i) { return h[i]->as<Block>(); };
   // x = tok + pos; block 0's ln_1. The position embeddings broadcast over the
   // batch (expand's backward sums their gradient over it).
   // (Not a structured binding: the lambda below captures both, which C++17 forbids.)
-  torch::Tensor x, normed;                                                 // (B, T, C) each
-  std::tie(x, normed) = add_norm(tok, pos.expand_as(tok), block(0)->ln_1);
+  torch::Tensor x, normed;  // (B, T, C) each
+  std::tie(x, normed) = add_norm(tok, pos.expand_as(tok), h[0]->as<Block>()->ln_1);
   const bool ranges = options_.layer_ranges;
   // Both streams cross each block boundary: the residual x and its LayerNorm.
   auto boundary = [&](int64_t close_layer, int64_t open_layer) {
@@ -180,14 +238,28 @@ torch::Tensor GPTImpl::forward_fused(const torch::Tensor& tok, const torch::Tens
     {
       std::optional<profiler::ScopedRange> range;
       if (ranges) range.emplace(profiler::names::layer(i));
-      auto* blk = block(i);
-      std::tie(x, normed) = add_norm(x, blk->attn(normed), blk->ln_2);  // x += attn; ln_2
-      const auto& next = i + 1 < L ? block(i + 1)->ln_1 : ln_f;
-      std::tie(x, normed) = add_norm(x, blk->mlp(normed), next);  // x += mlp; next LN
+      const auto out = run_block(i, {x, normed});
+      x = out[0];
+      normed = out[1];
     }
     if (ranges) boundary(i + 1 < L ? i + 1 : -1, i);
   }
   return normed;  // ln_f(x): (B, T, C)
+}
+
+std::vector<torch::Tensor> GPTImpl::block_forward(int64_t i, const std::vector<torch::Tensor>& in) {
+  auto* blk = h[i]->as<Block>();
+  if (!options_.fused_ln) return {blk->forward(in[0])};  // (B, T, C)
+  torch::Tensor x, normed;
+  std::tie(x, normed) = add_norm(in[0], blk->attn(in[1]), blk->ln_2);  // x += attn; ln_2
+  const auto& next = i + 1 < int64_t(h->size()) ? h[i + 1]->as<Block>()->ln_1 : ln_f;
+  std::tie(x, normed) = add_norm(x, blk->mlp(normed), next);  // x += mlp; the next LayerNorm
+  return {x, normed};
+}
+
+std::vector<torch::Tensor> GPTImpl::run_block(int64_t i, const std::vector<torch::Tensor>& in) {
+  if (!options_.checkpoint_blocks || !torch::GradMode::is_enabled()) return block_forward(i, in);
+  return CheckpointedBlock::apply(this, i, at::TensorList(in));
 }
 
 int64_t GPTImpl::num_params(bool exclude_position_embeddings) const {

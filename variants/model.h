@@ -41,6 +41,9 @@ struct ModelOptions {
   // step that owns .grad() and hooks nothing on it: not with ddp's hooks.
   fused::LinearOptions linear;
   bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/layer_ranges.h)
+  // act-ckpt: each block's forward runs without autograd, keeping only its
+  // inputs, and again in its backward to rebuild what backward needs.
+  bool checkpoint_blocks = false;
 
   // Every fused op on, with every epilogue, as the fused rung runs them
   // (for tests and micro-benchmarks that build a model without a step).
@@ -103,6 +106,10 @@ class GPTImpl : public torch::nn::Module {
   // (B, T) int64 -> the final LayerNorm's output (B, T, C), the lm_head's input.
   torch::Tensor hidden(const torch::Tensor& idx);
   const ModelOptions& options() const { return options_; }
+  // Block i's forward on the residual stream: (x) -> (x'), or with fused_ln
+  // (x, x's LayerNorm) -> (x', x''s LayerNorm for the next block, or ln_f's).
+  // Public for the checkpoint's recompute (model.cpp).
+  std::vector<torch::Tensor> block_forward(int64_t i, const std::vector<torch::Tensor>& in);
 
   // Parameters counted once (lm_head is wte). With exclude_position_embeddings
   // this is the N of the MFU formula (nanoGPT's get_num_params default).
@@ -120,6 +127,8 @@ class GPTImpl : public torch::nn::Module {
   // Under bf16 autocast each LayerNorm hands bf16 to the next matmul.
   // tok (B, T, C), pos (T, C) -> (B, T, C) after ln_f.
   torch::Tensor forward_fused(const torch::Tensor& tok, const torch::Tensor& pos);
+  // block_forward, checkpointed with options_.checkpoint_blocks.
+  std::vector<torch::Tensor> run_block(int64_t i, const std::vector<torch::Tensor>& in);
 
   ModelConfig cfg_;
   ModelOptions options_;
@@ -133,6 +142,9 @@ TORCH_MODULE(GPT);
 // padded vocabulary, wte's first `valid_vocab` rows are drawn in place and the
 // padding rows last, so every real weight equals the unpadded model's.
 void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab = 0);
+
+// Blocks recomputed in backward by activation checkpointing in this process.
+int64_t block_recomputes();
 
 // Mean cross-entropy over all B*T positions. Only the first `valid_vocab`
 // logits are classes (0 = all): padding never enters the softmax.
