@@ -17,11 +17,10 @@
 
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/mann_whitney.h"
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
 #include "reports/run_figures.h"
-#include "reports/welch.h"
+#include "reports/inference.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -195,59 +194,73 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
   return in;
 }
 
-// With 2+ processes on each side the samples are the per-process medians,
-// tested with Welch's t (a process is the independent unit; with 2-3 per
-// side a rank test could never reach p < 0.05). With one process per side,
-// the per-step samples and the Mann-Whitney U test, with a warning: steps
-// of one process are not independent.
-// The verdict itself waits for the Holm adjustment over all rungs (decide).
+// One input against the baseline on a rung. The samples are the inputs'
+// per-process median step times (a process is the independent unit; its
+// steps are not independent of each other): their ratio, B over A, with its
+// interval (Welch's on the logs, reports/inference.h) and p-value. With one
+// process on either side there is no sample to judge by: the ratio is shown
+// and the verdict is "cannot judge". The verdict itself waits for the Holm
+// adjustment over all rungs (decide).
 json test_rung(const json& base, const json& other, double noise_pct) {
   if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
-  const bool per_process = base["runs"].get<size_t>() >= 2 && other["runs"].get<size_t>() >= 2;
-  const char* key = per_process ? "dt_ms_run_medians" : "dt_ms_samples";
-  const auto a = base[key].get<std::vector<double>>();
-  const auto b = other[key].get<std::vector<double>>();
-  const size_t need = per_process ? 2 : kMinSamplesForVerdict;
-  json v = {{"ratio_tokens_per_s", other["tokens_per_s_median"].get<double>() / base["tokens_per_s_median"].get<double>()},
+  const auto a = base["dt_ms_run_medians"].get<std::vector<double>>();
+  const auto b = other["dt_ms_run_medians"].get<std::vector<double>>();
+  const RatioInterval dt = ratio_of_independent(a, b);
+  json v = {{"ratio_tokens_per_s",
+             other["tokens_per_s_median"].get<double>() / base["tokens_per_s_median"].get<double>()},
             {"ratio_dt_ms", other["dt_ms_median"].get<double>() / base["dt_ms_median"].get<double>()},
-            {"sample_unit", per_process ? "processes" : "steps"},
+            {"change_pct", 100.0 * (other["dt_ms_median"].get<double>() / base["dt_ms_median"].get<double>() - 1.0)},
+            {"sample_unit", "processes"},
             {"n", {a.size(), b.size()}},
-            {"min_n", need}};
-  if (a.size() < need || b.size() < need) {
-    v["verdict"] = "too few samples";
+            {"noise_threshold_pct", noise_pct}};
+  if (a.size() < 2 || b.size() < 2) {
+    v["verdict"] = "cannot judge";
     v["p_value"] = nullptr;
+    v["why"] = fmt::format("{} process(es) a side: a process's steps are not independent samples, so one process "
+                           "gives no verdict; measure with --repeat 2 or more (ladder run's default)",
+                           std::min(a.size(), b.size()));
     return v;
   }
-  double p = 1;
-  if (per_process) {
-    const WelchResult w = welch_t_test(a, b);
-    p = w.p_value;
-    v["t"] = w.t;
-    v["df"] = w.df;
-    v["method"] = "welch_t";
-  } else {
-    const MannWhitneyResult mw = mann_whitney_u(a, b);
-    p = mw.p_value;
-    v["u"] = mw.u;
-    v["method"] = "mann_whitney_" + mw.method;
-  }
-  v["p_value"] = p;
-  v["change_pct"] = 100.0 * (v["ratio_dt_ms"].get<double>() - 1.0);
-  v["noise_threshold_pct"] = noise_pct;
+  // tokens/s is tokens over dt: its ratio's interval is the inverse of dt's.
+  v["ratio_tokens_per_s_interval"] = {1 / dt.hi, 1 / dt.lo};
+  v["ratio_dt_ms_interval"] = {dt.lo, dt.hi};
+  v["df"] = dt.df;
+  v["p_value"] = dt.p_value;
+  v["method"] = "welch_t_on_log_dt";
   return v;
 }
 
-// The verdict from the Holm-adjusted p (below) and the size of the change.
-// Both must hold: significant, and large enough to matter.
+// The verdict from the Holm-adjusted p (below), the size of the change and
+// its interval: faster or slower when the change is significant, at least the
+// noise threshold and its interval excludes no change; within noise when the
+// interval lies within the threshold; otherwise unresolved (the interval
+// holds both no change and a change larger than the threshold: more
+// processes would tell).
 void decide(json& v, double alpha) {
   const double p = v["p_holm"].get<double>(), change_pct = v["change_pct"].get<double>();
   const double noise_pct = v["noise_threshold_pct"].get<double>();
-  const bool significant = p < alpha;
-  const bool large = std::fabs(change_pct) >= noise_pct;
-  v["verdict"] = significant && large ? (change_pct < 0 ? "faster" : "slower") : "within noise";
-  v["why"] = significant && large ? fmt::format("p {:.3g} < {} and |{:+.2f} %| >= {} %", p, alpha, change_pct, noise_pct)
-             : !significant       ? fmt::format("p {:.3g} >= alpha {} (dt {:+.2f} %)", p, alpha, change_pct)
-                                  : fmt::format("|{:+.2f} %| < noise threshold {} % (p {:.3g})", change_pct, noise_pct, p);
+  RatioInterval dt;
+  dt.ratio = v["ratio_dt_ms"].get<double>();
+  dt.lo = v["ratio_dt_ms_interval"][0].get<double>();
+  dt.hi = v["ratio_dt_ms_interval"][1].get<double>();
+  const bool significant = p < alpha, large = std::fabs(change_pct) >= noise_pct;
+  const std::string interval = fmt::format("dt x{:.3f} [{:.3f}, {:.3f}]", dt.ratio, dt.lo, dt.hi);
+  if (significant && large && dt.excludes_one()) {
+    v["verdict"] = change_pct < 0 ? "faster" : "slower";
+    v["why"] = fmt::format("p {:.3g} < {}, |{:+.2f} %| >= {} %, {}", p, alpha, change_pct, noise_pct, interval);
+  } else if (dt.within(noise_pct) || (significant && !large)) {
+    v["verdict"] = "within noise";
+    v["why"] = fmt::format("{} lies within the noise threshold {} % (p {:.3g})", interval, noise_pct, p);
+  } else {
+    v["verdict"] = "unresolved";
+    v["why"] = dt.excludes_one()
+                   ? fmt::format("{} excludes no change, but p {:.3g} >= {} after the adjustment over {} rungs: "
+                                 "more processes would tell",
+                                 interval, p, alpha, v.value("tests_in_family", 1))
+                   : fmt::format("{} holds both no change and changes beyond {} % (p {:.3g}): more processes "
+                                 "would tell",
+                                 interval, noise_pct, p);
+  }
 }
 
 // Holm-Bonferroni over the rungs one input is compared on: the family of
@@ -271,17 +284,58 @@ void holm_adjust(std::vector<json*>& tested) {
 
 namespace {
 
+// What disturbed an input's processes (their noise monitors,
+// bench/noise_monitor.h): the median over its complete reports of each
+// reading, and every cause named.
+json input_noise(const LoadedRun& run) {
+  std::map<std::string, std::vector<double>> values;
+  json causes = json::array();
+  for (const LoadedRun* m : members(run))
+    for (const auto& r : m->reports) {
+      const json n = r.value("status", "") == "ok" && r.contains("timing") ? r["timing"].value("noise", json()) : json();
+      if (!n.is_object()) continue;
+      for (const char* key : {"steal_pct_of_wall", "cpu_pct_of_threads", "involuntary_switches_per_s"})
+        if (n.value(key, json()).is_number()) values[key].push_back(n[key].get<double>());
+      if (n.contains("load_1m") && n["load_1m"].value("end", json()).is_number())
+        values["load_1m"].push_back(n["load_1m"]["end"].get<double>());
+      for (const auto& c : n.value("causes", json::array()))
+        if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+    }
+  if (values.empty()) return nullptr;  // reports from before the noise monitor
+  json out = {{"causes", causes}};
+  for (const auto& [key, v] : values) out[key] = median_of(v);
+  return out;
+}
+
 // The inputs, and the subject: the environment keys whose values differ
 // (and the test-only slowdown hook, when the inputs differ in it).
 void add_inputs_and_subject(const std::vector<LoadedRun>& runs, json& cmp) {
   std::vector<std::map<std::string, json>> envs;
+  cmp["environment_unknown_in"] = json::array();
   for (const auto& run : runs) {
     const std::map<std::string, json> shown = subject_environment(run.environment());
     envs.push_back(shown);
+    // No complete report to read the environment from: what differs is not
+    // known, so the comparison is never called an A/A pair.
+    if (shown.empty()) {
+      cmp["environment_unknown_in"].push_back(run.label);
+      cmp["warnings"].push_back(fmt::format("input {}: no complete rung report to read its environment from; what "
+                                            "differs between the inputs is unknown",
+                                            run.label));
+    }
+    if (!run.missing_reports.empty()) {
+      std::string files;
+      for (size_t i = 0; i < run.missing_reports.size() && i < 3; ++i)
+        files += fmt::format("{}{}", i ? ", " : "", run.missing_reports[i]);
+      cmp["warnings"].push_back(fmt::format("input {}: {} rung report(s) listed but not there, read as missing: {}{}",
+                                            run.label, run.missing_reports.size(), files,
+                                            run.missing_reports.size() > 3 ? ", ..." : ""));
+    }
     cmp["inputs"].push_back({{"label", run.label}, {"path", run.path}, {"run_id", run.run_id},
                              {"processes_per_rung", std::max<size_t>(1, run.repeats.size())},
                              {"device", shown.count("device.name") ? shown.at("device.name") : json("?")},
-                             {"environment", shown}});
+                             {"environment", shown},
+                             {"noise", input_noise(run)}});
   }
   std::set<std::string> env_keys;
   for (const auto& e : envs)
@@ -354,12 +408,7 @@ json compare_cell(const std::vector<LoadedRun>& runs, const std::string& cell, c
     if (row["inputs"].back()["status"] != "ok") missing_in += (missing_in.empty() ? "" : ", ") + run.label;
   }
   for (size_t i = 1; i < runs.size(); ++i) {
-    json v = test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct);
-    if (v.value("verdict", "") == "too few samples")
-      cmp["warnings"].push_back(fmt::format("rung '{}': {} vs {} {} is too few for a verdict (need {} each)", cell,
-                                            v["n"][0].get<int>(), v["n"][1].get<int>(),
-                                            v["sample_unit"].get<std::string>(), v["min_n"].get<int>()));
-    row["vs_baseline"].push_back(v);
+    row["vs_baseline"].push_back(test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct));
   }
   if (!missing_in.empty()) cmp["warnings"].push_back(fmt::format("rung '{}': missing or failed in {}", cell, missing_in));
   return row;
@@ -417,19 +466,18 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     for (const auto& c : run.cells)
       if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
   check_comparable(runs, cells, opts, cmp);
-  bool per_step_verdicts = false;
   for (const auto& cell : cells) {
     cmp["rungs"].push_back(compare_cell(runs, cell, opts, cmp));
     cmp["ladder_shape"].push_back(shape_of(cmp["rungs"].back()));
-    for (const auto& v : cmp["rungs"].back()["vs_baseline"])
-      per_step_verdicts = per_step_verdicts || (v.is_object() && v.value("sample_unit", "") == "steps");
   }
   add_verdicts_and_geomean(cmp, runs.size(), opts.alpha);
-  if (per_step_verdicts)
-    cmp["warnings"].push_back(
-        "verdicts use the per-step samples of one process per input; steps of one process are not "
-        "independent, so small differences can be flagged. Measure with 'ladder run --repeat 3' (or give "
-        "runs joined by commas, A1,A2,A3 B1,B2,B3) to test per-process medians");
+  for (const auto& in : cmp["inputs"])
+    if (in["processes_per_rung"].get<int>() < 2)
+      cmp["warnings"].push_back(fmt::format(
+          "input {} has one process per rung: no verdict is drawn from it (a process's steps are not independent "
+          "samples); the differences are shown. Measure with 'ladder run --repeat 2' or more (the default), or "
+          "give runs joined by commas (A1,A2 B1,B2)",
+          in["label"].get<std::string>()));
   return cmp;
 }
 
@@ -570,12 +618,13 @@ int compare_command(const std::vector<std::string>& args) {
   std::vector<std::string> inputs;
   ArgParser ap("compare",
                "Compare runs: ladder compare BASELINE OTHER [MORE ...]. Each input is a run directory,\n"
-               "a summary.json or a rung report, or runs joined by commas (a1,a2,a3). An input whose rungs\n"
-               "ran in 2+ processes ('ladder run --repeat N', or joined runs) is judged by its per-process\n"
-               "medians with Welch's t-test; one process per rung falls back to a Mann-Whitney U test over\n"
-               "its steps, with a warning. A rung is faster or slower only when p < --alpha and the median\n"
-               "dt moved by --noise-threshold or more. Different presets, batches, sequence lengths or\n"
-               "rung definitions are refused unless --force.");
+               "a summary.json or a rung report, or runs joined by commas (a1,a2,a3). An input's samples\n"
+               "are its per-process medians ('ladder run --repeat N', 2 by default, or joined runs): each\n"
+               "ratio is shown with its 95 % interval (Welch's t on the logs). A rung is faster or slower\n"
+               "only when p < --alpha (Holm-adjusted), the median dt moved by --noise-threshold or more and\n"
+               "the interval excludes no change; within noise when the interval lies inside the threshold;\n"
+               "unresolved otherwise. One process per rung gives no verdict (its steps are not independent).\n"
+               "Different presets, batches, sequence lengths or rung definitions are refused unless --force.");
   ap.add_value("--alpha", "P", "significance level (default 0.05)",
                [&](const std::string& v) { opts.alpha = parse_double("--alpha", v); });
   ap.add_value("--noise-threshold", "PCT",

@@ -1,22 +1,25 @@
 // reports/compare.h: `ladder compare A B [C ...]`, which compares runs across
 // GPUs, machines, builds and days.
 //
-// The first input is the baseline. For each rung: the median dt, tokens/s,
-// MFU and peak memory of every input, the ratio to the baseline, and a
-// verdict (faster, slower, within noise, too few samples, missing). An input
-// whose rungs ran in several processes (`ladder run --repeat N`, or runs
-// joined by commas) is summarised and tested by its per-process medians,
-// with Welch's t-test (reports/welch.h); with one process per rung the test
-// falls back to Mann-Whitney U over its steps, and a warning says that steps
-// are not independent. A difference is faster or slower only if p < alpha
-// and the median dt moved by at least the noise threshold (default 1 %, as
-// Criterion.rs's noise_threshold); anything else is "within noise", with
-// both numbers shown. Then a geomean row; and the ladder's shape (each
+// The first input is the baseline. For each rung: every input's run-level
+// figures (reports/run_figures.h), its ratio to the baseline with a 95 %
+// interval, and a verdict: faster, slower, within noise, unresolved, cannot
+// judge, missing. An input's samples are its per-process medians (`ladder
+// run --repeat N`, 2 by default, or runs joined by commas): a process is the
+// independent unit, its steps are not. The ratio's interval and p come from
+// Welch's t on the logs (reports/inference.h, Boost.Math). A difference is
+// faster or slower only if p (Holm-adjusted over the rungs) < alpha, the
+// median dt moved by at least the noise threshold (default 1 %, as
+// Criterion.rs's noise_threshold) and the interval excludes no change;
+// within noise when the interval lies inside the threshold; unresolved
+// otherwise. With one process per rung on either side there is no verdict:
+// "cannot judge", the difference shown. Then a geomean row; and the ladder's shape (each
 // rung's speedup over its own fp32, side by side). Before comparing,
 // configs are diffed: a different preset, batch, sequence length or rung
 // definition is refused unless --force; a different device, driver,
 // CUDA/LibTorch version or host is the subject of the comparison and is
-// shown in the header. Repeats of one input must agree on both.
+// shown in the header; an input with no readable environment makes the
+// subject unknown, never "the same". Repeats of one input must agree on both.
 #pragma once
 
 #include <string>

@@ -120,11 +120,15 @@ void check_complete(const json& r, const std::string& path) {
   if (!cfg || !cfg->is_object()) fail("config", cfg ? cfg->dump().substr(0, 60) : "missing", "the run's config object");
 }
 
-// A report named by a summary row, or a placeholder when it is absent.
-json load_row_report(const fs::path& dir, const json& row, std::string& file) {
-  if (!row.contains("report")) return json{{"status", row.value("status", "missing")}};
+// A report named by a summary row, or a placeholder when it is absent (its
+// path goes to `missing` when the row says it ran ok).
+json load_row_report(const fs::path& dir, const json& row, std::string& file, std::vector<std::string>& missing) {
+  if (!row.contains("report") || !row["report"].is_string()) return json{{"status", row.value("status", "missing")}};
   const fs::path p = dir / row["report"].get<std::string>();
-  if (!fs::exists(p)) return json{{"status", "missing"}};
+  if (!fs::exists(p)) {
+    if (row.value("status", "") == "ok") missing.push_back(p.string());
+    return json{{"status", "missing"}};
+  }
   json r = read_json_file(p.string());
   check_version(r, p.string());
   upgrade_to_current(r);
@@ -169,74 +173,98 @@ json load_summary(const std::string& path) {
   return j;
 }
 
+namespace {
+
+// A summary's runs: its cells and their reports; with --repeat N, each
+// process is a run of its own (run.repeats[k] holds every cell's report of
+// repeat k+1).
+void read_summary_rows(const json& j, const fs::path& file, LoadedRun& run) {
+  if (!j.contains("rows") || !j["rows"].is_array())
+    throw ConfigError(fmt::format("{}: field 'rows' is missing; expected the summary's rows", file.string()));
+  const int n_repeats = j.value("repeats", 1);
+  if (n_repeats < 1)
+    throw ConfigError(fmt::format("{}: field 'repeats' is {}; expected an integer >= 1", file.string(),
+                                  j["repeats"].dump()));
+  if (n_repeats > 1) {
+    run.repeats.resize(size_t(n_repeats));
+    for (int k = 0; k < n_repeats; ++k) {
+      run.repeats[size_t(k)].label = run.label;
+      run.repeats[size_t(k)].path = fmt::format("{} (repeat {})", run.path, k + 1);
+      run.repeats[size_t(k)].run_id = run.run_id;
+    }
+  }
+  for (const auto& row : j["rows"]) {
+    if (!row.contains("cell") || !row["cell"].is_string())
+      throw ConfigError(fmt::format("{}: a row has no 'cell' name; expected a string", file.string()));
+    std::string report_file;
+    const std::string cell = row["cell"].get<std::string>();
+    run.cells.push_back(cell);
+    run.reports.push_back(load_row_report(file.parent_path(), row, report_file, run.missing_reports));
+    run.files.push_back(report_file);
+    const json listed = row.contains("repeats") ? row["repeats"].value("reports", json::array()) : json::array();
+    for (int k = 0; k < n_repeats && n_repeats > 1; ++k) {
+      LoadedRun& rep = run.repeats[size_t(k)];
+      std::string rep_file;
+      json rep_row = row;
+      if (k > 0) {
+        if (size_t(k) < listed.size() && listed[size_t(k)].is_string()) rep_row["report"] = listed[size_t(k)];
+        else rep_row.erase("report");
+      }
+      rep.cells.push_back(cell);
+      rep.reports.push_back(k == 0 ? run.reports.back()
+                                   : load_row_report(file.parent_path(), rep_row, rep_file, run.missing_reports));
+      rep.files.push_back(k == 0 ? report_file : rep_file);
+    }
+  }
+}
+
+// A summary whose complete cells all lack their reports has nothing to compare.
+void check_reports_present(const LoadedRun& run, const fs::path& file) {
+  if (run.missing_reports.empty()) return;
+  for (const auto& r : run.reports)
+    if (r.value("status", "") == "ok") return;  // some are there: compared, the rest named as missing
+  std::string files;
+  for (size_t i = 0; i < run.missing_reports.size() && i < 4; ++i)
+    files += fmt::format("{}  {}", i ? "\n" : "", run.missing_reports[i]);
+  if (run.missing_reports.size() > 4) files += fmt::format("\n  ... and {} more", run.missing_reports.size() - 4);
+  throw ConfigError(fmt::format("{}: none of the rung reports this summary lists is there, so it cannot be "
+                                "compared; expected the run directory as written (summary.json beside "
+                                "<rung>/report.json). Missing:\n  {}",
+                                file.string(), files));
+}
+
+fs::path resolve_input(const std::string& path) {
+  fs::path file = path;
+  if (fs::is_directory(file)) {
+    if (fs::exists(file / "summary.json")) return file / "summary.json";
+    if (fs::exists(file / "report.json")) return file / "report.json";
+    throw ConfigError(fmt::format("{}: not a run directory (no summary.json) nor a rung directory "
+                                  "(no report.json)", path));
+  }
+  if (!fs::exists(file)) throw ConfigError(fmt::format("{}: no such file or directory", path));
+  return file;
+}
+
+}  // namespace
+
 LoadedRun load_run(const std::string& path, const std::string& label) {
   LoadedRun run;
   run.label = label;
   run.path = path;
-  fs::path file = path;
-  if (fs::is_directory(file)) {
-    if (fs::exists(file / "summary.json")) {
-      file /= "summary.json";
-    } else if (fs::exists(file / "report.json")) {
-      file /= "report.json";
-    } else {
-      throw ConfigError(fmt::format("{}: not a run directory (no summary.json) nor a rung directory "
-                                    "(no report.json)", path));
-    }
-  } else if (!fs::exists(file)) {
-    throw ConfigError(fmt::format("{}: no such file or directory", path));
-  }
+  const fs::path file = resolve_input(path);
   json j = read_json_file(file.string());
   check_version(j, file.string());
   upgrade_to_current(j);
+  run.run_id = j.value("run_id", "");
   const std::string kind = j["kind"].get<std::string>();
   if (kind == "ladder.rung_report") {
     check_complete(j, file.string());
-    run.run_id = j.value("run_id", "");
     run.cells = {j["rung"].get<std::string>()};
     run.reports = {j};
     run.files = {file.string()};
   } else if (kind == "ladder.run_summary") {
-    run.run_id = j.value("run_id", "");
-    if (!j.contains("rows") || !j["rows"].is_array())
-      throw ConfigError(fmt::format("{}: field 'rows' is missing; expected the summary's rows", file.string()));
-    // With --repeat N each process is a run of its own: run.repeats[k] holds
-    // every cell's report of repeat k+1.
-    const int n_repeats = j.value("repeats", 1);
-    if (n_repeats < 1)
-      throw ConfigError(fmt::format("{}: field 'repeats' is {}; expected an integer >= 1", file.string(),
-                                    j["repeats"].dump()));
-    if (n_repeats > 1) {
-      run.repeats.resize(size_t(n_repeats));
-      for (int k = 0; k < n_repeats; ++k) {
-        run.repeats[size_t(k)].label = label;
-        run.repeats[size_t(k)].path = fmt::format("{} (repeat {})", path, k + 1);
-        run.repeats[size_t(k)].run_id = run.run_id;
-      }
-    }
-    for (const auto& row : j["rows"]) {
-      if (!row.contains("cell") || !row["cell"].is_string())
-        throw ConfigError(fmt::format("{}: a row has no 'cell' name; expected a string", file.string()));
-      std::string report_file;
-      const std::string cell = row["cell"].get<std::string>();
-      run.cells.push_back(cell);
-      run.reports.push_back(load_row_report(file.parent_path(), row, report_file));
-      run.files.push_back(report_file);
-      if (n_repeats == 1) continue;
-      const json listed = row.contains("repeats") ? row["repeats"].value("reports", json::array()) : json::array();
-      for (int k = 0; k < n_repeats; ++k) {
-        LoadedRun& rep = run.repeats[size_t(k)];
-        std::string rep_file;
-        json rep_row = row;
-        if (k > 0) {
-          if (size_t(k) < listed.size() && listed[size_t(k)].is_string()) rep_row["report"] = listed[size_t(k)];
-          else rep_row.erase("report");
-        }
-        rep.cells.push_back(cell);
-        rep.reports.push_back(k == 0 ? run.reports.back() : load_row_report(file.parent_path(), rep_row, rep_file));
-        rep.files.push_back(k == 0 ? report_file : rep_file);
-      }
-    }
+    read_summary_rows(j, file, run);
+    check_reports_present(run, file);
   } else {
     throw ConfigError(fmt::format("{}: kind '{}' is not a report; expected ladder.rung_report or "
                                   "ladder.run_summary",

@@ -30,8 +30,14 @@ struct LoadedRun {
   // ("a1,a2,a3", each of them flattened the same way). Empty for a single
   // process per rung.
   std::vector<LoadedRun> repeats;
+  // Reports the summary lists for cells that ran ok but that are not there
+  // (a summary copied without its run directory): these cells read as missing.
+  std::vector<std::string> missing_reports;
 };
 
+// A summary whose every complete cell lacks its report file is refused
+// (ConfigError naming the files: there is nothing to compare); with some
+// there, the missing ones are listed in missing_reports.
 LoadedRun load_run(const std::string& path, const std::string& label);
 
 // "p1,p2,...": repeated runs of the same thing, compared per run. The group

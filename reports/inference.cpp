@@ -1,0 +1,126 @@
+// reports/inference.cpp: see inference.h.
+#include "reports/inference.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <boost/math/distributions/students_t.hpp>
+#include <fmt/format.h>
+
+namespace ladder {
+
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / double(v.size());
+}
+
+// Unbiased sample variance (n - 1).
+double variance(const std::vector<double>& v, double m) {
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return s / double(v.size() - 1);
+}
+
+std::vector<double> logs(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) {
+    if (!(x > 0)) throw std::invalid_argument("a ratio's samples must be positive");
+    out.push_back(std::log(x));
+  }
+  return out;
+}
+
+// The interval of a log-ratio estimate `d` with standard error `se` and `df`
+// degrees of freedom, as a RatioInterval.
+RatioInterval from_log(double d, double se, double df, double confidence, const char* method) {
+  RatioInterval r;
+  r.ratio = std::exp(d);
+  r.confidence = confidence;
+  r.df = df;
+  r.method = method;
+  if (!(df > 0) || !std::isfinite(se)) return r;
+  if (se == 0) {  // no spread: the ratio is what it is
+    r.lo = r.hi = r.ratio;
+    r.p_value = d == 0 ? 1.0 : 0.0;
+    return r;
+  }
+  const double half = student_t_quantile(0.5 + confidence / 2, df) * se;
+  r.lo = std::exp(d - half);
+  r.hi = std::exp(d + half);
+  r.p_value = student_t_two_sided_p(d / se, df);
+  return r;
+}
+
+}  // namespace
+
+double student_t_two_sided_p(double t, double df) {
+  if (std::isnan(t) || !(df > 0)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(t)) return 0.0;
+  const boost::math::students_t dist(df);
+  return 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(t)));
+}
+
+double student_t_quantile(double probability, double df) {
+  if (!(df > 0) || !(probability > 0 && probability < 1)) return std::numeric_limits<double>::quiet_NaN();
+  return boost::math::quantile(boost::math::students_t(df), probability);
+}
+
+WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("welch_t_test: needs at least 2 values per side");
+  const double ma = mean(a), mb = mean(b);
+  const double va = variance(a, ma) / double(a.size()), vb = variance(b, mb) / double(b.size());
+  WelchResult r;
+  const double se2 = va + vb;
+  if (se2 == 0) {  // no spread on either side: the means agree or they do not
+    r.t = ma == mb ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), ma - mb);
+    r.df = double(a.size() + b.size() - 2);
+    r.p_value = ma == mb ? 1.0 : 0.0;
+    return r;
+  }
+  r.t = (ma - mb) / std::sqrt(se2);
+  r.df = se2 * se2 / (va * va / double(a.size() - 1) + vb * vb / double(b.size() - 1));
+  r.p_value = student_t_two_sided_p(r.t, r.df);
+  return r;
+}
+
+bool RatioInterval::within(double noise_pct) const {
+  const double t = 1 + noise_pct / 100;
+  return has_interval() && lo >= 1 / t && hi <= t;
+}
+
+RatioInterval ratio_of_independent(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  if (a.empty() || b.empty()) return {};
+  const auto la = logs(a), lb = logs(b);
+  const double d = mean(lb) - mean(la);
+  if (a.size() < 2 || b.size() < 2) return from_log(d, NAN, 0, confidence, "welch_log");
+  const double va = variance(la, mean(la)) / double(a.size()), vb = variance(lb, mean(lb)) / double(b.size());
+  const double se2 = va + vb;
+  const double df = se2 > 0 ? se2 * se2 / (va * va / double(a.size() - 1) + vb * vb / double(b.size() - 1))
+                            : double(a.size() + b.size() - 2);
+  return from_log(d, std::sqrt(se2), df, confidence, "welch_log");
+}
+
+RatioInterval ratio_of_paired(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  if (a.size() != b.size()) throw std::invalid_argument("ratio_of_paired: the two sides differ in length");
+  if (a.empty()) return {};
+  const auto la = logs(a), lb = logs(b);
+  std::vector<double> d;
+  for (size_t k = 0; k < a.size(); ++k) d.push_back(lb[k] - la[k]);
+  const double md = mean(d);
+  if (d.size() < 2) return from_log(md, NAN, 0, confidence, "paired_log");
+  return from_log(md, std::sqrt(variance(d, md) / double(d.size())), double(d.size() - 1), confidence, "paired_log");
+}
+
+std::string ratio_text(const RatioInterval& r, const char* format) {
+  if (!(r.ratio > 0)) return "-";
+  const std::string point = fmt::format(fmt::runtime(format), r.ratio);
+  if (!r.has_interval()) return point;
+  return fmt::format("{} [{}, {}]", point, fmt::format(fmt::runtime(format), r.lo),
+                     fmt::format(fmt::runtime(format), r.hi));
+}
+
+}  // namespace ladder

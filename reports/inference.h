@@ -1,0 +1,67 @@
+// reports/inference.h: the statistics behind ladder's verdicts and intervals,
+// from Boost.Math (Student's t distribution: its CDF for p-values, its
+// quantile for intervals).
+//
+// The samples are per-process values: a process's median step time or
+// tokens/s. Steps of one process are not independent samples, so nothing here
+// takes them. Ratios are estimated on the log scale, where a machine's noise
+// is about additive (a busy neighbour slows every step by a factor): the
+// interval of log(b/a) from Student's t, exponentiated, is an interval of the
+// ratio of geometric means.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ladder {
+
+// P(|T| >= |t|) for Student's t with `df` degrees of freedom (df may be
+// fractional, as Welch's is).
+double student_t_two_sided_p(double t, double df);
+// The t with P(T <= t) = probability.
+double student_t_quantile(double probability, double df);
+
+struct WelchResult {
+  double t = 0;        // (mean(a) - mean(b)) / standard error of the difference
+  double df = 0;       // Welch-Satterthwaite degrees of freedom
+  double p_value = 1;  // two-sided
+};
+
+// Welch's two-sample t-test (unequal variances), as
+// scipy.stats.ttest_ind(a, b, equal_var=False). Needs at least two values per
+// side. Two samples without spread give p = 1 when their means agree, p = 0
+// when they differ.
+WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b);
+
+// A ratio of two positive quantities with its confidence interval.
+struct RatioInterval {
+  double ratio = 0;    // the estimate; 0 when there is none
+  double lo = 0, hi = 0;  // the interval's bounds; 0 when it cannot be formed (too few samples)
+  double confidence = 0.95;
+  double df = 0;       // of the t quantile
+  double p_value = 1;  // two-sided, of "the ratio is 1"
+  std::string method;  // "welch_log", "paired_log", "block_design"
+  bool has_interval() const { return lo > 0 && hi > 0; }
+  // Whether the interval lies above 1 or below it.
+  bool excludes_one() const { return has_interval() && (lo > 1 || hi < 1); }
+  // Whether the interval lies within [1/(1+t), 1+t], t = noise_pct / 100:
+  // whatever the true ratio is, it is within the noise threshold of 1.
+  bool within(double noise_pct) const;
+};
+
+// b over a from independent per-process values (two runs, or two sets of
+// processes not paired in time): the ratio of geometric means and Welch's
+// interval on the logs. Needs 2+ values a side for an interval.
+RatioInterval ratio_of_independent(const std::vector<double>& a, const std::vector<double>& b,
+                                   double confidence = 0.95);
+
+// b over a from values paired by index (process k of a and of b ran in the
+// same round, back to back): the mean of log(b_k / a_k) and its t interval
+// with n - 1 degrees of freedom. Needs 2+ pairs for an interval.
+RatioInterval ratio_of_paired(const std::vector<double>& a, const std::vector<double>& b,
+                              double confidence = 0.95);
+
+// "1.35x [1.21, 1.50]", or "1.35x" without an interval.
+std::string ratio_text(const RatioInterval& r, const char* format = "{:.2f}");
+
+}  // namespace ladder
