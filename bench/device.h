@@ -44,6 +44,10 @@ int64_t device_memory_bytes(const torch::Device& device);
 
 // Name, count, memory, driver and library versions for the report.
 nlohmann::json describe_device(const torch::Device& device);
+// What may slow a GPU down, now: its SM clock (MHz), temperature (C), power
+// (W) and throttle reasons, from NVML; {"unavailable": why} where NVML is not
+// there; null on a CPU.
+nlohmann::json gpu_state(const torch::Device& device);
 // "NVIDIA H100 80GB HBM3", or the CPU model on CPU.
 std::string device_name(const torch::Device& device);
 

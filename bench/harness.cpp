@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/noise_monitor.h"
 #include "profiler/range.h"
 #include "variants/ddp/comm_observer.h"
 
@@ -247,7 +248,8 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   PhaseClock phases(device, cfg.breakdown);
   CommClock comm;
   MemoryMonitor memory(device);  // measured steps only
-  StepObservers list({&phases, &comm, &memory});
+  NoiseMonitor noise(device, cfg.threads > 0 ? cfg.threads : at::get_num_threads());
+  StepObservers list({&phases, &comm, &memory, &noise});
   for (StepObserver* w : watchers) list.add_outer(*w);
 
   release_cached_memory(device);  // a clean slate the warm-up steps fill again
@@ -274,6 +276,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   for (const auto& s : r.steps) sum_dt += s.dt_ms;
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
   list.measurement_ends(i - 1);
+  r.noise = noise.to_json();
   return r;
 }
 

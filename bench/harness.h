@@ -14,14 +14,15 @@
 //
 // Whatever else watches the steps (a trace profiler, the progress line, where
 // a failure happened, test hooks) is a StepObserver (bench/step_observer.h)
-// passed in `watchers`; the harness's own clocks and the memory monitor are on
-// the same list, innermost.
+// passed in `watchers`; the harness's own clocks, the memory monitor and the
+// noise monitor are on the same list, innermost.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "bench/device.h"
@@ -62,6 +63,8 @@ struct HarnessResult {
   // CPU time the hypervisor gave to other guests during the measured loop,
   // summed over this host's CPUs (/proc/stat steal); -1 when unreadable.
   double host_steal_ms = -1;
+  // What disturbed the measured loop (bench/noise_monitor.h); null when not read.
+  nlohmann::json noise;
 };
 
 // Test-only: LADDER_TEST_SLOWDOWN_PCT=P makes every measured step wait P %

@@ -35,9 +35,10 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b, 
 
 }  // namespace
 
-json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id,
-                  const RunnerOptions& o) {
-  auto subject = cell.parity_ref.empty() ? std::nullopt : read_json(cell_report(o, *by_id.at(cell.parity_subject)));
+json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o,
+                  const std::string& side) {
+  auto subject =
+      cell.parity_ref.empty() ? std::nullopt : read_json(cell_report(o, *by_id.at(cell.parity_subject), 1, side));
   // The class of the precision the subject really ran in (a switch that was
   // not effective on this device does not loosen the tolerance).
   const Switches numerics =
@@ -49,7 +50,7 @@ json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by
     p["status"] = "baseline";
     return p;
   }
-  auto ref = read_json(cell_report(o, *by_id.at(cell.parity_ref)));
+  auto ref = read_json(cell_report(o, *by_id.at(cell.parity_ref), 1, side));
   if (!subject || !ref || subject->value("status", "") != "ok" || ref->value("status", "") != "ok") {
     p["status"] = "unavailable";
     p["reason"] = fmt::format("needs complete reports of '{}' and '{}'", cell.parity_subject, cell.parity_ref);

@@ -22,7 +22,8 @@ namespace ladder {
 // gradient norm, which reacts to any change in the maths, is checked too.
 // Returns {status: baseline|unavailable|pass|fail, class, rtol, reference,
 // subject, ...}, reading both cells' repeat-1 reports from the run directory.
+// On a side of an A/B run, both reports are that side's.
 nlohmann::json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id,
-                            const RunnerOptions& o);
+                            const RunnerOptions& o, const std::string& side = "");
 
 }  // namespace ladder

@@ -128,6 +128,9 @@ struct RunArgs {
   RunnerOptions ro;
   std::string matrix_file, resume_dir, roofline_file;
   std::optional<int64_t> parity_steps, repeats, nproc;
+  bool repeat_auto = false;
+  std::optional<double> target_ci_pct, time_budget_min;
+  std::optional<std::string> ab;
   std::optional<std::string> rungs, mode;
   std::optional<std::vector<std::string>> peers;
 };
@@ -146,10 +149,27 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                [&](const std::string& v) { a.ro.rung_timeout_s = parse_double("--rung-timeout", v); });
   ap.add_value("--parity-steps", "K", "steps whose losses must match fp32 (default 5)",
                [&](const std::string& v) { a.parity_steps = parse_int("--parity-steps", v); });
-  ap.add_value("--repeat", "N",
-               "run each rung in N processes, interleaved (all rungs, then all again); figures are "
-               "medians of per-process medians (default 1; 3 or more for A/B comparisons)",
-               [&](const std::string& v) { a.repeats = parse_int("--repeat", v); });
+  ap.add_value("--repeat", "N|auto",
+               fmt::format("run each rung in N processes, interleaved in rounds (all rungs, then all again); figures "
+                           "are medians of per-process medians and ratios carry 95 % intervals (default {}). auto: {} "
+                           "rounds, then more for the rungs whose intervals are wider than --target-ci, within "
+                           "--time-budget",
+                           kDefaultRepeats, kDefaultRepeats),
+               [&](const std::string& v) {
+                 a.repeat_auto = v == "auto";
+                 if (!a.repeat_auto) a.repeats = parse_int("--repeat", v);
+               });
+  ap.add_value("--target-ci", "PCT",
+               "--repeat auto: a ratio is narrow enough when its 95 % interval is within +-PCT % (default 2)",
+               [&](const std::string& v) { a.target_ci_pct = parse_double("--target-ci", v); });
+  ap.add_value("--time-budget", "MIN",
+               "--repeat auto: start no round that would end after MIN minutes (default: twice the first rounds')",
+               [&](const std::string& v) { a.time_budget_min = parse_double("--time-budget", v); });
+  ap.add_value("--ab", "exe:PATH|env:VAR=VALUE[,VAR=VALUE]|same",
+               "A/B in one run: every rung on two sides, interleaved (A B, then B A), and their paired ratio with "
+               "its interval. exe:PATH: side A runs that build of ladder (the baseline), side B this one; "
+               "env:VAR=VALUE: side B runs with those variables; same: an A/A check",
+               [&](const std::string& v) { a.ab = v; });
   ap.add_value("--nproc-per-node", "N", "ranks of the ddp rung on this machine (default: GPUs, or 2 on CPU)",
                [&](const std::string& v) { a.nproc = parse_int("--nproc-per-node", v); });
   ap.add_value("--peers", "none|eager,compile",
@@ -166,13 +186,46 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                [&](const std::string& v) { a.ro.format = v; });
 }
 
+// --ab: what differs between the sides of a one-run A/B comparison.
+void set_ab(const std::string& spec, RunnerOptions& ro) {
+  const std::string expected = "expected exe:PATH (side A runs that ladder), env:VAR=VALUE[,VAR=VALUE] (side B runs "
+                               "with them) or same (an A/A check)";
+  ro.sides = {"A", "B"};
+  ro.ab_spec = spec;
+  if (spec == "same") return;
+  if (spec.rfind("exe:", 0) == 0) {
+    ro.side_a_exe = spec.substr(4);
+    if (ro.side_a_exe.empty() || access(ro.side_a_exe.c_str(), X_OK) != 0)
+      throw ConfigError(fmt::format("--ab: '{}' is not an executable file; {}", ro.side_a_exe, expected));
+    return;
+  }
+  if (spec.rfind("env:", 0) == 0) {
+    for (const auto& item : split_csv(spec.substr(4))) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw ConfigError(fmt::format("--ab: '{}' in '{}' is not VAR=VALUE; {}", item, spec, expected));
+      ro.side_b_env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    if (!ro.side_b_env.empty()) return;
+  }
+  throw ConfigError(fmt::format("--ab: got '{}'; {}", spec, expected));
+}
+
 // Bounds of the run's own options; every bad value exits 2 before any rung runs.
 void check_run_args(const RunArgs& a) {
   find_reporter("--format", a.ro.format, DocumentKind::kRun);
   if (a.nproc && (*a.nproc < 1 || *a.nproc > 256))
     throw ConfigError(fmt::format("--nproc-per-node: got {}, expected 1..256 ranks", *a.nproc));
   if (a.repeats && (*a.repeats < 1 || *a.repeats > 100))
-    throw ConfigError(fmt::format("--repeat: got {}, expected 1..100 processes per rung", *a.repeats));
+    throw ConfigError(fmt::format("--repeat: got {}, expected 1..100 processes per rung, or auto", *a.repeats));
+  if (a.target_ci_pct && !(*a.target_ci_pct > 0 && *a.target_ci_pct < 100))
+    throw ConfigError(fmt::format("--target-ci: got {}, expected a percentage in (0, 100)", *a.target_ci_pct));
+  if (a.time_budget_min && !(*a.time_budget_min > 0))
+    throw ConfigError(fmt::format("--time-budget: got {}, expected minutes > 0", *a.time_budget_min));
+  if (a.repeat_auto && a.repeats)
+    throw ConfigError("--repeat: given twice, as a count and as auto; expected one");
+  if ((a.target_ci_pct || a.time_budget_min) && !a.repeat_auto)
+    throw ConfigError("--target-ci and --time-budget steer --repeat auto; expected --repeat auto with them");
   if (!(a.ro.rung_timeout_s > 0))
     throw ConfigError(fmt::format("--rung-timeout: got {}, expected seconds > 0", a.ro.rung_timeout_s));
 }
@@ -196,13 +249,22 @@ void resolve_spec(RunArgs& a) {
   spec.device_memory_bytes = device_memory_bytes(parse_device(spec.device));
   if (a.c.preset) spec.presets = {*a.c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
-  spec.peers = a.peers.value_or(default_peers(spec.device));
+  // An A/B run compares two builds or configs of ladder: the peers would be
+  // the same on both sides.
+  if (a.ab && a.peers && !a.peers->empty())
+    throw ConfigError("--peers: an A/B run (--ab) compares two sides of ladder, which the PyTorch peers are not; "
+                      "expected --peers none, or no --ab");
+  spec.peers = a.ab ? std::vector<std::string>{} : a.peers.value_or(default_peers(spec.device));
   a.ro.peers = spec.peers;
   a.ro.peers_source = a.peers ? "--peers"
                       : spec.device.rfind("cuda", 0) == 0
                           ? "default on CUDA: eager and compile"
                           : "default on CPU: none (torch.compile's first step compiles for a minute or more here; "
                             "ask with --peers)";
+  // Two processes per rung by default (kDefaultRepeats): each measures fewer
+  // steps, unless the steps were asked for.
+  if (!a.repeats && !spec.overrides.fields.get<int64_t>("steps"))
+    spec.overrides.fields.set("steps", int64_t(kDefaultStepsPerProcess));
   // A single --batch or --seq is the matrix's one batch or seq.
   if (const auto b = a.c.o.fields.get<int64_t>("batch")) spec.batches = {*b};
   if (const auto t = a.c.o.fields.get<int64_t>("seq")) spec.seqs = {*t};
@@ -220,6 +282,10 @@ std::vector<Cell> resumed_cells(RunArgs& a, const ArgParser& ap) {
     throw ConfigError(fmt::format("--resume: '{}' was made with a different config; run 'ladder run --resume {}' "
                                   "alone to finish it as configured",
                                   a.resume_dir, a.resume_dir));
+  if (a.repeat_auto || a.target_ci_pct || a.time_budget_min || a.ab)
+    throw ConfigError(fmt::format("--resume: '{}' resumes with the rounds and sides it was made with; run 'ladder run "
+                                  "--resume {}' without --repeat auto, --target-ci, --time-budget or --ab",
+                                  a.resume_dir, a.resume_dir));
   if (a.repeats && *a.repeats != ro.repeats)
     throw ConfigError(fmt::format("--repeat: '{}' was made with --repeat {}, not {}; run 'ladder run --resume {}' "
                                   "alone to finish it as configured",
@@ -235,7 +301,11 @@ std::vector<Cell> resumed_cells(RunArgs& a, const ArgParser& ap) {
 // the --roofline file, checked and copied into it.
 std::vector<Cell> new_cells(RunArgs& a) {
   RunnerOptions& ro = a.ro;
-  ro.repeats = int(a.repeats.value_or(1));
+  ro.repeats = int(a.repeats.value_or(kDefaultRepeats));
+  ro.repeat_auto = a.repeat_auto;
+  ro.target_ci_pct = a.target_ci_pct.value_or(ro.target_ci_pct);
+  ro.time_budget_s = a.time_budget_min ? *a.time_budget_min * 60 : 0;
+  if (a.ab) set_ab(*a.ab, ro);
   std::vector<Cell> cells = build_cells(a.spec);
   ro.run_id = new_run_id();
   ro.run_dir = a.c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : a.c.out_dir;
@@ -270,7 +340,13 @@ void announce(const std::vector<Cell>& cells, const RunArgs& a) {
   }
   fmt::print(stderr, "ladder: {} rung(s){} on {} ({} mode{}), run directory {}\n", measured,
              peer_cells ? fmt::format(" and {} PyTorch peer(s)", peer_cells) : "", a.spec.device, a.ro.mode,
-             a.ro.repeats > 1 ? fmt::format(", {} processes per rung, interleaved", a.ro.repeats) : "", a.ro.run_dir);
+             a.ro.repeat_auto ? fmt::format(", {} rounds and more while intervals are wider than +-{} %",
+                                            a.ro.repeats, a.ro.target_ci_pct)
+             : a.ro.repeats > 1 ? fmt::format(", {} processes per rung, interleaved", a.ro.repeats)
+                                : std::string(),
+             a.ro.run_dir);
+  if (!a.ro.sides.empty())
+    fmt::print(stderr, "ladder: A/B in one run ({}): every rung on sides A and B, interleaved\n", a.ro.ab_spec);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // bench/run_dir.cpp: see run_dir.h.
 #include "bench/run_dir.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -29,18 +30,50 @@ std::optional<json> read_json(const fs::path& path) {
   }
 }
 
-fs::path cell_dir(const RunnerOptions& o, const Cell& c) { return fs::path(o.run_dir) / c.id; }
-fs::path cell_report(const RunnerOptions& o, const Cell& c, int repeat) {
-  return cell_dir(o, c) / repeat_subdir(repeat) / "report.json";
+fs::path cell_dir(const RunnerOptions& o, const Cell& c, const std::string& side) {
+  return fs::path(o.run_dir) / side / c.id;
 }
-std::string job_name(const Cell& c, int repeat) { return repeat <= 1 ? c.id : c.id + "/" + repeat_subdir(repeat); }
-std::string relative_report(const Cell& c, int repeat) {
-  return (fs::path(c.id) / repeat_subdir(repeat) / "report.json").string();
+fs::path cell_report(const RunnerOptions& o, const Cell& c, int round, const std::string& side) {
+  return cell_dir(o, c, side) / repeat_subdir(round) / "report.json";
+}
+fs::path job_report(const RunnerOptions& o, const Job& j) { return cell_report(o, *j.cell, j.round, j.side); }
+std::string job_name(const Job& j) {
+  std::string name = (fs::path(j.side) / j.cell->id / repeat_subdir(j.round)).string();
+  while (!name.empty() && name.back() == '/') name.pop_back();
+  return name;
+}
+std::string relative_report(const Cell& c, int round, const std::string& side) {
+  return (fs::path(side) / c.id / repeat_subdir(round) / "report.json").string();
 }
 
-bool report_complete(const RunnerOptions& o, const Cell& c, int repeat) {
-  auto r = read_json(cell_report(o, c, repeat));
+bool report_complete(const RunnerOptions& o, const Job& j) {
+  auto r = read_json(job_report(o, j));
   return r && r->value("status", "") == "ok";
+}
+
+void write_plan(const RunnerOptions& o, const std::vector<Job>& jobs) {
+  json list = json::array();
+  for (const auto& j : jobs) list.push_back({{"cell", j.cell->id}, {"round", j.round}, {"side", j.side}});
+  write_file_atomically((fs::path(o.run_dir) / "plan.json").string(),
+                        json{{"kind", "ladder.plan"}, {"jobs", list}}.dump(1) + "\n");
+}
+
+std::vector<Job> read_plan(const RunnerOptions& o, const std::vector<Cell>& cells) {
+  const fs::path path = fs::path(o.run_dir) / "plan.json";
+  auto j = read_json(path);
+  if (!j) return {};
+  std::vector<Job> jobs;
+  try {
+    for (const auto& e : j->at("jobs")) {
+      const std::string id = e.at("cell").get<std::string>();
+      const auto cell = std::find_if(cells.begin(), cells.end(), [&](const Cell& c) { return c.id == id; });
+      if (cell == cells.end()) throw ConfigError(fmt::format("{}: job of cell '{}', not in matrix.json", path.string(), id));
+      jobs.push_back({&*cell, e.at("round").get<int>(), e.value("side", "")});
+    }
+  } catch (const json::exception& e) {
+    throw ConfigError(fmt::format("--resume: '{}' is malformed: {}", path.string(), e.what()));
+  }
+  return jobs;
 }
 
 void write_matrix_json(const std::vector<Cell>& cells, const RunnerOptions& o) {
@@ -50,6 +83,10 @@ void write_matrix_json(const std::vector<Cell>& cells, const RunnerOptions& o) {
             {"mode", o.mode},
             {"parity_steps", o.parity_steps},
             {"repeats", o.repeats},
+            {"repeat_auto", o.repeat_auto ? json{{"target_ci_pct", o.target_ci_pct}, {"time_budget_s", o.time_budget_s}}
+                                          : json()},
+            {"ab", o.sides.empty() ? json() : json{{"spec", o.ab_spec}, {"sides", o.sides},
+                                                   {"side_a_exe", o.side_a_exe}, {"side_b_env", o.side_b_env}}},
             {"peers", {{"names", o.peers}, {"source", o.peers_source}}},
             {"created_at", utc_now_iso8601()},
             {"argv", o.argv},
@@ -80,6 +117,19 @@ std::vector<Cell> load_run_dir(const std::string& run_dir, RunnerOptions& opts) 
     opts.mode = j->at("mode").get<std::string>();
     opts.parity_steps = j->at("parity_steps").get<int64_t>();
     opts.repeats = j->value("repeats", 1);
+    const json auto_section = j->value("repeat_auto", json());
+    opts.repeat_auto = auto_section.is_object();
+    if (opts.repeat_auto) {
+      opts.target_ci_pct = auto_section.at("target_ci_pct").get<double>();
+      opts.time_budget_s = auto_section.at("time_budget_s").get<double>();
+    }
+    const json ab = j->value("ab", json());
+    if (ab.is_object()) {
+      opts.ab_spec = ab.at("spec").get<std::string>();
+      opts.sides = ab.at("sides").get<std::vector<std::string>>();
+      opts.side_a_exe = ab.at("side_a_exe").get<std::string>();
+      opts.side_b_env = ab.at("side_b_env").get<std::vector<std::pair<std::string, std::string>>>();
+    }
     opts.peers.clear();
     opts.peers_source = "none recorded (a run from before --peers)";
     if (j->contains("peers")) {

@@ -131,7 +131,8 @@ json timing_section(const MeasuredRun& m, const HarnessResult& r, double dt_medi
           {"harness_overhead_pct_of_dt", 100.0 * r.harness_overhead_ms_per_step / dt_median},
           {"data_ms_per_step", sum_data / double(r.steps.size())},
           {"data_pct_of_dt", 100.0 * sum_data / sum_dt},
-          {"data_time", m.data_time}};
+          {"data_time", m.data_time},
+          {"noise", r.noise}};
 }
 
 }  // namespace

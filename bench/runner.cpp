@@ -1,11 +1,13 @@
 // bench/runner.cpp: the orchestration of a run (see runner.h): the roofline
-// probe, each cell's and peer's child, the reports of those that died, then
-// parity and the summary. Child processes and Ctrl-C live in
-// child_process.h, the run directory and --resume in run_dir.h, the parity
-// verdict in parity.h and the summary's rows in summary_rows.h.
+// probe, the plan's jobs, more rounds with --repeat auto, then parity and the
+// summary. One job's child lives in job.h, the rounds in rounds.h, child
+// processes and Ctrl-C in child_process.h, the run directory and --resume in
+// run_dir.h, the parity verdict in parity.h and the summary's rows in
+// summary_rows.h.
 #include "bench/runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -14,10 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/child_process.h"
+#include "bench/job.h"
 #include "bench/mfu.h"
 #include "bench/parity.h"
 #include "bench/peers.h"
 #include "bench/roofline.h"
+#include "bench/rounds.h"
 #include "bench/run_dir.h"
 #include "bench/summary_rows.h"
 #include "profiler/common/atomic_file.h"
@@ -31,239 +35,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-// A report for a cell whose process died without writing one.
-// `extra` adds fields to its failure section (a ddp cell's per-rank outcomes).
-void write_failure(const RunnerOptions& o, const Cell& c, int repeat, const std::string& status,
-                   const std::string& reason, const ChildOutcome& out, const json& extra = json::object()) {
-  const std::string now = utc_now_iso8601();
-  json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
-  report.update({{"status", status},
-                 {"finished_at", now},
-                 {"failure", {{"reason", reason},
-                              {"exit_code", out.exited ? json(out.exit_code) : json()},
-                              {"signal", out.signal ? json(strsignal(out.signal)) : json()},
-                              {"seconds", out.seconds}}}});
-  report["failure"].update(extra);
-  if (repeat > 1) report["failure"]["repeat"] = repeat;
-  write_report(cell_report(o, c, repeat).string(), report);
-}
-
-// One child run: a cell, and which of its --repeat processes this is.
-struct Job {
-  const Cell* cell;
-  int repeat;
-};
-
-// Before a job's child runs: its report directory, the cell's config.json
-// (what the child reads), and no stale report (a report exists only once the
-// child, or the runner for it, wrote a complete one). Returns {report, config}.
-std::pair<fs::path, fs::path> prepare_job(const Job& job, const RunnerOptions& o) {
-  const fs::path report_path = cell_report(o, *job.cell, job.repeat);
-  fs::create_directories(report_path.parent_path());
-  const fs::path config_path = cell_dir(o, *job.cell) / "config.json";
-  write_file_atomically(config_path.string(), json(job.cell->cfg).dump(2) + "\n");
-  fs::remove(report_path);
-  return {report_path, config_path};
-}
-
-// A ddp cell is one process per rank, launched as torchrun would; other
-// cells, one process with the runner's environment.
-std::vector<EnvVars> rank_environments(const Cell& cell) {
-  const int world = cell.cfg.world_size;
-  std::vector<EnvVars> envs(static_cast<size_t>(world));
-  if (!cell.cfg.sw.on("ddp")) return envs;
-  const std::string port = std::to_string(free_port());
-  for (int r = 0; r < world; ++r) {
-    envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
-                       {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
-                       {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
-    // An outer launcher's variables would describe another job.
-    for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-                          "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
-                          "SLURM_NTASKS_PER_NODE"})
-      envs[size_t(r)].emplace_back(v, "");
-  }
-  return envs;
-}
-
-// After a measured job's children ended: the first rank to fail is the one
-// to name (rank 0 writes the report). A report the child wrote itself (an
-// OOM, an exception) gains how each rank ended; a child that died without one
-// gets one from the runner.
-void record_outcome(const Job& job, const std::vector<ChildOutcome>& outs, const fs::path& report_path,
-                    const std::string& label, const RunnerOptions& o) {
-  const int world = job.cell->cfg.world_size;
-  size_t first_bad = 0;
-  bool any_bad = false;
-  for (size_t r = 0; r < outs.size(); ++r) {
-    const bool bad = !(outs[r].exited && outs[r].exit_code == 0);
-    if (bad && (!any_bad || outs[r].seconds < outs[first_bad].seconds)) first_bad = r;
-    any_bad = any_bad || bad;
-  }
-  const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
-  json rank_failure = json::object();  // with several ranks: which failed first, how each ended
-  if (world > 1) {
-    json ranks = json::array();
-    for (size_t r = 0; r < outs.size(); ++r)
-      ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
-    rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
-  }
-  auto report = read_json(report_path);
-  if (!any_bad && report && report->value("status", "") == "ok") return;
-  if (report && report->value("status", "ok") != "ok") {
-    if (world > 1) {
-      (*report)["failure"].update(rank_failure);
-      write_report(report_path.string(), *report);
-    }
-    if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", label, (*report)["status"].get<std::string>(),
-                             world > 1 ? fmt::format("first failure: rank {} {}; ", first_bad, describe_outcome(out)) : "",
-                             (*report)["failure"].value("message", ""));
-    return;
-  }
-  const std::string who = world > 1 ? fmt::format("rank {} of {}: ", first_bad, world) : "";
-  const std::string status = out.timed_out ? "timeout" : "crashed";
-  const std::string reason =
-      who + (out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
-             : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
-             : report      ? fmt::format("exited with code {}", out.exit_code)
-                           : fmt::format("exited with code {} without a report", out.exit_code));
-  write_failure(o, *job.cell, job.repeat, status, reason, out, rank_failure);
-  if (!o.quiet) fmt::print(stderr, "[{}] {}: {}; the matrix carries on\n", label, status, reason);
-}
-
-// Runs one cell's process (or its ranks), and records a report for a child
-// that died without one. Appends to `missing` when Ctrl-C stopped it.
-void run_job(const Job& job, const std::string& progress, const std::string& roofline_file,
-             const RunnerOptions& o, std::vector<std::string>& missing) {
-  const Cell& cell = *job.cell;
-  const auto [report_path, config_path] = prepare_job(job, o);
-  // Parity references run once; measured cells say which of their processes this is.
-  const std::string label = cell.role == "measure" && o.repeats > 1
-                                ? fmt::format("{} #{}/{}", cell.id, job.repeat, o.repeats) : cell.id;
-  if (!o.quiet)
-    fmt::print(stderr, "{} {} ({}{})\n", progress, label, cell.role == "parity" ? "parity reference, " : "",
-               cell.cfg.device);
-  std::vector<std::string> args = {o.exe, "measure", "--config", config_path.string(),
-                                   "--report", report_path.string(), "--label", label,
-                                   "--run-id", o.run_id};
-  if (!roofline_file.empty()) {
-    args.push_back("--roofline");
-    args.push_back(roofline_file);
-  }
-  if (o.quiet) args.push_back("--quiet");
-  // After a rank fails the others must notice within their timeout (plus
-  // the few seconds of the census that names the missing rank).
-  const double grace_s = cell.cfg.ddp.timeout_s + 10;
-  const std::vector<ChildOutcome> outs = run_children(args, rank_environments(cell), o.rung_timeout_s, grace_s);
-  if (interrupted()) {
-    // A child stopped by Ctrl-C leaves no report: the cell is missing.
-    if (!report_complete(o, cell, job.repeat)) {
-      fs::remove(report_path);
-      missing.push_back(job_name(cell, job.repeat));
-    }
-    return;
-  }
-  record_outcome(job, outs, report_path, label, o);
-}
-
-// A peer's report when its process left none, or could not start.
-void write_peer_failure(const RunnerOptions& o, const Cell& c, int repeat, const std::string& status,
-                        const std::string& reason, const ChildOutcome& out) {
-  const std::string now = utc_now_iso8601();
-  json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
-  report.update({{"status", status},
-                 {"finished_at", now},
-                 {"peer", {{"name", c.peer}, {"program", "scripts/peer.py"}, {"torch_version", nullptr},
-                           {"what", "a PyTorch peer (bench/peers.h)"}}},
-                 {"failure", {{"reason", reason},
-                              {"exit_code", out.exited ? json(out.exit_code) : json()},
-                              {"signal", out.signal ? json(strsignal(out.signal)) : json()},
-                              {"seconds", out.seconds}}}});
-  if (repeat > 1) report["failure"]["repeat"] = repeat;
-  write_report(cell_report(o, c, repeat).string(), report);
-}
-
-// Runs one peer's scripts/peer.py child and completes its partial report
-// into <cell>/report.json (complete_peer_report: summary, FLOPs, MFU against
-// the run's roofline). No Python or torch: "skipped"; a compile error or
-// an exception: "failed" with the peer's message; the matrix carries on.
-void run_peer_job(const Job& job, const std::string& progress, const std::string& roofline_file,
-                  const RunnerOptions& o, std::vector<std::string>& missing) {
-  const Cell& cell = *job.cell;
-  const auto [report_path, config_path] = prepare_job(job, o);
-  const fs::path partial_path = report_path.parent_path() / "peer_partial.json";
-  fs::remove(partial_path);
-  const std::string label = o.repeats > 1 ? fmt::format("{} #{}/{}", peer_display_name(cell.id), job.repeat, o.repeats)
-                                          : peer_display_name(cell.id);
-  if (!o.quiet) fmt::print(stderr, "{} {} (PyTorch peer, {})\n", progress, label, cell.cfg.device);
-  PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
-  // A peer computes in the precision its rung would here: on a CPU whose
-  // bf16 matmuls the run measured as emulated, in fp32 (RunConfig::bf16_applied).
-  if (cmd.skip_reason.empty() && cell.cfg.sw.on("bf16") && cell.cfg.device == "cpu") {
-    RunConfig as_run = cell.cfg;
-    if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
-    if (const std::string why = as_run.bf16_off_reason(); !why.empty()) {
-      cmd.args.push_back("--bf16-off-because");
-      cmd.args.push_back(why);
-    }
-  }
-  if (!cmd.skip_reason.empty()) {
-    write_peer_failure(o, cell, job.repeat, "skipped", cmd.skip_reason, ChildOutcome{});
-    if (!o.quiet) fmt::print(stderr, "[{}] skipped: {}\n", label, cmd.skip_reason);
-    return;
-  }
-  const ChildOutcome out = run_children(cmd.args, {EnvVars{}}, o.rung_timeout_s, 0).front();
-  if (interrupted()) {
-    // Stopped by Ctrl-C: the cell is missing (--resume runs it again).
-    if (!report_complete(o, cell, job.repeat)) {
-      fs::remove(report_path);
-      missing.push_back(job_name(cell, job.repeat));
-    }
-    fs::remove(partial_path);
-    return;
-  }
-  auto partial = read_json(partial_path);
-  const std::string status = partial ? partial->value("status", "") : "";
-  if (partial && status == "ok" && out.exited && out.exit_code == 0) {
-    try {
-      write_report(report_path.string(), complete_peer_report(*partial, cell.cfg, roofline_file));
-      fs::remove(partial_path);
-      return;
-    } catch (const nlohmann::json::exception& e) {
-      write_peer_failure(o, cell, job.repeat, "failed", fmt::format("its report is malformed: {}", e.what()), out);
-    } catch (const ConfigError& e) {
-      write_peer_failure(o, cell, job.repeat, "failed", fmt::format("its report is incomplete: {}", e.what()), out);
-    } catch (const std::runtime_error& e) {
-      write_peer_failure(o, cell, job.repeat, "failed", fmt::format("its report is incomplete: {}", e.what()), out);
-    }
-  } else if (partial && !status.empty() && status != "ok") {
-    // peer.py recorded its own failure (a compile error, no torch): keep it, with how the process ended.
-    (*partial)["failure"]["exit_code"] = out.exited ? json(out.exit_code) : json();
-    (*partial)["failure"]["seconds"] = out.seconds;
-    if (job.repeat > 1) (*partial)["failure"]["repeat"] = job.repeat;
-    write_report(report_path.string(), *partial);
-  } else {
-    const std::string st = out.timed_out ? "timeout" : out.signal ? "crashed" : "failed";
-    const std::string reason =
-        out.timed_out ? fmt::format("no result within --rung-timeout {} s", o.rung_timeout_s)
-        : out.signal  ? fmt::format("killed by signal {} ({})", out.signal, strsignal(out.signal))
-                      : fmt::format("{} {} exited with code {} without a report", cmd.args[0], cmd.args[1],
-                                    out.exit_code);
-    write_peer_failure(o, cell, job.repeat, st, reason, out);
-  }
-  fs::remove(partial_path);
-  if (!o.quiet) {
-    auto r = read_json(report_path);
-    const json failure = r && r->contains("failure") ? (*r)["failure"] : json::object();
-    // The message's last line: a traceback ends with the exception.
-    std::string message = failure.value("message", "");
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    message = message.substr(message.rfind('\n') == std::string::npos ? 0 : message.rfind('\n') + 1);
-    fmt::print(stderr, "[{}] {}: {}{}; the matrix carries on\n", label, r ? r->value("status", "?") : "?",
-               failure.value("reason", ""), message.empty() ? "" : ": " + message.substr(0, 300));
-  }
-}
 
 // The device's matmul ceiling, measured once before the rungs by a `ladder
 // roofline` child into <run_dir>/roofline.json (kept on --resume). Sets
@@ -324,7 +95,7 @@ void print_estimate(const std::vector<Job>& jobs, const json& roofline, const Ru
   int counted = 0;
   for (const auto& job : jobs) {
     const RunConfig& c = job.cell->cfg;
-    if (job.cell->role == "peer" || (o.resume && report_complete(o, *job.cell, job.repeat))) continue;
+    if (job.cell->role == "peer" || (o.resume && report_complete(o, job))) continue;
     RunConfig as_run = c;  // what measure will decide
     resolve_cpu_bf16(as_run, roofline, torch::Device(c.device));
     const bool bf16 = as_run.bf16_applied();
@@ -348,35 +119,30 @@ void print_estimate(const std::vector<Job>& jobs, const json& roofline, const Ru
 
 namespace {
 
-// Every cell once, then the measured cells again for each further repeat:
-// drift over the run hits every rung alike.
-std::vector<Job> schedule(const std::vector<Cell>& cells, const RunnerOptions& o) {
-  std::vector<Job> jobs;
-  for (int k = 1; k <= o.repeats; ++k)
-    for (const auto& cell : cells)
-      if (cell.runnable && (k == 1 || cell.role != "parity")) jobs.push_back({&cell, k});
-  return jobs;
-}
-
-// How the jobs went: what is missing, and why the run stopped early (a write
-// or launch failure in this process), if it did.
+// How the jobs went: what is missing, why the run stopped early (a write or
+// launch failure in this process), the roofline, and when the run began.
 struct RunState {
   std::vector<std::string> missing;
   std::string stopped_because;
   json roofline = {{"status", "not_run"}};
   std::string roofline_file;
+  std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+  json repeat_auto;  // what --repeat auto did (null without it)
+  double elapsed_s() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  }
 };
 
 void run_jobs(const std::vector<Job>& jobs, const RunnerOptions& o, RunState& st) {
   for (size_t index = 0; index < jobs.size(); ++index) {
     const Job& job = jobs[index];
-    const std::string here = job_name(*job.cell, job.repeat);
+    const std::string here = job_name(job);
     if (interrupted() || !st.stopped_because.empty()) {
-      if (!report_complete(o, *job.cell, job.repeat)) st.missing.push_back(here);
+      if (!report_complete(o, job)) st.missing.push_back(here);
       continue;
     }
     const std::string progress = fmt::format("[{}/{}]", index + 1, jobs.size());
-    if (o.resume && report_complete(o, *job.cell, job.repeat)) {
+    if (o.resume && report_complete(o, job)) {
       if (!o.quiet) fmt::print(stderr, "{} {}: complete report kept (resume)\n", progress, here);
       continue;
     }
@@ -384,55 +150,117 @@ void run_jobs(const std::vector<Job>& jobs, const RunnerOptions& o, RunState& st
       if (job.cell->role == "peer")
         run_peer_job(job, progress, st.roofline_file, o, st.missing);
       else
-        run_job(job, progress, st.roofline_file, o, st.missing);
+        run_measure_job(job, progress, st.roofline_file, o, st.missing);
     } catch (const std::exception& e) {
       // The disk is full, a directory cannot be made, fork fails: stop, and
       // still write what completed.
       st.stopped_because = fmt::format("while running {}: {}", here, e.what());
-      if (!report_complete(o, *job.cell, job.repeat)) st.missing.push_back(here);
+      if (!report_complete(o, job)) st.missing.push_back(here);
       if (!o.quiet) fmt::print(stderr, "ladder: run stopped {}\n", st.stopped_because);
     }
   }
 }
 
-// One measured cell's or peer's row: parity checked (from repeat 1, recorded
-// in its report) and whether it counts against the run's exit code.
-json cell_row(const Cell& cell, const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o,
-              RunState& st, bool& good) {
+// The rounds of a cell on one side, from the plan, in order.
+std::vector<int> rounds_of(const std::vector<Job>& plan, const Cell& cell, const std::string& side) {
+  std::vector<int> rounds;
+  for (const auto& j : plan)
+    if (j.cell == &cell && j.side == side) rounds.push_back(j.round);
+  std::sort(rounds.begin(), rounds.end());
+  return rounds;
+}
+
+// One measured cell's or peer's row on one side: parity checked (from round
+// 1, recorded in its report, with `check_parity`) and whether it counts
+// against the run's exit code.
+json cell_row(const Cell& cell, const std::string& side, const std::vector<int>& rounds,
+              const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o, RunState& st, bool check,
+              bool& good) {
   if (!cell.runnable) {
-    json row = row_base(cell, "not_runnable", {{"status", "not_run"}});
+    json row = row_base(cell, "not_runnable", {{"status", "not_run"}}, side);
     row["reason"] = cell.not_runnable_reason;
     return row;
   }
   std::vector<json> reports;
-  for (int k = 1; k <= o.repeats; ++k) {
-    auto r = read_json(cell_report(o, cell, k));
+  for (int k : rounds) {
+    auto r = read_json(cell_report(o, cell, k, side));
     reports.push_back(r ? *r : json{{"status", "missing"}});
   }
-  if (!fs::exists(cell_report(o, cell))) {
+  if (rounds.empty() || !fs::exists(cell_report(o, cell, rounds.front(), side))) {
     good = false;
-    return row_base(cell, "missing", {{"status", "unavailable"}});
+    return row_base(cell, "missing", {{"status", "unavailable"}}, side);
   }
   if (cell.role == "peer") {
     // Peers take no part in loss parity; a skipped peer (no Python or torch
     // here) does not fail the run, a failed one does.
-    json row = summary_row(cell, reports, {{"status", "not_checked"}, {"reason", kPeerParityNote}});
+    json row = summary_row(cell, reports, rounds, {{"status", "not_checked"}, {"reason", kPeerParityNote}}, side);
     row["peer"] = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
     good = good && (row["status"] == "ok" || row["status"] == "skipped");
     return row;
   }
-  const json parity = check_parity(cell, by_id, o);
-  if (reports.front()["status"] == "ok") {
+  const json parity = check ? check_parity(cell, by_id, o, side) : json{{"status", "not_checked"}};
+  if (check && reports.front()["status"] == "ok") {
     reports.front()["parity"] = parity;
     try {
-      write_report(cell_report(o, cell).string(), reports.front());
+      write_report(cell_report(o, cell, rounds.front(), side).string(), reports.front());
     } catch (const std::exception& e) {
       if (st.stopped_because.empty()) st.stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
     }
   }
-  json row = summary_row(cell, reports, parity);
-  good = good && row["status"] == "ok" && (parity["status"] == "pass" || parity["status"] == "baseline");
+  json row = summary_row(cell, reports, rounds, parity, side);
+  good = good && row["status"] == "ok" && (!check || parity["status"] == "pass" || parity["status"] == "baseline");
   return row;
+}
+
+// Every measured cell's and peer's row, on every side, with the ratios
+// between them (speedups with intervals, peers, ablation effects, B over A).
+// `check`: parity checked and recorded (the final rows); off while --repeat
+// auto decides its next round.
+json all_rows(const std::vector<Cell>& cells, const std::vector<Job>& plan, const RunnerOptions& o, RunState& st,
+              bool check, bool& all_good) {
+  std::map<std::string, const Cell*> by_id;
+  for (const auto& c : cells) by_id[c.id] = &c;
+  json rows = json::array();
+  const std::vector<std::string> sides = o.sides.empty() ? std::vector<std::string>{""} : o.sides;
+  for (const auto& side : sides)
+    for (const auto& cell : cells)
+      if (cell.role == "measure" || cell.role == "peer")
+        rows.push_back(cell_row(cell, side, rounds_of(plan, cell, side), by_id, o, st, check, all_good));
+  add_speedups(rows);
+  add_peer_ratios(rows, kPeerBaseRung);
+  add_ablation_effects(rows);
+  add_side_ratios(rows);
+  return rows;
+}
+
+// --repeat auto: after the first rounds, one more round at a time for the
+// cells whose ratios are still wider than the target (and the cells they
+// are against), while the time budget allows; then what stayed unresolved.
+void add_rounds(const std::vector<Cell>& cells, const RunnerOptions& o, std::vector<Job>& plan, RunState& st) {
+  const double budget_s = o.time_budget_s > 0 ? o.time_budget_s : 2 * st.elapsed_s();
+  int round = 0;
+  for (const auto& j : plan) round = std::max(round, j.round);
+  std::vector<WideRatio> wide;
+  std::string stopped = "every ratio is within the target";
+  while (!interrupted() && st.stopped_because.empty()) {
+    bool ignored = true;
+    wide = wide_ratios(all_rows(cells, plan, o, st, /*check=*/false, ignored), o);
+    if (wide.empty()) break;
+    const std::vector<Job> next = next_round(cells, wide, round + 1, o);
+    const double per_job_s = st.elapsed_s() / double(std::max<size_t>(plan.size(), 1));
+    if (st.elapsed_s() + per_job_s * double(next.size()) > budget_s || round >= kMaxAutoRounds) {
+      stopped = round >= kMaxAutoRounds ? fmt::format("the round limit ({}) was reached", kMaxAutoRounds)
+                                        : fmt::format("the time budget ({:.1f} min) would be exceeded", budget_s / 60);
+      break;
+    }
+    ++round;
+    if (!o.quiet) fmt::print(stderr, "{}\n", round_line(round, wide, st.elapsed_s(), budget_s, o));
+    plan.insert(plan.end(), next.begin(), next.end());
+    write_plan(o, plan);
+    run_jobs(next, o, st);
+  }
+  st.repeat_auto = auto_summary(wide, round, stopped, budget_s, st.elapsed_s(), o);
+  if (!o.quiet) fmt::print(stderr, "{}\n", auto_line(st.repeat_auto));
 }
 
 json run_summary(const RunnerOptions& o, const RunState& st, const std::string& started_at, json rows) {
@@ -450,6 +278,10 @@ json run_summary(const RunnerOptions& o, const RunState& st, const std::string& 
           {"argv", o.argv},
           {"parity_steps", o.parity_steps},
           {"repeats", o.repeats},
+          {"repeat_auto", st.repeat_auto},
+          {"ab", o.sides.empty() ? json() : json{{"spec", o.ab_spec}, {"sides", o.sides},
+                                                 {"side_a", o.side_a_exe.empty() ? "this build" : o.side_a_exe},
+                                                 {"side_b_env", o.side_b_env}}},
           {"roofline", st.roofline},
           {"peers", {{"names", o.peers}, {"source", o.peers_source}, {"compared_with", kPeerBaseRung},
                      {"loss_parity", kPeerParityNote}}},
@@ -482,25 +314,22 @@ int finish(const json& summary, const RunnerOptions& o, const RunState& st, bool
 int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   InterruptHandler interrupt_handler;  // clears interrupted()
   const std::string started_at = utc_now_iso8601();
-  const std::vector<Job> jobs = schedule(cells, o);
   RunState st;
+  // The plan: saved by a run being resumed, else the first rounds.
+  std::vector<Job> plan = o.resume ? read_plan(o, cells) : std::vector<Job>{};
+  if (plan.empty()) plan = first_rounds(cells, o);
   try {
     if (!o.resume) write_matrix_json(cells, o);
+    write_plan(o, plan);
     st.roofline = run_roofline(cells, o, st.roofline_file);
   } catch (const std::exception& e) {
     st.stopped_because = e.what();
   }
-  if (!o.quiet && st.stopped_because.empty()) print_estimate(jobs, st.roofline, o);
-  run_jobs(jobs, o, st);
-  // Parity (from repeat 1), then the summary over the measured cells.
-  std::map<std::string, const Cell*> by_id;
-  for (const auto& c : cells) by_id[c.id] = &c;
-  json rows = json::array();
+  if (!o.quiet && st.stopped_because.empty()) print_estimate(plan, st.roofline, o);
+  run_jobs(plan, o, st);
+  if (o.repeat_auto && st.missing.empty() && st.stopped_because.empty()) add_rounds(cells, o, plan, st);
   bool all_good = st.stopped_because.empty();
-  for (const auto& cell : cells)
-    if (cell.role == "measure" || cell.role == "peer") rows.push_back(cell_row(cell, by_id, o, st, all_good));
-  add_speedups(rows);
-  add_peer_ratios(rows, kPeerBaseRung);
+  json rows = all_rows(cells, plan, o, st, /*check=*/true, all_good);
   return finish(run_summary(o, st, started_at, std::move(rows)), o, st, all_good);
 }
 

@@ -14,9 +14,12 @@ namespace ladder {
 
 using nlohmann::json;
 
-json row_base(const Cell& c, const std::string& status, const json& parity) {
-  return {{"cell", c.id},    {"preset", c.cfg.preset}, {"batch", c.cfg.batch},  {"seq", c.cfg.seq},
-          {"rung", c.cfg.rung}, {"switches", c.cfg.sw},   {"status", status},      {"parity", parity}};
+json row_base(const Cell& c, const std::string& status, const json& parity, const std::string& side) {
+  json row = {{"cell", side.empty() ? c.id : side + "/" + c.id},
+              {"preset", c.cfg.preset}, {"batch", c.cfg.batch}, {"seq", c.cfg.seq}, {"rung", c.cfg.rung},
+              {"switches", c.cfg.sw}, {"status", status}, {"parity", parity}};
+  if (!side.empty()) row["side"] = side;
+  return row;
 }
 
 namespace {
@@ -29,30 +32,45 @@ double median_of(std::vector<double> v) { return summarize(std::move(v)).median;
 // a difference of that size between two runs is the machine's, not the code's.
 constexpr double kQuietCvLimit = 0.05;
 
-json noise_verdict(double steps_cv, std::optional<double> processes_cv) {
+// What disturbed the cell's processes, as their noise monitors named it
+// (bench/noise_monitor.h), each cause once.
+json noise_causes_of(const std::vector<json>& reports) {
+  json causes = json::array();
+  for (const auto& r : reports) {
+    const json noise = r.contains("timing") ? r["timing"].value("noise", json()) : json();
+    if (!noise.is_object()) continue;
+    for (const auto& c : noise.value("causes", json::array()))
+      if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+  }
+  return causes;
+}
+
+json noise_verdict(double steps_cv, std::optional<double> processes_cv, const json& causes) {
   const bool quiet = steps_cv <= kQuietCvLimit && (!processes_cv || *processes_cv <= kQuietCvLimit);
   return {{"quiet", quiet},
           {"cv_limit", kQuietCvLimit},
           {"steps_cv", steps_cv},
           {"processes_cv", processes_cv ? json(*processes_cv) : json()},
+          {"causes", causes},
           {"basis", "CV of dt over a process's measured steps (the median over processes) and, with --repeat, "
                     "over the per-process medians; quiet when both are within cv_limit"}};
 }
 
 }  // namespace
 
-json summary_row(const Cell& c, const std::vector<json>& reports, const json& parity) {
+json summary_row(const Cell& c, const std::vector<json>& reports, const std::vector<int>& rounds, const json& parity,
+                 const std::string& side) {
   const json& first = reports.front();
   size_t bad = 0;
   while (bad < reports.size() && reports[bad].value("status", "missing") == "ok") ++bad;
   const json& deciding = bad < reports.size() ? reports[bad] : first;
-  json row = row_base(c, deciding.value("status", "missing"), parity);
-  row["report"] = relative_report(c, 1);
+  json row = row_base(c, deciding.value("status", "missing"), parity, side);
+  row["report"] = relative_report(c, rounds.front(), side);
   if (reports.size() > 1) {
     json files = json::array();
-    for (size_t k = 0; k < reports.size(); ++k) files.push_back(relative_report(c, int(k) + 1));
-    row["repeats"] = {{"count", reports.size()}, {"reports", files}};
-    if (bad < reports.size()) row["repeats"]["failed_repeat"] = bad + 1;
+    for (int k : rounds) files.push_back(relative_report(c, k, side));
+    row["repeats"] = {{"count", reports.size()}, {"reports", files}, {"rounds", rounds}};
+    if (bad < reports.size()) row["repeats"]["failed_repeat"] = rounds[bad];
   }
   if (deciding.contains("failure")) row["failure"] = deciding["failure"];
   if (row["status"] != "ok") return row;
@@ -62,6 +80,7 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const json& pa
   const json figures = cell_figures(processes);
   for (const RunFigure& f : run_figures()) row[f.key] = figures[f.key];
   row["per_process"] = figures["per_process"];
+  row["rounds"] = rounds;  // the round each process ran in, parallel to per_process
   row["markers"] = figures["markers"];
   const size_t n = reports.size();
   row["sample"] = n == 1 ? fmt::format("the median of {} measured steps of one process",
@@ -78,7 +97,7 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const json& pa
     row["dt_ms_process_medians"] = dt;
     row["dt_ms_process_cv"] = *processes_cv;
   }
-  row["noise"] = noise_verdict(steps_cv, processes_cv);
+  row["noise"] = noise_verdict(steps_cv, processes_cv, noise_causes_of(reports));
   row["peak_kind"] = first["memory"]["measured"]["peak_kind"];
   row["op_counts"] = first["op_counts"];
   json effective = json::object();

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
+#include "reports/block_design.h"
 #include "reports/run_figures.h"
 
 namespace ladder {
@@ -21,40 +23,125 @@ namespace ladder {
 using nlohmann::json;
 
 namespace {
+// The rows whose ratios go together: one shape of the matrix, on one side.
 std::string shape_key(const json& row) {
-  return fmt::format("{}|{}|{}", row.value("preset", ""), row.value("batch", 0), row.value("seq", 0));
+  return fmt::format("{}|{}|{}|{}", row.value("side", ""), row.value("preset", ""), row.value("batch", 0),
+                     row.value("seq", 0));
 }
 }  // namespace
 
+namespace {
+
+// Every ok row's per-process tokens/s of one shape, by round: the block
+// design the ratios between a run's cells come from (reports/block_design.h).
+std::map<std::string, BlockDesign> designs_by_shape(const json& rows) {
+  std::map<std::string, BlockDesign> designs;
+  for (const auto& row : rows) {
+    if (row.value("status", "") != "ok") continue;
+    const json values = row.value("per_process", json::object()).value("tokens_per_s_median", json::array());
+    const json rounds = row.value("rounds", json::array());
+    for (size_t k = 0; k < values.size(); ++k)
+      if (values[k].is_number() && values[k].get<double>() > 0)
+        designs[shape_key(row)].add(row["cell"].get<std::string>(),
+                                    k < rounds.size() ? rounds[k].get<int>() : int(k) + 1, values[k].get<double>());
+    if (values.empty())  // a row of an older summary: its one value
+      designs[shape_key(row)].add(row["cell"].get<std::string>(), 1, row["tokens_per_s_median"].get<double>());
+  }
+  return designs;
+}
+
+// row[key] = the ratio, row[key + "_interval"] = [lo, hi] or null, and
+// row[key + "_against"] = the cell it is against ("": none).
+void set_ratio(json& row, const std::string& key, const RatioInterval& r, const std::string& against = "") {
+  row[key] = r.ratio > 0 ? json(r.ratio) : json();
+  row[key + "_interval"] = r.has_interval() ? json::array({r.lo, r.hi}) : json();
+  row[key + "_against"] = r.ratio > 0 && !against.empty() ? json(against) : json();
+}
+
+// A row's cell id without its side ("B/fp32" -> "fp32").
+std::string bare_cell(const json& row) {
+  const std::string cell = row["cell"].get<std::string>(), side = row.value("side", "");
+  return side.empty() ? cell : cell.substr(side.size() + 1);
+}
+
+}  // namespace
+
 void add_speedups(json& rows) {
-  std::map<std::string, double> fp32, previous;
-  for (auto& row : rows)
-    if (row["rung"] == "fp32" && row["status"] == "ok") fp32[shape_key(row)] = row["tokens_per_s_median"];
+  auto designs = designs_by_shape(rows);
+  std::map<std::string, std::string> fp32, previous;  // shape -> cell
+  for (const auto& row : rows)
+    if (row["rung"] == "fp32" && row["status"] == "ok") fp32[shape_key(row)] = row["cell"].get<std::string>();
   for (auto& row : rows) {
     if (row["status"] != "ok") continue;
-    const std::string key = shape_key(row);
-    const double tok_s = row["tokens_per_s_median"];
-    row["speedup_vs_fp32"] = fp32.count(key) ? json(tok_s / fp32[key]) : json();
+    const std::string key = shape_key(row), cell = row["cell"].get<std::string>();
+    const BlockDesign& d = designs[key];
+    set_ratio(row, "speedup_vs_fp32", fp32.count(key) && fp32[key] != cell ? d.ratio(fp32[key], cell) : RatioInterval{},
+              fp32.count(key) ? bare_cell({{"cell", fp32[key]}, {"side", row.value("side", "")}}) : "");
+    if (fp32.count(key) && fp32[key] == cell) row["speedup_vs_fp32"] = 1.0;
     if (row.contains("peer")) {
-      row["speedup_vs_previous"] = nullptr;  // a peer is not the next rung of the ladder
+      set_ratio(row, "speedup_vs_previous", {});  // a peer is not the next rung of the ladder
       continue;
     }
-    row["speedup_vs_previous"] = previous.count(key) ? json(tok_s / previous[key]) : json();
-    previous[key] = tok_s;
+    set_ratio(row, "speedup_vs_previous", previous.count(key) ? d.ratio(previous[key], cell) : RatioInterval{},
+              previous.count(key) ? bare_cell({{"cell", previous[key]}, {"side", row.value("side", "")}}) : "");
+    previous[key] = cell;
+  }
+}
+
+void add_ablation_effects(json& rows) {
+  auto designs = designs_by_shape(rows);
+  std::map<std::string, std::string> top;  // shape -> the top rung's cell
+  for (const auto& row : rows)
+    if (row["rung"] == "top" && row["status"] == "ok") top[shape_key(row)] = row["cell"].get<std::string>();
+  for (auto& row : rows) {
+    const std::string rung = row.value("rung", "");
+    const bool left_out = rung.rfind("top-", 0) == 0, added = rung.rfind("top+", 0) == 0;
+    if (row["status"] != "ok" || (!left_out && !added)) continue;
+    const std::string key = shape_key(row), cell = row["cell"].get<std::string>();
+    if (!top.count(key)) continue;
+    // What X buys at the top: top over top-X, or top+X over top for an extra.
+    const RatioInterval r = left_out ? designs[key].ratio(cell, top[key]) : designs[key].ratio(top[key], cell);
+    set_ratio(row, "effect_at_top", r, bare_cell({{"cell", top[key]}, {"side", row.value("side", "")}}));
+  }
+}
+
+void add_side_ratios(json& rows) {
+  std::map<std::string, const json*> side_a;  // A's rows by their bare cell
+  for (const auto& row : rows)
+    if (row.value("side", "") == "A" && row["status"] == "ok") side_a[bare_cell(row)] = &row;
+  for (auto& row : rows) {
+    if (row.value("side", "") != "B" || row["status"] != "ok" || !side_a.count(bare_cell(row))) continue;
+    const json& a = *side_a[bare_cell(row)];
+    // Paired by round: the two sides of a round ran back to back.
+    std::map<int, double> a_by_round;
+    const json a_values = a["per_process"]["tokens_per_s_median"], a_rounds = a["rounds"];
+    for (size_t k = 0; k < a_values.size(); ++k)
+      if (a_values[k].is_number()) a_by_round[a_rounds[k].get<int>()] = a_values[k].get<double>();
+    std::vector<double> av, bv;
+    const json b_values = row["per_process"]["tokens_per_s_median"], b_rounds = row["rounds"];
+    for (size_t k = 0; k < b_values.size(); ++k)
+      if (b_values[k].is_number() && a_by_round.count(b_rounds[k].get<int>())) {
+        av.push_back(a_by_round[b_rounds[k].get<int>()]);
+        bv.push_back(b_values[k].get<double>());
+      }
+    set_ratio(row, "b_over_a", av.empty() ? RatioInterval{} : ratio_of_paired(av, bv), bare_cell(row));
   }
 }
 
 void add_peer_ratios(json& rows, const std::string& base_rung) {
-  std::map<std::string, double> base;
+  auto designs = designs_by_shape(rows);
+  std::map<std::string, std::string> base;  // shape -> the base rung's cell
   for (const auto& row : rows)
     if (!row.contains("peer") && row["rung"] == base_rung && row["status"] == "ok")
-      base[shape_key(row)] = row["tokens_per_s_median"];
+      base[shape_key(row)] = row["cell"].get<std::string>();
   for (auto& row : rows) {
     if (!row.contains("peer") || row["status"] != "ok") continue;
     const std::string key = shape_key(row);
-    const double peer = row["tokens_per_s_median"];
+    const RatioInterval r = base.count(key) ? designs[key].ratio(row["cell"].get<std::string>(), base[key])
+                                            : RatioInterval{};
     row["ladder_vs_peer"] = {{"rung", base_rung},
-                             {"tokens_per_s_ratio", base.count(key) ? json(base[key] / peer) : json()},
+                             {"tokens_per_s_ratio", r.ratio > 0 ? json(r.ratio) : json()},
+                             {"tokens_per_s_interval", r.has_interval() ? json::array({r.lo, r.hi}) : json()},
                              {"note", base.count(key) ? fmt::format("tokens/s of ladder {} over this peer's", base_rung)
                                                       : fmt::format("no ok {} row of this shape in the run", base_rung)}};
   }
@@ -68,6 +155,9 @@ std::string roofline_figures(const json& roofline) {
 }
 
 namespace {
+
+// The noise threshold of the run table's ratios, as compare's default.
+constexpr double kRatioNoisePct = 1.0;
 
 // The run table's columns: the rung and its status, every figure shown in
 // the run table (reports/run_figures.cpp) with the speedups after tokens/s,
@@ -103,6 +193,23 @@ TableCell parity_cell(const json& row) {
   return {verdict, nullptr, tone};
 }
 
+// A ratio between two rows with its interval: "1.35 [1.21, 1.50]"; "?" after
+// it when unresolved (the interval holds 1 and reaches past the noise
+// threshold: more processes would tell); the value for machines.
+TableCell ratio_cell(const json& row, const std::string& key) {
+  const json& v = row.value(key, json());
+  if (!v.is_number()) return {"-", ""};
+  RatioInterval r;
+  r.ratio = v.get<double>();
+  const json interval = row.value(key + "_interval", json());
+  if (interval.is_array()) {
+    r.lo = interval[0].get<double>();
+    r.hi = interval[1].get<double>();
+  }
+  const bool unresolved = r.has_interval() && !r.excludes_one() && !r.within(kRatioNoisePct);
+  return {ratio_text(r) + (unresolved ? "?" : ""), v};
+}
+
 Row ok_row(const json& row, const std::string& name) {
   Row r;
   r.cells = {{name, nullptr}, {row["status"].get<std::string>(), nullptr}};
@@ -111,8 +218,8 @@ Row ok_row(const json& row, const std::string& name) {
     if (!(f.shown & kRunTable)) continue;
     r.cells.push_back(figure_cell(f, row.value(f.key, json()), markers.value(f.key, "")));
     if (std::string(f.key) == "tokens_per_s_median") {
-      r.cells.push_back(number_cell(row.value("speedup_vs_fp32", json()), "{:.2f}"));
-      r.cells.push_back(number_cell(row.value("speedup_vs_previous", json()), "{:.2f}"));
+      r.cells.push_back(ratio_cell(row, "speedup_vs_fp32"));
+      r.cells.push_back(ratio_cell(row, "speedup_vs_previous"));
     }
   }
   r.cells.push_back(parity_cell(row));
@@ -207,18 +314,23 @@ void noise_notes(const json& summary, std::vector<Line>& notes) {
   double cv_limit = 0;
   for (const auto& row : summary["rows"]) {
     const json noise = row.value("noise", json::object());
-    if (row.value("status", "") != "ok" || !noise.contains("quiet") || noise["quiet"].get<bool>()) continue;
+    const json causes = noise.value("causes", json::array());
+    const bool busy = noise.contains("quiet") && !noise["quiet"].get<bool>();
+    if (row.value("status", "") != "ok" || (!busy && causes.empty())) continue;
     cv_limit = noise["cv_limit"].get<double>();
-    noisy += fmt::format("{}{} (steps {:.1f} %{})", noisy.empty() ? "" : ", ",
+    std::string seen;  // what the noise monitors named: steal, lost CPU time, load, GPU throttling
+    for (const auto& c : causes) seen += "; " + c.get<std::string>();
+    noisy += fmt::format("{}{} (steps {:.1f} %{}{})", noisy.empty() ? "" : ", ",
                          peer_display_name(row["cell"].get<std::string>()), 100 * noise["steps_cv"].get<double>(),
                          noise["processes_cv"].is_number()
                              ? fmt::format(", processes {:.1f} %", 100 * noise["processes_cv"].get<double>())
-                             : std::string());
+                             : std::string(),
+                         seen);
   }
   if (!noisy.empty())
-    notes.push_back({fmt::format("dt varied more than a quiet machine's {:.0f} % (CV) in {}: the machine was busy while "
-                                 "they ran, so differences of that size between runs are not findings; rerun them "
-                                 "(with --repeat)",
+    notes.push_back({fmt::format("dt varied more than a quiet machine's {:.0f} % (CV), or the machine was seen busy, in "
+                                 "{}: differences of that size between runs are not findings; rerun them (with "
+                                 "--repeat)",
                                  100 * cv_limit, noisy),
                      "noise:", Tone::kWarn});
   const std::string over = rows_where(summary, [](const json& row) {
@@ -246,8 +358,24 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
                                  roofline_figures(roofline), roofline.value("device", "?"))});
   else if (roofline.contains("reason"))
     notes.push_back({fmt::format("roofline ('p'): {}; each rung probed its own", roofline.value("reason", ""))});
+  const json automatic = summary.value("repeat_auto", json());
+  if (automatic.is_object()) {
+    std::string unresolved;
+    for (const auto& u : automatic.value("unresolved", json::array()))
+      unresolved += fmt::format("{}{} {}", unresolved.empty() ? "" : ", ", u.value("cell", "?"), u.value("ratio", "?"));
+    notes.push_back({fmt::format("{} round(s) in {:.1f} min (target +-{} %, budget {:.1f} min); stopped: {}{}",
+                                 automatic.value("rounds", 0), automatic.value("elapsed_s", 0.0) / 60,
+                                 automatic.value("target_ci_pct", 0.0), automatic.value("time_budget_s", 0.0) / 60,
+                                 automatic.value("stopped", "?"),
+                                 unresolved.empty() ? std::string() : "; still wider: " + unresolved),
+                     "repeat auto:", unresolved.empty() ? Tone::kPlain : Tone::kWarn});
+  }
   not_effective_notes(summary, notes);
   noise_notes(summary, notes);
+  notes.push_back({fmt::format("x fp32, x prev: tokens/s ratios between rungs of this run, with their 95 % interval "
+                               "from the per-process values (rounds as blocks, reports/block_design.h; none with one "
+                               "process per rung); '?': unresolved, the interval holds 1 and reaches past +-{} %",
+                               kRatioNoisePct)});
   notes.push_back({"MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the "
                    "rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU."});
   notes.push_back({"parity: the larger relative difference to the reference over the first steps, of the loss (loss) "
@@ -262,6 +390,79 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
   return notes;
 }
 
+// A ratio's cell from row[key] and row[key + "_interval"], as ratio_cell.
+TableCell ratio_of(const json* row, const std::string& key) { return row ? ratio_cell(*row, key) : TableCell{"-", ""}; }
+
+// The verdict on a ratio of tokens/s with its interval: "faster" or "slower"
+// when the interval excludes 1 and the change is at least the noise
+// threshold, "within noise" when the interval lies inside it, "unresolved"
+// otherwise; "cannot judge" without an interval (one round).
+TableCell ratio_verdict(const json& row, const std::string& key) {
+  const json& v = row.value(key, json());
+  const json& i = row.value(key + "_interval", json());
+  if (!v.is_number()) return {"missing", nullptr, Tone::kWarn};
+  if (!i.is_array()) return {"cannot judge (one round)", nullptr, Tone::kWarn};
+  RatioInterval r;
+  r.ratio = v.get<double>();
+  r.lo = i[0].get<double>();
+  r.hi = i[1].get<double>();
+  if (r.excludes_one() && std::fabs(r.ratio - 1) * 100 >= kRatioNoisePct)
+    return {r.ratio > 1 ? "faster" : "slower", nullptr, r.ratio > 1 ? Tone::kGood : Tone::kBad};
+  if (r.within(kRatioNoisePct)) return {"within noise", nullptr};
+  return {"unresolved", nullptr, Tone::kWarn};
+}
+
+// --mode ablation: what each switch buys, alone on fp32 (fp32+X over fp32)
+// and at the top (top over top-X; top+X over top for a switch beyond the
+// ladder), with their intervals and parity verdicts.
+Table ablation_table(const json& summary) {
+  std::map<std::string, const json*> by_rung;
+  std::vector<std::string> switches;
+  for (const auto& row : summary["rows"]) {
+    const std::string rung = row.value("rung", "");
+    by_rung[rung] = &row;
+    if ((rung.rfind("top-", 0) == 0 || rung.rfind("top+", 0) == 0) && row.value("side", "").empty())
+      switches.push_back(rung.substr(4));
+  }
+  Table t;
+  t.title = "what each switch buys (tokens/s ratios, 95 % interval; ? unresolved)";
+  t.columns = {{"switch", "switch", "", Align::kLeft}, {"alone", "alone: fp32+X / fp32", ""},
+               {"at_top", "at the top: top / top-X", ""}, {"parity", "parity (alone, top)", "", Align::kLeft}};
+  auto find = [&](const std::string& rung) { return by_rung.count(rung) ? by_rung[rung] : nullptr; };
+  auto parity = [](const json* row) { return row ? row->value("parity", json::object()).value("status", "-") : "-"; };
+  for (const auto& x : switches) {
+    const json* alone = find("fp32+" + x);
+    const json* top = find("top-" + x) ? find("top-" + x) : find("top+" + x);
+    TableCell at_top = ratio_of(top, "effect_at_top");
+    if (top && top->value("status", "") != "ok") at_top = {top->value("status", "?") + " " + top->value("reason", ""), ""};
+    t.rows.push_back({{{x, nullptr}, ratio_of(alone, "speedup_vs_fp32"), at_top,
+                       {fmt::format("{}, {}", parity(alone), parity(top)), nullptr}}});
+  }
+  return t;
+}
+
+// --ab: per rung, side A's and side B's tokens/s, B over A paired by round
+// with its interval, and the verdict.
+Table ab_table(const json& summary) {
+  std::map<std::string, const json*> side_a;
+  for (const auto& row : summary["rows"])
+    if (row.value("side", "") == "A") side_a[row.value("rung", "")] = &row;
+  Table t;
+  t.title = fmt::format("A/B in one run ({}): B over A, paired by round", summary["ab"].value("spec", "?"));
+  t.columns = {{"rung", "rung", "", Align::kLeft}, {"a_tokens_per_s", "A tok/s", ""}, {"b_tokens_per_s", "B tok/s", ""},
+               {"b_over_a", "B/A tok/s", ""}, {"verdict", "B is", "", Align::kLeft}};
+  for (const auto& row : summary["rows"]) {
+    if (row.value("side", "") != "B" || row.contains("peer")) continue;
+    const std::string rung = row.value("rung", "");
+    const json* a = side_a.count(rung) ? side_a[rung] : nullptr;
+    t.rows.push_back({{{rung, nullptr},
+                       number_cell(a ? a->value("tokens_per_s_median", json()) : json(), "{:.0f}"),
+                       number_cell(row.value("tokens_per_s_median", json()), "{:.0f}"),
+                       ratio_cell(row, "b_over_a"), ratio_verdict(row, "b_over_a")}});
+  }
+  return t;
+}
+
 }  // namespace
 
 Document run_document(const json& summary, const std::string& summary_path) {
@@ -269,6 +470,8 @@ Document run_document(const json& summary, const std::string& summary_path) {
   doc.kind = DocumentKind::kRun;
   doc.data = summary;
   doc.tables.push_back(run_table(summary));
+  if (summary.value("mode", "") == "ablation") doc.tables.push_back(ablation_table(summary));
+  if (summary.value("ab", json()).is_object()) doc.tables.push_back(ab_table(summary));
   doc.notes = run_notes(summary, summary_path);
   return doc;
 }

@@ -16,6 +16,20 @@ namespace ladder {
 // previous rung, and their speedup_vs_previous is null.
 void add_speedups(nlohmann::json& rows);
 
+// Ratios come with their 95 % interval (`<key>_interval`: [lo, hi], null with
+// one process per cell) from the per-process tokens/s of the run's cells,
+// rounds as blocks (reports/block_design.h), and name the cell they are
+// against (`<key>_against`).
+//
+// Ablation (--mode ablation): adds effect_at_top to each top-X row (top's
+// tokens/s over top-X's: what X buys at the top) and top+X row (top+X over
+// top, for a switch beyond the ladder).
+void add_ablation_effects(nlohmann::json& rows);
+
+// A one-run A/B comparison (--ab): adds b_over_a to each of side B's rows:
+// its tokens/s over side A's of the same cell, paired by round.
+void add_side_ratios(nlohmann::json& rows);
+
 // Adds ladder_vs_peer to each ok peer row: the tokens/s of the same shape's
 // `base_rung` (the top single-process rung) over the peer's, "ladder
 // fused-adamw 0.79x of compile"; null figures when that rung is not ok here.

@@ -21,5 +21,7 @@ MemoryStats read_memory(int device_index);
 int64_t total_memory(int device_index);
 nlohmann::json describe(int device_index);
 std::string name(int device_index);
+// Clocks, temperature, power and throttle reasons now (NVML, gpu_state.cpp).
+nlohmann::json gpu_state(int device_index);
 
 }  // namespace ladder::cuda
