@@ -166,7 +166,9 @@ def formats():
     assert out.read_text().splitlines()[0] == csv[0]
     table = ladder("export", "--format", "csv", WORK / "a").stdout.splitlines()
     assert table[0].startswith("rung,status,dt_ms_median") and len(table) == 1 + N_RUNGS
-    ladder("export", "--format", "html", WORK / "a", code=2)
+    # HTML renders a run too: its table and its charts.
+    page = ladder("export", "--format", "html", WORK / "a").stdout
+    assert '<table class="doc">' in page and 'id="chart-tokens"' in page and 'id="chart-speedup"' in page, page[:2000]
 
 
 def bad_inputs():
