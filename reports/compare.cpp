@@ -1,5 +1,5 @@
-// reports/compare.cpp: the comparison model, its document (the tables every
-// format renders) and the `ladder compare` command (see compare.h).
+// reports/compare.cpp: the comparison model and the `ladder compare` command
+// (see compare.h); its document is reports/comparison_document.cpp.
 #include "reports/compare.h"
 
 #include <unistd.h>
@@ -20,6 +20,7 @@
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
 #include "reports/run_figures.h"
+#include "reports/block_design.h"
 #include "reports/inference.h"
 #include "variants/config.h"
 
@@ -182,6 +183,7 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
                              : fmt::format("median of {} steps of one process", pooled.size());
   in["dt_ms_samples"] = pooled;
   in["dt_ms_run_medians"] = figures["per_process"]["dt_ms_median"];
+  in["tokens_per_s_run_medians"] = figures["per_process"]["tokens_per_s_median"];
   const double fp32_tok_s = tokens_per_s_median(run, shape_prefix(cell) + "fp32");
   in["speedup_vs_fp32"] = fp32_tok_s > 0 ? json(in["tokens_per_s_median"].get<double>() / fp32_tok_s) : json();
   // Where a step's time went (the op breakdown of the first process), when
@@ -425,6 +427,31 @@ json shape_of(const json& row) {
   return shape;
 }
 
+// Each input's speedup over its own fp32 (of the same shape), with its
+// interval: the input's processes as samples, their rounds (the input's
+// repeats) as blocks, as `ladder run` computes it (reports/block_design.h).
+void add_input_speedups(json& cmp, size_t n_inputs) {
+  for (size_t i = 0; i < n_inputs; ++i) {
+    BlockDesign design;
+    for (const auto& row : cmp["rungs"]) {
+      const json& in = row["inputs"][i];
+      if (in["status"] != "ok") continue;
+      const json& values = in["tokens_per_s_run_medians"];
+      for (size_t k = 0; k < values.size(); ++k)
+        if (values[k].is_number() && values[k].get<double>() > 0)
+          design.add(row["cell"].get<std::string>(), int(k) + 1, values[k].get<double>());
+    }
+    for (auto& row : cmp["rungs"]) {
+      json& in = row["inputs"][i];
+      const std::string fp32 = shape_prefix(row["cell"].get<std::string>()) + "fp32";
+      if (in["status"] != "ok" || !in["speedup_vs_fp32"].is_number() || row["cell"] == fp32) continue;
+      const RatioInterval r = design.ratio(fp32, row["cell"].get<std::string>());
+      if (r.ratio > 0) in["speedup_vs_fp32"] = r.ratio;
+      in["speedup_vs_fp32_interval"] = r.has_interval() ? json::array({r.lo, r.hi}) : json();
+    }
+  }
+}
+
 // Per input: the verdicts after Holm's adjustment over its rungs, and the
 // geometric mean of its ratios to the baseline over the rungs (not peers).
 void add_verdicts_and_geomean(json& cmp, size_t n_inputs, double alpha) {
@@ -466,10 +493,9 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     for (const auto& c : run.cells)
       if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
   check_comparable(runs, cells, opts, cmp);
-  for (const auto& cell : cells) {
-    cmp["rungs"].push_back(compare_cell(runs, cell, opts, cmp));
-    cmp["ladder_shape"].push_back(shape_of(cmp["rungs"].back()));
-  }
+  for (const auto& cell : cells) cmp["rungs"].push_back(compare_cell(runs, cell, opts, cmp));
+  add_input_speedups(cmp, runs.size());
+  for (const auto& row : cmp["rungs"]) cmp["ladder_shape"].push_back(shape_of(row));
   add_verdicts_and_geomean(cmp, runs.size(), opts.alpha);
   for (const auto& in : cmp["inputs"])
     if (in["processes_per_rung"].get<int>() < 2)
@@ -479,137 +505,6 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
           "give runs joined by commas (A1,A2 B1,B2)",
           in["label"].get<std::string>()));
   return cmp;
-}
-
-namespace {
-
-// The inputs, what differs between them, forced differences and warnings:
-// the lines above the tables.
-std::vector<Line> header_lines(const json& cmp) {
-  std::vector<Line> h;
-  for (const auto& in : cmp["inputs"])
-    h.push_back({fmt::format("{}: {} (run {}, {}; {})", in["label"].get<std::string>(), in["path"].get<std::string>(),
-                             in["run_id"].get<std::string>(), in["device"].is_string() ? in["device"].get<std::string>() : "?",
-                             in["processes_per_rung"].get<int>() > 1
-                                 ? fmt::format("{} processes per rung: medians of per-process medians",
-                                               in["processes_per_rung"].get<int>())
-                                 : "one process per rung: medians of its steps")});
-  if (cmp["subject"].empty()) {
-    h.push_back({"subject: same environment (an A/A comparison)"});
-  } else {
-    h.push_back({"subject (what differs):"});
-    for (const auto& [k, v] : cmp["subject"].items()) {
-      std::string vals;
-      for (const auto& x : v) vals += (vals.empty() ? "" : " | ") + (x.is_string() ? x.get<std::string>() : x.dump());
-      h.push_back({fmt::format("  {}: {}", k, vals)});
-    }
-  }
-  for (const auto& f : cmp["forced_differences"]) h.push_back({"FORCED: " + f.get<std::string>()});
-  for (const auto& w : cmp["warnings"]) h.push_back({"warning: " + w.get<std::string>()});
-  return h;
-}
-
-Tone verdict_tone(const std::string& verdict) {
-  if (verdict.rfind("faster", 0) == 0) return Tone::kGood;
-  if (verdict.rfind("slower", 0) == 0) return Tone::kBad;
-  return verdict == "missing" || verdict == "too few samples" ? Tone::kWarn : Tone::kPlain;
-}
-
-// Under the rung table: each input's geomean, and what "peer:" rows are.
-std::vector<Line> rung_table_notes(const json& cmp) {
-  std::vector<Line> notes;
-  for (size_t i = 1; i < cmp["geomean"].size(); ++i) {
-    const json& g = cmp["geomean"][i];
-    if (g.is_null()) continue;
-    notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f} over {} rungs",
-                                 cmp["inputs"][i]["label"].get<std::string>(), g["ratio_tokens_per_s"].get<double>(),
-                                 g["rungs"].get<int>())});
-  }
-  for (const auto& row : cmp["rungs"])
-    if (row.value("peer", false)) {
-      notes.push_back({fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
-                                   "in the same run as the rungs; not a rung: outside the geomean and loss parity",
-                                   kPeerBaseRung)});
-      break;
-    }
-  return notes;
-}
-
-// One row per rung x input: each input's figures (the run-level figures shown
-// in compare's table, reports/run_figures.cpp) and its verdict against the baseline.
-Table rung_table(const json& cmp) {
-  Table t;
-  t.columns = {{"rung", "rung", "", Align::kLeft}, {"input", "input", "", Align::kLeft},
-               {"status", "status", "", Align::kLeft}};
-  for (const RunFigure& f : run_figures())
-    if (f.shown & kCompareTable) t.columns.push_back(figure_column(f));
-  t.columns.push_back({"ratio_tokens_per_s", "x base", ""});
-  t.columns.push_back({"p_value", "p", ""});
-  t.columns.push_back({"verdict", "verdict", "", Align::kLeft});
-  for (const auto& row : cmp["rungs"]) {
-    for (size_t i = 0; i < row["inputs"].size(); ++i) {
-      const json& in = row["inputs"][i];
-      const json& v = row["vs_baseline"][i];
-      Row r;
-      r.cells = {{i == 0 ? row["rung"].get<std::string>() : "", row["rung"]},
-                 {cmp["inputs"][i]["label"].get<std::string>(), nullptr},
-                 {in["status"].get<std::string>(), nullptr}};
-      const json markers = in.value("markers", json::object());
-      for (const RunFigure& f : run_figures())
-        if (f.shown & kCompareTable) r.cells.push_back(figure_cell(f, in.value(f.key, json()), markers.value(f.key, "")));
-      if (v.is_null()) {
-        r.cells.resize(t.columns.size(), TableCell{"", ""});
-      } else {
-        std::string verdict = v["verdict"];
-        if (v.contains("change_pct")) verdict += fmt::format(" ({:+.2f} %)", v["change_pct"].get<double>());
-        r.cells.push_back(number_cell(v.value("ratio_tokens_per_s", json()), "{:.3f}"));
-        r.cells.push_back(number_cell(v.value("p_holm", json()), "{:.3g}"));
-        r.cells.push_back({verdict, nullptr, verdict_tone(verdict)});
-      }
-      t.rows.push_back(r);
-    }
-  }
-  t.notes = rung_table_notes(cmp);
-  return t;
-}
-
-// Each input's speedup over its own fp32, side by side, and its ratio to the baseline's.
-Table shape_table(const json& cmp) {
-  Table t;
-  t.title = "ladder shape (speedup over each input's own fp32)";
-  t.columns.push_back({"rung", "rung", "", Align::kLeft});
-  const std::string base = cmp["inputs"][0]["label"];
-  for (const auto& in : cmp["inputs"])
-    t.columns.push_back({"speedup_vs_fp32_" + in["label"].get<std::string>(), "x fp32 " + in["label"].get<std::string>(), ""});
-  for (size_t i = 1; i < cmp["inputs"].size(); ++i) {
-    const std::string label = cmp["inputs"][i]["label"];
-    t.columns.push_back({"ratio_" + label + "_to_" + base, label + "/" + base, ""});
-  }
-  for (const auto& s : cmp["ladder_shape"]) {
-    Row r;
-    r.cells.push_back({s["rung"].get<std::string>(), nullptr});
-    for (const auto& x : s["speedup_vs_fp32"]) r.cells.push_back(number_cell(x, "{:.2f}"));
-    for (size_t i = 1; i < s["ratio_to_baseline"].size(); ++i)
-      r.cells.push_back(number_cell(s["ratio_to_baseline"][i], "{:.2f}"));
-    t.rows.push_back(r);
-  }
-  return t;
-}
-
-}  // namespace
-
-Document comparison_document(const json& cmp) {
-  Document doc;
-  doc.kind = DocumentKind::kComparison;
-  doc.data = cmp;
-  doc.preamble = header_lines(cmp);
-  doc.tables = {rung_table(cmp), shape_table(cmp)};
-  doc.notes.push_back({fmt::format("faster/slower: p < {} and a median dt change of at least {} % (--noise-threshold); "
-                                   "otherwise within noise. p: Welch's t over per-process medians when both inputs "
-                                   "have 2+ processes, else Mann-Whitney U over steps; Holm-adjusted over the rungs "
-                                   "compared. MFU 'p' = against the measured roofline",
-                                   cmp["alpha"].get<double>(), cmp["noise_threshold_pct"].get<double>())});
-  return doc;
 }
 
 int compare_command(const std::vector<std::string>& args) {

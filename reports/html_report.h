@@ -1,21 +1,23 @@
-// reports/html_report.h: the comparison as one self-contained HTML page
-// (`ladder compare ... --html`): a header naming the inputs and what differs
-// between them, a table per rung with the verdicts, five inline-SVG charts
-// (tokens/s, speedup over fp32, peak memory, per-step dt spread, and where
-// a step's time goes: the op breakdown stacked per rung) and the
-// environments side by side. No network: inline CSS, SVG and a tiny script
-// that records each chart's rendered size for tests/check_html.py.
+// reports/html_report.h: any Document (reports/document.h) as one
+// self-contained HTML page: `--format html` of `ladder compare` (also
+// `--html`), `ladder run` and `ladder export`. The title and subtitle, the
+// preamble's prose, the top sections (a comparison's inputs and what
+// differs), forced differences and warnings in boxes, the charts as inline
+// SVG (reports/html_chart.h; a chart without data shows its note), the
+// sections after them (the largest kernels of each breakdown band), the
+// tables with their notes, the document's notes, and the bottom sections
+// (the environments). No network: inline CSS, SVG and a tiny script that
+// records each chart's rendered size for tests/check_html.py.
 #pragma once
 
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
+#include "reports/document.h"
 
 namespace ladder {
 
-// `comparison` has the shape produced by compare_runs (reports/compare.h; see
-// tests/fixtures/comparison.json). Missing or null fields render as "–";
-// every string taken from the JSON is HTML-escaped.
-std::string render_comparison_html(const nlohmann::json& comparison);
+// Reads only the document's parts, never doc.data; every string is
+// HTML-escaped.
+std::string render_html(const Document& doc);
 
 }  // namespace ladder

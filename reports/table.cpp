@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/figure_charts.h"
+#include "reports/json_fields.h"
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
 #include "reports/block_design.h"
@@ -463,6 +465,29 @@ Table ab_table(const json& summary) {
   return t;
 }
 
+// The run's charts, per rung: each figure with a chart title (tokens/s, peak
+// memory) and the speedup over fp32 (reports/figure_charts.h); the run is
+// the one series. Read defensively, as a page must not fail on an odd row.
+std::vector<Chart> run_charts(const json& summary) {
+  using namespace json_fields;
+  std::vector<std::string> rungs;
+  std::vector<const json*> rows;
+  for (const auto& row : array_at(summary, "rows")) {
+    rungs.push_back(peer_display_name(text(row, "cell", text(row, "rung"))));
+    rows.push_back(&row);
+  }
+  return figure_charts(rungs, {text(summary, "run_id", "run")}, {rows}, "this run");
+}
+
+// "ladder run: <run id>", and how it ended.
+void add_titles(const json& summary, Document& doc) {
+  using namespace json_fields;
+  doc.title = "ladder run: " + text(summary, "run_id", "(no run id)");
+  doc.subtitle = text(summary, "status", "unfinished") + " run";
+  if (const std::string at = text(summary, "started_at", ""); !at.empty()) doc.subtitle += ", started " + at;
+  if (const std::string at = text(summary, "finished_at", ""); !at.empty()) doc.subtitle += ", finished " + at;
+}
+
 }  // namespace
 
 Document run_document(const json& summary, const std::string& summary_path) {
@@ -473,6 +498,8 @@ Document run_document(const json& summary, const std::string& summary_path) {
   if (summary.value("mode", "") == "ablation") doc.tables.push_back(ablation_table(summary));
   if (summary.value("ab", json()).is_object()) doc.tables.push_back(ab_table(summary));
   doc.notes = run_notes(summary, summary_path);
+  add_titles(summary, doc);
+  doc.charts = run_charts(summary);
   return doc;
 }
 

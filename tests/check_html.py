@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""tests/check_html.py: render a `ladder compare --html` page in headless
-Chromium and check that its charts really drew.
+"""tests/check_html.py: render a ladder HTML page (`--format html` of
+`ladder compare`, `ladder run` or `ladder export`) in headless Chromium and
+check that its charts really drew.
 
-    check_html.py PAGE.html SCREENSHOT.png
+    check_html.py [--charts ID,ID,...] PAGE.html SCREENSHOT.png
 
 Runs Chromium twice on the page, offline: once with --dump-dom (after the
 page's inline script has written each chart's rendered size into
-data-rendered="WxH"), once with --screenshot. Checks that the four charts
-chart-tokens, chart-speedup, chart-memory, chart-dt and chart-breakdown are present, rendered
-larger than 50x50 px, and draw data (rect/polyline/circle elements of class
-"mark": bars, boxes, lines, points; legend swatches do not count), and that
-the screenshot is a PNG over 10 kB. Prints each check; exits 0 if all pass.
+data-rendered="WxH"), once with --screenshot. Checks that the charts (by
+default a comparison's five: chart-tokens, chart-speedup, chart-memory,
+chart-dt and chart-breakdown; a run's page has the first three) are present,
+rendered larger than 50x50 px, and draw data (rect/polyline/circle elements
+of class "mark": bars, boxes, lines, points; legend swatches do not count),
+and that the screenshot is a PNG over 10 kB. Prints each check; exits 0 if
+all pass.
 """
+import argparse
 import os
 import shutil
 import subprocess
@@ -78,10 +82,13 @@ def run_chromium(chromium, profile_dir, extra_args, page_url):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print("usage: check_html.py PAGE.html SCREENSHOT.png", file=sys.stderr)
-        return 2
-    page, screenshot = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    parser = argparse.ArgumentParser(prog="check_html.py", description="check that a ladder page's charts drew")
+    parser.add_argument("--charts", default=",".join(CHARTS), help="the chart ids that must draw (comma-separated)")
+    parser.add_argument("page")
+    parser.add_argument("screenshot")
+    args = parser.parse_args(argv[1:])
+    charts = [c for c in args.charts.split(",") if c]
+    page, screenshot = os.path.abspath(args.page), os.path.abspath(args.screenshot)
     if not os.path.isfile(page):
         print(f"check_html: FAIL: page {page} does not exist")
         return 1
@@ -116,7 +123,7 @@ def main(argv):
 
     collector = ChartCollector()
     collector.feed(dom.stdout)
-    for chart_id in CHARTS:
+    for chart_id in charts:
         chart = collector.charts.get(chart_id)
         if chart is None:
             check(False, f"svg.chart#{chart_id} present")

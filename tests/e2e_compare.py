@@ -6,7 +6,8 @@ usage: e2e_compare.py LADDER_BIN WORK_DIR CASE
 The runs are made once per WORK_DIR (fixture case `make_runs`, see there):
 tiny ladders with --repeat 2 for the A/A comparison, fp32 with and without
 a known 50 % slowdown for the A/B one, and a run with only fp32 (a rung
-missing). Every case then reads them.
+missing). Every case then reads them, but run_html_page: its WORK_DIR is
+its own, for one tiny run whose page (`ladder run --format html`) it checks.
 """
 import json
 import os
@@ -166,7 +167,9 @@ def formats():
     assert out.read_text().splitlines()[0] == csv[0]
     table = ladder("export", "--format", "csv", WORK / "a").stdout.splitlines()
     assert table[0].startswith("rung,status,dt_ms_median") and len(table) == 1 + N_RUNGS
-    ladder("export", "--format", "html", WORK / "a", code=2)
+    # HTML renders a run too: its table and its charts.
+    page = ladder("export", "--format", "html", WORK / "a").stdout
+    assert '<table class="doc">' in page and 'id="chart-tokens"' in page and 'id="chart-speedup"' in page, page[:2000]
 
 
 def bad_inputs():
@@ -256,6 +259,23 @@ def html_renders_in_a_browser():
     # Under the breakdown chart, what makes up each band: the CPU operators.
     text = page.read_text()
     assert "What makes up each band" in text and "<code>aten::mm</code>" in text, text[-4000:]
+
+
+def run_html_page():
+    """`ladder run --format html` prints the run's page: its table, and its
+    tokens/s, speedup and peak-memory charts drawn in a real browser. Its own
+    tiny run (WORK is its own directory, not make_runs's)."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    run_dir, page, shot = WORK / "run", WORK / "run.html", WORK / "run.png"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    p = ladder("run", "--device", "cpu", "--preset", "tiny", "--rungs", "fp32,flash", "--steps", "3", "--warmup", "1",
+               "--threads", "1", "--out", run_dir, "--format", "html")
+    page.write_text(p.stdout)
+    assert p.stdout.startswith("<!DOCTYPE html>") and "<td>flash</td>" in p.stdout, p.stdout[:2000]
+    c = subprocess.run([sys.executable, HERE / "check_html.py", "--charts", "chart-tokens,chart-speedup,chart-memory",
+                        page, shot], capture_output=True, text=True)
+    print(c.stdout, c.stderr)
+    assert c.returncode == 0
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def eager_peer_in_the_run(d):
     page = d / "compare.html"
     run(["compare", str(d), str(d), "--html", str(page)], check_code=0)
     html = page.read_text()
-    assert "peer:eager" in html and "peers-note" in html and 'class="rung peer"' in html
+    assert "peer:eager" in html and "a PyTorch peer" in html and '<tr class="peer">' in html
     # The breakdown chart has the peer's bars beside the rungs'.
     chart = html[html.index('id="chart-breakdown"'):]
     chart = chart[:chart.index("</svg>")]

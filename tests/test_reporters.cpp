@@ -86,11 +86,35 @@ TEST(Reporters, ABadFormatNamesTheOptionTheValueAndTheChoices) {
     EXPECT_STREQ(e.what(), ("--format: 'yaml' is not a format; expected one of " +
                             format_names(DocumentKind::kRun)).c_str());
   }
-  EXPECT_THROW(find_reporter("--format", "html", DocumentKind::kRun), ConfigError);
   EXPECT_THROW(find_reporter("--format", "gbench", DocumentKind::kComparison), ConfigError);
-  EXPECT_EQ(format_names(DocumentKind::kRun).find("html"), std::string::npos);
+  EXPECT_EQ(format_names(DocumentKind::kComparison).find("gbench"), std::string::npos);
+  // HTML renders any document: a run's page as well as a comparison's.
+  EXPECT_NE(format_names(DocumentKind::kRun).find("html"), std::string::npos);
   EXPECT_NE(format_names(DocumentKind::kComparison).find("html"), std::string::npos);
 }
+
+// What only a page shows (a title, charts, sections, a line's kind) leaves
+// the plain formats' output as it was.
+TEST(Reporters, PlainFormatsLeaveOutWhatOnlyAPageShows) {
+  Document doc = two_inputs();
+  const std::string text = render("text", doc), csv = render("csv", doc), md = render("md", doc);
+  doc.title = "ladder compare: A vs B";
+  doc.subtitle = "Comparing device.name";
+  doc.preamble[0].kind = LineKind::kRestated;
+  Chart chart;
+  chart.id = "chart-tokens";
+  chart.categories = {"fp32"};
+  chart.series = {{"A", {ChartPoint{12.0, {}, {}, {}, "", ""}}}};
+  doc.charts = {chart};
+  doc.sections = {{"Environment", Placement::kBottom, {{"a line"}}, {doc.tables[0]}, false, "environment"}};
+  doc.tables[0].tag = "rungs";
+  doc.tables[0].rows[0].tag = "peer";
+  doc.tables[0].rows[0].cells[1].swatch = "#4e79a7";
+  EXPECT_EQ(render("text", doc), text);
+  EXPECT_EQ(render("csv", doc), csv);
+  EXPECT_EQ(render("md", doc), md);
+}
+
 
 // The run's table: one row per rung, machine values under the keys (peak in
 // bytes), a failed row blank but for its reason. Cells are looked up by

@@ -1,5 +1,5 @@
-// reports/formats/html.cpp: `--format html`, a comparison as one
-// self-contained page with charts (reports/html_report.h draws it).
+// reports/formats/html.cpp: `--format html`, any document as one
+// self-contained page with its charts (reports/html_report.h draws it).
 #include "reports/html_report.h"
 #include "reports/reporter.h"
 
@@ -9,10 +9,8 @@ namespace {
 class HtmlReporter : public Reporter {
  public:
   std::string name() const override { return "html"; }
-  bool renders(DocumentKind kind) const override { return kind == DocumentKind::kComparison; }
-  std::string render(const Document& doc, const RenderOptions&) const override {
-    return render_comparison_html(doc.data);
-  }
+  bool renders(DocumentKind) const override { return true; }
+  std::string render(const Document& doc, const RenderOptions&) const override { return render_html(doc); }
 };
 
 }  // namespace

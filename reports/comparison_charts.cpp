@@ -1,0 +1,147 @@
+// reports/comparison_charts.cpp: see comparison_charts.h.
+#include "reports/comparison_charts.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "reports/figure_charts.h"
+#include "reports/json_fields.h"
+#include "reports/stats.h"
+
+namespace ladder {
+
+using nlohmann::json;
+using namespace json_fields;
+
+const std::vector<ChartLayer>& breakdown_layers() {
+  static const std::vector<ChartLayer> kLayers = {
+      {"gemm", "GEMM", "#4e79a7"},
+      {"attention", "attention", "#76b7b2"},
+      {"elementwise_norm", "elementwise/norm", "#e15759"},
+      {"softmax_loss", "loss", "#f28e2b"},
+      {"optimizer", "optimizer", "#59a14f"},
+      {"memcpy_memset", "memcpy/memset", "#edc948"},
+      {"communication", "communication", "#b07aa1"},
+      {"idle_other", "idle/other", "#bab0ac"},
+  };
+  return kLayers;
+}
+
+namespace {
+
+// The model's grid: rung names, input labels, and each input's cell per rung.
+struct Grid {
+  std::vector<std::string> rungs, labels;
+  std::vector<std::vector<const json*>> cells;  // [input][rung]; nullptr where absent
+};
+
+Grid grid_of(const json& cmp) {
+  Grid g;
+  for (const auto& in : array_at(cmp, "inputs"))
+    g.labels.push_back(text(in, "label", fmt::format("input {}", g.labels.size())));
+  g.cells.resize(g.labels.size());
+  for (const auto& rung : array_at(cmp, "rungs")) {
+    g.rungs.push_back(text(rung, "rung"));
+    const json& inputs = array_at(rung, "inputs");
+    for (size_t i = 0; i < g.labels.size(); ++i)
+      g.cells[i].push_back(i < inputs.size() && inputs[i].is_object() ? &inputs[i] : nullptr);
+  }
+  return g;
+}
+
+const json& or_null(const json* cell) {
+  static const json kNull;
+  return cell ? *cell : kNull;
+}
+
+// Why a cell has nothing to draw: its status, or "" (a dash) when it is ok.
+std::string absent_status(const json* cell) {
+  const std::string status = cell ? text(*cell, "status", "missing") : "missing";
+  return status == "ok" ? "" : status;
+}
+
+// One cell's steps as % off their median, and what they were in ms.
+ChartPoint dt_point(const json* cell) {
+  ChartPoint p;
+  std::vector<double> ms;
+  for (const auto& s : array_at(or_null(cell), "dt_ms_samples"))
+    if (s.is_number()) ms.push_back(s.get<double>());
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = percentile(sorted, 0.5);
+  if (ms.empty() || !(median > 0)) {
+    p.status = absent_status(cell);
+    return p;
+  }
+  for (double v : ms) p.samples.push_back((v / median - 1) * 100);
+  p.hover = fmt::format(
+      "median {:.2f} ms, p25\u2013p75 {:.2f}\u2013{:.2f} ms, min\u2013max {:.2f}\u2013{:.2f} ms, n={}", median,
+      percentile(sorted, 0.25), percentile(sorted, 0.75), sorted.front(), sorted.back(), sorted.size());
+  return p;
+}
+
+// Per-step dt of every rung and input as a deviation from that cell's
+// median, so that noise compares across rungs of very different speed.
+Chart dt_chart(const Grid& g) {
+  Chart chart;
+  chart.id = "chart-dt";
+  chart.title = "Per-step time spread (each step's dt relative to its median; medians in the tables)";
+  chart.y_title = "dt vs median (%)";
+  chart.unit = "%";
+  chart.kind = ChartKind::kSpread;
+  chart.categories = g.rungs;
+  chart.reference = 0;
+  chart.y_covers = {-1, 1};  // at least +-1 %, so that a quiet run still has an axis
+  chart.empty_note = "no per-step dt in these inputs";
+  for (size_t i = 0; i < g.labels.size(); ++i) {
+    chart.series.push_back({g.labels[i], {}});
+    for (const json* cell : g.cells[i]) chart.series.back().points.push_back(dt_point(cell));
+  }
+  return chart;
+}
+
+ChartPoint breakdown_point(const json* cell) {
+  ChartPoint p;
+  const json& ms = member(or_null(cell), "op_breakdown_ms");
+  for (const auto& layer : breakdown_layers()) p.stack.push_back(number(ms, layer.key).value_or(0));
+  if (!p.has_data()) {
+    p.stack.clear();
+    p.status = absent_status(cell);
+  }
+  return p;
+}
+
+// Where each step's time went: per rung, one stacked bar per input of the op
+// breakdown's categories in ms per step. Fusion shows as the elementwise/norm
+// band shrinking from one rung to the next.
+Chart breakdown_chart(const Grid& g) {
+  Chart chart;
+  chart.id = "chart-breakdown";
+  chart.title = "Where a step's time goes (op breakdown, ms per step; inputs left to right in each rung)";
+  chart.y_title = "ms per step";
+  chart.unit = "ms per step";
+  chart.kind = ChartKind::kStacked;
+  chart.categories = g.rungs;
+  chart.layers = breakdown_layers();
+  chart.y_covers = {0};
+  chart.empty_note = "no breakdown in these inputs";
+  for (size_t i = 0; i < g.labels.size(); ++i) {
+    chart.series.push_back({g.labels[i], {}});
+    for (const json* cell : g.cells[i]) chart.series.back().points.push_back(breakdown_point(cell));
+  }
+  return chart;
+}
+
+}  // namespace
+
+std::vector<Chart> comparison_charts(const json& cmp) {
+  const Grid g = grid_of(cmp);
+  std::vector<Chart> charts = figure_charts(g.rungs, g.labels, g.cells, "these inputs");
+  charts.push_back(dt_chart(g));
+  charts.push_back(breakdown_chart(g));
+  return charts;
+}
+
+}  // namespace ladder

@@ -1,0 +1,357 @@
+// reports/comparison_document.cpp: the comparison (compare_runs's model,
+// reports/compare.h) as a Document: the lines above the tables (the inputs,
+// what differs, forced differences, warnings), one row per rung and input
+// with its verdict, the ladder's shape; and for a page, its charts
+// (reports/comparison_charts.h), the inputs, what differs and the
+// environments as tables, and the largest kernels of each breakdown band.
+// The model is read defensively: an absent or null field shows as a dash.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/compare.h"
+#include "reports/comparison_charts.h"
+#include "reports/inference.h"
+#include "reports/json_fields.h"
+#include "reports/peer_cells.h"
+#include "reports/run_figures.h"
+
+namespace ladder {
+
+using nlohmann::json;
+using namespace json_fields;
+
+namespace {
+
+// Each input's label, "input <i>" where it has none.
+std::vector<std::string> input_labels(const json& cmp) {
+  std::vector<std::string> labels;
+  for (const auto& in : array_at(cmp, "inputs"))
+    labels.push_back(text(in, "label", fmt::format("input {}", labels.size())));
+  return labels;
+}
+
+std::string label_at(const std::vector<std::string>& labels, size_t i) { return i < labels.size() ? labels[i] : kDash; }
+
+// "a | b": a subject key's value in each input, as the terminal shows it.
+std::string subject_values(const json& values) {
+  std::string s;
+  for (const auto& x : values) s += (s.empty() ? "" : " | ") + (x.is_string() ? x.get<std::string>() : x.dump());
+  return s;
+}
+
+// The inputs, what differs between them, forced differences and warnings:
+// the lines above the tables. A page shows the inputs and the subject as
+// tables (their lines are kRestated) and boxes the rest.
+std::vector<Line> header_lines(const json& cmp) {
+  std::vector<Line> h;
+  const auto restated = [&](std::string s) { h.push_back({std::move(s), "", Tone::kPlain, LineKind::kRestated}); };
+  for (const auto& in : array_at(cmp, "inputs")) {
+    const int processes = int(number(in, "processes_per_rung").value_or(1));
+    restated(fmt::format("{}: {} (run {}, {}; {})", text(in, "label"), text(in, "path"), text(in, "run_id"),
+                         text(in, "device", "?"),
+                         processes > 1 ? fmt::format("{} processes per rung: medians of per-process medians", processes)
+                                       : "one process per rung: medians of its steps"));
+  }
+  const json& subject = member(cmp, "subject");
+  const json& unknown = array_at(cmp, "environment_unknown_in");
+  if (!unknown.empty()) {
+    std::string who;
+    for (const auto& l : unknown) who += (who.empty() ? "" : ", ") + value_text(l);
+    restated(fmt::format("subject: unknown: {} has no complete report to read its environment from", who));
+  } else if (!subject.is_object() || subject.empty()) {
+    restated("subject: same environment (an A/A comparison)");
+  } else {
+    restated("subject (what differs):");
+    for (const auto& [k, v] : subject.items()) restated(fmt::format("  {}: {}", k, subject_values(v)));
+  }
+  for (const auto& f : array_at(cmp, "forced_differences"))
+    h.push_back({value_text(f), "FORCED:", Tone::kBad, LineKind::kForced});
+  for (const auto& w : array_at(cmp, "warnings"))
+    h.push_back({value_text(w), "warning:", Tone::kWarn, LineKind::kWarning});
+  return h;
+}
+
+Tone verdict_tone(const std::string& verdict) {
+  if (verdict.rfind("faster", 0) == 0) return Tone::kGood;
+  if (verdict.rfind("slower", 0) == 0) return Tone::kBad;
+  return verdict.rfind("within noise", 0) == 0 ? Tone::kPlain : Tone::kWarn;  // unresolved, cannot judge, missing
+}
+
+// Under the rung table: each input's geomean, and what "peer:" rows are.
+std::vector<Line> rung_table_notes(const json& cmp) {
+  std::vector<Line> notes;
+  const json& geomean = array_at(cmp, "geomean");
+  const auto labels = input_labels(cmp);
+  for (size_t i = 1; i < geomean.size(); ++i) {
+    const auto ratio = number(geomean[i], "ratio_tokens_per_s");
+    if (!ratio) continue;
+    const auto rungs = number(geomean[i], "rungs");
+    notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f}{}", label_at(labels, i), *ratio,
+                                 rungs ? fmt::format(" over {} rungs", int(*rungs)) : "")});
+  }
+  for (const auto& row : array_at(cmp, "rungs"))
+    if (member(row, "peer") == json(true)) {
+      notes.push_back(
+          {fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
+                       "in the same run as the rungs; not a rung: outside the geomean and loss parity",
+                       kPeerBaseRung)});
+      break;
+    }
+  return notes;
+}
+
+std::vector<Column> rung_columns() {
+  std::vector<Column> cols = {
+      {"rung", "rung", "", Align::kLeft}, {"input", "input", "", Align::kLeft}, {"status", "status", "", Align::kLeft}};
+  for (const RunFigure& f : run_figures())
+    if (f.shown & kCompareTable) cols.push_back(figure_column(f));
+  cols.push_back({"ratio_tokens_per_s", "x base", ""});
+  cols.push_back({"p_value", "p", ""});
+  cols.push_back({"verdict", "verdict", "", Align::kLeft});
+  return cols;
+}
+
+// "0.971 [0.951, 0.991]": a ratio with its interval (v[key + "_interval"]).
+TableCell ratio_with_interval(const json& v, const std::string& key) {
+  const auto ratio = number(v, key.c_str());
+  if (!ratio) return {"-", ""};
+  RatioInterval r;
+  r.ratio = *ratio;
+  const json& i = member(v, (key + "_interval").c_str());
+  if (i.is_array() && i.size() == 2 && i[0].is_number() && i[1].is_number()) {
+    r.lo = i[0].get<double>();
+    r.hi = i[1].get<double>();
+  }
+  return {ratio_text(r, "{:.3f}"), *ratio};
+}
+
+// One input's row of a rung: its figures and, but for the baseline, its verdict.
+Row rung_row(const std::string& rung, const std::string& label, size_t i, const json& in, const json& v,
+             size_t n_columns) {
+  const std::string status = text(in, "status", "missing");
+  Row r;
+  r.cells = {{i == 0 ? rung : "", rung},
+             {label, nullptr, Tone::kPlain, series_colour(i)},
+             {status, nullptr, status == "ok" ? Tone::kPlain : Tone::kBad}};
+  const json& markers = member(in, "markers");
+  for (const RunFigure& f : run_figures())
+    if (f.shown & kCompareTable) r.cells.push_back(figure_cell(f, member(in, f.key), text(markers, f.key, "")));
+  if (i == 0 || !v.is_object()) {
+    r.cells.resize(n_columns, TableCell{"", ""});
+    return r;
+  }
+  std::string verdict = text(v, "verdict", "missing");
+  if (const auto change = number(v, "change_pct")) verdict += fmt::format(" ({:+.2f} %)", *change);
+  r.cells.push_back(ratio_with_interval(v, "ratio_tokens_per_s"));
+  r.cells.push_back(number_cell(member(v, "p_holm"), "{:.3g}"));
+  r.cells.push_back({verdict, nullptr, verdict_tone(verdict)});
+  return r;
+}
+
+// One row per rung x input: each input's figures (the run-level figures shown
+// in compare's table, reports/run_figures.cpp) and its verdict against the baseline.
+Table rung_table(const json& cmp) {
+  Table t;
+  t.columns = rung_columns();
+  t.tag = "rungs";
+  const auto labels = input_labels(cmp);
+  for (const auto& row : array_at(cmp, "rungs")) {
+    const json& inputs = array_at(row, "inputs");
+    const json& vs = array_at(row, "vs_baseline");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      t.rows.push_back(rung_row(text(row, "rung"), label_at(labels, i), i, inputs[i], i < vs.size() ? vs[i] : json(),
+                                t.columns.size()));
+      if (member(row, "peer") == json(true)) t.rows.back().tag = "peer";
+    }
+  }
+  t.notes = rung_table_notes(cmp);
+  return t;
+}
+
+// Each input's speedup over its own fp32, side by side, and its ratio to the baseline's.
+Table shape_table(const json& cmp) {
+  Table t;
+  t.title = "ladder shape (speedup over each input's own fp32)";
+  t.columns.push_back({"rung", "rung", "", Align::kLeft});
+  const auto labels = input_labels(cmp);
+  for (const auto& label : labels) t.columns.push_back({"speedup_vs_fp32_" + label, "x fp32 " + label, ""});
+  for (size_t i = 1; i < labels.size(); ++i)
+    t.columns.push_back({"ratio_" + labels[i] + "_to_" + labels[0], labels[i] + "/" + labels[0], ""});
+  for (const auto& s : array_at(cmp, "ladder_shape")) {
+    Row r;
+    r.cells.push_back({text(s, "rung"), nullptr});
+    for (const auto& x : array_at(s, "speedup_vs_fp32")) r.cells.push_back(number_cell(x, "{:.2f}"));
+    const json& ratios = array_at(s, "ratio_to_baseline");
+    for (size_t i = 1; i < ratios.size(); ++i) r.cells.push_back(number_cell(ratios[i], "{:.2f}"));
+    t.rows.push_back(r);
+  }
+  return t;
+}
+
+// The inputs as a table: each one's path, run, device and geomean against the baseline.
+Section inputs_section(const json& cmp) {
+  const auto labels = input_labels(cmp);
+  Table t;
+  t.tag = "inputs";
+  t.columns = {{"input", "input", "", Align::kLeft},
+               {"path", "path", "", Align::kLeft, true},
+               {"run_id", "run id", "", Align::kLeft, true},
+               {"device", "device", "", Align::kLeft},
+               {"geomean_ratio_tokens_per_s", "geomean tokens/s vs " + label_at(labels, 0), ""}};
+  const json& inputs = array_at(cmp, "inputs");
+  const json& geomean = array_at(cmp, "geomean");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const json& g = i < geomean.size() ? geomean[i] : json();
+    t.rows.push_back(
+        {{{labels[i], nullptr, Tone::kPlain, series_colour(i)},
+          {text(inputs[i], "path"), nullptr},
+          {text(inputs[i], "run_id"), nullptr},
+          {text(inputs[i], "device"), nullptr},
+          i == 0 ? TableCell{"baseline", nullptr} : number_cell(member(g, "ratio_tokens_per_s"), "{:.2f}", "\u00d7")}});
+  }
+  return {"", Placement::kTop, {}, {t}, false, "inputs"};
+}
+
+// A table of environment keys, one column per input.
+Table key_table(const json& cmp, const char* key_header, const char* tag) {
+  Table t;
+  t.tag = tag;
+  t.columns = {{"key", key_header, "", Align::kLeft, true}};
+  for (const auto& label : input_labels(cmp)) t.columns.push_back({label, label, "", Align::kLeft});
+  return t;
+}
+
+// The environment keys whose values differ between the inputs, side by side.
+std::vector<Section> subject_section(const json& cmp) {
+  const json& subject = member(cmp, "subject");
+  if (!subject.is_object() || subject.empty()) return {};
+  Table t = key_table(cmp, "environment key", "subject");
+  for (const auto& [key, values] : subject.items()) {
+    Row r;
+    r.cells.push_back({key, nullptr});
+    for (size_t i = 1; i < t.columns.size(); ++i)
+      r.cells.push_back({values.is_array() && i - 1 < values.size() ? value_text(values[i - 1]) : kDash, nullptr});
+    t.rows.push_back(r);
+  }
+  return {{"What differs", Placement::kTop, {}, {t}, false, "subject"}};
+}
+
+// Every environment key of every input, side by side; the rows that differ marked.
+Section environment_section(const json& cmp) {
+  const json& inputs = array_at(cmp, "inputs");
+  std::vector<std::string> keys;
+  for (const auto& in : inputs) {
+    const json& env = member(in, "environment");
+    if (env.is_object())
+      for (const auto& [k, v] : env.items())
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  std::sort(keys.begin(), keys.end());
+  Table t = key_table(cmp, "key", "environment");
+  for (const auto& k : keys) {
+    std::vector<json> values;
+    for (const auto& in : inputs) values.push_back(member(member(in, "environment"), k));
+    Row r;
+    r.cells.push_back({k, nullptr});
+    for (const auto& v : values) r.cells.push_back({value_text(v), nullptr});
+    if (std::any_of(values.begin(), values.end(), [&](const json& v) { return v != values.front(); }))
+      r.tag = "differs";
+    t.rows.push_back(r);
+  }
+  return {"Environment", Placement::kBottom, {}, {t}, false, "environment"};
+}
+
+// One rung's largest kernels or operators: per breakdown category and
+// input, the first five of the model's list (largest first).
+Table breakdown_names_table(const std::string& rung, const json& inputs, const std::vector<std::string>& labels) {
+  constexpr size_t kRows = 5;
+  Table t;
+  t.title = rung;
+  t.tag = "breakdown-top";
+  t.columns = {{"category", "category", "", Align::kLeft},
+               {"input", "input", "", Align::kLeft},
+               {"name", "kernel or operator", "", Align::kLeft, true},
+               {"ms", "ms per step", ""},
+               {"calls", "calls per step", ""}};
+  for (const auto& layer : breakdown_layers())
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const json& top = array_at(member(inputs[i], "op_breakdown_top"), layer.key);
+      for (size_t k = 0; k < top.size() && k < kRows; ++k)
+        t.rows.push_back({{{layer.label, layer.key, Tone::kPlain, layer.colour},
+                           {label_at(labels, i), nullptr, Tone::kPlain, series_colour(i)},
+                           {text(top[k], "name"), nullptr},
+                           number_cell(member(top[k], "ms"), "{:.3f}"),
+                           number_cell(member(top[k], "calls"), "{:.1f}")}});
+    }
+  return t;
+}
+
+// What makes up each band of the breakdown chart: per rung (folded), the
+// largest kernels (CUDA) or operators (CPU) of each category and input.
+std::vector<Section> breakdown_names_section(const json& cmp) {
+  Section s{"What makes up each band",
+            Placement::kAfterCharts,
+            {{"The largest kernels (CUDA, own time) or operators (CPU, self time) of each category, per rung and "
+              "input, from the first process's op breakdown."}},
+            {},
+            true,
+            "breakdown-top"};
+  const auto labels = input_labels(cmp);
+  for (const auto& rung : array_at(cmp, "rungs")) {
+    Table t = breakdown_names_table(text(rung, "rung"), array_at(rung, "inputs"), labels);
+    if (!t.rows.empty()) s.tables.push_back(std::move(t));
+  }
+  if (s.tables.empty()) return {};
+  return {s};
+}
+
+// "ladder compare: A vs B", and what the comparison is of.
+void add_titles(const json& cmp, Document& doc) {
+  doc.title = "ladder compare";
+  const auto labels = input_labels(cmp);
+  for (size_t i = 0; i < labels.size(); ++i) doc.title += (i == 0 ? ": " : " vs ") + labels[i];
+  std::string keys;
+  const json& subject = member(cmp, "subject");
+  if (subject.is_object())
+    for (const auto& [key, values] : subject.items()) keys += (keys.empty() ? "" : ", ") + key;
+  doc.subtitle = !array_at(cmp, "environment_unknown_in").empty()
+                     ? "What differs is unknown: an input has no complete report to read its environment from"
+                 : keys.empty() ? "Same environment in every input: a repeat run (differences are noise or drift)"
+                                : "Comparing " + keys;
+}
+
+}  // namespace
+
+Document comparison_document(const json& cmp) {
+  Document doc;
+  doc.kind = DocumentKind::kComparison;
+  doc.data = cmp;
+  add_titles(cmp, doc);
+  doc.preamble = header_lines(cmp);
+  doc.tables = {rung_table(cmp), shape_table(cmp)};
+  doc.notes.push_back(
+      {fmt::format("x base: tokens/s over the baseline's, with its 95 % interval from the per-process medians "
+                   "(Welch's t on the logs). faster/slower: p < {} (Holm-adjusted over the rungs), a median dt "
+                   "change of at least {} % (--noise-threshold) and an interval that excludes no change; within "
+                   "noise: the interval lies inside the threshold; unresolved: neither, more processes would "
+                   "tell; cannot judge: one process per rung (its steps are not independent samples). MFU 'p' = "
+                   "against the measured roofline",
+                   number(cmp, "alpha").value_or(0.05), number(cmp, "noise_threshold_pct").value_or(1.0))});
+  doc.charts = comparison_charts(cmp);
+  doc.sections.push_back(inputs_section(cmp));
+  for (auto* add : {subject_section, breakdown_names_section})
+    for (Section& s : add(cmp)) doc.sections.push_back(std::move(s));
+  doc.sections.push_back(environment_section(cmp));
+  doc.sections.push_back({"",
+                          Placement::kBottom,
+                          {{fmt::format("ladder comparison \u00b7 schema version {} \u00b7 metric {}",
+                                        value_text(member(cmp, "schema_version")), text(cmp, "metric"))}},
+                          {},
+                          false,
+                          "footer"});
+  return doc;
+}
+
+}  // namespace ladder
