@@ -10,6 +10,7 @@
 
 #include "bench/memory.h"
 #include "bench/peers.h"
+#include "reports/report_loader.h"
 #include "variants/rungs.h"
 #include "variants/switches/switch.h"
 
@@ -62,7 +63,8 @@ void read_matrix_file(const std::string& path, MatrixSpec& spec) {
   try {
     j = nlohmann::json::parse(buf.str());
   } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(fmt::format("--matrix: '{}' is not valid JSON: {}", path, e.what()));
+    throw ConfigError(fmt::format("--matrix: '{}' is not valid JSON (at byte {}): {}", path, e.byte,
+                                  parse_error_text(e)));
   }
   if (!j.is_object())
     throw ConfigError(fmt::format("--matrix: '{}' must hold a JSON object, got {}", path, j.type_name()));
@@ -116,7 +118,16 @@ std::vector<Rung> rungs_of(const MatrixSpec& spec) {
     throw ConfigError(fmt::format("--parity-steps: got {}, expected an integer >= 1", spec.parity_steps));
   std::vector<Rung> rungs;
   if (!spec.rungs.empty()) {
-    for (const auto& name : spec.rungs) rungs.push_back(parse_rung(name));
+    std::set<std::string> named;
+    for (const auto& name : spec.rungs) {
+      // Twice would run the rung twice into one directory, the second
+      // overwriting the first: --repeat is how a rung runs in more processes.
+      if (!named.insert(name).second)
+        throw ConfigError(fmt::format("--rungs: '{}' is named twice; expected each rung once (more processes of a "
+                                      "rung: --repeat N)",
+                                      name));
+      rungs.push_back(parse_rung(name));
+    }
   } else {
     rungs = spec.mode == "ablation" ? ablation_rungs() : ladder_rungs();
   }

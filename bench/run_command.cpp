@@ -156,8 +156,8 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                            "--time-budget",
                            kDefaultRepeats, kDefaultRepeats),
                [&](const std::string& v) {
-                 a.repeat_auto = v == "auto";
-                 if (!a.repeat_auto) a.repeats = parse_int("--repeat", v);
+                 a.repeat_auto = v == "auto";  // the last --repeat wins, like every option
+                 a.repeats = a.repeat_auto ? std::nullopt : std::optional<int64_t>(parse_int("--repeat", v));
                });
   ap.add_value("--target-ci", "PCT",
                "--repeat auto: a ratio is narrow enough when its 95 % interval is within +-PCT % (default 2)",
@@ -222,8 +222,6 @@ void check_run_args(const RunArgs& a) {
     throw ConfigError(fmt::format("--target-ci: got {}, expected a percentage in (0, 100)", *a.target_ci_pct));
   if (a.time_budget_min && !(*a.time_budget_min > 0))
     throw ConfigError(fmt::format("--time-budget: got {}, expected minutes > 0", *a.time_budget_min));
-  if (a.repeat_auto && a.repeats)
-    throw ConfigError("--repeat: given twice, as a count and as auto; expected one");
   if ((a.target_ci_pct || a.time_budget_min) && !a.repeat_auto)
     throw ConfigError("--target-ci and --time-budget steer --repeat auto; expected --repeat auto with them");
   if (!(a.ro.rung_timeout_s > 0))
@@ -235,7 +233,14 @@ void check_run_args(const RunArgs& a) {
 void resolve_spec(RunArgs& a) {
   MatrixSpec& spec = a.spec;
   if (!a.matrix_file.empty()) read_matrix_file(a.matrix_file, spec);
-  if (a.rungs) spec.rungs = split_csv(*a.rungs);
+  if (a.rungs) {
+    spec.rungs = split_csv(*a.rungs);
+    if (spec.rungs.empty() || a.rungs->front() == ',' || a.rungs->back() == ',' ||
+        a.rungs->find(",,") != std::string::npos)
+      throw ConfigError(fmt::format("--rungs: got '{}', which names an empty rung; expected a comma-separated list of "
+                                    "rung names (see 'ladder switches'), or no --rungs for the whole ladder",
+                                    *a.rungs));
+  }
   if (a.mode) spec.mode = *a.mode;
   if (a.parity_steps) spec.parity_steps = *a.parity_steps;
   Overrides o = a.c.o;  // CLI values win over the matrix file's

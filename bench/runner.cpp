@@ -181,19 +181,29 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
     row["reason"] = cell.not_runnable_reason;
     return row;
   }
-  std::vector<json> reports;
-  for (int k : rounds) {
-    auto r = read_json(cell_report(o, cell, k, side));
-    reports.push_back(r ? *r : json{{"status", "missing"}});
-  }
   if (rounds.empty() || !fs::exists(cell_report(o, cell, rounds.front(), side))) {
     good = false;
     return row_base(cell, "missing", {{"status", "unavailable"}}, side);
   }
+  // The processes that ran; a round whose process never ran (the run was
+  // interrupted or stopped first) is listed, not counted as a failure.
+  std::vector<json> reports;
+  std::vector<int> ran, not_run;
+  for (int k : rounds) {
+    auto r = read_json(cell_report(o, cell, k, side));
+    (r ? ran : not_run).push_back(k);
+    if (r) reports.push_back(*r);
+  }
+  auto with_not_run = [&](json row) {
+    if (not_run.empty()) return row;
+    if (!row.contains("repeats")) row["repeats"] = {{"count", ran.size()}, {"reports", {row["report"]}}, {"rounds", ran}};
+    row["repeats"]["not_run"] = not_run;
+    return row;
+  };
   if (cell.role == "peer") {
     // Peers take no part in loss parity; a skipped peer (no Python or torch
     // here) does not fail the run, a failed one does.
-    json row = summary_row(cell, reports, rounds, {{"status", "not_checked"}, {"reason", kPeerParityNote}}, side);
+    json row = with_not_run(summary_row(cell, reports, ran, {{"status", "not_checked"}, {"reason", kPeerParityNote}}, side));
     row["peer"] = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
     good = good && (row["status"] == "ok" || row["status"] == "skipped");
     return row;
@@ -207,7 +217,7 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
       if (st.stopped_because.empty()) st.stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
     }
   }
-  json row = summary_row(cell, reports, rounds, parity, side);
+  json row = with_not_run(summary_row(cell, reports, ran, parity, side));
   good = good && row["status"] == "ok" && (!check || parity["status"] == "pass" || parity["status"] == "baseline");
   return row;
 }

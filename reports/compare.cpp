@@ -153,10 +153,11 @@ double tokens_per_s_median(const LoadedRun& run, const std::string& cell) {
   std::vector<const json*> reports;
   for (const LoadedRun* m : members(run)) {
     const json* r = m->find(cell);
+    if (!r) continue;  // a round the cell did not run in
     if (!ok(r)) return -1;
     reports.push_back(r);
   }
-  return cell_figures(reports)["tokens_per_s_median"].get<double>();
+  return reports.empty() ? -1 : cell_figures(reports)["tokens_per_s_median"].get<double>();
 }
 
 // One input's figures for a rung: every run-level figure (reports/run_figures.h)
@@ -167,16 +168,20 @@ double tokens_per_s_median(const LoadedRun& run, const std::string& cell) {
 json input_cell(const LoadedRun& run, const std::string& cell) {
   std::vector<const json*> reports;
   std::vector<double> pooled;
-  for (const LoadedRun* m : members(run)) {
-    const json* r = m->find(cell);
-    if (!r) return {{"status", "missing"}};
+  json rounds = json::array();  // the round of each process: its member's place in the input
+  const auto all = members(run);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const json* r = all[k]->find(cell);
+    if (!r) continue;  // a round the cell did not run in (--repeat auto)
     if (!ok(r)) return {{"status", r->value("status", "missing")}};
     reports.push_back(r);
+    rounds.push_back(int(k) + 1);
     const auto samples = dt_samples(*r);
     pooled.insert(pooled.end(), samples.begin(), samples.end());
   }
+  if (reports.empty()) return {{"status", "missing"}};
   const json figures = cell_figures(reports);
-  json in = {{"status", "ok"}, {"runs", reports.size()}, {"markers", figures["markers"]}};
+  json in = {{"status", "ok"}, {"runs", reports.size()}, {"rounds", rounds}, {"markers", figures["markers"]}};
   for (const RunFigure& f : run_figures()) in[f.key] = figures[f.key];
   const bool per_process = reports.size() >= 2;
   in["sample"] = per_process ? fmt::format("median of {} per-process medians", reports.size())
@@ -203,11 +208,23 @@ json input_cell(const LoadedRun& run, const std::string& cell) {
 // process on either side there is no sample to judge by: the ratio is shown
 // and the verdict is "cannot judge". The verdict itself waits for the Holm
 // adjustment over all rungs (decide).
-json test_rung(const json& base, const json& other, double noise_pct) {
+json test_rung(const json& base, const json& other, double noise_pct, bool paired) {
   if (base["status"] != "ok" || other["status"] != "ok") return {{"verdict", "missing"}};
-  const auto a = base["dt_ms_run_medians"].get<std::vector<double>>();
-  const auto b = other["dt_ms_run_medians"].get<std::vector<double>>();
-  const RatioInterval dt = ratio_of_independent(a, b);
+  auto a = base["dt_ms_run_medians"].get<std::vector<double>>();
+  auto b = other["dt_ms_run_medians"].get<std::vector<double>>();
+  if (paired) {  // the two sides of one A/B run: the processes of a round, side by side
+    std::map<int, double> a_by_round;
+    for (size_t k = 0; k < a.size(); ++k) a_by_round[base["rounds"][k].get<int>()] = a[k];
+    std::vector<double> pa, pb;
+    for (size_t k = 0; k < b.size(); ++k)
+      if (a_by_round.count(other["rounds"][k].get<int>())) {
+        pa.push_back(a_by_round[other["rounds"][k].get<int>()]);
+        pb.push_back(b[k]);
+      }
+    a = pa;
+    b = pb;
+  }
+  const RatioInterval dt = paired ? ratio_of_paired(a, b) : ratio_of_independent(a, b);
   json v = {{"ratio_tokens_per_s",
              other["tokens_per_s_median"].get<double>() / base["tokens_per_s_median"].get<double>()},
             {"ratio_dt_ms", other["dt_ms_median"].get<double>() / base["dt_ms_median"].get<double>()},
@@ -228,7 +245,7 @@ json test_rung(const json& base, const json& other, double noise_pct) {
   v["ratio_dt_ms_interval"] = {dt.lo, dt.hi};
   v["df"] = dt.df;
   v["p_value"] = dt.p_value;
-  v["method"] = "welch_t_on_log_dt";
+  v["method"] = paired ? "paired_t_on_log_dt" : "welch_t_on_log_dt";
   return v;
 }
 
@@ -410,7 +427,7 @@ json compare_cell(const std::vector<LoadedRun>& runs, const std::string& cell, c
     if (row["inputs"].back()["status"] != "ok") missing_in += (missing_in.empty() ? "" : ", ") + run.label;
   }
   for (size_t i = 1; i < runs.size(); ++i) {
-    row["vs_baseline"].push_back(test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct));
+    row["vs_baseline"].push_back(test_rung(row["inputs"][0], row["inputs"][i], opts.noise_threshold_pct, opts.paired));
   }
   if (!missing_in.empty()) cmp["warnings"].push_back(fmt::format("rung '{}': missing or failed in {}", cell, missing_in));
   return row;
@@ -439,7 +456,7 @@ void add_input_speedups(json& cmp, size_t n_inputs) {
       const json& values = in["tokens_per_s_run_medians"];
       for (size_t k = 0; k < values.size(); ++k)
         if (values[k].is_number() && values[k].get<double>() > 0)
-          design.add(row["cell"].get<std::string>(), int(k) + 1, values[k].get<double>());
+          design.add(row["cell"].get<std::string>(), in["rounds"][k].get<int>(), values[k].get<double>());
     }
     for (auto& row : cmp["rungs"]) {
       json& in = row["inputs"][i];
@@ -507,6 +524,37 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   return cmp;
 }
 
+std::vector<LoadedRun> split_sides(const LoadedRun& run) {
+  std::vector<LoadedRun> sides(2);
+  auto take = [](const LoadedRun& from, LoadedRun& to, const std::string& side) {
+    for (size_t c = 0; c < from.cells.size(); ++c)
+      if (from.cells[c].rfind(side + "/", 0) == 0) {
+        to.cells.push_back(from.cells[c].substr(side.size() + 1));
+        to.reports.push_back(from.reports[c]);
+        to.files.push_back(c < from.files.size() ? from.files[c] : "");
+      }
+  };
+  for (size_t s = 0; s < 2; ++s) {
+    const std::string side = s == 0 ? "A" : "B";
+    LoadedRun& to = sides[s];
+    to.label = side;
+    to.path = run.path + " (side " + side + ")";
+    to.run_id = run.run_id;
+    take(run, to, side);
+    for (const auto& rep : run.repeats) {
+      to.repeats.emplace_back();
+      to.repeats.back().label = side;
+      to.repeats.back().path = rep.path + " (side " + side + ")";
+      take(rep, to.repeats.back(), side);
+    }
+    if (to.cells.empty())
+      throw ConfigError(fmt::format("compare: '{}' is one input and not an A/B run (no cell of side {}); expected "
+                                    "at least two inputs, or one run made with 'ladder run --ab'",
+                                    run.path, side));
+  }
+  return sides;
+}
+
 int compare_command(const std::vector<std::string>& args) {
   CompareOptions opts;
   std::string format = "text", html, out;
@@ -535,8 +583,8 @@ int compare_command(const std::vector<std::string>& args) {
   ap.add_flag("--force", "compare even when the configs differ", [&] { opts.force = true; });
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
-  if (inputs.size() < 2)
-    throw ConfigError(fmt::format("compare: got {} input(s), expected at least two (a baseline and another)", inputs.size()));
+  if (inputs.empty())
+    throw ConfigError("compare: got no input; expected at least two (a baseline and another), or one A/B run");
   if (!(opts.alpha > 0 && opts.alpha < 1))
     throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
   if (!(opts.noise_threshold_pct >= 0))
@@ -548,6 +596,10 @@ int compare_command(const std::vector<std::string>& args) {
   std::vector<LoadedRun> runs;
   for (size_t i = 0; i < inputs.size(); ++i)
     runs.push_back(load_run_group(inputs[i], i < 26 ? std::string(1, char('A' + i)) : fmt::format("I{}", i)));
+  if (runs.size() == 1) {  // one A/B run: its two sides, paired by round
+    runs = split_sides(runs.front());
+    opts.paired = true;
+  }
   // Single rung reports of different rungs (fp32 vs bf16, say) are compared
   // as one row; their differing switches then need --force.
   bool all_single = true;

@@ -36,7 +36,15 @@ struct CompareOptions {
   double alpha = 0.05;
   double noise_threshold_pct = 1.0;  // smallest |change of median dt| called faster or slower
   bool force = false;
+  // The inputs are the two sides of one A/B run (`ladder run --ab`): their
+  // processes are paired by round, and the interval is the paired one.
+  bool paired = false;
 };
+
+// `ladder compare RUN` of one A/B run: its sides A and B as two inputs (the
+// side's prefix taken off each cell), to compare paired. Throws ConfigError
+// when the run is not an A/B run.
+std::vector<LoadedRun> split_sides(const LoadedRun& run);
 
 // The comparison model that every output format renders. Throws ConfigError
 // when configs differ and !force.

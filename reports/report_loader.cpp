@@ -17,6 +17,16 @@ namespace ladder {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+std::string parse_error_text(const json::parse_error& e) {
+  // The parser quotes the bytes it last read ("; last read: '...'"), which
+  // for a binary file are noise on the terminal: keep what it says, not them.
+  std::string what = e.what();
+  if (const size_t quote = what.find("; last read: "); quote != std::string::npos) what.erase(quote);
+  for (char& ch : what)
+    if (static_cast<unsigned char>(ch) >= 0x80 || (ch < 0x20 && ch != '\n')) ch = '?';
+  return what;
+}
+
 json read_json_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw ConfigError(fmt::format("{}: cannot read the file", path));
@@ -25,12 +35,8 @@ json read_json_file(const std::string& path) {
   try {
     return json::parse(buf.str());
   } catch (const json::parse_error& e) {
-    // The parser quotes the offending bytes; keep the message printable.
-    std::string what = e.what();
-    for (char& ch : what)
-      if (static_cast<unsigned char>(ch) >= 0x80 || (ch < 0x20 && ch != '\n')) ch = '?';
-    throw ConfigError(fmt::format("{}: not valid JSON (truncated, or not UTF-8?) at byte {}: {}", path,
-                                  e.byte, what));
+    throw ConfigError(fmt::format("{}: not valid JSON (truncated, or not UTF-8?) at byte {}: {}", path, e.byte,
+                                  parse_error_text(e)));
   }
 }
 
@@ -181,10 +187,14 @@ namespace {
 void read_summary_rows(const json& j, const fs::path& file, LoadedRun& run) {
   if (!j.contains("rows") || !j["rows"].is_array())
     throw ConfigError(fmt::format("{}: field 'rows' is missing; expected the summary's rows", file.string()));
-  const int n_repeats = j.value("repeats", 1);
+  int n_repeats = j.value("repeats", 1);
   if (n_repeats < 1)
     throw ConfigError(fmt::format("{}: field 'repeats' is {}; expected an integer >= 1", file.string(),
                                   j["repeats"].dump()));
+  // --repeat auto adds rounds for some cells: as many repeats as rounds.
+  for (const auto& row : j["rows"])
+    for (const auto& k : row.value("rounds", json::array()))
+      if (k.is_number_integer()) n_repeats = std::max(n_repeats, k.get<int>());
   if (n_repeats > 1) {
     run.repeats.resize(size_t(n_repeats));
     for (int k = 0; k < n_repeats; ++k) {
@@ -201,19 +211,28 @@ void read_summary_rows(const json& j, const fs::path& file, LoadedRun& run) {
     run.cells.push_back(cell);
     run.reports.push_back(load_row_report(file.parent_path(), row, report_file, run.missing_reports));
     run.files.push_back(report_file);
+    // Each listed report goes to the repeat of its round (repeat k is round
+    // k+1); a round the cell did not run in leaves it out of that repeat.
     const json listed = row.contains("repeats") ? row["repeats"].value("reports", json::array()) : json::array();
-    for (int k = 0; k < n_repeats && n_repeats > 1; ++k) {
+    json rounds = row.contains("repeats") ? row["repeats"].value("rounds", json()) : json();
+    if (!rounds.is_array()) {  // summaries before rounds: repeat k+1 is listed k-th
+      rounds = json::array();
+      for (int k = 1; k <= n_repeats; ++k) rounds.push_back(k);
+    }
+    for (size_t i = 0; i < rounds.size() && n_repeats > 1; ++i) {
+      const int k = rounds[i].get<int>() - 1;
+      if (k < 0 || k >= n_repeats) continue;
       LoadedRun& rep = run.repeats[size_t(k)];
       std::string rep_file;
       json rep_row = row;
-      if (k > 0) {
-        if (size_t(k) < listed.size() && listed[size_t(k)].is_string()) rep_row["report"] = listed[size_t(k)];
+      if (i > 0) {
+        if (i < listed.size() && listed[i].is_string()) rep_row["report"] = listed[i];
         else rep_row.erase("report");
       }
       rep.cells.push_back(cell);
-      rep.reports.push_back(k == 0 ? run.reports.back()
+      rep.reports.push_back(i == 0 ? run.reports.back()
                                    : load_row_report(file.parent_path(), rep_row, rep_file, run.missing_reports));
-      rep.files.push_back(k == 0 ? report_file : rep_file);
+      rep.files.push_back(i == 0 ? report_file : rep_file);
     }
   }
 }

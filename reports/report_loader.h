@@ -49,7 +49,10 @@ LoadedRun load_run_group(const std::string& comma_separated_paths, const std::st
 // (mfu_pct, ops_per_step), which are filled in from the keys they had.
 nlohmann::json load_summary(const std::string& path);
 
-// Parses a JSON file; throws ConfigError naming the file on any failure.
+// Parses a JSON file; throws ConfigError naming the file on any failure
+// (never quoting its bytes: a binary file's would garble the terminal).
 nlohmann::json read_json_file(const std::string& path);
+// What a parse error says, without the bytes it read.
+std::string parse_error_text(const nlohmann::json::parse_error& e);
 
 }  // namespace ladder

@@ -43,15 +43,16 @@ def make_runs():
     # The A/B pairs first and back to back: right after a whole ladder this
     # VM's next process ran up to 40 % slower, which buried a 10 % change.
     slow_env = {**os.environ, "LADDER_TEST_SLOWDOWN_PCT": str(SLOWDOWN_PCT)}
+    # One process per run (--repeat 1), the runs joined by commas: six processes a side.
     for i in range(1, AB_PROCESSES + 1):
-        ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / f"fast{i}")
-        ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / f"slow{i}", env=slow_env)
+        ladder("run", *TINY, "--rungs", "fp32", "--repeat", 1, "--out", WORK / f"fast{i}")
+        ladder("run", *TINY, "--rungs", "fp32", "--repeat", 1, "--out", WORK / f"slow{i}", env=slow_env)
     for i in range(1, 3):
         ladder("run", *TINY, "--repeat", 2, "--out", WORK / f"a{i}")
         ladder("run", *TINY, "--repeat", 2, "--out", WORK / f"b{i}")
     (WORK / "a").symlink_to("a1")
     (WORK / "b").symlink_to("b1")
-    ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / "only_fp32")
+    ladder("run", *TINY, "--rungs", "fp32", "--repeat", 1, "--out", WORK / "only_fp32")
 
 
 N_RUNGS = 9  # the whole ladder, fp32 to ddp
@@ -69,8 +70,9 @@ def group(side, n=2):
 
 
 def flagged(cmp):
+    """The ok rungs, and those called faster or slower (a finding)."""
     rungs = [r for r in cmp["rungs"] if r["inputs"][0]["status"] == "ok"]
-    return rungs, [r["rung"] for r in rungs if r["vs_baseline"][1]["verdict"] != "within noise"]
+    return rungs, [r["rung"] for r in rungs if r["vs_baseline"][1]["verdict"] in ("faster", "slower")]
 
 
 def aa_with_repeat_gives_no_verdict():
@@ -84,15 +86,18 @@ def aa_with_repeat_gives_no_verdict():
     assert len(rungs) == N_RUNGS, [r["rung"] for r in cmp["rungs"]]
     for r in rungs:
         v = r["vs_baseline"][1]
-        assert v["sample_unit"] == "processes" and v["n"] == [4, 4] and v["method"] == "welch_t", v
+        assert v["sample_unit"] == "processes" and v["n"] == [4, 4] and v["method"] == "welch_t_on_log_dt", v
         assert r["inputs"][0]["sample"] == "median of 4 per-process medians", r["inputs"][0]
-        # A verdict is practical and statistical at once: within noise unless both hold.
+        # Every ratio with its interval; a finding is practical and statistical at once.
+        lo, hi = v["ratio_tokens_per_s_interval"]
+        assert lo <= v["ratio_tokens_per_s"] <= hi, v
         big = abs(v["change_pct"]) >= v["noise_threshold_pct"]
-        assert (v["verdict"] != "within noise") == (v["p_value"] < 0.001 and big), v
+        assert v["verdict"] not in ("faster", "slower") or (v["p_holm"] < 0.001 and big), v
+        assert v["verdict"] in ("faster", "slower", "within noise", "unresolved"), v
     changes = {r["rung"]: round(r["vs_baseline"][1]["change_pct"], 2) for r in rungs}
     print(f"A/A (4 vs 4 processes): dt change % {changes}; flagged: {flags}")
     assert flags == [], f"an A/A comparison flagged {flags}"
-    assert not any("not independent" in w for w in cmp["warnings"]), cmp["warnings"]
+    assert not any("one process per rung" in w for w in cmp["warnings"]), cmp["warnings"]
     assert cmp["subject"] == {}, cmp["subject"]  # same machine, same build
     assert cmp["geomean"][1]["rungs"] == N_RUNGS
     text = ladder("compare", group("a"), group("b")).stdout
@@ -101,11 +106,12 @@ def aa_with_repeat_gives_no_verdict():
     # One --repeat 2 run a side is read as its two processes.
     one = json.loads(ladder("compare", WORK / "a1", WORK / "b1", "--format", "json").stdout)
     assert one["rungs"][0]["vs_baseline"][1]["n"] == [2, 2], one["rungs"][0]
-    # One process a side: the per-step test, with its warning.
+    # One process a side: no verdict, the difference shown, and why.
     steps = json.loads(ladder("compare", WORK / "a1" / "fp32" / "report.json", WORK / "b1" / "fp32" / "report.json",
                               "--format", "json").stdout)
-    assert steps["rungs"][0]["vs_baseline"][1]["sample_unit"] == "steps"
-    assert any("not independent" in w for w in steps["warnings"]), steps["warnings"]
+    v = steps["rungs"][0]["vs_baseline"][1]
+    assert v["verdict"] == "cannot judge" and v["p_value"] is None and "change_pct" in v, v
+    assert any("one process per rung" in w for w in steps["warnings"]), steps["warnings"]
 
 
 def ab_small_real_difference_is_detected():
@@ -132,6 +138,43 @@ def ab_small_real_difference_is_detected():
     a = WORK / "a" / "fp32" / "report.json"
     p = ladder("compare", a, WORK / "a" / "bf16" / "report.json", code=2)
     assert "config.switches.bf16" in p.stderr and "--force" in p.stderr, p.stderr
+
+
+def ab_in_one_run():
+    """--ab: both sides of every rung in one run, interleaved (A B, then B A),
+    B over A paired by round. Side B made 50 % slower by the test hook is
+    called slower; `ladder compare RUN` reads the run's two sides; an A/A
+    (--ab same) records both sides and its ratio with an interval."""
+    out = WORK / "ab"
+    shutil.rmtree(out, ignore_errors=True)
+    p = ladder("run", *TINY, "--rungs", "fp32", "--repeat", 4, "--ab", f"env:LADDER_TEST_SLOWDOWN_PCT={SLOWDOWN_PCT}",
+               "--out", out, "--format", "json")
+    summary = json.loads((out / "summary.json").read_text())
+    rows = {r["cell"]: r for r in summary["rows"]}
+    assert set(rows) == {"A/fp32", "B/fp32"}, list(rows)
+    b = rows["B/fp32"]
+    assert b["rounds"] == [1, 2, 3, 4] and b["b_over_a_against"] == "fp32", b
+    lo, hi = b["b_over_a_interval"]
+    print(f"A/B in one run +{SLOWDOWN_PCT} %: B/A tok/s {b['b_over_a']:.3f} [{lo:.3f}, {hi:.3f}]")
+    assert hi < 1 and 1 / (1 + 2 * SLOWDOWN_PCT / 100) < b["b_over_a"] < 1 / (1 + SLOWDOWN_PCT / 200), b
+    assert json.loads((out / "A" / "fp32" / "report.json").read_text())["timing"]["test_slowdown_pct"] is None
+    assert json.loads((out / "B" / "fp32" / "repeat3" / "report.json").read_text())["timing"]["test_slowdown_pct"] \
+        == SLOWDOWN_PCT
+    plan = [j["side"] for j in json.loads((out / "plan.json").read_text())["jobs"]]
+    assert plan == ["A", "B", "B", "A", "A", "B", "B", "A"], plan  # neither side always first
+    table = ladder("export", out, "--format", "text").stdout
+    assert "A/B in one run" in table and "slower" in table, table
+    # `ladder compare RUN`: the run's two sides as the inputs, paired by round.
+    cmp = json.loads(ladder("compare", out, "--format", "json").stdout)
+    v = cmp["rungs"][0]["vs_baseline"][1]
+    assert v["method"] == "paired_t_on_log_dt" and v["verdict"] == "slower", v
+    assert [i["label"] for i in cmp["inputs"]] == ["A", "B"], cmp["inputs"]
+    ladder("compare", WORK / "a1", code=2)  # one input that is not an A/B run
+    same = WORK / "aa-ab"
+    shutil.rmtree(same, ignore_errors=True)
+    ladder("run", *TINY, "--rungs", "fp32", "--repeat", 3, "--ab", "same", "--out", same)
+    aa = {r["cell"]: r for r in json.loads((same / "summary.json").read_text())["rows"]}
+    assert aa["B/fp32"]["b_over_a_interval"] is not None, aa["B/fp32"]
 
 
 def refuses_different_shapes():

@@ -288,7 +288,8 @@ def twohost_mpirun(d):
 
 def steady(log):
     """True once the log shows a measured (not warm-up) step of the ddp rung."""
-    lines = [x for x in pathlib.Path(log).read_text(errors="replace").splitlines() if x.startswith("[ddp] step")]
+    lines = [x for x in pathlib.Path(log).read_text(errors="replace").splitlines()
+             if x.startswith(("[ddp] step", "[ddp #1] step"))]
     return bool(lines) and "(warmup)" not in lines[-1]
 
 
@@ -368,7 +369,7 @@ def ladder_run_link_cut(d):
     p = None
     try:
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
-        cmd = ["ip", "netns", "exec", ns, LADDER, "run", "--rungs", "ddp,tf32", "--nproc-per-node", "2",
+        cmd = ["ip", "netns", "exec", ns, LADDER, "run", "--rungs", "ddp,tf32", "--nproc-per-node", "2", "--repeat", "1",
                *FAULT_WORK, "--out", d / "run"]
         print(f"$ {show(cmd)}", flush=True)
         with open(log, "w") as f:
@@ -379,7 +380,7 @@ def ladder_run_link_cut(d):
         t_cut = time.time()
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "down"], check=True)
         failed_at = wait_for("the ddp rung to be recorded as failed",
-                             lambda: "[ddp] failed" in log.read_text() and time.time() - t_cut, FAULT_BOUND_S + 30)
+                             lambda: "[ddp #1] failed" in log.read_text() and time.time() - t_cut, FAULT_BOUND_S + 30)
         p.wait(timeout=240)
         text = log.read_text()
         assert p.returncode == 1, f"exit {p.returncode}\n{text[-4000:]}"

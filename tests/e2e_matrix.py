@@ -197,9 +197,12 @@ def write_failure_still_writes_summary(d):
     summary = validate(d / "summary.json")
     assert summary["status"] == "stopped", summary["status"]
     assert "flash" in summary["stopped_because"], summary["stopped_because"]
-    assert summary["missing"] == ["flash", "fused"], summary["missing"]
+    # Every process that did not run, the second round's included.
+    assert summary["missing"] == ["flash", "fused", "fp32/repeat2", "flash/repeat2", "fused/repeat2"], summary["missing"]
     r = rows(d)
     assert r["fp32"]["status"] == "ok" and r["flash"]["status"] == "missing" and r["fused"]["status"] == "missing", r
+    # fp32's row is its process that ran; the round that never ran is listed.
+    assert r["fp32"]["repeats"]["count"] == 1 and r["fp32"]["repeats"]["not_run"] == [2], r["fp32"]
     assert "the run stopped while running flash" in p.stdout + p.stderr, p.stdout + p.stderr
 
 
@@ -224,6 +227,20 @@ def bad_inputs(d):
     bad(["run", *TINY, "--rungs", "fp32", "--roofline", str(d / "keys.json")], "keys.json", "field 'kind'",
         "ladder.roofline")
     bad(["run", *TINY, "--rungs", "fp32", "--cpu-bf16", "maybe"], "--cpu-bf16", "'maybe'", "auto")
+    # A rung named twice would overwrite its own report; none at all is not the whole ladder.
+    bad(["run", *TINY, "--rungs", "fp32,flash,fp32"], "--rungs", "'fp32' is named twice", "--repeat")
+    bad(["run", *TINY, "--rungs", ""], "--rungs", "empty rung")
+    bad(["run", *TINY, "--rungs", "fp32,,flash"], "--rungs", "empty rung")
+    # A matrix file of random bytes: named, and none of its bytes echoed.
+    noise = bytes(range(256)) * 2
+    (d / "random.json").write_bytes(noise)
+    p = run(["run", "--matrix", str(d / "random.json"), "--out", str(d / "out")], check_code=2)
+    assert "random.json" in p.stderr and "not valid JSON" in p.stderr, p.stderr
+    assert all(32 <= ord(ch) < 127 or ch == "\n" for ch in p.stderr), repr(p.stderr)
+    bad(["run", *TINY, "--target-ci", "2"], "--target-ci", "--repeat auto")
+    bad(["run", *TINY, "--ab", "nonsense"], "--ab", "'nonsense'", "exe:PATH")
+    bad(["run", *TINY, "--ab", "exe:/no/such/ladder"], "--ab", "not an executable")
+    bad(["run", *TINY, "--ab", "same", "--peers", "eager"], "--peers", "A/B")
     good = d / "good"
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)
     bad(["run", "--resume", str(good), "--preset", "tiny", "--batch", "2", "--rungs", "fp32"],

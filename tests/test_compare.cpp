@@ -1,6 +1,9 @@
 // tests/test_compare.cpp: compare's verdicts on synthetic reports. A
-// difference is faster or slower only if it is statistically significant and
-// at least the noise threshold; otherwise it is within noise.
+// difference is faster or slower only if it is statistically significant, at
+// least the noise threshold, and its interval excludes no change; within
+// noise when its interval lies inside the threshold; unresolved otherwise;
+// with one process a side, no verdict. Inputs that cannot be judged are
+// refused or named: missing reports, an unknown environment.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -8,7 +11,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "reports/compare.h"
+#include "reports/report_loader.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -218,6 +225,49 @@ TEST(CompareRepeats, RepeatsFromAnotherEnvironmentAreRefused) {
   const std::string what = refusal(a, b);
   EXPECT_NE(what.find("environment.device.name is \"H100\""), std::string::npos) << what;
   EXPECT_NE(what.find("runs/a2"), std::string::npos) << what;
+}
+
+// A summary copied without its run directory: every listed report missing.
+// Refused (exit 2), naming the files; with some there, compared, the others
+// named in a warning.
+TEST(CompareInputs, MissingReportsAreNamedOrRefused) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "ladder_missing_reports";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "fp32");
+  const json rows = json::array({{{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"report", "fp32/report.json"}},
+                                 {{"cell", "flash"}, {"rung", "flash"}, {"status", "ok"}, {"report", "flash/report.json"}}});
+  std::ofstream(dir / "summary.json") << json{{"schema_version", 3}, {"kind", "ladder.run_summary"}, {"run_id", "r"},
+                                              {"repeats", 1}, {"rows", rows}}.dump();
+  try {
+    load_run(dir.string(), "A");
+    ADD_FAILURE() << "a summary without any of its reports was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("fp32/report.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none of the rung reports"), std::string::npos) << e.what();
+  }
+  json r = report(100);
+  r["rung"] = "fp32";
+  r["kind"] = "ladder.rung_report";
+  r["schema_version"] = 3;
+  r["config"]["device"] = "cpu";
+  std::ofstream(dir / "fp32" / "report.json") << r.dump();
+  const LoadedRun run = load_run(dir.string(), "A");
+  ASSERT_EQ(run.missing_reports.size(), 1u);
+  EXPECT_NE(run.missing_reports[0].find("flash/report.json"), std::string::npos);
+  const json cmp = compare_runs({run, group("B", {101.0, 102.0})}, CompareOptions{});
+  EXPECT_NE(cmp["warnings"].dump().find("flash/report.json"), std::string::npos) << cmp["warnings"].dump();
+}
+
+// An input with no environment to read is never an A/A pair.
+TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
+  const json cmp = compare_runs({group("A", {100.0, 101.0}), group("B", {100.0, 101.0})}, CompareOptions{});
+  EXPECT_EQ(cmp["environment_unknown_in"], json({"A", "B"}));
+  const Document doc = comparison_document(cmp);
+  std::string lines;
+  for (const auto& l : doc.preamble) lines += l.text + "\n";
+  EXPECT_EQ(lines.find("same environment"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("subject: unknown"), std::string::npos) << lines;
 }
 
 }  // namespace

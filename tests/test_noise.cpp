@@ -1,0 +1,74 @@
+// tests/test_noise.cpp: what disturbed a process (bench/noise_monitor.h):
+// the readings the monitor takes around the measured steps, and the causes
+// it names from them; and the run table's noise line naming them.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/noise_monitor.h"
+#include "reports/table.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+TEST(Noise, ReadingsOfABusyProcess) {
+  NoiseMonitor monitor(torch::kCPU, 1);
+  monitor.measurement_begins();
+  // 60 ms of work on one thread, then 60 ms asleep: about half its thread's time.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+  volatile double x = 0;
+  while (std::chrono::steady_clock::now() < until) x = x + 1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  monitor.measurement_ends(0);
+  const json n = monitor.to_json();
+  EXPECT_NEAR(n["wall_ms"].get<double>(), 120, 30) << n.dump();
+  EXPECT_GT(n["cpu_pct_of_threads"].get<double>(), 25) << n.dump();
+  EXPECT_LT(n["cpu_pct_of_threads"].get<double>(), 80) << n.dump();
+  EXPECT_TRUE(n["involuntary_switches"].is_number());
+  EXPECT_TRUE(n["gpu"].is_null());  // a CPU device
+  EXPECT_EQ(n["device"], "cpu");
+  // Its threads ran about half the wall time: named.
+  bool named = false;
+  for (const auto& c : n["causes"]) named = named || c.get<std::string>().find("threads ran") != std::string::npos;
+  EXPECT_TRUE(named) << n.dump();
+}
+
+TEST(Noise, CausesFromTheReadings) {
+  const json quiet = {{"device", "cpu"}, {"steal_pct_of_wall", 0.1}, {"cpu_pct_of_threads", 98.0},
+                      {"involuntary_switches_per_s", 3.0}, {"logical_cpus", 2}, {"load_1m", {{"end", 1.9}}}};
+  EXPECT_TRUE(noise_causes(quiet).empty());
+  json busy = quiet;
+  busy["steal_pct_of_wall"] = 9.0;
+  busy["load_1m"]["end"] = 3.4;
+  busy["involuntary_switches_per_s"] = 450.0;
+  const auto causes = noise_causes(busy);
+  ASSERT_EQ(causes.size(), 3u);
+  EXPECT_EQ(causes[0], "steal 9 % of wall time");
+  EXPECT_EQ(causes[1], "450 involuntary context switches/s");
+  EXPECT_EQ(causes[2], "load 3.4 on 2 CPUs");
+  // A GPU: its throttle reasons and a falling clock; its host thread's CPU share is not a cause.
+  const json gpu = {{"device", "cuda"}, {"cpu_pct_of_threads", 20.0},
+                    {"gpu", {{"start", {{"sm_clock_mhz", 1980}, {"throttle_reasons", json::array()}}},
+                             {"end", {{"sm_clock_mhz", 1755}, {"throttle_reasons", {"gpu_idle", "sw_thermal_slowdown"}}}}}}};
+  const auto g = noise_causes(gpu);
+  ASSERT_EQ(g.size(), 2u) << json(g).dump();
+  EXPECT_EQ(g[0], "GPU throttled (sw_thermal_slowdown)");
+  EXPECT_EQ(g[1], "SM clock 1980 -> 1755 MHz");
+}
+
+TEST(Noise, TheRunTableNamesTheCauses) {
+  const json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}},
+                    {"noise", {{"quiet", true}, {"cv_limit", 0.05}, {"steps_cv", 0.01}, {"processes_cv", nullptr},
+                               {"causes", {"steal 9 % of wall time"}}}}};
+  const Document doc = run_document({{"rows", json::array({row})}}, "summary.json");
+  bool named = false;
+  for (const auto& l : doc.notes) named = named || (l.lead == "noise:" && l.text.find("fp32 (steps 1.0 %; steal 9 % of wall time)") != std::string::npos);
+  EXPECT_TRUE(named);
+}
+
+}  // namespace
+}  // namespace ladder

@@ -1,0 +1,123 @@
+// tests/test_rounds.cpp: a run's rounds (bench/rounds.h): the first rounds
+// interleave every cell (and A/B sides, A B then B A); --repeat auto's next
+// round holds the cells whose ratios are still wider than the target and
+// the cells they are against, and nothing else.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/matrix.h"
+#include "bench/rounds.h"
+#include "reports/table.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+std::vector<Cell> tiny_cells(const std::vector<std::string>& rungs) {
+  MatrixSpec spec;
+  spec.device = "cpu";
+  spec.presets = {"tiny"};
+  spec.rungs = rungs;
+  return build_cells(spec);
+}
+
+TEST(Rounds, FirstRoundsInterleaveEveryCellAndTheSides) {
+  const auto cells = tiny_cells({"fp32", "flash", "grad-accum"});
+  RunnerOptions o;
+  o.repeats = 2;
+  std::vector<std::string> order;
+  for (const Job& j : first_rounds(cells, o)) order.push_back(job_name(j));
+  // Round 1 has the parity reference; round 2 only the measured cells.
+  EXPECT_EQ(order, (std::vector<std::string>{"fp32", "flash", "grad-accum.parity-single", "grad-accum", "fp32/repeat2",
+                                             "flash/repeat2", "grad-accum/repeat2"}));
+  o.sides = {"A", "B"};
+  o.repeats = 2;
+  std::vector<std::string> ab;
+  const auto fp32 = tiny_cells({"fp32"});  // jobs point into the cells: keep them alive
+  for (const Job& j : first_rounds(fp32, o)) ab.push_back(job_name(j));
+  EXPECT_EQ(ab, (std::vector<std::string>{"A/fp32", "B/fp32", "B/fp32/repeat2", "A/fp32/repeat2"}));
+}
+
+// Rows of a ladder run whose processes' tokens/s are given per round.
+json rows_of(const std::map<std::string, std::vector<double>>& tok_s, const std::vector<std::string>& order) {
+  json rows = json::array();
+  for (const auto& cell : order) {
+    const auto& v = tok_s.at(cell);
+    json rounds = json::array();
+    for (size_t k = 0; k < v.size(); ++k) rounds.push_back(int(k) + 1);
+    rows.push_back({{"cell", cell}, {"rung", cell}, {"status", "ok"}, {"preset", "tiny"}, {"batch", 4}, {"seq", 64},
+                    {"tokens_per_s_median", v.front()}, {"per_process", {{"tokens_per_s_median", v}}},
+                    {"rounds", rounds}, {"parity", {{"status", "pass"}}}});
+  }
+  add_speedups(rows);
+  return rows;
+}
+
+TEST(Rounds, AutoAddsTheWideRatiosAndWhatTheyAreAgainst) {
+  const auto cells = tiny_cells({"fp32", "flash", "fused-adamw"});
+  RunnerOptions o;
+  o.target_ci_pct = 2;
+  // Three rounds; fused-adamw scatters by +-15 %, so its ratios are wide
+  // (and, the noise being pooled over the rungs, flash's too): the next
+  // round runs them and what they are against.
+  const json rows = rows_of({{"fp32", {100, 101, 99}}, {"flash", {150, 151.5, 148.5}},
+                             {"fused-adamw", {200, 240, 170}}},
+                            {"fp32", "flash", "fused-adamw"});
+  const auto wide = wide_ratios(rows, o);
+  ASSERT_FALSE(wide.empty());
+  EXPECT_TRUE(std::any_of(wide.begin(), wide.end(), [](const WideRatio& w) {
+    return w.cell == "fused-adamw" && w.what == "speedup_vs_previous" && w.against == "flash";
+  }));
+  for (const auto& w : wide) EXPECT_GT(w.half_width_pct, 2.0) << w.cell << " " << w.what;
+  std::vector<std::string> next;
+  for (const Job& j : next_round(cells, wide, 4, o)) next.push_back(job_name(j));
+  EXPECT_EQ(next, (std::vector<std::string>{"fp32/repeat4", "flash/repeat4", "fused-adamw/repeat4"}));
+  // Everything tight: nothing to add.
+  const json tight = rows_of({{"fp32", {100, 101, 99}}, {"flash", {150, 151.5, 148.5}},
+                              {"fused-adamw", {200, 202, 198}}},
+                             {"fp32", "flash", "fused-adamw"});
+  EXPECT_TRUE(wide_ratios(tight, o).empty());
+  // One round: no interval yet, so every ratio is wide.
+  const json one = rows_of({{"fp32", {100}}, {"flash", {150}}}, {"fp32", "flash"});
+  EXPECT_EQ(wide_ratios(one, o).size(), 2u);  // flash's x fp32 and x prev
+}
+
+TEST(Rounds, RunTableShowsIntervalsAndMarksTheUnresolved) {
+  const json rows = rows_of({{"fp32", {100, 101, 99}}, {"flash", {150, 151.5, 148.5}},
+                             {"fused-adamw", {155, 185, 140}}},
+                            {"fp32", "flash", "fused-adamw"});
+  EXPECT_TRUE(rows[1]["speedup_vs_fp32_interval"].is_array());
+  EXPECT_NEAR(rows[1]["speedup_vs_fp32"].get<double>(), 1.5, 0.01);
+  const Document doc = run_document({{"rows", rows}}, "summary.json");
+  const Table& t = doc.tables.front();
+  size_t col = 0;
+  while (t.columns[col].key != "speedup_vs_previous") ++col;
+  // flash: clearly faster, its interval given; fused-adamw: +3 % +- a lot: "?".
+  EXPECT_NE(t.rows[1].cells[col].text.find(" ["), std::string::npos) << t.rows[1].cells[col].text;
+  EXPECT_EQ(t.rows[1].cells[col].text.back(), ']') << t.rows[1].cells[col].text;
+  EXPECT_EQ(t.rows[2].cells[col].text.back(), '?') << t.rows[2].cells[col].text;
+}
+
+TEST(Rounds, AbRatiosArePairedByRound) {
+  json rows = json::array();
+  auto row = [](const char* side, std::vector<double> v) {
+    return json{{"cell", std::string(side) + "/fp32"}, {"side", side}, {"rung", "fp32"}, {"status", "ok"},
+                {"tokens_per_s_median", v[0]}, {"per_process", {{"tokens_per_s_median", v}}},
+                {"rounds", {1, 2, 3, 4}}};
+  };
+  // Round effects of +-10 %, B 5 % slower in every round: paired, that is
+  // resolved; unpaired it would not be.
+  rows.push_back(row("A", {100, 110, 90, 105}));
+  rows.push_back(row("B", {95.2, 104.5, 85.4, 99.8}));
+  add_side_ratios(rows);
+  const json& b = rows[1];
+  EXPECT_NEAR(b["b_over_a"].get<double>(), 0.95, 0.005);
+  EXPECT_LT(b["b_over_a_interval"][1].get<double>(), 0.96) << b.dump();
+  EXPECT_EQ(b["b_over_a_against"], "fp32");
+}
+
+}  // namespace
+}  // namespace ladder
