@@ -151,10 +151,11 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                [&](const std::string& v) { a.parity_steps = parse_int("--parity-steps", v); });
   ap.add_value("--repeat", "N|auto",
                fmt::format("run each rung in N processes, interleaved in rounds (all rungs, then all again); figures "
-                           "are medians of per-process medians and ratios carry 95 % intervals (default {}). auto: {} "
-                           "rounds, then more for the rungs whose intervals are wider than --target-ci, within "
-                           "--time-budget",
-                           kDefaultRepeats, kDefaultRepeats),
+                           "are medians of per-process medians and ratios carry 95 % intervals. Default: {} processes "
+                           "of {} measured steps each (--steps sets them); with --repeat N each process measures "
+                           "--steps (default 10). auto: {} rounds as by default, then more for the rungs whose "
+                           "intervals are wider than --target-ci, within --time-budget",
+                           kDefaultRepeats, kDefaultStepsPerProcess, kDefaultRepeats),
                [&](const std::string& v) {
                  a.repeat_auto = v == "auto";  // the last --repeat wins, like every option
                  a.repeats = a.repeat_auto ? std::nullopt : std::optional<int64_t>(parse_int("--repeat", v));
