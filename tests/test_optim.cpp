@@ -2,7 +2,9 @@
 // matches torch::optim::AdamW after 10 steps, with GPT-2's parameter groups,
 // also with its LR in a device tensor (the CUDA-graph form); the flat
 // gradient buffer keeps gradients as views, zeroes them and clips as
-// clip_grad_norm does.
+// clip_grad_norm does; GPT-2's parameter groups, the LR schedule, and
+// clip_grad_norm against LibTorch's.
+#include <cmath>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -213,6 +215,45 @@ TEST(TorchAdamW, GradDivisorDividesTheGradientsFirst) {
   for (auto& q : c->parameters()) q.mutable_grad() = torch::full_like(q, 3.0);
   opt->step(1e-3, torch::full({}, 2.0));
   for (auto& q : c->parameters()) EXPECT_TRUE(torch::equal(q.grad(), torch::full_like(q, 1.5)));
+}
+
+TEST(Schedule, WarmupThenCosineToTenPercent) {
+  TrainConfig t;
+  t.max_lr = 6e-4;
+  t.lr_warmup_steps = 10;
+  EXPECT_DOUBLE_EQ(learning_rate(t, 0, 100), 6e-4 * 1 / 10);
+  EXPECT_DOUBLE_EQ(learning_rate(t, 9, 100), 6e-4);
+  EXPECT_DOUBLE_EQ(learning_rate(t, 10, 100), 6e-4);
+  EXPECT_NEAR(learning_rate(t, 55, 100), 6e-5 + 0.5 * (6e-4 - 6e-5), 1e-15);
+  EXPECT_DOUBLE_EQ(learning_rate(t, 100, 100), 6e-5);
+  EXPECT_DOUBLE_EQ(learning_rate(t, 500, 100), 6e-5);
+}
+
+TEST(Optimizer, WeightDecayOnlyOnTensorsOfTwoOrMoreDims) {
+  GPT model(find_preset("tiny").model);
+  TrainConfig t;
+  auto opt = make_adamw(model, t);
+  ASSERT_EQ(opt->param_groups().size(), 2u);
+  for (const auto& p : opt->param_groups()[0].params()) EXPECT_GE(p.dim(), 2);
+  for (const auto& p : opt->param_groups()[1].params()) EXPECT_LT(p.dim(), 2);
+  auto& decay = static_cast<torch::optim::AdamWOptions&>(opt->param_groups()[0].options());
+  auto& none = static_cast<torch::optim::AdamWOptions&>(opt->param_groups()[1].options());
+  EXPECT_DOUBLE_EQ(decay.weight_decay(), 0.1);
+  EXPECT_DOUBLE_EQ(none.weight_decay(), 0.0);
+  EXPECT_DOUBLE_EQ(std::get<1>(decay.betas()), 0.95);
+  EXPECT_DOUBLE_EQ(decay.eps(), 1e-8);
+}
+
+TEST(Step, ClipGradNormMatchesLibTorchAndScales) {
+  auto a = torch::ones({3}, torch::requires_grad());
+  auto b = torch::ones({4}, torch::requires_grad());
+  (a * 3).sum().backward();  // grad 3 everywhere: norm sqrt(27)
+  (b * 4).sum().backward();  // grad 4 everywhere: norm sqrt(64)
+  const double expect = std::sqrt(27.0 + 64.0);
+  auto norm = clip_grad_norm({a, b}, 1.0).item<double>();
+  EXPECT_NEAR(norm, expect, 1e-5);
+  const double after = std::sqrt(a.grad().pow(2).sum().item<double>() + b.grad().pow(2).sum().item<double>());
+  EXPECT_NEAR(after, 1.0, 1e-4);
 }
 
 }  // namespace
