@@ -282,20 +282,15 @@ void decide(json& v, double alpha) {
   }
 }
 
-// Holm-Bonferroni over the rungs one input is compared on: the family of
-// verdicts, not each one, keeps its false-alarm rate at alpha. (Nine rungs
-// tested at 0.05 each would call some rung of an A/A pair faster or slower
-// in about a third of comparisons.) p_holm of the k-th smallest of m
-// p-values is max over j <= k of min(1, (m - j + 1) p_(j)).
+// Holm-Bonferroni over the rungs one input is compared on
+// (reports/inference.h): the family of verdicts keeps its false-alarm rate.
 void holm_adjust(std::vector<json*>& tested) {
-  std::sort(tested.begin(), tested.end(),
-            [](const json* a, const json* b) { return (*a)["p_value"].get<double>() < (*b)["p_value"].get<double>(); });
-  const size_t m = tested.size();
-  double running = 0;
-  for (size_t k = 0; k < m; ++k) {
-    running = std::max(running, std::min(1.0, double(m - k) * (*tested[k])["p_value"].get<double>()));
-    (*tested[k])["p_holm"] = running;
-    (*tested[k])["tests_in_family"] = m;
+  std::vector<double> p;
+  for (const json* t : tested) p.push_back((*t)["p_value"].get<double>());
+  const std::vector<double> adjusted = holm_adjusted(p);
+  for (size_t k = 0; k < tested.size(); ++k) {
+    (*tested[k])["p_holm"] = adjusted[k];
+    (*tested[k])["tests_in_family"] = tested.size();
   }
 }
 
@@ -434,13 +429,46 @@ json compare_cell(const std::vector<LoadedRun>& runs, const std::string& cell, c
 }
 
 // Each input's speedup over its own fp32, and its ratio to the baseline's.
-json shape_of(const json& row) {
-  json shape = {{"rung", row["rung"]}, {"speedup_vs_fp32", json::array()}, {"ratio_to_baseline", json::array()}};
-  for (const auto& in : row["inputs"]) shape["speedup_vs_fp32"].push_back(in.value("speedup_vs_fp32", json()));
+// One input's speedup of `row` over its fp32, per round it ran both in.
+std::vector<double> speedups_by_round(const json& row, const json& fp32_row, size_t input) {
+  std::map<int, double> fp32;
+  const json& f = fp32_row["inputs"][input];
+  if (f["status"] != "ok") return {};
+  for (size_t k = 0; k < f["tokens_per_s_run_medians"].size(); ++k)
+    if (f["tokens_per_s_run_medians"][k].is_number()) fp32[f["rounds"][k].get<int>()] = f["tokens_per_s_run_medians"][k];
+  std::vector<double> out;
+  const json& in = row["inputs"][input];
+  if (in["status"] != "ok") return {};
+  for (size_t k = 0; k < in["tokens_per_s_run_medians"].size(); ++k) {
+    const json& v = in["tokens_per_s_run_medians"][k];
+    const auto it = fp32.find(in["rounds"][k].get<int>());
+    if (v.is_number() && it != fp32.end() && it->second > 0) out.push_back(v.get<double>() / it->second);
+  }
+  return out;
+}
+
+// Each input's speedup over its own fp32 and, but for the baseline, its
+// ratio to the baseline's: the per-round speedups of the two inputs as
+// independent samples (Welch on the logs), so the ratio carries its interval.
+json shape_of(const json& row, const json* fp32_row) {
+  json shape = {{"rung", row["rung"]},
+                {"speedup_vs_fp32", json::array()},
+                {"speedup_vs_fp32_interval", json::array()},
+                {"ratio_to_baseline", json::array({nullptr})},
+                {"ratio_to_baseline_interval", json::array({nullptr})}};
+  for (const auto& in : row["inputs"]) {
+    shape["speedup_vs_fp32"].push_back(in.value("speedup_vs_fp32", json()));
+    shape["speedup_vs_fp32_interval"].push_back(in.value("speedup_vs_fp32_interval", json()));
+  }
   const json& base = shape["speedup_vs_fp32"][0];
-  for (const auto& x : shape["speedup_vs_fp32"])
+  const std::vector<double> base_rounds = fp32_row ? speedups_by_round(row, *fp32_row, 0) : std::vector<double>{};
+  for (size_t i = 1; i < row["inputs"].size(); ++i) {
+    const json& x = shape["speedup_vs_fp32"][i];
+    const RatioInterval r =
+        fp32_row ? ratio_of_independent(base_rounds, speedups_by_round(row, *fp32_row, i)) : RatioInterval{};
     shape["ratio_to_baseline"].push_back(x.is_null() || base.is_null() ? json() : json(x.get<double>() / base.get<double>()));
-  shape["ratio_to_baseline"][0] = nullptr;
+    shape["ratio_to_baseline_interval"].push_back(r.has_interval() ? json::array({r.lo, r.hi}) : json());
+  }
   return shape;
 }
 
@@ -512,7 +540,13 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   check_comparable(runs, cells, opts, cmp);
   for (const auto& cell : cells) cmp["rungs"].push_back(compare_cell(runs, cell, opts, cmp));
   add_input_speedups(cmp, runs.size());
-  for (const auto& row : cmp["rungs"]) cmp["ladder_shape"].push_back(shape_of(row));
+  for (const auto& row : cmp["rungs"]) {
+    const std::string fp32 = shape_prefix(row["cell"].get<std::string>()) + "fp32";
+    const json* fp32_row = nullptr;
+    for (const auto& other : cmp["rungs"])
+      if (other["cell"] == fp32 && row["cell"] != fp32) fp32_row = &other;
+    cmp["ladder_shape"].push_back(shape_of(row, fp32_row));
+  }
   add_verdicts_and_geomean(cmp, runs.size(), opts.alpha);
   for (const auto& in : cmp["inputs"])
     if (in["processes_per_rung"].get<int>() < 2)

@@ -114,7 +114,7 @@ std::vector<Column> rung_columns() {
 }
 
 // "0.971 [0.951, 0.991]": a ratio with its interval (v[key + "_interval"]).
-TableCell ratio_with_interval(const json& v, const std::string& key) {
+TableCell ratio_with_interval(const json& v, const std::string& key, const char* format = "{:.3f}") {
   const auto ratio = number(v, key.c_str());
   if (!ratio) return {"-", ""};
   RatioInterval r;
@@ -124,7 +124,7 @@ TableCell ratio_with_interval(const json& v, const std::string& key) {
     r.lo = i[0].get<double>();
     r.hi = i[1].get<double>();
   }
-  return {ratio_text(r, "{:.3f}"), *ratio};
+  return {ratio_text(r, format), *ratio};
 }
 
 // One input's row of a rung: its figures and, but for the baseline, its verdict.
@@ -182,9 +182,16 @@ Table shape_table(const json& cmp) {
   for (const auto& s : array_at(cmp, "ladder_shape")) {
     Row r;
     r.cells.push_back({text(s, "rung"), nullptr});
-    for (const auto& x : array_at(s, "speedup_vs_fp32")) r.cells.push_back(number_cell(x, "{:.2f}"));
-    const json& ratios = array_at(s, "ratio_to_baseline");
-    for (size_t i = 1; i < ratios.size(); ++i) r.cells.push_back(number_cell(ratios[i], "{:.2f}"));
+    // Input i's value with its interval, as a cell.
+    auto at = [&](const char* key, size_t i) {
+      const json& values = array_at(s, key);
+      const json& intervals = array_at(s, (std::string(key) + "_interval").c_str());
+      const json v = {{"x", i < values.size() ? values[i] : json()},
+                      {"x_interval", i < intervals.size() ? intervals[i] : json()}};
+      return ratio_with_interval(v, "x", "{:.2f}");
+    };
+    for (size_t i = 0; i < labels.size(); ++i) r.cells.push_back(at("speedup_vs_fp32", i));
+    for (size_t i = 1; i < labels.size(); ++i) r.cells.push_back(at("ratio_to_baseline", i));
     t.rows.push_back(r);
   }
   return t;

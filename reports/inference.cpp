@@ -1,7 +1,9 @@
 // reports/inference.cpp: see inference.h.
 #include "reports/inference.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <limits>
 #include <stdexcept>
 
@@ -121,6 +123,19 @@ std::string ratio_text(const RatioInterval& r, const char* format) {
   if (!r.has_interval()) return point;
   return fmt::format("{} [{}, {}]", point, fmt::format(fmt::runtime(format), r.lo),
                      fmt::format(fmt::runtime(format), r.hi));
+}
+
+std::vector<double> holm_adjusted(const std::vector<double>& p) {
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> adjusted(p.size());
+  double running = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    running = std::max(running, std::min(1.0, double(p.size() - k) * p[order[k]]));
+    adjusted[order[k]] = running;
+  }
+  return adjusted;
 }
 
 }  // namespace ladder

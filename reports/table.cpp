@@ -18,6 +18,7 @@
 #include "reports/peer_cells.h"
 #include "reports/reporter.h"
 #include "reports/block_design.h"
+#include "reports/inference.h"
 #include "reports/run_figures.h"
 
 namespace ladder {
@@ -126,7 +127,9 @@ void add_side_ratios(json& rows) {
         av.push_back(a_by_round[b_rounds[k].get<int>()]);
         bv.push_back(b_values[k].get<double>());
       }
-    set_ratio(row, "b_over_a", av.empty() ? RatioInterval{} : ratio_of_paired(av, bv), bare_cell(row));
+    const RatioInterval r = av.empty() ? RatioInterval{} : ratio_of_paired(av, bv);
+    set_ratio(row, "b_over_a", r, bare_cell(row));
+    row["b_over_a_p"] = r.has_interval() ? json(r.p_value) : json();
   }
 }
 
@@ -181,8 +184,8 @@ std::vector<Column> run_columns() {
 
 // "pass gnorm 3.3e-03<=2e-02": the verdict, the quantity that decided and its value.
 TableCell parity_cell(const json& row) {
-  const json& parity = row["parity"];
-  std::string verdict = parity.value("status", "");
+  const json parity = row.value("parity", json::object());  // a row with no parity field: no verdict
+  std::string verdict = parity.is_object() ? parity.value("status", "") : "";
   if (row.contains("peer")) verdict = "not checked (peer)";
   if (parity.contains("worst_quantity")) {
     const json& worst = parity["worst_rel_diff"];
@@ -350,10 +353,23 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
   std::vector<Line> notes;
   if (const std::string ratios = peer_ratios(summary); !ratios.empty())
     notes.push_back({fmt::format("ladder {} (tokens/s; above 1 ladder is faster)", ratios), "peers:"});
-  if (const int repeats = summary.value("repeats", 1); repeats > 1)
+  if (summary.value("repeat_auto", json()).is_object()) {
+    // --repeat auto gives the cells different numbers of processes.
+    int fewest = 0, most = 0;
+    for (const auto& row : summary.value("rows", json::array()))
+      if (row.contains("repeats")) {
+        const int n = row["repeats"].value("count", 1);
+        fewest = fewest ? std::min(fewest, n) : n;
+        most = std::max(most, n);
+      }
+    notes.push_back({fmt::format("figures: the median of each rung's per-process medians ({} to {} processes, "
+                                 "--repeat auto, interleaved); peak: the largest process's",
+                                 fewest, most)});
+  } else if (const int repeats = summary.value("repeats", 1); repeats > 1) {
     notes.push_back({fmt::format("figures: the median of {} per-process medians (--repeat {}, interleaved); peak: the "
                                  "largest process's",
                                  repeats, repeats)});
+  }
   const json roofline = summary.value("roofline", json::object());
   if (roofline.value("status", "") == "ok")
     notes.push_back({fmt::format("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs",
@@ -395,11 +411,13 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
 // A ratio's cell from row[key] and row[key + "_interval"], as ratio_cell.
 TableCell ratio_of(const json* row, const std::string& key) { return row ? ratio_cell(*row, key) : TableCell{"-", ""}; }
 
-// The verdict on a ratio of tokens/s with its interval: "faster" or "slower"
-// when the interval excludes 1 and the change is at least the noise
-// threshold, "within noise" when the interval lies inside it, "unresolved"
-// otherwise; "cannot judge" without an interval (one round).
-TableCell ratio_verdict(const json& row, const std::string& key) {
+// The verdict on a ratio of tokens/s with its interval, as `ladder compare`
+// draws it: "faster" or "slower" when the interval excludes 1, the change is
+// at least the noise threshold and the p-value, Holm-adjusted over the
+// rungs (`p_holm`), is below 0.05; "within noise" when the interval lies
+// inside the threshold; "unresolved" otherwise; "cannot judge" without an
+// interval (one round).
+TableCell ratio_verdict(const json& row, const std::string& key, double p_holm) {
   const json& v = row.value(key, json());
   const json& i = row.value(key + "_interval", json());
   if (!v.is_number()) return {"missing", nullptr, Tone::kWarn};
@@ -408,7 +426,7 @@ TableCell ratio_verdict(const json& row, const std::string& key) {
   r.ratio = v.get<double>();
   r.lo = i[0].get<double>();
   r.hi = i[1].get<double>();
-  if (r.excludes_one() && std::fabs(r.ratio - 1) * 100 >= kRatioNoisePct)
+  if (r.excludes_one() && std::fabs(r.ratio - 1) * 100 >= kRatioNoisePct && p_holm < 0.05)
     return {r.ratio > 1 ? "faster" : "slower", nullptr, r.ratio > 1 ? Tone::kGood : Tone::kBad};
   if (r.within(kRatioNoisePct)) return {"within noise", nullptr};
   return {"unresolved", nullptr, Tone::kWarn};
@@ -451,16 +469,30 @@ Table ab_table(const json& summary) {
     if (row.value("side", "") == "A") side_a[row.value("rung", "")] = &row;
   Table t;
   t.title = fmt::format("A/B in one run ({}): B over A, paired by round", summary["ab"].value("spec", "?"));
-  t.columns = {{"rung", "rung", "", Align::kLeft}, {"a_tokens_per_s", "A tok/s", ""}, {"b_tokens_per_s", "B tok/s", ""},
-               {"b_over_a", "B/A tok/s", ""}, {"verdict", "B is", "", Align::kLeft}};
-  for (const auto& row : summary["rows"]) {
-    if (row.value("side", "") != "B" || row.contains("peer")) continue;
+  t.columns = {{"rung", "rung", "", Align::kLeft},   {"a_tokens_per_s", "A tok/s", ""},
+               {"b_tokens_per_s", "B tok/s", ""},    {"b_over_a", "B/A tok/s", ""},
+               {"p_holm", "p (Holm)", ""},          {"verdict", "B is", "", Align::kLeft}};
+  // The rungs are one family of tests: their p-values Holm-adjusted together.
+  std::vector<const json*> b_rows;
+  std::vector<double> p;
+  for (const auto& row : summary["rows"])
+    if (row.value("side", "") == "B" && !row.contains("peer")) {
+      b_rows.push_back(&row);
+      const json& pv = row.value("b_over_a_p", json());
+      p.push_back(pv.is_number() ? pv.get<double>() : 1.0);
+    }
+  const std::vector<double> p_holm = holm_adjusted(p);
+  for (size_t k = 0; k < b_rows.size(); ++k) {
+    const json& row = *b_rows[k];
     const std::string rung = row.value("rung", "");
     const json* a = side_a.count(rung) ? side_a[rung] : nullptr;
+    const bool tested = row.value("b_over_a_p", json()).is_number();
     t.rows.push_back({{{rung, nullptr},
                        number_cell(a ? a->value("tokens_per_s_median", json()) : json(), "{:.0f}"),
                        number_cell(row.value("tokens_per_s_median", json()), "{:.0f}"),
-                       ratio_cell(row, "b_over_a"), ratio_verdict(row, "b_over_a")}});
+                       ratio_cell(row, "b_over_a"),
+                       tested ? TableCell{fmt::format("{:.2g}", p_holm[k]), p_holm[k]} : TableCell{"-", nullptr},
+                       ratio_verdict(row, "b_over_a", p_holm[k])}});
   }
   return t;
 }

@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "reports/compare.h"
+#include "reports/inference.h"
 #include "reports/report_loader.h"
 #include "variants/config.h"
 
@@ -268,6 +269,35 @@ TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
   for (const auto& l : doc.preamble) lines += l.text + "\n";
   EXPECT_EQ(lines.find("same environment"), std::string::npos) << lines;
   EXPECT_NE(lines.find("subject: unknown"), std::string::npos) << lines;
+}
+
+// The ladder shape: each input's x fp32 with its interval, and B's over
+// A's with the interval of the two inputs' per-round speedups as
+// independent samples (Welch on the logs).
+TEST(CompareInputs, TheLadderShapeCarriesIntervals) {
+  auto named = [](LoadedRun g) {
+    g.cells = {"fp32", "flash"};
+    for (auto& r : g.repeats) r.cells = {"fp32", "flash"};
+    return g;
+  };
+  const std::vector<double> fp32_a = {100, 102, 101}, flash_a = {50, 50.5, 50.8};
+  const std::vector<double> fp32_b = {100, 101, 99}, flash_b = {60, 61, 59.5};
+  const json cmp = compare_runs({named(ladder_input("A", {fp32_a, flash_a})), named(ladder_input("B", {fp32_b, flash_b}))},
+                                CompareOptions{});
+  const json& flash = cmp["ladder_shape"][1];
+  ASSERT_EQ(flash["rung"], "flash") << flash.dump();
+  std::vector<double> sa, sb;  // tokens/s over fp32's, per round: fp32's dt over flash's
+  for (int k = 0; k < 3; ++k) {
+    sa.push_back(fp32_a[k] / flash_a[k]);
+    sb.push_back(fp32_b[k] / flash_b[k]);
+  }
+  const RatioInterval want = ratio_of_independent(sa, sb);
+  ASSERT_TRUE(flash["ratio_to_baseline_interval"][1].is_array()) << flash.dump();
+  EXPECT_NEAR(flash["ratio_to_baseline_interval"][1][0].get<double>(), want.lo, 1e-9);
+  EXPECT_NEAR(flash["ratio_to_baseline_interval"][1][1].get<double>(), want.hi, 1e-9);
+  EXPECT_LT(want.hi, 1.0);  // B's flash gains less over its fp32 than A's
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(flash["speedup_vs_fp32_interval"][i].is_array()) << flash.dump();
+  EXPECT_TRUE(cmp["ladder_shape"][0]["ratio_to_baseline_interval"][1].is_null());  // fp32 over itself
 }
 
 }  // namespace

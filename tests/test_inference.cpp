@@ -84,6 +84,20 @@ TEST(RatioInterval, PairedProcessesAsTtestRelOnLogs) {
   EXPECT_THROW(ratio_of_paired({1, 2}, {1}), std::invalid_argument);
 }
 
+// Holm's step-down adjustment, by hand (m = 4): sorted 0.005 x 4 = 0.02,
+// 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, then max(0.06, 0.04 x 1); in the order
+// given. What statsmodels' multipletests(method="holm") returns.
+TEST(Holm, StepDownInTheOrderGiven) {
+  const std::vector<double> adjusted = holm_adjusted({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(adjusted.size(), 4u);
+  EXPECT_DOUBLE_EQ(adjusted[0], 0.03);
+  EXPECT_DOUBLE_EQ(adjusted[1], 0.06);
+  EXPECT_DOUBLE_EQ(adjusted[2], 0.06);
+  EXPECT_DOUBLE_EQ(adjusted[3], 0.02);
+  EXPECT_DOUBLE_EQ(holm_adjusted({0.6, 0.7})[1], 1.0);  // capped at 1
+  EXPECT_TRUE(holm_adjusted({}).empty());
+}
+
 TEST(RatioInterval, WithinTheNoiseThresholdOrNot) {
   RatioInterval r;
   r.ratio = 1.0;

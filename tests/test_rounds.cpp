@@ -3,6 +3,7 @@
 // round holds the cells whose ratios are still wider than the target and
 // the cells they are against, and nothing else.
 #include <algorithm>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -117,6 +118,39 @@ TEST(Rounds, AbRatiosArePairedByRound) {
   EXPECT_NEAR(b["b_over_a"].get<double>(), 0.95, 0.005);
   EXPECT_LT(b["b_over_a_interval"][1].get<double>(), 0.96) << b.dump();
   EXPECT_EQ(b["b_over_a_against"], "fp32");
+}
+
+// The A/B verdicts are one family over the rungs, Holm-adjusted as
+// `ladder compare`'s: a rung whose paired p is 0.026 alone (its interval
+// excludes 1, -1.9 %) is not called slower beside three others. Reference
+// values: scipy.stats.ttest_1samp on the logs of B/A.
+TEST(Rounds, AbVerdictsAreHolmAdjustedOverTheRungs) {
+  const std::vector<double> a = {100, 110, 90, 105};
+  const std::map<std::string, std::vector<double>> b = {{"fp32", {95.2, 104.5, 85.4, 99.8}},     // p 5.2e-6, -5 %
+                                                         {"bf16", {97.0, 109.0, 88.0, 103.5}},    // p 0.026, -1.9 %
+                                                         {"flash", {100.3, 109.6, 90.2, 105.1}},  // p 0.70
+                                                         {"fused-adamw", {100.3, 109.6, 90.2, 105.1}}};
+  json rows = json::array();
+  for (const char* rung : {"fp32", "bf16", "flash", "fused-adamw"})
+    for (const char* side : {"A", "B"}) {
+      const std::vector<double>& v = std::string(side) == "A" ? a : b.at(rung);
+      rows.push_back({{"cell", std::string(side) + "/" + rung}, {"side", side}, {"rung", rung}, {"status", "ok"},
+                      {"tokens_per_s_median", v[0]}, {"per_process", {{"tokens_per_s_median", v}}},
+                      {"rounds", {1, 2, 3, 4}}});
+    }
+  add_side_ratios(rows);
+  EXPECT_NEAR(rows[3]["b_over_a_p"].get<double>(), 0.026405202407406323, 1e-9);
+  EXPECT_LT(rows[3]["b_over_a_interval"][1].get<double>(), 1.0);
+  const Document doc = run_document({{"rows", rows}, {"ab", {{"spec", "env:X=1"}}}}, "summary.json");
+  const auto t = std::find_if(doc.tables.begin(), doc.tables.end(),
+                              [](const Table& t) { return t.title.find("A/B in one run") == 0; });
+  ASSERT_NE(t, doc.tables.end());
+  std::map<std::string, std::string> verdict;
+  for (const auto& r : t->rows) verdict[r.cells.front().text] = r.cells.back().text;
+  EXPECT_EQ(verdict["fp32"], "slower");
+  EXPECT_EQ(verdict["bf16"], "unresolved");  // "slower" before the adjustment
+  EXPECT_EQ(verdict["flash"], "within noise");
+  EXPECT_EQ(verdict["fused-adamw"], "within noise");
 }
 
 }  // namespace

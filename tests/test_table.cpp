@@ -69,5 +69,23 @@ TEST(Table, FlagsMfuAboveTheMeasuredRoofline) {
   EXPECT_EQ(line.find("bf16"), std::string::npos) << line;
 }
 
+// --repeat auto gives the rungs different numbers of processes: the
+// figures line says the range, not one count.
+TEST(Table, FiguresLineOfAnAutoRunGivesTheRangeOfProcesses) {
+  json a = ok_row("fp32", 0.02, 0.01, 60), b = ok_row("bf16", 0.02, 0.01, 55);
+  a["repeats"] = {{"count", 5}};
+  b["repeats"] = {{"count", 2}};
+  json summary = {{"rows", {a, b}}, {"repeats", 5}, {"missing", json::array()},
+                  {"repeat_auto", {{"rounds", 5}, {"elapsed_s", 60.0}, {"target_ci_pct", 2.0}, {"time_budget_s", 120.0},
+                                   {"stopped", "every ratio is within the target"}, {"unresolved", json::array()}}}};
+  ::testing::internal::CaptureStdout();
+  print_summary_table(summary, "summary.json");
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("figures: the median of each rung's per-process medians (2 to 5 processes, --repeat auto"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("the median of 5 per-process medians"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace ladder
