@@ -102,7 +102,7 @@ int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
   const int64_t n_params = V * C + m.block_size * C + m.n_layer * (12 * C * C + 13 * C) + 2 * C;
   ModelConfig shape = m;
   shape.vocab_size = V;
-  MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq);
+  MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq, memory_options(cfg));
   const bool graph = plan_for(cfg).acts("cuda-graph");
   return e.total_bytes + (graph ? e.activation_bytes : 0);
 }
@@ -112,8 +112,8 @@ namespace {
 // The rungs a spec names, or its mode's; fp32 first, the baseline every shape
 // needs for speedups and parity.
 std::vector<Rung> rungs_of(const MatrixSpec& spec) {
-  if (spec.mode != "ladder" && spec.mode != "ablation")
-    throw ConfigError(fmt::format("--mode: '{}' is not a mode; expected ladder or ablation", spec.mode));
+  if (spec.mode != "ladder" && spec.mode != "ablation" && spec.mode != "memory")
+    throw ConfigError(fmt::format("--mode: '{}' is not a mode; expected ladder, ablation or memory", spec.mode));
   if (spec.parity_steps < 1)
     throw ConfigError(fmt::format("--parity-steps: got {}, expected an integer >= 1", spec.parity_steps));
   std::vector<Rung> rungs;
@@ -129,7 +129,7 @@ std::vector<Rung> rungs_of(const MatrixSpec& spec) {
       rungs.push_back(parse_rung(name));
     }
   } else {
-    rungs = spec.mode == "ablation" ? ablation_rungs() : ladder_rungs();
+    rungs = spec.mode == "ablation" ? ablation_rungs() : spec.mode == "memory" ? memory_rungs() : ladder_rungs();
   }
   if (!rungs.empty() && rungs.front().name == "fp32") return rungs;
   std::vector<Rung> with_base = {ladder_rungs().front()};
@@ -174,6 +174,18 @@ Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string&
                     spec.device.rfind("cuda", 0) == 0 ? "GPU" : "rank");
   }
   if (cell.runnable) cell.cfg.validate();
+  if (cell.runnable && spec.memory_budget_bytes > 0) {
+    const int64_t need = step_memory_estimate_bytes(cell.cfg);
+    if (need > spec.memory_budget_bytes) {
+      cell.runnable = false;
+      // GiB with enough digits that the two numbers differ (a tiny model's are MiB).
+      const double gib = double(1ll << 30), need_gib = double(need) / gib,
+                   budget_gib = double(spec.memory_budget_bytes) / gib;
+      const int digits = need_gib >= 10 ? 1 : need_gib >= 1 ? 2 : 4;
+      cell.not_runnable_reason = fmt::format("does not fit (estimate {:.{}f} GiB > budget {:.{}f} GiB per device)",
+                                             need_gib, digits, budget_gib, digits);
+    }
+  }
   if (rung.name != "fp32") {
     cell.parity_ref = prefix + "fp32";
     cell.parity_subject = cell.id;

@@ -35,12 +35,15 @@ struct MatrixSpec {
   std::vector<int64_t> batches;      // empty: each preset's default
   std::vector<int64_t> seqs;         // empty: each preset's default
   std::vector<std::string> rungs;    // empty: the mode's default set
-  std::string mode = "ladder";       // "ladder" or "ablation"
+  std::string mode = "ladder";       // "ladder", "ablation" or "memory"
   int64_t parity_steps = 5;
   int nproc_per_node = 1;            // ranks of the ddp rung (resolved by the caller)
   // The device's memory (0: unknown). Parity references of accumulation
   // (one step of the whole batch) are sized to fit in it.
   int64_t device_memory_bytes = 0;
+  // --memory-budget (0: none): a cell whose estimate per device
+  // (step_memory_estimate_bytes) exceeds it is not run, and says so.
+  int64_t memory_budget_bytes = 0;
   // The ddp rung on one device runs one rank, which shows nothing of data
   // parallelism: it is not runnable there unless asked for by name
   // (--rungs ddp) or with --nproc-per-node (see build_cells).

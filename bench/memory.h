@@ -16,6 +16,8 @@ struct MemoryEstimate {
   int64_t optimizer_state_bytes = 0;  // AdamW: exp_avg and exp_avg_sq
   int64_t activation_bytes = 0;       // saved for backward, at the peak
   int64_t total_bytes = 0;
+  int64_t optimizer_shards = 1;
+  bool checkpoint_blocks = false;
 };
 
 // fp32 eager step with the explicit attention path. Per layer, autograd keeps
@@ -25,6 +27,18 @@ struct MemoryEstimate {
 // gradient (2 B*T*V). Parameters and gradients: N each; AdamW: 2N.
 MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq,
                                int64_t bytes_per_element = 4);
+
+// What a config's switches change in that estimate, per rank.
+struct MemoryOptions {
+  int64_t optimizer_shards = 1;    // zero1 on the ddp rung: the AdamW state divided over the ranks
+  bool checkpoint_blocks = false;  // act-ckpt: every block's input kept, one block's activations at a time
+};
+MemoryOptions memory_options(const RunConfig& cfg);
+// The estimate with those changes: optimizer state 2N/shards; with
+// checkpointing, activations of L block inputs (B*T*C each) plus one block's
+// (recomputed in backward) instead of L blocks'.
+MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq,
+                               const MemoryOptions& o);
 
 void to_json(nlohmann::json& j, const MemoryEstimate& e);
 

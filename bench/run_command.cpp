@@ -129,7 +129,7 @@ struct RunArgs {
   std::string matrix_file, resume_dir, roofline_file;
   std::optional<int64_t> parity_steps, repeats, nproc;
   bool repeat_auto = false;
-  std::optional<double> target_ci_pct, time_budget_min;
+  std::optional<double> target_ci_pct, time_budget_min, memory_budget_gib;
   std::optional<std::string> ab;
   std::optional<std::string> rungs, mode;
   std::optional<std::vector<std::string>> peers;
@@ -139,8 +139,14 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
   add_config_options(ap, a.c);
   ap.add_value("--rungs", "a,b,c", "rungs to run: ladder names, composites RUNG+SWITCH..., top-SWITCH",
                [&](const std::string& v) { a.rungs = v; });
-  ap.add_value("--mode", "ladder|ablation", "cumulative ladder (default), or each switch alone and left out",
+  ap.add_value("--mode", "ladder|ablation|memory",
+               "cumulative ladder (default); each switch alone and left out; or the memory extras (zero1, "
+               "act-ckpt) beside fp32 and ddp",
                [&](const std::string& v) { a.mode = v; });
+  ap.add_value("--memory-budget", "GiB",
+               "memory per device: a rung whose estimate exceeds it is not run, marked 'does not fit' (default: "
+               "none; on CUDA an out-of-memory stays a recorded failure)",
+               [&](const std::string& v) { a.memory_budget_gib = parse_double("--memory-budget", v); });
   ap.add_value("--matrix", "FILE", "JSON matrix: presets x batch x seq x rungs (see bench/README.md)",
                [&](const std::string& v) { a.matrix_file = v; });
   ap.add_value("--resume", "RUN_DIR", "finish an interrupted run, keeping complete reports",
@@ -227,6 +233,8 @@ void check_run_args(const RunArgs& a) {
     throw ConfigError("--target-ci and --time-budget steer --repeat auto; expected --repeat auto with them");
   if (!(a.ro.rung_timeout_s > 0))
     throw ConfigError(fmt::format("--rung-timeout: got {}, expected seconds > 0", a.ro.rung_timeout_s));
+  if (a.memory_budget_gib && !(*a.memory_budget_gib > 0 && *a.memory_budget_gib < 1e6))
+    throw ConfigError(fmt::format("--memory-budget: got {}, expected GiB per device > 0", *a.memory_budget_gib));
 }
 
 // The matrix: the matrix file, then the CLI's values over it; the device,
@@ -253,6 +261,12 @@ void resolve_spec(RunArgs& a) {
   // Named rungs (CLI or matrix file) or a rank count ask for ddp explicitly.
   spec.ddp_requested = a.nproc.has_value() || !spec.rungs.empty();
   spec.device_memory_bytes = device_memory_bytes(parse_device(spec.device));
+  if (a.memory_budget_gib) {
+    spec.memory_budget_bytes = int64_t(*a.memory_budget_gib * double(1ll << 30));
+    // The parity references (one process at the whole batch) are sized to the budget too.
+    if (spec.device_memory_bytes <= 0 || spec.memory_budget_bytes < spec.device_memory_bytes)
+      spec.device_memory_bytes = spec.memory_budget_bytes;
+  }
   if (a.c.preset) spec.presets = {*a.c.preset};
   if (spec.presets.empty()) spec.presets = {default_preset(spec.device)};
   // An A/B run compares two builds or configs of ladder: the peers would be

@@ -58,6 +58,11 @@ const std::vector<RunFigure>& run_figures() {
       {"peak_bytes", "peak memory: CUDA's peak reserved bytes, or the process's peak RSS on a CPU",
        [](R r) { return at(r, {"memory", "measured", "peak_bytes"}); }, Across::kMax, "peak", "GiB", "{:.2f}", kGiB,
        nullptr, kRunTable | kCompareTable, "Peak memory per rung (GiB, lower is better)"},
+      // Beside the measured peak: what the analytic estimate expected
+      // (bench/memory.h; what zero1 and act-ckpt change, per rank).
+      {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/memory.h)",
+       [](R r) { return at(r, {"memory", "estimate", "total_bytes"}); }, Across::kMax, "est", "GiB", "{:.2f}", kGiB,
+       nullptr, kRunTable, nullptr},
       {"ops_per_step", "CUDA kernels per step, or aten:: operators on a CPU (the op count's extra step)", [](R r) {
          const json kernels = at(r, {"op_counts", "cuda_kernels_per_step"});
          return kernels.is_number() && kernels.get<double>() > 0 ? kernels : at(r, {"op_counts", "cpu_ops_per_step"});

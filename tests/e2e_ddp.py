@@ -112,6 +112,41 @@ def accumulation(d):
     assert_same_weights(d / "ddp.pt", d / "one.pt")
 
 
+def zero1(d):
+    """ZeRO-1 is the ddp rung's maths: 2 ranks with the AdamW state sharded end
+    with the same parameters, losses and grad norms as 2 ranks without, with
+    the per-parameter and the fused AdamW; each rank keeps about half the
+    state, and the report's estimate divides it by the ranks. At GPT-2's
+    width (C 768, 12 heads; the tiny preset's 2 layers and V 1000)."""
+    common = [*TINY, "--n-embd", "768", "--n-head", "12", "--steps", "3", "--warmup", "0", "--batch", "4",
+              "--seq", "64"]
+    for base in ("fp32", "fused-adamw"):
+        for rung in (f"{base}+ddp", f"{base}+ddp+zero1"):
+            spawn_ranks(["measure", "--rung", rung, *common, "--out", str(d / rung),
+                         "--save-final", str(d / f"{rung}.pt")], world=2)
+        worst = assert_same_weights(d / f"{base}+ddp.pt", d / f"{base}+ddp+zero1.pt", atol=1e-7, rtol=1e-6)
+        a = validate(d / f"{base}+ddp" / f"{base}+ddp" / "report.json")
+        z = validate(d / f"{base}+ddp+zero1" / f"{base}+ddp+zero1" / "report.json")
+        print(f"{base}: losses {a['steps']['loss']} / {z['steps']['loss']}, max |weight diff| {worst:.3g}")
+        for key in ("loss", "grad_norm"):
+            for la, lz in zip(a["steps"][key], z["steps"][key]):
+                assert abs(la - lz) <= 1e-6 * abs(la), (base, key, la, lz)
+        sw = z["switches"]["zero1"]
+        assert sw["effective"] is True, sw
+        sharding = sw["sharding"]
+        assert sharding["ranks"] == 2 and [s["rank"] for s in sharding["shards"]] == [0, 1], sharding
+        total = sharding["parameter_bytes_broadcast_per_step"]
+        assert sum(s["parameter_bytes"] for s in sharding["shards"]) == total == 4 * z["model"]["n_params"], sharding
+        mine = sharding["optimizer_state_bytes_this_rank"]
+        assert mine == 2 * sharding["shards"][0]["parameter_bytes"], sharding
+        half = (z["model"]["n_params"] + 1) // 2
+        assert [s["elements"] for s in sharding["shards"]] == [half, z["model"]["n_params"] - half], sharding
+        assert z["memory"]["estimate"]["optimizer_shards"] == 2 and a["memory"]["estimate"]["optimizer_shards"] == 1
+        assert 2 * z["memory"]["estimate"]["optimizer_state_bytes"] == a["memory"]["estimate"]["optimizer_state_bytes"]
+        if base == "fused-adamw":
+            assert z["switches"]["fused-adamw"]["effective"] is True, z["switches"]["fused-adamw"]
+
+
 def overlap(d):
     """Bucket 0's all-reduce is launched while backward is still producing gradients."""
     spawn_ranks(["measure", "--rung", "fp32+ddp", *TINY, "--steps", "3", "--warmup", "1",
@@ -214,7 +249,7 @@ def bad_inputs(d):
     assert not (d / "z" / "ddp" / "report.json").exists()
 
 
-CASES = {f.__name__: f for f in [equivalence, accumulation, overlap, torchrun_spawn, fault_kill, fault_hang,
+CASES = {f.__name__: f for f in [equivalence, accumulation, zero1, overlap, torchrun_spawn, fault_kill, fault_hang,
                                  bad_inputs]}
 
 if __name__ == "__main__":

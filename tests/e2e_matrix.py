@@ -206,6 +206,42 @@ def write_failure_still_writes_summary(d):
     assert "the run stopped while running flash" in p.stdout + p.stderr, p.stdout + p.stderr
 
 
+def memory_mode_and_budget(d):
+    """--mode memory runs the memory extras beside the rungs they extend, each
+    in parity, with the estimate beside the measured peak; --memory-budget
+    marks the rungs whose estimate exceeds it 'does not fit' instead of
+    running them, and runs the others."""
+    run(["run", *TINY, "--mode", "memory", "--out", str(d / "all"), "--quiet"], check_code=0)
+    r = rows(d / "all")
+    assert list(r) == ["fp32", "fp32+act-ckpt", "ddp", "ddp+act-ckpt", "ddp+zero1", "ddp+act-ckpt+zero1"], list(r)
+    for name, row in r.items():
+        assert row["status"] == "ok", (name, row)
+        assert row["parity"]["status"] in ("pass", "baseline"), (name, row["parity"])
+    est = {name: row["memory_estimate_bytes"] for name, row in r.items()}
+    print("estimates (MiB):", {k: round(v / 2**20, 2) for k, v in est.items()})
+    assert est["fp32+act-ckpt"] < est["fp32"] and est["ddp+act-ckpt"] < est["ddp"], est
+    assert est["ddp+zero1"] < est["ddp"] and est["ddp+act-ckpt+zero1"] < min(est["ddp+zero1"], est["ddp+act-ckpt"])
+    zero1 = load(d / "all" / "ddp+zero1" / "report.json")
+    assert zero1["switches"]["zero1"]["effective"] is True and zero1["memory"]["estimate"]["optimizer_shards"] == 2
+    assert len(zero1["ddp"]["per_rank"]) == 2 and all(x["peak_rss_bytes"] > 0 for x in zero1["ddp"]["per_rank"])
+    # A budget that the baseline and the smallest ddp rung fit and plain ddp does not.
+    fits = max(est["fp32"], est["fp32+act-ckpt"], est["ddp+act-ckpt+zero1"])
+    assert fits < est["ddp"], est
+    budget_gib = (fits + est["ddp"]) / 2 / 2**30
+    run(["run", *TINY, "--mode", "memory", "--memory-budget", f"{budget_gib:.6f}", "--out", str(d / "budget"),
+         "--quiet"], check_code=0)
+    b = rows(d / "budget")
+    for name, e in est.items():
+        if e > budget_gib * 2**30:
+            assert b[name]["status"] == "not_runnable", b[name]
+            assert b[name]["reason"].startswith("does not fit (estimate"), b[name]
+            assert "GiB per device" in b[name]["reason"], b[name]
+            assert not (d / "budget" / name / "report.json").exists()
+        else:
+            assert b[name]["status"] == "ok", (name, b[name])
+    assert b["ddp"]["status"] == "not_runnable" and b["ddp+act-ckpt+zero1"]["status"] == "ok"
+
+
 def bad_inputs(d):
     """Each bad input exits 2 with a message naming it, and writes nothing."""
     def bad(args, *parts):
@@ -216,7 +252,8 @@ def bad_inputs(d):
         assert not list(out.rglob("report.json")) if out.exists() else True
 
     bad(["run", *TINY, "--rungs", "fp32,turbo"], "--rungs", "'turbo'", "vocab-pad")
-    bad(["run", *TINY, "--mode", "sideways"], "--mode", "'sideways'")
+    bad(["run", *TINY, "--mode", "sideways"], "--mode", "'sideways'", "memory")
+    bad(["run", *TINY, "--memory-budget", "0"], "--memory-budget", "got 0")
     (d / "bad.json").write_text('{"presets": ["tiny"],')
     bad(["run", "--matrix", str(d / "bad.json")], "bad.json", "not valid JSON")
     (d / "keys.json").write_text('{"presets": ["tiny"], "rungz": ["fp32"]}')
@@ -254,7 +291,7 @@ def bad_inputs(d):
 
 CASES = {f.__name__: f for f in (every_rung_matches_fp32, fp32_exact_switches_match_at_1e_5, crash_is_isolated,
                                   resume_after_kill, interrupt_keeps_reports, repeat_runs_interleaved,
-                                  write_failure_still_writes_summary, bad_inputs)}
+                                  write_failure_still_writes_summary, memory_mode_and_budget, bad_inputs)}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2])

@@ -2,7 +2,6 @@
 // datasheet table's device matching.
 #include <gtest/gtest.h>
 
-#include "bench/memory.h"
 #include "bench/mfu.h"
 #include "variants/config.h"
 
@@ -65,18 +64,6 @@ TEST(PeakTable, UnknownDevicesGetNoGuess) {
   EXPECT_FALSE(datasheet_peak("NVIDIA L40S", Precision::kBF16).has_value());
   EXPECT_FALSE(datasheet_peak("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz", Precision::kFP32));
   EXPECT_FALSE(datasheet_peak("Tesla V100-SXM2-16GB", Precision::kFP32).has_value());
-}
-
-TEST(MemoryEstimate, CountsParametersGradientsAndAdamState) {
-  const ModelConfig m = find_preset("tiny").model;  // L2 H2 C64 V1000
-  const auto e = estimate_memory(m, 1000, 4, 64);
-  EXPECT_EQ(e.parameter_bytes, 4000);
-  EXPECT_EQ(e.gradient_bytes, 4000);
-  EXPECT_EQ(e.optimizer_state_bytes, 8000);
-  // per layer 16*4*64*64 + 2*4*64*64 = 262,144 + 32,768; head 2*4*64*64 + 2*4*64*1000
-  const int64_t elems = 2 * (262'144 + 32'768) + (32'768 + 512'000);
-  EXPECT_EQ(e.activation_bytes, elems * 4);
-  EXPECT_EQ(e.total_bytes, 16000 + elems * 4);
 }
 
 }  // namespace

@@ -84,15 +84,21 @@ TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
   for (const auto& r : ablation_rungs()) names.push_back(r.name);
   // From the declarations: every switch but ddp alone on fp32 where it needs
   // no other (a group and each of its parts), then the top rung, then the top
-  // without each rung or part, or with each extra.
+  // without each rung or part, or with each extra that a single process can
+  // run (not one that needs ddp: zero1).
+  auto needs_ddp = [](const SwitchDecl& s) {
+    return std::find_if(s.needs.begin(), s.needs.end(),
+                        [](const char* n) { return n && std::string(n) == "ddp"; }) != s.needs.end();
+  };
   std::vector<std::string> expected = {"fp32"};
   for (const SwitchDecl* s : all_switches())
     if (std::string(s->name) != "ddp" && !s->needs[0]) expected.push_back(std::string("fp32+") + s->name);
   expected.push_back("top");
   for (const SwitchDecl* s : all_switches())
-    if (std::string(s->name) != "ddp")
+    if (std::string(s->name) != "ddp" && !needs_ddp(*s))
       expected.push_back((s->role == SwitchRole::kExtra ? "top+" : "top-") + std::string(s->name));
   EXPECT_EQ(names, expected);
+  EXPECT_EQ(std::find(names.begin(), names.end(), "top+zero1"), names.end());  // the top is one process
   for (const char* mission : {"fp32+fused", "fp32+fused-ln", "fp32+fused-ce", "top-cuda-graph", "top-adamw-clip"})
     EXPECT_NE(std::find(names.begin(), names.end(), mission), names.end()) << mission;
   EXPECT_EQ(std::find(names.begin(), names.end(), "fp32+lt-epilogues"), names.end());  // it needs fused-linear

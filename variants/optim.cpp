@@ -6,9 +6,19 @@
 
 namespace ladder {
 
+ParamGroups gpt2_param_groups(const std::vector<torch::Tensor>& params) {
+  ParamGroups g;
+  for (const auto& p : params) (p.dim() >= 2 ? g.decay : g.no_decay).push_back(p);
+  return g;
+}
+
 std::unique_ptr<torch::optim::AdamW> make_adamw(GPT& model, const TrainConfig& cfg) {
-  std::vector<torch::Tensor> decay, no_decay;
-  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  return make_adamw(gpt2_param_groups(model->parameters()), cfg);
+}
+
+std::unique_ptr<torch::optim::AdamW> make_adamw(const ParamGroups& g, const TrainConfig& cfg) {
+  const std::vector<torch::Tensor>& decay = g.decay;
+  const std::vector<torch::Tensor>& no_decay = g.no_decay;
   auto options = [&](double wd) {
     return std::make_unique<torch::optim::AdamWOptions>(
         torch::optim::AdamWOptions(cfg.max_lr)
@@ -17,8 +27,8 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(GPT& model, const TrainConfig& c
             .weight_decay(wd));
   };
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, options(cfg.weight_decay));
-  groups.emplace_back(no_decay, options(0.0));
+  if (!decay.empty()) groups.emplace_back(decay, options(cfg.weight_decay));  // a shard may lack one
+  if (!no_decay.empty()) groups.emplace_back(no_decay, options(0.0));
   return std::make_unique<torch::optim::AdamW>(std::move(groups),
                                                torch::optim::AdamWOptions(cfg.max_lr));
 }
@@ -49,7 +59,7 @@ namespace {
 
 class TorchAdamW final : public StepOptimizer {
  public:
-  TorchAdamW(GPT& model, const TrainConfig& cfg) : opt_(make_adamw(model, cfg)) {}
+  TorchAdamW(const ParamGroups& groups, const TrainConfig& cfg) : opt_(make_adamw(groups, cfg)) {}
   void step(double lr, const torch::Tensor& grad_divisor) override {
     if (grad_divisor.defined()) {
       torch::NoGradGuard no_grad;
@@ -73,16 +83,18 @@ class TorchAdamW final : public StepOptimizer {
 // group in a single multi-tensor kernel (CUDA) or one fused loop (CPU).
 class FusedAdamW final : public StepOptimizer {
  public:
-  FusedAdamW(GPT& model, const TrainConfig& cfg) : cfg_(cfg) {
+  FusedAdamW(const ParamGroups& groups, const TrainConfig& cfg) : cfg_(cfg) {
     Group decay{{}, {}, {}, {}, cfg.weight_decay}, no_decay{{}, {}, {}, {}, 0.0};
-    for (auto& p : model->parameters()) {
-      Group& g = p.dim() >= 2 ? decay : no_decay;
-      g.params.push_back(p);
-      g.exp_avgs.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-      g.exp_avg_sqs.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-      g.steps.push_back(torch::zeros({}, p.options().dtype(torch::kFloat32)));
-    }
-    groups_ = {std::move(decay), std::move(no_decay)};
+    for (auto [params, g] : {std::pair{&groups.decay, &decay}, std::pair{&groups.no_decay, &no_decay}})
+      for (const auto& p : *params) {
+        g->params.push_back(p);
+        g->exp_avgs.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        g->exp_avg_sqs.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        g->steps.push_back(torch::zeros({}, p.options().dtype(torch::kFloat32)));
+      }
+    // A shard may hold no tensor of a group: _fused_adamw_ is not called on an empty list.
+    for (Group* g : {&decay, &no_decay})
+      if (!g->params.empty()) groups_.push_back(std::move(*g));
   }
 
   void step(double lr, const torch::Tensor& grad_divisor) override { update(lr, nullptr, grad_divisor); }
@@ -164,8 +176,12 @@ class FusedAdamW final : public StepOptimizer {
 }  // namespace
 
 std::unique_ptr<StepOptimizer> make_optimizer(GPT& model, const TrainConfig& cfg, bool fused) {
-  if (fused) return std::make_unique<FusedAdamW>(model, cfg);
-  return std::make_unique<TorchAdamW>(model, cfg);
+  return make_optimizer(gpt2_param_groups(model->parameters()), cfg, fused);
+}
+
+std::unique_ptr<StepOptimizer> make_optimizer(const ParamGroups& groups, const TrainConfig& cfg, bool fused) {
+  if (fused) return std::make_unique<FusedAdamW>(groups, cfg);
+  return std::make_unique<TorchAdamW>(groups, cfg);
 }
 
 }  // namespace ladder

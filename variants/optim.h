@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -47,9 +48,19 @@ class StepOptimizer {
 // (at::_fused_adamw_, CPU and CUDA), both with GPT-2's two groups.
 std::unique_ptr<StepOptimizer> make_optimizer(GPT& model, const TrainConfig& cfg, bool fused);
 
-// AdamW(betas, eps) with two groups: weight decay on tensors of dim >= 2
-// (matmul weights and embeddings), none on biases and LayerNorm gains.
+// GPT-2's two parameter groups: weight decay on tensors of dim >= 2 (matmul
+// weights and embeddings), none on biases and LayerNorm gains.
+struct ParamGroups {
+  std::vector<torch::Tensor> decay, no_decay;
+};
+ParamGroups gpt2_param_groups(const std::vector<torch::Tensor>& params);
+// The same optimizers over given groups (ZeRO-1's pieces of parameters,
+// variants/ddp/zero1.h); a group may be empty.
+std::unique_ptr<StepOptimizer> make_optimizer(const ParamGroups& groups, const TrainConfig& cfg, bool fused);
+
+// AdamW(betas, eps) with those two groups.
 std::unique_ptr<torch::optim::AdamW> make_adamw(GPT& model, const TrainConfig& cfg);
+std::unique_ptr<torch::optim::AdamW> make_adamw(const ParamGroups& groups, const TrainConfig& cfg);
 
 // build-nanogpt's get_lr: linear warmup over lr_warmup_steps, then cosine
 // decay from max_lr to max_lr * min_lr_ratio at decay_steps, flat after.

@@ -70,6 +70,12 @@ Switches top_switches() {
 
 bool needs_nothing(const SwitchDecl& s) { return s.needs[0] == nullptr; }
 bool is_ddp(const SwitchDecl& s) { return std::string(s.name) == "ddp"; }
+// A switch that acts on the ddp rung only (zero1): a single process has nothing for it to do.
+bool needs_ddp(const SwitchDecl& s) {
+  for (const char* n : s.needs)
+    if (n && std::string(n) == "ddp") return true;
+  return false;
+}
 
 // The base of a composite: a ladder rung's switches, or the top rung's.
 const Switches* base_switches(const std::string& name) {
@@ -127,10 +133,27 @@ std::vector<Rung> ablation_rungs() {
     if (!is_ddp(*s) && needs_nothing(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
   out.push_back({"top", "all single-process switches", top_switches()});
   for (const SwitchDecl* s : all_switches()) {
-    if (is_ddp(*s)) continue;
+    if (is_ddp(*s) || needs_ddp(*s)) continue;  // the top is one process
     // A rung or part left out of the top; an extra added to it.
     out.push_back(parse_rung(fmt::format(s->role == SwitchRole::kExtra ? "top+{}" : "top-{}", s->name)));
   }
+  return out;
+}
+
+std::vector<Rung> memory_rungs() {
+  std::vector<Rung> out = {ladder_rungs().front()};
+  std::vector<const SwitchDecl*> extras;
+  for (const SwitchDecl* s : all_switches())
+    if (s->role == SwitchRole::kExtra) extras.push_back(s);
+  for (const SwitchDecl* s : extras)
+    if (!needs_ddp(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
+  out.push_back(parse_rung("ddp"));
+  std::string all = "ddp";
+  for (const SwitchDecl* s : extras) {
+    out.push_back(parse_rung(fmt::format("ddp+{}", s->name)));
+    all += fmt::format("+{}", s->name);
+  }
+  if (extras.size() > 1) out.push_back(parse_rung(all));
   return out;
 }
 

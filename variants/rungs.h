@@ -42,8 +42,15 @@ Rung parse_rung(const std::string& spec, const char* option = "--rungs");
 
 // --mode ablation: each switch alone on fp32, then the top rung without each;
 // every part of a group (the fused rung's mechanisms) too: alone on fp32
-// where it needs no other switch, and left out of the top rung.
+// where it needs no other switch, and left out of the top rung; an extra
+// added to the top rung, except one that acts on the ddp rung only (zero1:
+// `--rungs ddp,ddp+zero1`).
 std::vector<Rung> ablation_rungs();
+
+// --mode memory: the extras that trade compute or communication for memory
+// beside the rungs they extend: fp32, fp32+X for each extra a single process
+// runs (act-ckpt), ddp, ddp+X for each extra, and ddp with all of them.
+std::vector<Rung> memory_rungs();
 
 // Loss-parity tolerance (relative) for a rung against the fp32 baseline, set
 // by the loosest numerics (SwitchDecl::numerics) of its switches (see

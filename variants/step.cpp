@@ -8,6 +8,7 @@
 #include "profiler/range.h"
 #include "variants/add_layer_norm.h"
 #include "variants/ddp/grad_sync.h"
+#include "variants/ddp/zero1.h"
 
 namespace ladder {
 
@@ -51,8 +52,11 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
   model_->train();
-  optimizer_ = make_optimizer(model_, cfg.train, plan_.acts("fused-adamw"));
   params_ = model_->parameters();
+  // ZeRO-1 shards the optimizer over the ddp rung's ranks (variants/ddp/zero1.h).
+  optimizer_ = pg_ && plan_.acts("zero1")
+                   ? std::make_unique<ShardedOptimizer>(params_, cfg.train, plan_.acts("fused-adamw"), *pg_)
+                   : make_optimizer(model_, cfg.train, plan_.acts("fused-adamw"));
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
     // The host's wait on the buckets may follow the optimizer's enqueue

@@ -88,6 +88,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_sum(at::Tensor& t) {
   return backend_->allreduce(one);
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroup::broadcast(at::Tensor& t, int root) {
+  std::vector<at::Tensor> one{t};
+  c10d::BroadcastOptions opts;
+  opts.rootRank = root;
+  return backend_->broadcast(one, opts);
+}
+
 void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
   try {
     // With a timeout the wait blocks the host until the collective is done or

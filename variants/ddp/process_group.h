@@ -44,6 +44,8 @@ class ProcessGroup {
 
   // Sum over ranks, in place, asynchronously: wait() on the result.
   c10::intrusive_ptr<c10d::Work> allreduce_sum(at::Tensor& t);
+  // `root`'s values of `t` into `t` on every rank, asynchronously.
+  c10::intrusive_ptr<c10d::Work> broadcast(at::Tensor& t, int root);
   // Waits for `work`, blocking the host; if it fails or times out, throws an
   // error that says `what` failed, with the backend's reason and the census
   // of ranks.
