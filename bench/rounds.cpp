@@ -127,9 +127,12 @@ std::string auto_line(const json& a) {
   std::string cells;
   for (const auto& u : a["unresolved"])
     cells += fmt::format("{}{} {}", cells.empty() ? "" : ", ", u["cell"].get<std::string>(), u["ratio"].get<std::string>());
+  // Wider than the target is not unresolved: 1.53 [1.49, 1.57] excludes 1.
   return fmt::format("[auto] {} round(s) in {:.1f} min; stopped: {}{}", a["rounds"].get<int>(),
                      a["elapsed_s"].get<double>() / 60, a["stopped"].get<std::string>(),
-                     cells.empty() ? std::string() : "; unresolved: " + cells);
+                     cells.empty() ? std::string()
+                                   : fmt::format("; still wider than +-{} %: {}", a["target_ci_pct"].get<double>(),
+                                                 cells));
 }
 
 }  // namespace ladder

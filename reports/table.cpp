@@ -464,8 +464,16 @@ Table ablation_table(const json& summary) {
 // --ab: per rung, side A's and side B's tokens/s, B over A paired by round
 // with its interval, and the verdict.
 Table ab_table(const json& summary) {
+  // A summary written before b_over_a_p was recorded (2026-11-25) holds what
+  // it takes: its ratios are made again from the per-process values.
+  json rows = summary["rows"];
+  for (const auto& row : rows)
+    if (row.value("side", "") == "B" && row.value("status", "") == "ok" && !row.contains("b_over_a_p")) {
+      add_side_ratios(rows);
+      break;
+    }
   std::map<std::string, const json*> side_a;
-  for (const auto& row : summary["rows"])
+  for (const auto& row : rows)
     if (row.value("side", "") == "A") side_a[row.value("rung", "")] = &row;
   Table t;
   t.title = fmt::format("A/B in one run ({}): B over A, paired by round", summary["ab"].value("spec", "?"));
@@ -475,7 +483,7 @@ Table ab_table(const json& summary) {
   // The rungs are one family of tests: their p-values Holm-adjusted together.
   std::vector<const json*> b_rows;
   std::vector<double> p;
-  for (const auto& row : summary["rows"])
+  for (const auto& row : rows)
     if (row.value("side", "") == "B" && !row.contains("peer")) {
       b_rows.push_back(&row);
       const json& pv = row.value("b_over_a_p", json());
