@@ -266,6 +266,34 @@ def twohost_torchrun(d):
         assert not hosts.pids(0) and not hosts.pids(1), (hosts.pids(0), hosts.pids(1))
 
 
+def twohost_zero1(d):
+    """ddp+zero1 with one rank on each of two hosts under torchrun: each keeps
+    half the AdamW state, the ranges travel over the link, and the weights,
+    losses and grad norms are the built-in launcher's ddp rung's."""
+    require_torchrun()
+    require_namespaces()
+    with TwoHosts() as hosts:
+        work = ["measure", "--rung", "ddp+zero1", *WORK, "--save-final", d / "w.pt", "--quiet"]
+        procs = torchrun_on_two_hosts(hosts, d, work, d / "run")
+        for i, p in enumerate(procs):
+            out, _ = p.communicate(timeout=300)
+            assert p.returncode == 0, f"host{i}: exit {p.returncode}\n{out[-6000:]}"
+    ref = load(REF / "builtin" / "ddp" / "report.json")
+    r = validate(d / "run" / "ddp+zero1" / "report.json")
+    assert [x["host"] for x in r["ddp"]["per_rank"]] == ["host0", "host1"], r["ddp"]["per_rank"]
+    for q in ("loss", "grad_norm"):
+        for a, b in zip(r["steps"][q], ref["steps"][q], strict=True):
+            assert abs(a - b) <= 1e-6 * abs(b), (q, a, b)
+    sharding = r["switches"]["zero1"]["sharding"]
+    assert r["switches"]["zero1"]["effective"] is True and sharding["ranks"] == 2, r["switches"]["zero1"]
+    assert 2 * sharding["optimizer_state_bytes_this_rank"] in (sharding["optimizer_state_bytes_unsharded"],
+                                                              sharding["optimizer_state_bytes_unsharded"] + 8)
+    w = assert_same_weights(d / "w.pt", REF / "weights.pt", atol=1e-7, rtol=1e-6)
+    print(f"zero1 on two hosts: losses and grad norms equal to the built-in ddp's; weights max |diff| {w:.2g}; "
+          f"AdamW state {sharding['optimizer_state_bytes_this_rank']} of {sharding['optimizer_state_bytes_unsharded']} "
+          "bytes on rank 0")
+
+
 def twohost_mpirun(d):
     """mpirun on the first host starts one rank on each host (an rsh agent stands in for ssh)."""
     require("mpirun", why="Open MPI, Debian's openmpi-bin")
@@ -429,7 +457,8 @@ def twohost_bandwidth(d):
     print(table)
 
 
-CASES = {f.__name__: f for f in [builtin_reference, torchrun, mpirun, srun, twohost_torchrun, twohost_mpirun,
+CASES = {f.__name__: f for f in [builtin_reference, torchrun, mpirun, srun, twohost_torchrun, twohost_zero1,
+                                 twohost_mpirun,
                                  twohost_link_cut,
                                  twohost_host_lost, ladder_run_link_cut, twohost_bandwidth]}
 

@@ -133,6 +133,8 @@ nlohmann::json ShardedOptimizer::describe() const {
           {"optimizer_state_bytes_this_rank", 2 * mine},
           {"optimizer_state_bytes_unsharded", 2 * all * element},
           {"parameter_bytes_broadcast_per_step", all * element},
+          {"placement", "after this rank's AdamW step, before the next forward; not overlapped with compute (the "
+                        "optimizer phase's time holds it)"},
           {"gradients", "all-reduced as the ddp rung's (every rank needs the whole gradient for the clip norm)"}};
 }
 
