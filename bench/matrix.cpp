@@ -155,6 +155,20 @@ std::vector<Shape> shapes_of(const MatrixSpec& spec) {
   return shapes;
 }
 
+// --memory-budget: a cell whose estimate per device exceeds it does not run.
+void hold_to_memory_budget(const MatrixSpec& spec, Cell& cell) {
+  if (!cell.runnable || spec.memory_budget_bytes <= 0) return;
+  const int64_t need = step_memory_estimate_bytes(cell.cfg);
+  if (need <= spec.memory_budget_bytes) return;
+  cell.runnable = false;
+  // GiB with enough digits that the two numbers differ (a tiny model's are MiB).
+  const double gib = double(1ll << 30), need_gib = double(need) / gib,
+               budget_gib = double(spec.memory_budget_bytes) / gib;
+  const int digits = need_gib >= 10 ? 1 : need_gib >= 1 ? 2 : 4;
+  cell.not_runnable_reason = fmt::format("does not fit (estimate {:.{}f} GiB > budget {:.{}f} GiB per device)",
+                                         need_gib, digits, budget_gib, digits);
+}
+
 // A measured rung of a shape: runnable here or why not, and its parity reference.
 Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string& prefix, const Rung& rung) {
   Cell cell;
@@ -174,18 +188,7 @@ Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string&
                     spec.device.rfind("cuda", 0) == 0 ? "GPU" : "rank");
   }
   if (cell.runnable) cell.cfg.validate();
-  if (cell.runnable && spec.memory_budget_bytes > 0) {
-    const int64_t need = step_memory_estimate_bytes(cell.cfg);
-    if (need > spec.memory_budget_bytes) {
-      cell.runnable = false;
-      // GiB with enough digits that the two numbers differ (a tiny model's are MiB).
-      const double gib = double(1ll << 30), need_gib = double(need) / gib,
-                   budget_gib = double(spec.memory_budget_bytes) / gib;
-      const int digits = need_gib >= 10 ? 1 : need_gib >= 1 ? 2 : 4;
-      cell.not_runnable_reason = fmt::format("does not fit (estimate {:.{}f} GiB > budget {:.{}f} GiB per device)",
-                                             need_gib, digits, budget_gib, digits);
-    }
-  }
+  hold_to_memory_budget(spec, cell);
   if (rung.name != "fp32") {
     cell.parity_ref = prefix + "fp32";
     cell.parity_subject = cell.id;
@@ -205,6 +208,9 @@ Cell parity_cell(const MatrixSpec& spec, const Cell& cell, const char* suffix, R
   c.id = cell.id + suffix;
   c.role = "parity";
   c.cfg = cfg;
+  // A reference that cannot fit either (one process holds what the ranks
+  // shared): not run, and the rung's parity says it is unavailable.
+  hold_to_memory_budget(spec, c);
   return c;
 }
 

@@ -50,6 +50,14 @@ json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by
     p["status"] = "baseline";
     return p;
   }
+  // A reference that was not to run here (it does not fit --memory-budget,
+  // or cannot run on this device): not checked, and said why.
+  for (const std::string& id : {cell.parity_ref, cell.parity_subject})
+    if (const Cell& c = *by_id.at(id); !c.runnable) {
+      p["status"] = "not_checked";
+      p["reason"] = fmt::format("'{}' was not run: {}", id, c.not_runnable_reason);
+      return p;
+    }
   auto ref = read_json(cell_report(o, *by_id.at(cell.parity_ref), 1, side));
   if (!subject || !ref || subject->value("status", "") != "ok" || ref->value("status", "") != "ok") {
     p["status"] = "unavailable";

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -129,6 +130,7 @@ struct RunArgs {
   std::string matrix_file, resume_dir, roofline_file;
   std::optional<int64_t> parity_steps, repeats, nproc;
   bool repeat_auto = false;
+  bool plan_only = false;
   std::optional<double> target_ci_pct, time_budget_min, memory_budget_gib;
   std::optional<std::string> ab;
   std::optional<std::string> rungs, mode;
@@ -147,6 +149,11 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                "memory per device: a rung whose estimate exceeds it is not run, marked 'does not fit' (default: "
                "none; on CUDA an out-of-memory stays a recorded failure)",
                [&](const std::string& v) { a.memory_budget_gib = parse_double("--memory-budget", v); });
+  ap.add_flag("--plan",
+              "print the cells the run would make (each with its ranks, its memory estimate per device and "
+              "whether it runs, or why not) and run nothing; with --memory-budget, which presets and batch "
+              "sizes fit",
+              [&] { a.plan_only = true; });
   ap.add_value("--matrix", "FILE", "JSON matrix: presets x batch x seq x rungs (see bench/README.md)",
                [&](const std::string& v) { a.matrix_file = v; });
   ap.add_value("--resume", "RUN_DIR", "finish an interrupted run, keeping complete reports",
@@ -369,6 +376,25 @@ void announce(const std::vector<Cell>& cells, const RunArgs& a) {
     fmt::print(stderr, "ladder: A/B in one run ({}): every rung on sides A and B, interleaved\n", a.ro.ab_spec);
 }
 
+// --plan: the cells, their estimate per device and whether each would run,
+// on stdout; nothing runs and nothing is written.
+int print_plan(const std::vector<Cell>& cells, const MatrixSpec& spec) {
+  size_t width = 4;
+  for (const auto& c : cells) width = std::max(width, c.id.size());
+  fmt::print("{:<{}}  {:<7} {:>5} {:>8}  {}\n", "cell", width, "role", "ranks", "est GiB", "runs");
+  for (const auto& c : cells) {
+    const std::string est =
+        c.role == "peer" ? "-" : fmt::format("{:.2f}", double(step_memory_estimate_bytes(c.cfg)) / double(1ll << 30));
+    fmt::print("{:<{}}  {:<7} {:>5} {:>8}  {}\n", c.id, width, c.role, c.cfg.world_size, est,
+               c.runnable ? std::string("yes") : "no: " + c.not_runnable_reason);
+  }
+  fmt::print("est GiB: the analytic estimate per device (bench/memory.h){}\n",
+             spec.memory_budget_bytes > 0
+                 ? fmt::format(", against --memory-budget {:.2f} GiB", double(spec.memory_budget_bytes) / (1ll << 30))
+                 : std::string("; no --memory-budget, so nothing is held back by it"));
+  return 0;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
@@ -387,6 +413,10 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   a.ro.argv = argv;
   a.ro.mode = a.spec.mode;
   a.ro.parity_steps = a.spec.parity_steps;
+  if (a.plan_only) {
+    if (!a.resume_dir.empty()) throw ConfigError("--plan: a plan is of a new run; expected no --resume with it");
+    return print_plan(build_cells(a.spec), a.spec);
+  }
   const std::vector<Cell> cells = a.resume_dir.empty() ? new_cells(a) : resumed_cells(a, ap);
   check_cells_data(cells);
   announce(cells, a);

@@ -389,6 +389,12 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
                      "repeat auto:", unresolved.empty() ? Tone::kPlain : Tone::kWarn});
   }
   not_effective_notes(summary, notes);
+  for (const auto& row : summary["rows"])  // a reference that was not to run: the rung's parity is not checked
+    if (!row.contains("peer") && row.contains("parity") && row["parity"].is_object() &&
+        row["parity"].value("status", "") == "not_checked" && row["parity"].contains("reason"))
+      notes.push_back({fmt::format("{}: {}", peer_display_name(row["cell"].get<std::string>()),
+                                   row["parity"]["reason"].get<std::string>()),
+                       "parity not checked:", Tone::kWarn});
   noise_notes(summary, notes);
   notes.push_back({fmt::format("x fp32, x prev: tokens/s ratios between rungs of this run, with their 95 % interval "
                                "from the per-process values (rounds as blocks, reports/block_design.h; none with one "

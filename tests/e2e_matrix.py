@@ -239,7 +239,24 @@ def memory_mode_and_budget(d):
             assert not (d / "budget" / name / "report.json").exists()
         else:
             assert b[name]["status"] == "ok", (name, b[name])
+            # A parity reference that does not fit (one process at the whole
+            # batch, holding what the ranks share) is not run: parity said not
+            # checked, and why, instead of failing the run.
+            p = b[name]["parity"]
+            assert p["status"] in ("pass", "baseline") or (
+                p["status"] == "not_checked" and "was not run: does not fit (estimate" in p["reason"]), (name, p)
     assert b["ddp"]["status"] == "not_runnable" and b["ddp+act-ckpt+zero1"]["status"] == "ok"
+    # --plan: GPT-2 1.5B against 24 GiB per device, on the estimate alone:
+    # nothing runs, nothing is written; ddp does not fit, ZeRO-1 with
+    # checkpointing does.
+    p = run(["run", "--device", "cpu", "--preset", "gpt2-1558m", "--mode", "memory", "--memory-budget", "24",
+             "--plan", "--out", str(d / "plan")], check_code=0)
+    plan = {line.split()[0]: line for line in p.stdout.splitlines()[1:-1]}
+    print(p.stdout)
+    for name in ("fp32", "ddp", "ddp+zero1", "ddp+act-ckpt"):
+        assert " no: does not fit (estimate " in plan[name] and "> budget 24.0 GiB per device" in plan[name], plan
+    assert plan["ddp+act-ckpt+zero1"].endswith(" yes"), plan
+    assert not (d / "plan").exists()
 
 
 def bad_inputs(d):
@@ -254,6 +271,7 @@ def bad_inputs(d):
     bad(["run", *TINY, "--rungs", "fp32,turbo"], "--rungs", "'turbo'", "vocab-pad")
     bad(["run", *TINY, "--mode", "sideways"], "--mode", "'sideways'", "memory")
     bad(["run", *TINY, "--memory-budget", "0"], "--memory-budget", "got 0")
+    bad(["run", "--resume", str(d / "not_a_run"), "--plan"], "--plan", "--resume")
     (d / "bad.json").write_text('{"presets": ["tiny"],')
     bad(["run", "--matrix", str(d / "bad.json")], "bad.json", "not valid JSON")
     (d / "keys.json").write_text('{"presets": ["tiny"], "rungz": ["fp32"]}')
