@@ -72,8 +72,12 @@ std::string bare_cell(const json& row) {
 void add_speedups(json& rows) {
   auto designs = designs_by_shape(rows);
   std::map<std::string, std::string> fp32, previous;  // shape -> cell
-  for (const auto& row : rows)
-    if (row["rung"] == "fp32" && row["status"] == "ok") fp32[shape_key(row)] = row["cell"].get<std::string>();
+  std::map<std::string, std::string> by_rung;         // shape|rung -> cell
+  for (const auto& row : rows) {
+    if (row["status"] != "ok") continue;
+    if (row["rung"] == "fp32") fp32[shape_key(row)] = row["cell"].get<std::string>();
+    by_rung[shape_key(row) + "|" + row.value("rung", "")] = row["cell"].get<std::string>();
+  }
   for (auto& row : rows) {
     if (row["status"] != "ok") continue;
     const std::string key = shape_key(row), cell = row["cell"].get<std::string>();
@@ -85,8 +89,16 @@ void add_speedups(json& rows) {
       set_ratio(row, "speedup_vs_previous", {});  // a peer is not the next rung of the ladder
       continue;
     }
-    set_ratio(row, "speedup_vs_previous", previous.count(key) ? d.ratio(previous[key], cell) : RatioInterval{},
-              previous.count(key) ? bare_cell({{"cell", previous[key]}, {"side", row.value("side", "")}}) : "");
+    // A composite RUNG+SWITCH is against RUNG where RUNG ran (ddp+zero1
+    // against ddp, not the row above it); any other rung against the row above.
+    const std::string rung = row.value("rung", "");
+    const size_t plus = rung.find('+');
+    const std::string base = plus == std::string::npos ? "" : key + "|" + rung.substr(0, plus);
+    const std::string against = !base.empty() && by_rung.count(base) ? by_rung[base]
+                                : previous.count(key)                 ? previous[key]
+                                                                      : std::string();
+    set_ratio(row, "speedup_vs_previous", against.empty() ? RatioInterval{} : d.ratio(against, cell),
+              against.empty() ? "" : bare_cell({{"cell", against}, {"side", row.value("side", "")}}));
     previous[key] = cell;
   }
 }
@@ -396,7 +408,8 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
                                    row["parity"]["reason"].get<std::string>()),
                        "parity not checked:", Tone::kWarn});
   noise_notes(summary, notes);
-  notes.push_back({fmt::format("x fp32, x prev: tokens/s ratios between rungs of this run, with their 95 % interval "
+  notes.push_back({fmt::format("x fp32, x prev: tokens/s ratios between rungs of this run (x prev: against the rung "
+                               "above, or RUNG for a composite RUNG+SWITCH), with their 95 % interval "
                                "from the per-process values (rounds as blocks, reports/block_design.h; none with one "
                                "process per rung); '?': unresolved, the interval holds 1 and reaches past +-{} %",
                                kRatioNoisePct)});

@@ -57,6 +57,22 @@ json rows_of(const std::map<std::string, std::vector<double>>& tok_s, const std:
   return rows;
 }
 
+TEST(Rounds, ACompositeIsAgainstItsBaseRung) {
+  // x prev: the row above, except a composite RUNG+SWITCH, against RUNG when it ran.
+  const json rows = rows_of({{"fp32", {100, 101}}, {"bf16", {150, 152}}, {"fp32+flash", {110, 111}},
+                             {"ddp", {300, 303}}, {"ddp+zero1", {290, 292}}, {"top+act-ckpt", {200, 202}}},
+                            {"fp32", "bf16", "fp32+flash", "ddp", "ddp+zero1", "top+act-ckpt"});
+  std::map<std::string, json> against;
+  for (const auto& r : rows) against[r["cell"].get<std::string>()] = r["speedup_vs_previous_against"];
+  EXPECT_TRUE(against["fp32"].is_null());
+  EXPECT_EQ(against["bf16"], "fp32");
+  EXPECT_EQ(against["fp32+flash"], "fp32");
+  EXPECT_EQ(against["ddp"], "fp32+flash");
+  EXPECT_EQ(against["ddp+zero1"], "ddp");
+  EXPECT_EQ(against["top+act-ckpt"], "ddp+zero1");  // no top in this run: the row above
+  EXPECT_NEAR(rows[4]["speedup_vs_previous"].get<double>(), 291.0 / 301.5, 0.01);
+}
+
 TEST(Rounds, AutoAddsTheWideRatiosAndWhatTheyAreAgainst) {
   const auto cells = tiny_cells({"fp32", "flash", "fused-adamw"});
   RunnerOptions o;
