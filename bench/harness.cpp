@@ -6,12 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <thread>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -165,19 +162,6 @@ StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, StepObserver
   rec.lr = out.lr;
   list.after_step(rec, measured);
   return rec;
-}
-
-// Time the hypervisor gave this VM's CPUs to others (/proc/stat "steal",
-// all CPUs, in ms); -1 where it cannot be read.
-double host_steal_ms() {
-  std::FILE* f = std::fopen("/proc/stat", "r");
-  if (!f) return -1;
-  unsigned long long v[8] = {};
-  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                            &v[5], &v[6], &v[7]);
-  std::fclose(f);
-  const long hz = sysconf(_SC_CLK_TCK);
-  return n == 8 && hz > 0 ? double(v[7]) * 1000.0 / double(hz) : -1;
 }
 }  // namespace
 

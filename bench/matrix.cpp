@@ -102,8 +102,9 @@ int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
   const int64_t n_params = V * C + m.block_size * C + m.n_layer * (12 * C * C + 13 * C) + 2 * C;
   ModelConfig shape = m;
   shape.vocab_size = V;
-  MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq, memory_options(cfg));
-  const bool graph = plan_for(cfg).acts("cuda-graph");
+  const StepPlan plan = plan_for(cfg);
+  MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq, memory_options(cfg, plan));
+  const bool graph = plan.acts("cuda-graph");
   return e.total_bytes + (graph ? e.activation_bytes : 0);
 }
 

@@ -9,9 +9,8 @@
 
 namespace ladder {
 
-namespace {
-MemoryEstimate estimate(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq, const MemoryOptions& o,
-                        int64_t bytes_per_element) {
+MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq,
+                               const MemoryOptions& o) {
   const int64_t B = batch, T = seq, C = m.n_embd, V = m.vocab_size;
   MemoryEstimate e;
   e.parameter_bytes = n_params * 4;
@@ -20,26 +19,14 @@ MemoryEstimate estimate(const ModelConfig& m, int64_t n_params, int64_t batch, i
   const int64_t per_layer = 16 * B * T * C + m.n_head * B * T * T;
   const int64_t head = 2 * B * T * C + 2 * B * T * V;
   const int64_t blocks = o.checkpoint_blocks ? m.n_layer * B * T * C + per_layer : m.n_layer * per_layer;
-  e.activation_bytes = (blocks + head) * bytes_per_element;
+  e.activation_bytes = (blocks + head) * 4;
   e.total_bytes = e.parameter_bytes + e.gradient_bytes + e.optimizer_state_bytes + e.activation_bytes;
   e.optimizer_shards = o.optimizer_shards;
   e.checkpoint_blocks = o.checkpoint_blocks;
   return e;
 }
-}  // namespace
 
-MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq,
-                               int64_t bytes_per_element) {
-  return estimate(m, n_params, batch, seq, MemoryOptions{}, bytes_per_element);
-}
-
-MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq,
-                               const MemoryOptions& o) {
-  return estimate(m, n_params, batch, seq, o, 4);
-}
-
-MemoryOptions memory_options(const RunConfig& cfg) {
-  const StepPlan plan = plan_for(cfg);
+MemoryOptions memory_options(const RunConfig& cfg, const StepPlan& plan) {
   MemoryOptions o;
   if (cfg.sw.on("ddp") && plan.acts("zero1")) o.optimizer_shards = cfg.world_size;
   o.checkpoint_blocks = plan.model.checkpoint_blocks;

@@ -15,11 +15,7 @@ namespace ladder {
 
 using nlohmann::json;
 
-namespace {
-
-// Time the hypervisor gave this VM's CPUs to others (/proc/stat "steal",
-// all CPUs, in ms); -1 where it cannot be read.
-double steal_ms() {
+double host_steal_ms() {
   std::FILE* f = std::fopen("/proc/stat", "r");
   if (!f) return -1;
   unsigned long long v[8] = {};
@@ -29,6 +25,8 @@ double steal_ms() {
   const long hz = sysconf(_SC_CLK_TCK);
   return n == 8 && hz > 0 ? double(v[7]) * 1000.0 / double(hz) : -1;
 }
+
+namespace {
 
 double load_1m() {
   std::ifstream f("/proc/loadavg");
@@ -55,7 +53,7 @@ NoiseMonitor::Reading NoiseMonitor::read() const {
     r.involuntary_switches = ru.ru_nivcsw;
     r.voluntary_switches = ru.ru_nvcsw;
   }
-  r.steal_ms = steal_ms();
+  r.steal_ms = host_steal_ms();
   r.load_1m = load_1m();
   r.gpu = gpu_state(device_);
   return r;

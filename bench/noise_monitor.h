@@ -23,6 +23,10 @@
 
 namespace ladder {
 
+// Time the hypervisor gave this VM's CPUs to others (/proc/stat "steal",
+// all CPUs, in ms, since boot); -1 where it cannot be read.
+double host_steal_ms();
+
 class NoiseMonitor final : public StepObserver {
  public:
   NoiseMonitor(const torch::Device& device, int threads) : device_(device), threads_(threads) {}

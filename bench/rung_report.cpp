@@ -99,7 +99,8 @@ json memory_section(const MeasuredRun& m, const MemoryStats& s) {
       {"monitor", m.memory_monitor},
   };
   return {{"measured", measured},
-          {"estimate", estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg))},
+          {"estimate",
+           estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg, plan_for(m.cfg)))},
           {"cpu_allocator", m.cpu_allocator}};
 }
 

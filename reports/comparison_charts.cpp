@@ -51,6 +51,14 @@ Grid grid_of(const json& cmp) {
   return g;
 }
 
+// One series per input, its points one per rung, made by `point` from the cell.
+void add_series(Chart& chart, const Grid& g, ChartPoint (*point)(const json*)) {
+  for (size_t i = 0; i < g.labels.size(); ++i) {
+    chart.series.push_back({g.labels[i], {}});
+    for (const json* cell : g.cells[i]) chart.series.back().points.push_back(point(cell));
+  }
+}
+
 const json& or_null(const json* cell) {
   static const json kNull;
   return cell ? *cell : kNull;
@@ -95,10 +103,7 @@ Chart dt_chart(const Grid& g) {
   chart.reference = 0;
   chart.y_covers = {-1, 1};  // at least +-1 %, so that a quiet run still has an axis
   chart.empty_note = "no per-step dt in these inputs";
-  for (size_t i = 0; i < g.labels.size(); ++i) {
-    chart.series.push_back({g.labels[i], {}});
-    for (const json* cell : g.cells[i]) chart.series.back().points.push_back(dt_point(cell));
-  }
+  add_series(chart, g, dt_point);
   return chart;
 }
 
@@ -127,10 +132,7 @@ Chart breakdown_chart(const Grid& g) {
   chart.layers = breakdown_layers();
   chart.y_covers = {0};
   chart.empty_note = "no breakdown in these inputs";
-  for (size_t i = 0; i < g.labels.size(); ++i) {
-    chart.series.push_back({g.labels[i], {}});
-    for (const json* cell : g.cells[i]) chart.series.back().points.push_back(breakdown_point(cell));
-  }
+  add_series(chart, g, breakdown_point);
   return chart;
 }
 

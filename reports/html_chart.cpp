@@ -266,33 +266,47 @@ const ChartPoint& point_at(const Chart& c, size_t series, size_t category) {
   return category < points.size() ? points[category] : kNone;
 }
 
-// Grouped bars: one group per category, one bar per series.
-std::string bar_marks(const Chart& c, const Frame& f) {
+// The charts drawn by slots (bars, spreads, stacks): for each category r and
+// series i, `mark` of its point at the slot's centre x, or the absent mark
+// where `drawn` says the point has nothing to draw.
+template <class Drawn, class Mark>
+std::string slot_marks(const Chart& c, const Frame& f, Drawn drawn, Mark mark) {
   std::string s;
-  const double bar_width = std::min(f.bands.slot_width() * 0.9, 72.0);
   for (size_t r = 0; r < c.categories.size(); ++r)
     for (size_t i = 0; i < c.series.size(); ++i) {
       const ChartPoint& p = point_at(c, i, r);
       const double x = f.bands.slot_centre(r, i);
-      if (!p.value) {
-        s += absent_mark(p, x, f.bands);
-        continue;
-      }
-      const double v = *p.value;
-      s += fmt::format(R"(<rect class="mark" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}">)"
-                       R"(<title>{}: {}</title></rect>)",
-                       x - bar_width / 2, std::min(f.y(v), f.y(0)), bar_width, std::fabs(f.y(0) - f.y(v)),
-                       series_colour(i), whose(c, i, r), point_text(c, p));
-      double label_top = v;
-      if (p.interval) {
-        s += whisker("whisker interval", x, f.y(p.interval->lo), f.y(p.interval->hi), bar_width / 5, kInk);
-        label_top = std::max(v, p.interval->hi);
-      }
-      if (bar_width >= 30)
-        s += fmt::format(R"(<text class="value" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)", x,
-                         f.y(label_top) - 4, compact(v));
+      s += drawn(p) ? mark(i, r, p, x) : absent_mark(p, x, f.bands);
     }
   return s;
+}
+
+// A bar's width in a slot (bars and stacks).
+double bar_width(const Frame& f) { return std::min(f.bands.slot_width() * 0.9, 72.0); }
+
+// One bar: its value, its interval's whisker, and the value above it where it fits.
+std::string bar_mark(const Chart& c, const Frame& f, size_t i, size_t r, const ChartPoint& p, double x) {
+  const double v = *p.value, width = bar_width(f);
+  std::string s = fmt::format(R"(<rect class="mark" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}">)"
+                              R"(<title>{}: {}</title></rect>)",
+                              x - width / 2, std::min(f.y(v), f.y(0)), width, std::fabs(f.y(0) - f.y(v)),
+                              series_colour(i), whose(c, i, r), point_text(c, p));
+  double label_top = v;
+  if (p.interval) {
+    s += whisker("whisker interval", x, f.y(p.interval->lo), f.y(p.interval->hi), width / 5, kInk);
+    label_top = std::max(v, p.interval->hi);
+  }
+  if (width >= 30)
+    s += fmt::format(R"(<text class="value" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)", x,
+                     f.y(label_top) - 4, compact(v));
+  return s;
+}
+
+// Grouped bars: one group per category, one bar per series.
+std::string bar_marks(const Chart& c, const Frame& f) {
+  return slot_marks(
+      c, f, [](const ChartPoint& p) { return p.value.has_value(); },
+      [&](size_t i, size_t r, const ChartPoint& p, double x) { return bar_mark(c, f, i, r, p, x); });
 }
 
 // Each series' last value, written beside its last point; labels at one
@@ -385,44 +399,38 @@ std::string spread_marks(const Chart& c, const Frame& f) {
   std::string s;
   if (c.reference)
     s += svg_line("reference", f.bands.plot.left, f.y(*c.reference), f.bands.plot.right, f.y(*c.reference));
-  for (size_t r = 0; r < c.categories.size(); ++r)
-    for (size_t i = 0; i < c.series.size(); ++i) {
-      const ChartPoint& p = point_at(c, i, r);
-      const double x = f.bands.slot_centre(r, i);
-      s += p.samples.empty() ? absent_mark(p, x, f.bands) : spread_mark(c, f, i, r, p, x);
-    }
+  return s + slot_marks(
+                 c, f, [](const ChartPoint& p) { return !p.samples.empty(); },
+                 [&](size_t i, size_t r, const ChartPoint& p, double x) { return spread_mark(c, f, i, r, p, x); });
+}
+
+// One stacked bar: its layers bottom first, the series' name above where it fits.
+std::string stacked_mark(const Chart& c, const Frame& f, size_t i, size_t r, const ChartPoint& p, double x) {
+  const double width = bar_width(f);
+  std::string s;
+  double base = 0;
+  for (size_t k = 0; k < p.stack.size() && k < c.layers.size(); ++k) {
+    const double v = p.stack[k];
+    if (!(v > 0)) continue;
+    const ChartLayer& layer = c.layers[k];
+    s += fmt::format(R"(<rect class="mark segment" data-category="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" )"
+                     R"(height="{:.1f}" fill="{}"><title>{} · {}: {}</title></rect>)",
+                     escape_html(layer.key), x - width / 2, f.y(base + v), width, f.y(base) - f.y(base + v),
+                     escape_html(layer.colour), whose(c, i, r), escape_html(layer.label),
+                     escape_html(with_unit(v, c.unit)));
+    base += v;
+  }
+  if (f.bands.slot_width() >= 14)
+    s += fmt::format(R"(<text class="value" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)", x, f.y(base) - 4,
+                     escape_html(shorten(c.series[i].name, 4)));
   return s;
 }
 
 // Per category, one bar per series stacked from the layers, bottom first.
 std::string stacked_marks(const Chart& c, const Frame& f) {
-  std::string s;
-  const double bar_width = std::min(f.bands.slot_width() * 0.9, 72.0);
-  for (size_t r = 0; r < c.categories.size(); ++r)
-    for (size_t i = 0; i < c.series.size(); ++i) {
-      const ChartPoint& p = point_at(c, i, r);
-      const double x = f.bands.slot_centre(r, i);
-      if (!p.has_data()) {
-        s += absent_mark(p, x, f.bands);
-        continue;
-      }
-      double base = 0;
-      for (size_t k = 0; k < p.stack.size() && k < c.layers.size(); ++k) {
-        const double v = p.stack[k];
-        if (!(v > 0)) continue;
-        const ChartLayer& layer = c.layers[k];
-        s += fmt::format(R"(<rect class="mark segment" data-category="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" )"
-                         R"(height="{:.1f}" fill="{}"><title>{} · {}: {}</title></rect>)",
-                         escape_html(layer.key), x - bar_width / 2, f.y(base + v), bar_width, f.y(base) - f.y(base + v),
-                         escape_html(layer.colour), whose(c, i, r), escape_html(layer.label),
-                         escape_html(with_unit(v, c.unit)));
-        base += v;
-      }
-      if (f.bands.slot_width() >= 14)
-        s += fmt::format(R"(<text class="value" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)", x,
-                         f.y(base) - 4, escape_html(shorten(c.series[i].name, 4)));
-    }
-  return s;
+  return slot_marks(
+      c, f, [](const ChartPoint& p) { return p.has_data(); },
+      [&](size_t i, size_t r, const ChartPoint& p, double x) { return stacked_mark(c, f, i, r, p, x); });
 }
 
 // A chart without data: its title and its note, no axes.

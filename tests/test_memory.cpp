@@ -5,6 +5,7 @@
 #include "bench/memory.h"
 #include "variants/config.h"
 #include "variants/rungs.h"
+#include "variants/switches/switch.h"
 
 namespace ladder {
 namespace {
@@ -38,7 +39,7 @@ TEST(MemoryEstimate, OptionsComeFromTheRungsSwitches) {
     RunConfig c;
     c.sw = parse_rung(rung).sw;
     c.world_size = world;
-    return memory_options(c);
+    return memory_options(c, plan_for(c));
   };
   EXPECT_EQ(options("ddp+zero1", 4).optimizer_shards, 4);
   EXPECT_EQ(options("ddp", 4).optimizer_shards, 1);

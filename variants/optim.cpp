@@ -48,6 +48,18 @@ void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
   for (auto& group : opt.param_groups()) group.options().set_lr(lr);
 }
 
+void zero_gradients(const std::vector<torch::Tensor>& params, bool set_to_none) {
+  for (const auto& p : params) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) {
+      p.mutable_grad().reset();
+    } else {
+      p.mutable_grad().detach_();
+      p.mutable_grad().zero_();
+    }
+  }
+}
+
 void StepOptimizer::set_device_lr(double) {
   TORCH_CHECK(false, name(), " cannot take its LR from a device tensor (only at::_fused_adamw_ can)");
 }
@@ -116,16 +128,7 @@ class FusedAdamW final : public StepOptimizer {
   }
 
   void zero_grad(bool set_to_none) override {
-    for (auto& g : groups_)
-      for (auto& p : g.params) {
-        if (!p.grad().defined()) continue;
-        if (set_to_none) {
-          p.mutable_grad().reset();
-        } else {
-          p.mutable_grad().detach_();
-          p.mutable_grad().zero_();
-        }
-      }
+    for (const auto& g : groups_) zero_gradients(g.params, set_to_none);
   }
   const char* name() const override { return "at::_fused_adamw_"; }
   int64_t fused_kernel_calls() const override { return calls_; }

@@ -68,4 +68,8 @@ double learning_rate(const TrainConfig& cfg, int64_t step, int64_t decay_steps);
 
 void set_learning_rate(torch::optim::Optimizer& opt, double lr);
 
+// StepOptimizer::zero_grad over these parameters: each defined gradient reset
+// (set_to_none) or zeroed in place, detached from any graph.
+void zero_gradients(const std::vector<torch::Tensor>& params, bool set_to_none);
+
 }  // namespace ladder

@@ -102,17 +102,7 @@ void ShardedOptimizer::step(double lr, const torch::Tensor& grad_divisor) {
   }
 }
 
-void ShardedOptimizer::zero_grad(bool set_to_none) {
-  for (auto& p : params_) {
-    if (!p.grad().defined()) continue;
-    if (set_to_none) {
-      p.mutable_grad().reset();
-    } else {
-      p.mutable_grad().detach_();
-      p.mutable_grad().zero_();
-    }
-  }
-}
+void ShardedOptimizer::zero_grad(bool set_to_none) { zero_gradients(params_, set_to_none); }
 
 int64_t ShardedOptimizer::fused_kernel_calls() const { return inner_ ? inner_->fused_kernel_calls() : 0; }
 
