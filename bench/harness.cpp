@@ -48,8 +48,17 @@ class CommClock final : public CommObserver, public StepObserver {
     std::lock_guard<std::mutex> g(mu_);
     device_read_ = std::move(read);
   }
+  void gathered(int64_t bytes, double host_ms) override {
+    std::lock_guard<std::mutex> g(mu_);
+    gather_bytes_ += bytes;
+    gather_ms_ += host_ms;
+    gathers_ += 1;
+  }
   void before_step(int64_t, bool) override {
     std::lock_guard<std::mutex> g(mu_);
+    gather_bytes_ = 0;
+    gather_ms_ = 0;
+    gathers_ = 0;
     launched_.clear();
     done_.clear();
     bytes_ = 0;
@@ -64,6 +73,9 @@ class CommClock final : public CommObserver, public StepObserver {
   std::vector<Clock::time_point> launched_;
   std::vector<std::pair<int, Clock::time_point>> done_;
   int64_t bytes_ = 0;
+  int gathers_ = 0;
+  int64_t gather_bytes_ = 0;
+  double gather_ms_ = 0;
   std::optional<Clock::time_point> wait_begin_;
   std::function<std::pair<double, double>()> device_read_;
 };
@@ -72,6 +84,11 @@ class CommClock final : public CommObserver, public StepObserver {
 // wait() returned, so give the last ones a moment to land.
 void CommClock::after_step(StepRecord& rec, bool) {
   std::unique_lock<std::mutex> lk(mu_);
+  if (gathers_ > 0) {
+    rec.has_gather = true;
+    rec.gather_bytes = gather_bytes_;
+    rec.gather_ms = gather_ms_;
+  }
   if (launched_.empty()) return;
   cv_.wait_for(lk, std::chrono::milliseconds(200), [&] { return done_.size() >= launched_.size(); });
   std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;  // (launch, done), by launch

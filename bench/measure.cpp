@@ -25,6 +25,7 @@
 #include "bench/roofline.h"
 #include "bench/rung_report.h"
 #include "bench/step_columns.h"
+#include "bench/traffic_monitor.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/range.h"
 #include "profiler/trace_profiler.h"
@@ -115,7 +116,8 @@ json rank_figures(const RunConfig& c, const HarnessResult& r) {
   for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
   j["tokens_per_s_per_device"] = own_tok_s;
   for (const char* key : {"dt_ms", "allreduce_ms", "allreduce_exposed_ms", "allreduce_overlap_pct",
-                          "allreduce_pct_of_dt"})
+                          "allreduce_pct_of_dt", "gather_ms", "gather_bytes", "collective_payload_bytes",
+                          "sent_bytes_ring", "net_tx_bytes", "net_rx_bytes"})
     if (cols.contains(key)) j[key] = cols[key];
   json med;
   for (auto& [key, v] : j.items())
@@ -125,7 +127,25 @@ json rank_figures(const RunConfig& c, const HarnessResult& r) {
 }
 
 // The ddp section of rank 0's report: every rank's figures and their spread.
-json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGroup& pg, const HarnessResult& r) {
+// How the ddp section's traffic figures are read; `interfaces` those counted on rank 0's host.
+json traffic_section(const std::vector<std::string>& interfaces, bool zero1) {
+  json j = {{"ring_model", "per_rank[].sent_bytes_ring: the payload this rank handed to each collective, counted, "
+                           "times what a ring sends from it: 2(R-1)/R of an all-reduce, a broadcast's payload from "
+                           "every rank but the one before its root (Gloo's broadcast is a tree: the same bytes in "
+                           "all, per rank at two ranks)"},
+            {"measured", "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of "
+                         "the rank's network namespace, loopback excluded) across each step: everything the host "
+                         "sent, TCP/IP headers included; ranks on one host share them, and ranks that talk over "
+                         "loopback or NVLink read 0"},
+            {"interfaces", interfaces}};
+  if (zero1)
+    j["gather"] = "per_rank[].gather_ms: ZeRO-1's parameter broadcasts, in the optimizer phase after this rank's "
+                  "AdamW, first launch to the last wait's return; nothing overlaps them";
+  return j;
+}
+
+json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGroup& pg, const HarnessResult& r,
+                 const std::vector<std::string>& interfaces) {
   json mine = rank_figures(c, r);
   if (c.rank != 0) {
     pg.set(fmt::format("figures/{}", c.rank), mine.dump());
@@ -135,7 +155,7 @@ json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGroup& pg, con
   for (int k = 1; k < c.world_size; ++k) ranks.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
   json agg;
   for (const char* key : {"dt_ms", "tokens_per_s_per_device", "allreduce_ms", "allreduce_pct_of_dt",
-                          "allreduce_overlap_pct"}) {
+                          "allreduce_overlap_pct", "gather_ms", "sent_bytes_ring", "net_tx_bytes"}) {
     std::vector<double> medians;
     for (const auto& rk : ranks)
       if (rk["median"].contains(key)) medians.push_back(rk["median"][key].get<double>());
@@ -153,6 +173,7 @@ json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGroup& pg, con
                               : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end "
                                 "CUDA events); exposed is the compute stream's wait from backward's end to after "
                                 "the last bucket (CUDA events)"},
+          {"traffic", traffic_section(interfaces, c.sw.on("zero1"))},
           {"per_rank", ranks},
           {"across_ranks_of_medians", agg}};
 }
@@ -163,6 +184,7 @@ struct Setup {
   bool ranks_share_cpu = false;
   json cpu_allocator;
   std::unique_ptr<ProcessGroup> pg;
+  std::unique_ptr<TrafficMonitor> traffic;  // with pg
   std::unique_ptr<profiler::TraceProfiler> tracer;
   std::unique_ptr<TrainStep> step;
 };
@@ -218,6 +240,7 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   if (c.sw.on("ddp")) {
     position.phase = "rendezvous";
     s.pg = rendezvous(c, o, s.device);
+    s.traffic = std::make_unique<TrafficMonitor>(*s.pg);
     position.phase = "setup";
   }
   s.tracer = make_tracer(c, o, s.device, s.pg.get());
@@ -243,6 +266,8 @@ HarnessResult run_steps(Setup& s, const RunConfig& c, const MeasureOptions& o, P
   FaultHook fault = read_fault_hook(c.rank);
   std::optional<TraceObserver> trace;
   std::vector<StepObserver*> watchers = {&position};
+  // Inside the tracer: its barriers at the trace's start and end fall outside a step's traffic.
+  if (s.traffic) watchers.push_back(s.traffic.get());
   if (s.tracer) watchers.push_back(&trace.emplace(*s.tracer));
   watchers.push_back(&progress);
   watchers.push_back(&fault);
@@ -287,7 +312,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
     m.op_counts = std::move(ops.op_counts);
     m.op_breakdown = std::move(ops.op_breakdown);
   }
-  m.ddp = s.pg ? ddp_section(c, o.launch, *s.pg, r) : json();
+  m.ddp = s.pg ? ddp_section(c, o.launch, *s.pg, r, s.traffic->interfaces()) : json();
   m.environment = describe_environment(s.device);
   m.n_params = step.model()->num_params();
   m.n_params_without_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);

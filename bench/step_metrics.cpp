@@ -8,6 +8,9 @@ using R = const StepRecord&;
 using C = const MetricContext&;
 bool comm(R s, C) { return s.has_comm; }
 bool memory(R s, C) { return s.has_memory; }
+bool gather(R s, C) { return s.has_gather; }
+bool traffic(R s, C) { return s.has_traffic; }
+bool net(R s, C) { return s.has_traffic && s.net_tx_bytes >= 0; }
 bool cuda_memory(R s, C) { return s.has_memory && s.memory.cuda; }
 }  // namespace
 
@@ -40,6 +43,18 @@ const std::vector<StepMetric>& step_metrics() {
       {"allreduce_bytes", "ddp: gradient bytes all-reduced", false, true, comm,
        [](R s, C) { return double(s.allreduce_bytes); }},
       {"allreduce_buckets", "ddp: buckets all-reduced", false, true, comm, [](R s, C) { return double(s.buckets); }},
+      {"gather_ms", "ddp+zero1: host time of the parameter gather (broadcasts), launch to completion; exposed",
+       true, false, gather, [](R s, C) { return s.gather_ms; }},
+      {"gather_bytes", "ddp+zero1: parameter bytes gathered (broadcast from their owners)", false, true, gather,
+       [](R s, C) { return double(s.gather_bytes); }},
+      {"collective_payload_bytes", "ddp: payload this rank handed to collectives in the step", false, true, traffic,
+       [](R s, C) { return double(s.collective_payload_bytes); }},
+      {"sent_bytes_ring", "ddp: bytes a ring sends from this rank for the step's collectives", false, true, traffic,
+       [](R s, C) { return double(s.sent_bytes_ring); }},
+      {"net_tx_bytes", "ddp: bytes out of this host's network interfaces in the step, loopback excluded", false,
+       true, net, [](R s, C) { return double(s.net_tx_bytes); }},
+      {"net_rx_bytes", "ddp: bytes into this host's network interfaces in the step, loopback excluded", false,
+       true, net, [](R s, C) { return double(s.net_rx_bytes); }},
       {"peak_rss_bytes", "the process's peak resident memory in the step", false, true, memory,
        [](R s, C) { return double(s.memory.peak_rss_bytes); }},
       {"peak_active_bytes", "CUDA: peak active bytes in the step", false, true, cuda_memory,

@@ -37,6 +37,15 @@ struct StepRecord {
   double allreduce_ms = 0;          // wall time some bucket was in flight (union of intervals)
   double allreduce_exposed_ms = 0;  // in flight after backward's compute ended (the wait)
   double overlap_pct = 0;           // share of allreduce_ms hidden behind backward
+  // ZeRO-1: its parameter gather (broadcasts) in the optimizer phase.
+  bool has_gather = false;
+  int64_t gather_bytes = 0;
+  double gather_ms = 0;  // host time, first launch to the last wait's return
+  // ddp: what this rank sent in the step (bench/traffic_monitor.h).
+  bool has_traffic = false;
+  int64_t collective_payload_bytes = 0;  // handed to the collectives
+  int64_t sent_bytes_ring = 0;           // what a ring sends from this rank for them
+  int64_t net_tx_bytes = -1, net_rx_bytes = -1;  // the host's interfaces, loopback excluded; -1: not read
   bool has_memory = false;           // measured steps only
   StepMemory memory;
 };

@@ -54,6 +54,9 @@ inline constexpr const char* kOptimizer = "optimizer";
 inline constexpr const char* kForwardBackwardGraph = "forward+backward (CUDA graph)";
 inline constexpr const char* kStepGraph = "forward+backward+optimizer (CUDA graph)";
 inline constexpr const char* kCaptureGraph = "capture CUDA graph";
+// ZeRO-1's parameter gather: every rank's updated range broadcast to the
+// others, in the optimizer phase (variants/ddp/zero1.h).
+inline constexpr const char* kZero1Gather = "zero1 parameter gather";
 std::string step(const std::string& rung);     // "step fp32"
 const char* layer(int64_t index);              // "layer 3"; the pointer stays valid
 std::string allreduce_bucket(int64_t index);   // "all-reduce bucket 3"

@@ -9,6 +9,7 @@ LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by `ladder run
 """
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -145,6 +146,24 @@ def zero1(d):
         assert 2 * z["memory"]["estimate"]["optimizer_state_bytes"] == a["memory"]["estimate"]["optimizer_state_bytes"]
         if base == "fused-adamw":
             assert z["switches"]["fused-adamw"]["effective"] is True, z["switches"]["fused-adamw"]
+        check_traffic(a, z)
+
+
+def check_traffic(a, z):
+    """What each rank sends per step, exactly (2 ranks): under ddp the gradients
+    once (a ring all-reduce sends 2(R-1)/R of them) and the report's 4-byte loss;
+    under zero1 also its own range of the parameters (ceil(N/2) of N), which its
+    broadcast sends; every step gathers all the ranges."""
+    n = a["model"]["n_params"]
+    half = (n + 1) // 2
+    for report, sent in ((a, 4 * n + 4), (z, 4 * n + 4 + 4 * half)):
+        for pr in report["ddp"]["per_rank"]:
+            assert pr["sent_bytes_ring"] == [sent] * len(pr["dt_ms"]), (report["rung"], pr["rank"], pr["sent_bytes_ring"], sent)
+    assert "gather_ms" not in a["steps"] and "gather" not in a["ddp"]["traffic"], a["ddp"]["traffic"]
+    assert z["steps"]["gather_bytes"] == [4 * 2 * half] * len(z["steps"]["dt_ms"]), z["steps"]["gather_bytes"]
+    assert all(ms > 0 for pr in z["ddp"]["per_rank"] for ms in pr["gather_ms"]), z["ddp"]["per_rank"]
+    print(f"sent per rank and step: ddp {4 * n + 4} B, ddp+zero1 {4 * n + 4 + 4 * half} B "
+          f"({(4 * n + 4 + 4 * half) / (4 * n + 4):.3f}x); gather {statistics.median(z['steps']['gather_ms']):.2f} ms")
 
 
 def overlap(d):

@@ -30,8 +30,9 @@ The ddp rung on CPU (Gloo, tiny preset, 2 ranks, one thread each):
   its loopback cut mid-run: the ddp rung is recorded as failed, naming the
   cause, the run goes on, and the summary and every completed report are
   intact.
-- twohost_bandwidth: scripts/net-sweep at one setting (1 Gbit/s, 1 ms): its
-  table has the all-reduce figures and per-bucket times of both ranks.
+- twohost_bandwidth: scripts/net-sweep at one setting (1 Gbit/s, 1 ms), ddp
+  and ddp+zero1: its table has the all-reduce figures, per-bucket times,
+  zero1's gather and the bytes sent (ring model and measured) of both ranks.
 """
 import json
 import os
@@ -289,9 +290,15 @@ def twohost_zero1(d):
     assert 2 * sharding["optimizer_state_bytes_this_rank"] in (sharding["optimizer_state_bytes_unsharded"],
                                                               sharding["optimizer_state_bytes_unsharded"] + 8)
     w = assert_same_weights(d / "w.pt", REF / "weights.pt", atol=1e-7, rtol=1e-6)
+    # One rank per host: the host's interfaces carry exactly that rank's traffic, the ring model's
+    # bytes plus TCP/IP's headers and acknowledgements.
+    for pr in r["ddp"]["per_rank"]:
+        for sent, tx in zip(pr["sent_bytes_ring"], pr["net_tx_bytes"], strict=True):
+            assert sent <= tx <= 1.1 * sent + 65536, (pr["rank"], sent, tx)
     print(f"zero1 on two hosts: losses and grad norms equal to the built-in ddp's; weights max |diff| {w:.2g}; "
           f"AdamW state {sharding['optimizer_state_bytes_this_rank']} of {sharding['optimizer_state_bytes_unsharded']} "
-          "bytes on rank 0")
+          f"bytes on rank 0; sent per step {r['ddp']['per_rank'][0]['median']['sent_bytes_ring']:.0f} B (ring model), "
+          f"{r['ddp']['per_rank'][0]['median']['net_tx_bytes']:.0f} B out of host0's interface")
 
 
 def twohost_mpirun(d):
@@ -435,25 +442,33 @@ def ladder_run_link_cut(d):
 
 
 def twohost_bandwidth(d):
-    """scripts/net-sweep at one setting writes the table with every rank's all-reduce figures."""
+    """scripts/net-sweep at one setting writes the table with every rank's all-reduce figures, for
+    ddp and ddp+zero1 on the same link; zero1 sends more than ddp (its parameter gather), and the
+    bytes out of each host's interface are at least the ring model's."""
     require_torchrun()
     require_namespaces()
     run([sys.executable, ROOT / "scripts" / "net-sweep", "--ladder", LADDER, "--out", d / "sweep",
          "--settings", "1000:1", "--steps", "3", "--warmup", "1", "--preset", "tiny", "--bucket-cap-mb", "0.1"],
         timeout=300)
     data = load(d / "sweep" / "sweep.json")
-    (row,) = data["rows"]
-    assert row["rate_mbit"] == 1000 and row["delay_ms"] == 1.0, row
-    assert 2.0 <= row["rtt_ms"] <= 20, row  # 2 x 1 ms, plus the user-space delay line's own time
+    ddp, zero1 = data["rows"]
+    assert (ddp["rung"], zero1["rung"]) == ("ddp", "ddp+zero1"), [r["rung"] for r in data["rows"]]
+    for row in (ddp, zero1):
+        assert row["rate_mbit"] == 1000 and row["delay_ms"] == 1.0, row
+        assert 2.0 <= row["rtt_ms"] <= 20, row  # 2 x 1 ms, plus the user-space delay line's own time
+        for r in (0, 1):
+            m = row["ranks"][r]
+            assert m["allreduce_ms"] > 0 and 0 <= m["allreduce_overlap_pct"] <= 100, m
+            assert m["allreduce_exposed_ms"] <= m["allreduce_ms"] + 1e-6, m
+            assert m["sent_bytes_ring"] <= m["net_tx_bytes"] <= 1.1 * m["sent_bytes_ring"] + 65536, m
+        assert len(row["buckets"]) >= 3, row["buckets"]
+        for b in row["buckets"]:
+            assert b["bytes"] > 0 and b["in_flight_ms"] > 0, b
     for r in (0, 1):
-        m = row["ranks"][r]
-        assert m["allreduce_ms"] > 0 and 0 <= m["allreduce_overlap_pct"] <= 100, m
-        assert m["allreduce_exposed_ms"] <= m["allreduce_ms"] + 1e-6, m
-    assert len(row["buckets"]) >= 3, row["buckets"]
-    for b in row["buckets"]:
-        assert b["bytes"] > 0 and b["in_flight_ms"] > 0, b
+        assert ddp["ranks"][r]["gather_ms"] is None and zero1["ranks"][r]["gather_ms"] > 0, (ddp, zero1)
+        assert zero1["ranks"][r]["sent_bytes_ring"] > ddp["ranks"][r]["sent_bytes_ring"], (ddp, zero1)
     table = (d / "sweep" / "table.md").read_text()
-    assert "| 1 Gbit/s | 1 ms |" in table, table
+    assert "| 1 Gbit/s | 1 ms |" in table and "| ddp+zero1 |" in table, table
     print(table)
 
 

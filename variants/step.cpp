@@ -54,9 +54,13 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   model_->train();
   params_ = model_->parameters();
   // ZeRO-1 shards the optimizer over the ddp rung's ranks (variants/ddp/zero1.h).
-  optimizer_ = pg_ && plan_.acts("zero1")
-                   ? std::make_unique<ShardedOptimizer>(params_, cfg.train, plan_.acts("fused-adamw"), *pg_)
-                   : make_optimizer(model_, cfg.train, plan_.acts("fused-adamw"));
+  if (pg_ && plan_.acts("zero1")) {
+    auto sharded = std::make_unique<ShardedOptimizer>(params_, cfg.train, plan_.acts("fused-adamw"), *pg_);
+    sharded_ = sharded.get();
+    optimizer_ = std::move(sharded);
+  } else {
+    optimizer_ = make_optimizer(model_, cfg.train, plan_.acts("fused-adamw"));
+  }
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
     // The host's wait on the buckets may follow the optimizer's enqueue
@@ -155,6 +159,7 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer, CommObserver* c
   const int64_t micro_steps = cfg_.micro_steps();
   out.lr = learning_rate(cfg_.train, step, decay_steps_);
   bool optimizer_done = false;
+  if (sharded_) sharded_->set_observer(comm);  // its gather, in the optimizer phase
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
     Batch batch;

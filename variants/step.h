@@ -35,7 +35,8 @@
 
 namespace ladder {
 
-class GradientSync;  // variants/ddp/grad_sync.h
+class GradientSync;      // variants/ddp/grad_sync.h
+class ShardedOptimizer;  // variants/ddp/zero1.h
 
 struct StepOutput {
   torch::Tensor loss;       // () float32, mean over the step's tokens (all micro-steps)
@@ -101,6 +102,7 @@ class TrainStep {
   std::unique_ptr<TokenSource> data_;
   GPT model_{nullptr};
   std::unique_ptr<StepOptimizer> optimizer_;
+  ShardedOptimizer* sharded_ = nullptr;  // optimizer_ when it is ZeRO-1's
   // flat-grads: gradients in one flat buffer; cuda-graph (CUDA, one process):
   // graphs captured at the first step. A step replays micro_graph_ for all but
   // its last micro-step and step_graph_ (forward, backward, clip, fused AdamW,

@@ -83,12 +83,43 @@ std::string ProcessGroup::master() const { return fmt::format("{}:{}", o_.master
 
 std::string ProcessGroup::backend_name() const { return o_.device.is_cuda() ? "nccl" : "gloo"; }
 
+TrafficCount operator-(const TrafficCount& a, const TrafficCount& b) {
+  const auto minus = [](const CollectiveCount& x, const CollectiveCount& y) {
+    return CollectiveCount{x.calls - y.calls, x.payload_bytes - y.payload_bytes, x.sent_bytes - y.sent_bytes};
+  };
+  return {minus(a.all_reduce, b.all_reduce), minus(a.broadcast, b.broadcast)};
+}
+
+int64_t ring_sent_bytes(Collective kind, int64_t payload, int rank, int world, int root) {
+  if (world <= 1) return 0;
+  if (kind == Collective::kAllReduce) return 2 * (world - 1) * payload / world;
+  return rank == (root + world - 1) % world ? 0 : payload;
+}
+
+void ProcessGroup::count(Collective kind, const at::Tensor& t, int root) {
+  Tally& tally = kind == Collective::kAllReduce ? all_reduce_ : broadcast_;
+  const int64_t payload = int64_t(t.numel()) * int64_t(t.element_size());
+  tally.calls.fetch_add(1, std::memory_order_relaxed);
+  tally.payload.fetch_add(payload, std::memory_order_relaxed);
+  tally.sent.fetch_add(ring_sent_bytes(kind, payload, o_.rank, o_.world_size, root), std::memory_order_relaxed);
+}
+
+TrafficCount ProcessGroup::traffic() const {
+  const auto read = [](const Tally& t) {
+    return CollectiveCount{t.calls.load(std::memory_order_relaxed), t.payload.load(std::memory_order_relaxed),
+                           t.sent.load(std::memory_order_relaxed)};
+  };
+  return {read(all_reduce_), read(broadcast_)};
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_sum(at::Tensor& t) {
+  count(Collective::kAllReduce, t, 0);
   std::vector<at::Tensor> one{t};
   return backend_->allreduce(one);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::broadcast(at::Tensor& t, int root) {
+  count(Collective::kBroadcast, t, root);
   std::vector<at::Tensor> one{t};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
@@ -130,6 +161,7 @@ void ProcessGroup::broadcast_from_rank0(const std::vector<at::Tensor>& tensors) 
   std::vector<at::Tensor> flat{torch::utils::flatten_dense_tensors(tensors)};  // (sum numel,)
   c10d::BroadcastOptions opts;
   opts.rootRank = 0;
+  count(Collective::kBroadcast, flat[0], 0);
   backend_->broadcast(flat, opts)->wait();
   const auto parts = torch::utils::unflatten_dense_tensors(flat[0], tensors);
   for (size_t i = 0; i < tensors.size(); ++i) tensors[i].copy_(parts[i]);

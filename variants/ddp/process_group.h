@@ -7,7 +7,9 @@
 // census that names a dead or hung rank after a collective fails).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,28 @@ struct DistOptions {
   double timeout_s = 300;         // collectives and store reads until set_timeout
   torch::Device device = torch::kCPU;
 };
+
+// What one rank handed to one kind of collective: the calls, their payload
+// and the bytes this rank puts on the wire for them under the ring model
+// (ring_sent_bytes). Payloads are counted, not modelled; what really left the
+// host is the interfaces' counters (bench/traffic_monitor.h).
+struct CollectiveCount {
+  int64_t calls = 0, payload_bytes = 0, sent_bytes = 0;
+};
+struct TrafficCount {
+  CollectiveCount all_reduce, broadcast;
+  int64_t sent_bytes() const { return all_reduce.sent_bytes + broadcast.sent_bytes; }
+};
+TrafficCount operator-(const TrafficCount& a, const TrafficCount& b);
+
+enum class Collective { kAllReduce, kBroadcast };
+// The bytes rank `rank` of `world` sends for one collective of `payload`
+// bytes on a ring: an all-reduce (reduce-scatter then all-gather) sends
+// 2(R-1)/R of the payload from every rank; a broadcast is a pipelined chain
+// from the root, which every rank forwards but the last (the one before the
+// root). Gloo's broadcast is a tree, which moves the same bytes in all and,
+// at two ranks, the same bytes per rank.
+int64_t ring_sent_bytes(Collective kind, int64_t payload, int rank, int world, int root = 0);
 
 class ProcessGroup {
  public:
@@ -62,6 +86,10 @@ class ProcessGroup {
   void set_timeout(double seconds);
   double timeout_s() const { return timeout_s_; }
 
+  // What this rank has launched since it joined, counted at each launch
+  // (from whichever thread launches: autograd's own on CUDA).
+  TrafficCount traffic() const;
+
   // Store strings under a "ladder/" prefix; get() waits up to the timeout.
   void set(const std::string& key, const std::string& value);
   std::string get(const std::string& key);
@@ -75,8 +103,13 @@ class ProcessGroup {
  private:
   explicit ProcessGroup(const DistOptions& o) : o_(o), timeout_s_(o.timeout_s) {}
   [[noreturn]] void fail(const std::string& what, const std::exception& e);
+  void count(Collective kind, const at::Tensor& t, int root);
   DistOptions o_;
   double timeout_s_;
+  struct Tally {
+    std::atomic<int64_t> calls{0}, payload{0}, sent{0};
+  };
+  Tally all_reduce_, broadcast_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Backend> backend_;
 };

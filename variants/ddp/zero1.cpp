@@ -2,11 +2,14 @@
 #include "variants/ddp/zero1.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include "profiler/range.h"
+#include "variants/ddp/comm_observer.h"
 #include "variants/ddp/process_group.h"
 
 namespace ladder {
@@ -85,6 +88,8 @@ void ShardedOptimizer::step(double lr, const torch::Tensor& grad_divisor) {
     inner_->step(lr, grad_divisor);  // this rank's range, in place in the parameters
   }
   torch::NoGradGuard no_grad;
+  profiler::ScopedRange range(profiler::names::kZero1Gather);
+  const auto t0 = std::chrono::steady_clock::now();
   // Every rank launches the same broadcasts in the same order (rank 0's
   // range first): a collective must be called alike on every rank.
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
@@ -100,6 +105,9 @@ void ShardedOptimizer::step(double lr, const torch::Tensor& grad_divisor) {
     pg_.order_after(works[size_t(r)], what);
     pg_.wait(works[size_t(r)], what);
   }
+  if (comm_)
+    comm_->gathered(flat_.numel() * int64_t(flat_.element_size()),
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void ShardedOptimizer::zero_grad(bool set_to_none) { zero_gradients(params_, set_to_none); }
@@ -123,8 +131,9 @@ nlohmann::json ShardedOptimizer::describe() const {
           {"optimizer_state_bytes_this_rank", 2 * mine},
           {"optimizer_state_bytes_unsharded", 2 * all * element},
           {"parameter_bytes_broadcast_per_step", all * element},
-          {"placement", "after this rank's AdamW step, before the next forward; not overlapped with compute (the "
-                        "optimizer phase's time holds it)"},
+          {"placement", "after this rank's AdamW step, before the next forward, in the optimizer phase; not "
+                        "overlapped with compute (per step: gather_ms and gather_bytes; the trace range 'zero1 "
+                        "parameter gather')"},
           {"gradients", "all-reduced as the ddp rung's (every rank needs the whole gradient for the clip norm)"}};
 }
 

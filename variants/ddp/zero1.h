@@ -16,7 +16,11 @@
 // Per rank this keeps 2W/R of optimizer state instead of 2W (W the fp32
 // parameter bytes, R the ranks), whatever the sizes of the tensors (GPT-2's
 // embedding is a third of the 124M model), for R broadcasts per step that
-// move W in all. A reduce-scatter of the gradients would halve their traffic
+// move W in all (about (R-1)/R W sent per rank on a ring). The gather sits
+// in the optimizer phase, after this rank's AdamW and before the next
+// forward, and overlaps nothing: the comm observer hears its bytes and host
+// time, and traces show it as the "zero1 parameter gather" range. A
+// reduce-scatter of the gradients would halve their traffic
 // too, but would leave no rank the whole gradient for the global clip norm,
 // and the overlapped buckets would have to follow the ranges; the all-reduce
 // is kept (see the switch's report).
@@ -35,6 +39,7 @@
 
 namespace ladder {
 
+class CommObserver;
 class ProcessGroup;
 
 // A piece of one tensor in a rank's range: elements [begin, end) of tensor
@@ -60,6 +65,8 @@ class ShardedOptimizer final : public StepOptimizer {
   // This rank's range steps, then every range is broadcast from its owner.
   void step(double lr, const torch::Tensor& grad_divisor) override;
   void zero_grad(bool set_to_none) override;
+  // Who hears the next steps' gathers (null: no one); the step sets it.
+  void set_observer(CommObserver* comm) { comm_ = comm; }
   const char* name() const override { return name_.c_str(); }
   int64_t fused_kernel_calls() const override;
 
@@ -79,6 +86,7 @@ class ShardedOptimizer final : public StepOptimizer {
   std::vector<torch::Tensor> pieces_;  // this rank's pieces: views of flat_ that its optimizer steps
   std::unique_ptr<StepOptimizer> inner_;  // null when this rank's range is empty
   std::string name_;
+  CommObserver* comm_ = nullptr;
 };
 
 }  // namespace ladder
