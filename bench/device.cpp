@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/cpu_allocator.h"
 #include "variants/config.h"
 #ifdef LADDER_WITH_CUDA
 #include "bench/cuda/device_cuda.h"
@@ -112,6 +113,7 @@ bool reset_memory_peaks(const torch::Device& device) {
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) cuda::reset_memory_peaks(device.index());
 #endif
+  if (!device.is_cuda()) reset_cpu_allocated_peak();
   return reset_peak_rss();
 }
 
@@ -119,6 +121,7 @@ bool reset_peak_memory(const torch::Device& device) {
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) cuda::reset_peak_stats(device.index());
 #endif
+  if (!device.is_cuda()) reset_cpu_allocated_peak();
   return reset_peak_rss();
 }
 
@@ -134,7 +137,12 @@ MemoryStats read_memory(const torch::Device& device) {
     hwm = int64_t(ru.ru_maxrss) * 1024;
   }
   m.peak_rss_bytes = hwm;
-  if (!device.is_cuda()) m.device_total_bytes = physical_memory_bytes();
+  if (!device.is_cuda()) {
+    m.device_total_bytes = physical_memory_bytes();
+    const CpuAllocated a = cpu_allocated();
+    m.cpu_counting = a.counting;
+    if (a.counting) m.peak_allocated_bytes = a.peak_bytes;  // live tensor storage, as CUDA's allocated
+  }
   return m;
 }
 

@@ -19,8 +19,10 @@ class StepTimer {
 
 // Memory figures of the device (and the host's peak RSS) at one moment.
 struct MemoryStats {
-  // CUDA caching allocator (zero on CPU).
+  // CUDA caching allocator; on CPU peak_allocated_bytes is the counting
+  // allocator's (bench/cpu_allocator.h) when cpu_counting, the rest zero.
   int64_t peak_allocated_bytes = 0;
+  bool cpu_counting = false;
   int64_t peak_reserved_bytes = 0;
   int64_t peak_active_bytes = 0;
   int64_t alloc_retries = 0;

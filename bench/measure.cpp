@@ -110,7 +110,9 @@ class TraceObserver final : public StepObserver {
 json rank_figures(const RunConfig& c, const HarnessResult& r) {
   json cols = steps_to_json(r.steps, MetricContext{c.world_size});
   json j = {{"rank", c.rank}, {"local_rank", c.local_rank}, {"host", host_name()},
-            {"peak_rss_bytes", r.memory.peak_rss_bytes}, {"peak_reserved_bytes", r.memory.peak_reserved_bytes}};
+            {"peak_rss_bytes", r.memory.peak_rss_bytes}, {"peak_reserved_bytes", r.memory.peak_reserved_bytes},
+            {"peak_allocated_bytes",
+             r.memory.cpu_counting || c.device.rfind("cuda", 0) == 0 ? json(r.memory.peak_allocated_bytes) : json()}};
   // Per device: this rank's own tokens over its own step times.
   std::vector<double> own_tok_s;
   for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));

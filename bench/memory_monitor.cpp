@@ -23,6 +23,7 @@ void MemoryMonitor::after_step(StepRecord& rec, bool measured) {
   StepMemory& s = rec.memory;
   rec.has_memory = true;
   s.cuda = device_.is_cuda();
+  s.cpu_counting = m.cpu_counting;
   s.peak_active_bytes = m.peak_active_bytes;
   s.peak_reserved_bytes = m.peak_reserved_bytes;
   s.peak_allocated_bytes = m.peak_allocated_bytes;

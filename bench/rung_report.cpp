@@ -77,15 +77,21 @@ json memory_section(const MeasuredRun& m, const MemoryStats& s) {
   auto cuda_only = [&](int64_t v) { return cuda ? json(v) : json(); };
   auto pool_blind = [&](int64_t v) { return cuda && !graph ? json(v) : json(); };
   auto pct = [&](int64_t v) { return 100.0 * double(v) / double(s.device_total_bytes); };
+  // CPU: the counting allocator's live tensor bytes (bench/cpu_allocator.h).
+  const json allocated = cuda ? pool_blind(s.peak_allocated_bytes)
+                              : s.cpu_counting ? json(s.peak_allocated_bytes) : json();
   json measured = {
-      {"peak_allocated_bytes", pool_blind(s.peak_allocated_bytes)},
+      {"peak_allocated_bytes", allocated},
       {"peak_reserved_bytes", cuda_only(s.peak_reserved_bytes)},
       {"peak_active_bytes", pool_blind(s.peak_active_bytes)},
       {"allocated_active_valid", cuda && !graph},
       {"allocated_active_note",
        graph ? "null: a CUDA-graph replay allocates nothing, so allocated/active peaks (here and in steps.peak_*) "
                "leave out the activations in the graph's private pool; peak_reserved_bytes includes it"
-             : cuda ? "" : "CPU: no caching allocator; see peak_rss_bytes"},
+             : cuda           ? ""
+             : s.cpu_counting ? "CPU: peak_allocated_bytes counts live tensor storage (LibTorch's CPU allocator "
+                                "wrapped); peak_rss_bytes is the process's resident set, freed blocks included"
+                              : "CPU: tensor storage not counted; see peak_rss_bytes"},
       {"alloc_retries", s.alloc_retries},
       {"ooms", s.ooms},
       {"peak_rss_bytes", s.peak_rss_bytes},

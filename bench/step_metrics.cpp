@@ -12,6 +12,7 @@ bool gather(R s, C) { return s.has_gather; }
 bool traffic(R s, C) { return s.has_traffic; }
 bool net(R s, C) { return s.has_traffic && s.net_tx_bytes >= 0; }
 bool cuda_memory(R s, C) { return s.has_memory && s.memory.cuda; }
+bool allocated(R s, C) { return s.has_memory && (s.memory.cuda || s.memory.cpu_counting); }
 }  // namespace
 
 const std::vector<StepMetric>& step_metrics() {
@@ -61,7 +62,8 @@ const std::vector<StepMetric>& step_metrics() {
        [](R s, C) { return double(s.memory.peak_active_bytes); }},
       {"peak_reserved_bytes", "CUDA: peak reserved bytes in the step", false, true, cuda_memory,
        [](R s, C) { return double(s.memory.peak_reserved_bytes); }},
-      {"peak_allocated_bytes", "CUDA: peak allocated bytes in the step", false, true, cuda_memory,
+      {"peak_allocated_bytes", "peak bytes of live tensor storage in the step (CUDA's allocator, or the CPU's counted)",
+       false, true, allocated,
        [](R s, C) { return double(s.memory.peak_allocated_bytes); }},
       {"alloc_retries", "CUDA: allocator retries in the step", false, true, cuda_memory,
        [](R s, C) { return double(s.memory.alloc_retries); }},

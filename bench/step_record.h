@@ -10,6 +10,7 @@ namespace ladder {
 // One measured step's memory, read by the memory monitor (bench/memory_monitor.h).
 struct StepMemory {
   bool cuda = false;                 // whether the allocator fields below are measured
+  bool cpu_counting = false;         // CPU: peak_allocated_bytes from the counting allocator (bench/cpu_allocator.h)
   int64_t peak_active_bytes = 0;     // CUDA caching allocator
   int64_t peak_reserved_bytes = 0;
   int64_t peak_allocated_bytes = 0;

@@ -63,6 +63,11 @@ const std::vector<RunFigure>& run_figures() {
       {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/memory.h)",
        [](R r) { return at(r, {"memory", "estimate", "total_bytes"}); }, Across::kMax, "est", "GiB", "{:.2f}", kGiB,
        nullptr, kRunTable, nullptr},
+      // ddp: what the busiest rank sends per step under the ring model
+      // (variants/ddp/process_group.h); zero1's gather adds (R-1)/R W.
+      {"sent_bytes_per_step", "ddp: bytes a rank sends per step for its collectives (ring model), the busiest rank",
+       [](R r) { return at(r, {"ddp", "across_ranks_of_medians", "sent_bytes_ring", "max"}); }, Across::kMax, "sent",
+       "MB", "{:.2f}", 1e-6, nullptr, kRunTable, nullptr},
       {"ops_per_step", "CUDA kernels per step, or aten:: operators on a CPU (the op count's extra step)", [](R r) {
          const json kernels = at(r, {"op_counts", "cuda_kernels_per_step"});
          return kernels.is_number() && kernels.get<double>() > 0 ? kernels : at(r, {"op_counts", "cpu_ops_per_step"});

@@ -111,5 +111,25 @@ TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
   EXPECT_EQ(t.rows.front().cells[col].text, "12");
 }
 
+// The ddp rung's traffic reaches the run table: the busiest rank's ring-model
+// bytes per step, in MB; a rung without ranks shows '-'.
+TEST(RunFigures, SentBytesIsTheBusiestRanksAndAColumnOfTheRunTable) {
+  json a = report(100, 1000, nullptr, 40, 1), b = a;
+  a["ddp"] = {{"across_ranks_of_medians", {{"sent_bytes_ring", {{"median", 1.0e6}, {"max", 1.5e6}}}}}};
+  b["ddp"] = {{"across_ranks_of_medians", {{"sent_bytes_ring", {{"median", 1.0e6}, {"max", 1.25e6}}}}}};
+  const json f = cell_figures({&a, &b});
+  EXPECT_DOUBLE_EQ(f["sent_bytes_per_step"].get<double>(), 1.5e6);
+  const json plain = report(100, 1000, nullptr, 40, 1);
+  EXPECT_TRUE(cell_figures({&plain}).value("sent_bytes_per_step", json()).is_null());
+  json row = {{"cell", "ddp+zero1"}, {"rung", "ddp+zero1"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}},
+              {"sent_bytes_per_step", f["sent_bytes_per_step"]}};
+  const Table t = run_document({{"rows", json::array({row})}}, "summary.json").tables.front();
+  size_t col = 0;
+  while (col < t.columns.size() && t.columns[col].key != "sent_bytes_per_step") ++col;
+  ASSERT_LT(col, t.columns.size());
+  EXPECT_EQ(t.columns[col].title(), "sent MB");
+  EXPECT_EQ(t.rows.front().cells[col].text, "1.50");
+}
+
 }  // namespace
 }  // namespace ladder
