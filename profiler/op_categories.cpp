@@ -2,6 +2,8 @@
 // (see op_categories.h).
 #include "profiler/op_categories.h"
 
+#include "profiler/range.h"
+
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -86,8 +88,10 @@ const std::vector<Rule>& rules() {
 }
 
 bool is_optimizer_range(const HostEvent& e) { return e.user_range && e.name == "optimizer"; }
-bool is_bucket_range(const HostEvent& e) {
-  return e.user_range && e.name.rfind("all-reduce bucket", 0) == 0;
+// The ddp rung's bucket ranges and ZeRO-1's parameter gather (inside the
+// optimizer range, but communication).
+bool is_comm_range(const HostEvent& e) {
+  return e.user_range && (e.name.rfind("all-reduce bucket", 0) == 0 || e.name == names::kZero1Gather);
 }
 
 double ms(int64_t ns) { return double(ns) * 1e-6; }
@@ -172,10 +176,10 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
   for (const Node& n : nodes) {
     const int64_t self_ns = std::max<int64_t>(0, (n.end - n.start) - n.children_ns);
     std::optional<Category> cat;
-    // Context: the innermost optimizer range, bucket range or communication op.
+    // Context: the innermost optimizer range, communication range or communication op.
     for (const Node* c = &n; c && !cat; c = c->parent >= 0 ? &nodes[size_t(c->parent)] : nullptr) {
       if (is_optimizer_range(*c->e)) cat = Category::kOptimizer;
-      else if (is_bucket_range(*c->e)) cat = Category::kCommunication;
+      else if (is_comm_range(*c->e)) cat = Category::kCommunication;
       else if (!c->e->user_range && category_of_name(c->e->name) == Category::kCommunication)
         cat = Category::kCommunication;
     }

@@ -24,6 +24,7 @@
 #include "profiler/device_steps.h"
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
+#include "profiler/range.h"
 #include "profiler/schedule.h"
 #include "profiler/trace_breakdown.h"
 #include "tests/run_ladder.h"
@@ -190,6 +191,22 @@ TEST(OpCategories, HostBreakdownCountsSelfTimeOnceAndSumsToTheSpan) {
     for (const auto& [name, t] : b.by_name[i]) sum += t.ms;
     EXPECT_DOUBLE_EQ(sum, b.ms[i] - (Category(i) == Category::kIdleOther ? b.idle_ms : 0.0)) << category_key(Category(i));
   }
+}
+
+// ZeRO-1's parameter gather sits inside the optimizer range but is
+// communication: its own wait, and the copies under it, count as such; the
+// AdamW before it stays optimizer.
+TEST(OpCategories, TheZero1GatherInsideTheOptimizerIsCommunication) {
+  std::vector<HostEvent> ev = {
+      {"optimizer", 0, 50 * kMs, true},
+      {"aten::add_", 0, 20 * kMs, false},
+      {names::kZero1Gather, 20 * kMs, 50 * kMs, true},
+      {"aten::copy_", 22 * kMs, 25 * kMs, false},
+  };
+  const Breakdown b = host_breakdown(ev, 0, 50 * kMs);
+  EXPECT_DOUBLE_EQ(b.ms[size_t(Category::kOptimizer)], 20.0);
+  EXPECT_DOUBLE_EQ(b.ms[size_t(Category::kCommunication)], 30.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kCommunication)].at(names::kZero1Gather).ms, 27.0);
 }
 
 TEST(OpCategories, DisplayNamesDemangleAndDropParameters) {

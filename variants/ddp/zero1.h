@@ -19,11 +19,18 @@
 // move W in all (about (R-1)/R W sent per rank on a ring). The gather sits
 // in the optimizer phase, after this rank's AdamW and before the next
 // forward, and overlaps nothing: the comm observer hears its bytes and host
-// time, and traces show it as the "zero1 parameter gather" range. A
-// reduce-scatter of the gradients would halve their traffic
-// too, but would leave no rank the whole gradient for the global clip norm,
-// and the overlapped buckets would have to follow the ranges; the all-reduce
-// is kept (see the switch's report).
+// time, and traces show it as the "zero1 parameter gather" range.
+//
+// Why the gradients are all-reduced and not reduce-scattered: on the CPU the
+// reduce-scatter would save nothing, because c10d's Gloo backend has none of
+// its own: ProcessGroupGloo::_reduce_scatter_base clones the input,
+// all-reduces the clone and copies this rank's chunk out (and its work has no
+// future for the comm clock). Under NCCL a real reduce-scatter would halve
+// the gradients' traffic, to ddp's total with the gather; it would also need
+// the global clip norm as a scalar all-reduce of the shards' squared norms,
+// and the ranks' ranges cut along the overlapped buckets (rank r owning slice
+// r of every bucket) for the overlap with backward to stay. Not built: no GPU
+// has run this code yet, and one path for both backends is measured here.
 #pragma once
 
 #include <cstdint>
