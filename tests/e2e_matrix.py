@@ -208,7 +208,8 @@ def write_failure_still_writes_summary(d):
 
 def memory_mode_and_budget(d):
     """--mode memory runs the memory extras beside the rungs they extend, each
-    in parity, with the estimate beside the measured peak; --memory-budget
+    in parity, with the estimate beside the measured peak (zero1's saving in
+    counted tensor bytes per rank is the estimate's); --memory-budget
     marks the rungs whose estimate exceeds it 'does not fit' instead of
     running them, and runs the others."""
     run(["run", *TINY, "--mode", "memory", "--out", str(d / "all"), "--quiet"], check_code=0)
@@ -224,6 +225,16 @@ def memory_mode_and_budget(d):
     zero1 = load(d / "all" / "ddp+zero1" / "report.json")
     assert zero1["switches"]["zero1"]["effective"] is True and zero1["memory"]["estimate"]["optimizer_shards"] == 2
     assert len(zero1["ddp"]["per_rank"]) == 2 and all(x["peak_rss_bytes"] > 0 for x in zero1["ddp"]["per_rank"])
+    # The tensors' own bytes (the CPU allocator counted, per rank): zero1 holds
+    # the estimate's half of AdamW's state less on every rank; checkpointing
+    # holds less than without.
+    alloc = {name: load(d / "all" / name / "report.json")["memory"]["measured"]["peak_allocated_bytes"] for name in r}
+    print("peak tensor bytes (MiB):", {k: round(v / 2**20, 2) for k, v in alloc.items()})
+    ddp = load(d / "all" / "ddp" / "report.json")
+    saved = ddp["memory"]["estimate"]["optimizer_state_bytes"] - zero1["memory"]["estimate"]["optimizer_state_bytes"]
+    for a, z in zip(ddp["ddp"]["per_rank"], zero1["ddp"]["per_rank"], strict=True):
+        assert 0.75 * saved <= a["peak_allocated_bytes"] - z["peak_allocated_bytes"] <= 1.25 * saved, (a, z, saved)
+    assert alloc["fp32+act-ckpt"] < alloc["fp32"] and alloc["ddp+act-ckpt"] < alloc["ddp"], alloc
     # A budget that the baseline and the smallest ddp rung fit and plain ddp does not.
     fits = max(est["fp32"], est["fp32+act-ckpt"], est["ddp+act-ckpt+zero1"])
     assert fits < est["ddp"], est
