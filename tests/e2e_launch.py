@@ -269,8 +269,10 @@ def twohost_torchrun(d):
 
 def twohost_zero1(d):
     """ddp+zero1 with one rank on each of two hosts under torchrun: each keeps
-    half the AdamW state, the ranges travel over the link, and the weights,
-    losses and grad norms are the built-in launcher's ddp rung's."""
+    half the AdamW state (counted: its tensors' peak is the built-in ddp's less
+    that half), the ranges travel over the link (the bytes out of each host's
+    interface), and the weights, losses and grad norms are the built-in
+    launcher's ddp rung's."""
     require_torchrun()
     require_namespaces()
     with TwoHosts() as hosts:
@@ -290,6 +292,11 @@ def twohost_zero1(d):
     assert 2 * sharding["optimizer_state_bytes_this_rank"] in (sharding["optimizer_state_bytes_unsharded"],
                                                               sharding["optimizer_state_bytes_unsharded"] + 8)
     w = assert_same_weights(d / "w.pt", REF / "weights.pt", atol=1e-7, rtol=1e-6)
+    # Each rank's tensors: the built-in ddp's (same work, one thread per rank) less the half of
+    # AdamW's state it no longer keeps.
+    saved = sharding["optimizer_state_bytes_unsharded"] - sharding["optimizer_state_bytes_this_rank"]
+    for a, z in zip(ref["ddp"]["per_rank"], r["ddp"]["per_rank"], strict=True):
+        assert 0.75 * saved <= a["peak_allocated_bytes"] - z["peak_allocated_bytes"] <= 1.25 * saved, (a, z, saved)
     # One rank per host: the host's interfaces carry exactly that rank's traffic, the ring model's
     # bytes plus TCP/IP's headers and acknowledgements.
     for pr in r["ddp"]["per_rank"]:
