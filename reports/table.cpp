@@ -415,6 +415,10 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
                                kRatioNoisePct)});
   notes.push_back({"MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the "
                    "rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU."});
+  notes.push_back({"peak GiB: CUDA's peak reserved, or the CPU's peak resident set (the tensors' own peak: "
+                   "memory.measured.peak_allocated_bytes); est GiB: the analytic estimate per device; sent MB: what "
+                   "a ddp rank sends per step for its collectives (ring model; the interface's count in "
+                   "ddp.per_rank)."});
   notes.push_back({"parity: the larger relative difference to the reference over the first steps, of the loss (loss) "
                    "or the gradient norm (gnorm), against the rung's tolerance."});
   if (summary.contains("missing") && !summary["missing"].empty())
