@@ -31,6 +31,8 @@ struct MemoryStats {
   // Process peak resident set (VmHWM) since the last reset.
   int64_t peak_rss_bytes = 0;
   bool peak_rss_reset = false;  // set by the caller from reset_memory_peaks(); false: lifetime peak
+  // Whether peak_allocated_bytes was measured: always by CUDA's allocator, on CPU when counted.
+  bool allocated_measured(bool cuda) const { return cuda || cpu_counting; }
 };
 
 }  // namespace ladder

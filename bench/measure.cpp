@@ -107,12 +107,12 @@ class TraceObserver final : public StepObserver {
 };
 
 // One rank's figures for rank 0's report: per-step arrays and medians.
-json rank_figures(const RunConfig& c, const HarnessResult& r) {
+json rank_figures(const RunConfig& c, const torch::Device& device, const HarnessResult& r) {
   json cols = steps_to_json(r.steps, MetricContext{c.world_size});
   json j = {{"rank", c.rank}, {"local_rank", c.local_rank}, {"host", host_name()},
             {"peak_rss_bytes", r.memory.peak_rss_bytes}, {"peak_reserved_bytes", r.memory.peak_reserved_bytes},
             {"peak_allocated_bytes",
-             r.memory.cpu_counting || c.device.rfind("cuda", 0) == 0 ? json(r.memory.peak_allocated_bytes) : json()}};
+             r.memory.allocated_measured(device.is_cuda()) ? json(r.memory.peak_allocated_bytes) : json()}};
   // Per device: this rank's own tokens over its own step times.
   std::vector<double> own_tok_s;
   for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
@@ -136,7 +136,7 @@ json traffic_section(const std::vector<std::string>& interfaces, bool zero1) {
                            "every rank but the one before its root (Gloo's broadcast is a tree: the same bytes in "
                            "all, per rank at two ranks)"},
             {"measured", "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of "
-                         "the rank's network namespace, loopback excluded) across each step: everything the host "
+                         "the rank's network namespace, loopback and ifb mirrors excluded) across each step: everything the host "
                          "sent, TCP/IP headers included; ranks on one host share them, and ranks that talk over "
                          "loopback or NVLink read 0"},
             {"interfaces", interfaces}};
@@ -146,9 +146,9 @@ json traffic_section(const std::vector<std::string>& interfaces, bool zero1) {
   return j;
 }
 
-json ddp_section(const RunConfig& c, const LaunchEnv& env, ProcessGroup& pg, const HarnessResult& r,
-                 const std::vector<std::string>& interfaces) {
-  json mine = rank_figures(c, r);
+json ddp_section(const RunConfig& c, const torch::Device& device, const LaunchEnv& env, ProcessGroup& pg,
+                 const HarnessResult& r, const std::vector<std::string>& interfaces) {
+  json mine = rank_figures(c, device, r);
   if (c.rank != 0) {
     pg.set(fmt::format("figures/{}", c.rank), mine.dump());
     return nullptr;
@@ -314,7 +314,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
     m.op_counts = std::move(ops.op_counts);
     m.op_breakdown = std::move(ops.op_breakdown);
   }
-  m.ddp = s.pg ? ddp_section(c, o.launch, *s.pg, r, s.traffic->interfaces()) : json();
+  m.ddp = s.pg ? ddp_section(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces()) : json();
   m.environment = describe_environment(s.device);
   m.n_params = step.model()->num_params();
   m.n_params_without_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);

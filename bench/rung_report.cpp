@@ -78,8 +78,7 @@ json memory_section(const MeasuredRun& m, const MemoryStats& s) {
   auto pool_blind = [&](int64_t v) { return cuda && !graph ? json(v) : json(); };
   auto pct = [&](int64_t v) { return 100.0 * double(v) / double(s.device_total_bytes); };
   // CPU: the counting allocator's live tensor bytes (bench/cpu_allocator.h).
-  const json allocated = cuda ? pool_blind(s.peak_allocated_bytes)
-                              : s.cpu_counting ? json(s.peak_allocated_bytes) : json();
+  const json allocated = s.allocated_measured(cuda) && !graph ? json(s.peak_allocated_bytes) : json();
   json measured = {
       {"peak_allocated_bytes", allocated},
       {"peak_reserved_bytes", cuda_only(s.peak_reserved_bytes)},

@@ -12,7 +12,7 @@ bool gather(R s, C) { return s.has_gather; }
 bool traffic(R s, C) { return s.has_traffic; }
 bool net(R s, C) { return s.has_traffic && s.net_tx_bytes >= 0; }
 bool cuda_memory(R s, C) { return s.has_memory && s.memory.cuda; }
-bool allocated(R s, C) { return s.has_memory && (s.memory.cuda || s.memory.cpu_counting); }
+bool allocated(R s, C) { return s.has_memory && s.memory.allocated_measured(); }
 }  // namespace
 
 const std::vector<StepMetric>& step_metrics() {

@@ -17,6 +17,8 @@ struct StepMemory {
   int64_t alloc_retries = 0;         // added during this step
   int64_t ooms = 0;
   int64_t peak_rss_bytes = 0;        // host VmHWM during this step
+  // Whether peak_allocated_bytes was measured: always by CUDA's allocator, on CPU when counted.
+  bool allocated_measured() const { return cuda || cpu_counting; }
 };
 
 struct StepRecord {
