@@ -50,7 +50,7 @@ void TrafficMonitor::after_step(StepRecord& rec, bool) {
   const NetCounters net1 = read_net_counters();
   const TrafficCount d = pg_.traffic() - count0_;
   rec.has_traffic = true;
-  rec.collective_payload_bytes = d.all_reduce.payload_bytes + d.broadcast.payload_bytes;
+  rec.collective_payload_bytes = d.payload_bytes();
   rec.sent_bytes_ring = d.sent_bytes();
   const bool net = net0_.ok && net1.ok && net1.interfaces == net0_.interfaces;
   rec.net_tx_bytes = net ? net1.tx_bytes - net0_.tx_bytes : -1;

@@ -40,6 +40,7 @@ struct CollectiveCount {
 };
 struct TrafficCount {
   CollectiveCount all_reduce, broadcast;
+  int64_t payload_bytes() const { return all_reduce.payload_bytes + broadcast.payload_bytes; }
   int64_t sent_bytes() const { return all_reduce.sent_bytes + broadcast.sent_bytes; }
 };
 TrafficCount operator-(const TrafficCount& a, const TrafficCount& b);
