@@ -15,11 +15,7 @@ namespace {
 // The elements each rank's pieces cover.
 std::vector<int64_t> covered(const std::vector<std::vector<ShardPiece>>& ranges) {
   std::vector<int64_t> n;
-  for (const auto& r : ranges) {
-    int64_t k = 0;
-    for (const auto& p : r) k += p.end - p.begin;
-    n.push_back(k);
-  }
+  for (const auto& r : ranges) n.push_back(shard_elements(r));
   return n;
 }
 

@@ -31,6 +31,12 @@ std::vector<std::vector<ShardPiece>> shard_ranges(const std::vector<int64_t>& nu
   return out;
 }
 
+int64_t shard_elements(const std::vector<ShardPiece>& pieces) {
+  int64_t n = 0;
+  for (const ShardPiece& p : pieces) n += p.end - p.begin;
+  return n;
+}
+
 ShardedOptimizer::ShardedOptimizer(const std::vector<torch::Tensor>& params, const TrainConfig& cfg, bool fused,
                                    ProcessGroup& pg)
     : pg_(pg), params_(params) {
@@ -67,7 +73,7 @@ ShardedOptimizer::ShardedOptimizer(const std::vector<torch::Tensor>& params, con
   if (!pieces_.empty()) inner_ = make_optimizer(groups, cfg, fused);
   name_ = fmt::format("ZeRO-1 over {} (rank {}: {} of {} elements, in {} pieces of {} tensors)",
                       fused ? "at::_fused_adamw_" : "torch::optim::AdamW", pg.rank(),
-                      std::min(range_, std::max<int64_t>(total - range_ * pg.rank(), 0)), total, pieces_.size(),
+                      shard_elements(ranges_[size_t(pg.rank())]), total, pieces_.size(),
                       params_.size());
 }
 
@@ -119,8 +125,7 @@ nlohmann::json ShardedOptimizer::describe() const {
   nlohmann::json per_rank = nlohmann::json::array();
   int64_t all = 0;
   for (int r = 0; r < pg_.world_size(); ++r) {
-    int64_t n = 0;
-    for (const ShardPiece& p : ranges_[size_t(r)]) n += p.end - p.begin;
+    const int64_t n = shard_elements(ranges_[size_t(r)]);
     all += n;
     per_rank.push_back({{"rank", r}, {"elements", n}, {"pieces", ranges_[size_t(r)].size()},
                         {"parameter_bytes", n * element}});

@@ -59,6 +59,8 @@ struct ShardPiece {
 // `world_size` ranks: ceil(total / world_size) elements each (the last rank's
 // range ends at the total), as the pieces of tensors each range covers.
 std::vector<std::vector<ShardPiece>> shard_ranges(const std::vector<int64_t>& numels, int world_size);
+// The elements a rank's pieces cover.
+int64_t shard_elements(const std::vector<ShardPiece>& pieces);
 
 class ShardedOptimizer final : public StepOptimizer {
  public:
