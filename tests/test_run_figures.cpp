@@ -4,6 +4,7 @@
 // the list.
 #include <set>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -95,20 +96,25 @@ TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
   EXPECT_EQ(figure_cell(run_figure("mfu_pct"), json(38.04), "p").text, "38.0p");
 }
 
+// The run table of one ok rung whose summary row holds `value` under `key`:
+// that figure's column title (header and unit) and its cell's text.
+std::pair<std::string, std::string> run_table_cell(const std::string& rung, const std::string& key, const json& value) {
+  const json row = {{"cell", rung}, {"rung", rung}, {"status", "ok"}, {"parity", {{"status", "baseline"}}}, {key, value}};
+  const Table t = run_document({{"rows", json::array({row})}}, "summary.json").tables.front();
+  for (size_t col = 0; col < t.columns.size(); ++col)
+    if (t.columns[col].key == key) return {t.columns[col].title(), t.rows.front().cells[col].text};
+  ADD_FAILURE() << "the run table has no column " << key;
+  return {};
+}
+
 // model_tflops (bench/step_metrics.cpp) reaches the run table: the median
 // step's model TFLOP/s, the median over processes.
 TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
   const json a = report(100, 1000, nullptr, 40, 1), b = report(100, 3000, nullptr, 40, 1);
   const json f = cell_figures({&a, &b});
   EXPECT_DOUBLE_EQ(f["model_tflops_median"].get<double>(), 2000 * 6e9 / 1e12);  // 12 TFLOP/s
-  json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}},
-              {"model_tflops_median", f["model_tflops_median"]}};
-  const Table t = run_document({{"rows", json::array({row})}}, "summary.json").tables.front();
-  size_t col = 0;
-  while (col < t.columns.size() && t.columns[col].key != "model_tflops_median") ++col;
-  ASSERT_LT(col, t.columns.size());
-  EXPECT_EQ(t.columns[col].header, "TFLOP/s");
-  EXPECT_EQ(t.rows.front().cells[col].text, "12");
+  EXPECT_EQ(run_table_cell("fp32", "model_tflops_median", f["model_tflops_median"]),
+            (std::pair<std::string, std::string>{"TFLOP/s", "12"}));
 }
 
 // The ddp rung's traffic reaches the run table: the busiest rank's ring-model
@@ -121,14 +127,8 @@ TEST(RunFigures, SentBytesIsTheBusiestRanksAndAColumnOfTheRunTable) {
   EXPECT_DOUBLE_EQ(f["sent_bytes_per_step"].get<double>(), 1.5e6);
   const json plain = report(100, 1000, nullptr, 40, 1);
   EXPECT_TRUE(cell_figures({&plain}).value("sent_bytes_per_step", json()).is_null());
-  json row = {{"cell", "ddp+zero1"}, {"rung", "ddp+zero1"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}},
-              {"sent_bytes_per_step", f["sent_bytes_per_step"]}};
-  const Table t = run_document({{"rows", json::array({row})}}, "summary.json").tables.front();
-  size_t col = 0;
-  while (col < t.columns.size() && t.columns[col].key != "sent_bytes_per_step") ++col;
-  ASSERT_LT(col, t.columns.size());
-  EXPECT_EQ(t.columns[col].title(), "sent MB");
-  EXPECT_EQ(t.rows.front().cells[col].text, "1.50");
+  EXPECT_EQ(run_table_cell("ddp+zero1", "sent_bytes_per_step", f["sent_bytes_per_step"]),
+            (std::pair<std::string, std::string>{"sent MB", "1.50"}));
 }
 
 }  // namespace
