@@ -58,8 +58,8 @@ class CountingCpuAllocator final : public c10::Allocator {
   c10::Allocator* inner_;
 };
 
-// Puts the counting allocator in front, once per process, when the inner one
-// hands out plain pointers with one deleter (LibTorch's default does).
+}  // namespace
+
 bool count_cpu_tensors() {
   static const bool installed = [] {
     c10::Allocator* inner = c10::GetDefaultCPUAllocator();
@@ -75,8 +75,6 @@ bool count_cpu_tensors() {
   }();
   return installed;
 }
-
-}  // namespace
 
 CpuAllocated cpu_allocated() {
   return {g_counting.load(), g_current.load(std::memory_order_relaxed), g_peak.load(std::memory_order_relaxed)};

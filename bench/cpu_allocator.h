@@ -30,9 +30,14 @@ namespace ladder {
 // for the report. Call before the model is built.
 nlohmann::json keep_cpu_memory_in_process();
 
+// Puts the counting allocator in front of LibTorch's CPU allocator, once per
+// process (keep_cpu_memory_in_process does), when the inner one hands out
+// plain pointers with one deleter (LibTorch's default does); whether it is.
+bool count_cpu_tensors();
+
 // The counting allocator's figures: bytes of CPU tensor storage allocated
 // through it and not yet freed, and their peak since the last reset (both 0
-// until keep_cpu_memory_in_process ran). Storage allocated before it ran
+// until count_cpu_tensors ran). Storage allocated before it ran
 // counts in neither, and its frees are not subtracted.
 struct CpuAllocated {
   bool counting = false;
