@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "bench/noise_monitor.h"
+#include "bench/speed_probe.h"
 #include "profiler/range.h"
 #include "variants/ddp/comm_observer.h"
 
@@ -253,6 +254,10 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   StepObservers list({&phases, &comm, &memory, &noise});
   for (StepObserver* w : watchers) list.add_outer(*w);
 
+  // The machine's speed before the warm-up (whose steps then reuse the
+  // probe's memory) and after the measured steps (bench/speed_probe.h).
+  SpeedProbeRun probe(device, step.matmuls_in_bf16(), *timer);
+  probe.before();
   release_cached_memory(device);  // a clean slate the warm-up steps fill again
   int64_t i = 0;
   while (!warmup_done(r.warmup_steps, cfg, &r.warmup_stopped))
@@ -277,7 +282,9 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   for (const auto& s : r.steps) sum_dt += s.dt_ms;
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
   list.measurement_ends(i - 1);
+  probe.after();
   r.noise = noise.to_json();
+  r.noise["probe"] = probe.to_json();
   return r;
 }
 

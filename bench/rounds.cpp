@@ -1,6 +1,10 @@
 // bench/rounds.cpp: see rounds.h.
 #include "bench/rounds.h"
 
+#include "reports/inference.h"
+#include "reports/stats.h"
+#include "reports/table.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,6 +34,9 @@ std::string cell_id(const json& row) {
   return side.empty() ? cell : cell.substr(side.size() + 1);
 }
 
+// No verdict calls a change below compare's default noise threshold.
+constexpr double kResolutionFloorPct = 1.0;
+
 // The half-width of row[key]'s interval, in % of the ratio (infinite without one).
 double half_width_pct(const json& row, const std::string& key) {
   const json& r = row.value(key, json());
@@ -51,6 +58,17 @@ std::vector<std::pair<const char*, const char*>> judged_ratios(const json& row, 
   return {};
 }
 
+// Calls fn(row, key, against_key) for each ratio the run judges.
+template <class F>
+void for_each_judged_ratio(const json& rows, const RunnerOptions& o, F fn) {
+  for (const auto& row : rows) {
+    if (row.value("status", "") != "ok" || row.contains("peer")) continue;
+    if (!o.sides.empty() && row.value("side", "") != "B") continue;  // B over A lives on B's rows
+    for (const auto& [key, against] : judged_ratios(row, o))
+      if (row.contains(against) && row[against].is_string()) fn(row, key, against);  // not fp32 itself, the first rung
+  }
+}
+
 }  // namespace
 
 std::vector<Job> first_rounds(const std::vector<Cell>& cells, const RunnerOptions& o) {
@@ -64,24 +82,58 @@ std::vector<Job> first_rounds(const std::vector<Cell>& cells, const RunnerOption
 
 std::vector<WideRatio> wide_ratios(const json& rows, const RunnerOptions& o) {
   std::vector<WideRatio> wide;
-  for (const auto& row : rows) {
-    if (row.value("status", "") != "ok" || row.contains("peer")) continue;
-    if (!o.sides.empty() && row.value("side", "") != "B") continue;  // B over A lives on B's rows
-    for (const auto& [key, against] : judged_ratios(row, o)) {
-      if (!row.contains(against) || !row[against].is_string()) continue;  // fp32 itself, the first rung
-      const double half = half_width_pct(row, key);
-      if (half <= o.target_ci_pct) continue;
-      WideRatio w;
-      w.cell = cell_id(row);
-      w.side = row.value("side", "");
-      w.against = row[against].get<std::string>();
-      w.against_side = o.sides.empty() ? "" : "A";
-      w.what = key;
-      w.half_width_pct = half;
-      wide.push_back(w);
-    }
-  }
+  for_each_judged_ratio(rows, o, [&](const json& row, const char* key, const char* against) {
+    const double half = half_width_pct(row, key);
+    if (half <= o.target_ci_pct) return;
+    WideRatio w;
+    w.cell = cell_id(row);
+    w.side = row.value("side", "");
+    w.against = row[against].get<std::string>();
+    w.against_side = o.sides.empty() ? "" : "A";
+    w.what = key;
+    w.half_width_pct = half;
+    wide.push_back(w);
+  });
   return wide;
+}
+
+std::optional<Resolution> resolvable_change(const json& rows, const RunnerOptions& o, int rounds) {
+  std::vector<double> changes;
+  for_each_judged_ratio(rows, o, [&](const json& row, const char* key, const char*) {
+    const double half = half_width_pct(row, key), df = ratio_df(rows, row, key);
+    const double n = double(row.value("rounds", json::array()).size());
+    if (std::isinf(half) || df < 1 || n < 2 || rounds < 2) return;
+    // s / sqrt(n) on the log scale, from the interval's half-width now.
+    const double se = std::log1p(half / 100) / student_t_quantile(0.975, df);
+    const double df_then = df * double(rounds - 1) / (n - 1);  // as rounds add processes to the design
+    const double change = se * std::sqrt(n / double(rounds)) *
+                          (student_t_quantile(0.975, df_then) + student_t_quantile(0.80, df_then));
+    changes.push_back(std::max(kResolutionFloorPct, 100 * std::expm1(change)));
+  });
+  if (changes.empty()) return std::nullopt;
+  Resolution r;
+  r.change_pct = summarize(changes).median;
+  r.lo_pct = *std::min_element(changes.begin(), changes.end());
+  r.hi_pct = *std::max_element(changes.begin(), changes.end());
+  r.ratios = int(changes.size());
+  r.rounds = rounds;
+  return r;
+}
+
+std::string resolution_line(const Resolution& r, const std::string& what) {
+  return fmt::format("with this noise, {} resolves changes of +-{:.1f} % or more ({}{:.1f}-{:.1f} %; 95 % "
+                     "confidence, 80 % power)",
+                     what, r.change_pct,
+                     r.ratios > 1 ? fmt::format("median of {} ratios, ", r.ratios) : std::string("one ratio, "),
+                     r.lo_pct, r.hi_pct);
+}
+
+json resolution_json(const Resolution& r) {
+  return {{"change_pct", r.change_pct}, {"min_pct", r.lo_pct}, {"max_pct", r.hi_pct}, {"ratios", r.ratios},
+          {"rounds", r.rounds},
+          {"basis", "the change a two-sided 5 % test finds with 80 % power, (t_0.975 + t_0.80) s / sqrt(rounds), s "
+                    "and the degrees of freedom projected from each judged ratio's interval; at least the 1 % noise "
+                    "threshold; the median over the ratios"}};
 }
 
 std::vector<Job> next_round(const std::vector<Cell>& cells, const std::vector<WideRatio>& wide, int round,

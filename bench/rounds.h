@@ -13,6 +13,7 @@
 // even ones, so neither side always runs first.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,23 @@ struct WideRatio {
 // prev; in an ablation run each switch alone on fp32 and at the top; in an
 // A/B run each rung's B over A.
 std::vector<WideRatio> wide_ratios(const nlohmann::json& rows, const RunnerOptions& o);
+
+// The smallest change this run's noise lets it resolve after `rounds`
+// rounds: for each judged ratio with an interval (as wide_ratios picks them,
+// wide or not), the change a two-sided 5 % test finds with 80 % power,
+// (t_0.975 + t_0.80) s / sqrt(rounds), with s and the degrees of freedom
+// projected from its interval now (its half-width, process count and degrees
+// of freedom); never less than the 1 % noise threshold below which no verdict
+// calls a change. The median over the ratios, and their range.
+struct Resolution {
+  double change_pct = 0, lo_pct = 0, hi_pct = 0;
+  int ratios = 0, rounds = 0;
+};
+std::optional<Resolution> resolvable_change(const nlohmann::json& rows, const RunnerOptions& o, int rounds);
+// "with this noise, 8.0 min (about 6 rounds) resolves changes of +-3.1 % or
+// more (median of 4 ratios; 2.0-5.2 %)"; `what`: "8.0 min (about 6 rounds)".
+std::string resolution_line(const Resolution& r, const std::string& what);
+nlohmann::json resolution_json(const Resolution& r);
 
 // Round `round`'s jobs: the cells of the wide ratios and the cells they are
 // against, once each (per side), in the matrix's order.

@@ -254,9 +254,18 @@ void add_rounds(const std::vector<Cell>& cells, const RunnerOptions& o, std::vec
   for (const auto& j : plan) round = std::max(round, j.round);
   std::vector<WideRatio> wide;
   std::string stopped = "every ratio is within the target";
+  bool projected = false;
   while (!interrupted() && st.stopped_because.empty()) {
     bool ignored = true;
-    wide = wide_ratios(all_rows(cells, plan, o, st, /*check=*/false, ignored), o);
+    const json rows = all_rows(cells, plan, o, st, /*check=*/false, ignored);
+    if (!projected && !o.quiet) {  // what the budget can resolve, from the first rounds' noise
+      projected = true;
+      const int rounds_fit = round + int((budget_s - st.elapsed_s()) / (st.elapsed_s() / double(round)));
+      if (const auto r = resolvable_change(rows, o, std::max(rounds_fit, round)))
+        fmt::print(stderr, "[auto] {}\n",
+                   resolution_line(*r, fmt::format("{:.1f} min (about {} rounds)", budget_s / 60, r->rounds)));
+    }
+    wide = wide_ratios(rows, o);
     if (wide.empty()) break;
     const std::vector<Job> next = next_round(cells, wide, round + 1, o);
     const double per_job_s = st.elapsed_s() / double(std::max<size_t>(plan.size(), 1));
@@ -273,6 +282,19 @@ void add_rounds(const std::vector<Cell>& cells, const RunnerOptions& o, std::vec
   }
   st.repeat_auto = auto_summary(wide, round, stopped, budget_s, st.elapsed_s(), o);
   if (!o.quiet) fmt::print(stderr, "{}\n", auto_line(st.repeat_auto));
+}
+
+// What the run's rounds resolve, at the noise they measured (bench/rounds.h):
+// the summary's resolution section, with its line; null without a judged
+// ratio that has an interval.
+json run_resolution(const json& rows, const std::vector<Job>& plan, const RunnerOptions& o) {
+  int rounds = 0;
+  for (const auto& j : plan) rounds = std::max(rounds, j.round);
+  const auto r = resolvable_change(rows, o, rounds);
+  if (!r) return nullptr;
+  json j = resolution_json(*r);
+  j["line"] = resolution_line(*r, fmt::format("this run ({} rounds)", rounds));
+  return j;
 }
 
 json run_summary(const RunnerOptions& o, const RunState& st, const std::string& started_at, json rows) {
@@ -342,7 +364,9 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   if (o.repeat_auto && st.missing.empty() && st.stopped_because.empty()) add_rounds(cells, o, plan, st);
   bool all_good = st.stopped_because.empty();
   json rows = all_rows(cells, plan, o, st, /*check=*/true, all_good);
-  return finish(run_summary(o, st, started_at, std::move(rows)), o, st, all_good);
+  json summary = run_summary(o, st, started_at, rows);
+  if (o.repeat_auto || !o.sides.empty()) summary["resolution"] = run_resolution(rows, plan, o);
+  return finish(summary, o, st, all_good);
 }
 
 }  // namespace ladder

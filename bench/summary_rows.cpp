@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/run_dir.h"
+#include "reports/machine_speed.h"
 #include "reports/run_figures.h"
 #include "reports/stats.h"
 
@@ -25,12 +26,6 @@ json row_base(const Cell& c, const std::string& status, const json& parity, cons
 namespace {
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
-
-// Was the machine quiet while a cell ran? On a quiet machine dt varies by a
-// few percent between the steps of a process and between processes (2-3 % CV
-// for fp32 gpt2-124m B4 T64 on this repository's 2-core VM); past the limit,
-// a difference of that size between two runs is the machine's, not the code's.
-constexpr double kQuietCvLimit = 0.05;
 
 // What disturbed the cell's processes, as their noise monitors named it
 // (bench/noise_monitor.h), each cause once.
@@ -54,6 +49,37 @@ json noise_verdict(double steps_cv, std::optional<double> processes_cv, const js
           {"causes", causes},
           {"basis", "CV of dt over a process's measured steps (the median over processes) and, with --repeat, "
                     "over the per-process medians; quiet when both are within cv_limit"}};
+}
+
+// The speed probe's index of each process (bench/speed_probe.h); null where
+// a process has none (a peer, a report from before the probe, a failed probe).
+json probe_indices(const std::vector<json>& reports) {
+  json v = json::array();
+  for (const auto& r : reports) {
+    const json p = r.contains("timing") ? r["timing"].value("noise", json()).value("probe", json()) : json();
+    v.push_back(p.is_object() ? p.value("speed_index_per_s", json()) : json());
+  }
+  return v;
+}
+
+// The row's probe section: each process's index and, where every process has
+// one, whether the machine's speed explains their spread in dt (the rule of
+// reports/machine_speed.h); its cause joins the row's noise causes.
+json probe_section(const std::vector<json>& reports, const std::vector<double>& dt, json& causes) {
+  const json index = probe_indices(reports);
+  json section = {{"speed_index_per_s", index}};
+  std::vector<double> speeds;
+  for (const auto& v : index)
+    if (v.is_number()) speeds.push_back(v.get<double>());
+  if (speeds.size() != dt.size()) return section;
+  if (const auto s = probe_spread(dt, speeds, kQuietCvLimit)) {
+    section["half_range_pct"] = s->probe_half_range_pct;
+    section["dt_half_range_pct"] = s->dt_half_range_pct;
+    section["correlation_with_dt"] = s->correlation;
+    section["explains_dt_spread"] = s->explains;
+    if (s->explains) causes.push_back(s->cause);
+  }
+  return section;
 }
 
 }  // namespace
@@ -91,13 +117,15 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const std::vec
   const double steps_cv = median_of(dt_cv);
   row["dt_ms_cv"] = steps_cv;
   std::optional<double> processes_cv;
+  json causes = noise_causes_of(reports);
   if (n > 1) {
     const std::vector<double> dt = figures["per_process"]["dt_ms_median"].get<std::vector<double>>();
     processes_cv = summarize(dt).cv;
     row["dt_ms_process_medians"] = dt;
     row["dt_ms_process_cv"] = *processes_cv;
+    row["probe"] = probe_section(reports, dt, causes);
   }
-  row["noise"] = noise_verdict(steps_cv, processes_cv, noise_causes_of(reports));
+  row["noise"] = noise_verdict(steps_cv, processes_cv, causes);
   row["peak_kind"] = first["memory"]["measured"]["peak_kind"];
   row["op_counts"] = first["op_counts"];
   json effective = json::object();

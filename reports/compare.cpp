@@ -22,6 +22,7 @@
 #include "reports/run_figures.h"
 #include "reports/block_design.h"
 #include "reports/inference.h"
+#include "reports/machine_speed.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -298,6 +299,31 @@ void holm_adjust(std::vector<json*>& tested) {
 
 namespace {
 
+// Per rung of an input with 2+ processes, each with a speed probe: whether
+// the machine's speed explains the processes' spread in dt
+// (reports/machine_speed.h), its cause named with the rung; returns the
+// probe's half-range of each such rung.
+std::vector<double> add_probe_causes(const LoadedRun& run, json& causes) {
+  std::vector<double> ranges;
+  for (const auto& cell : run.cells) {
+    std::vector<double> dt, speed;
+    for (const LoadedRun* m : members(run)) {
+      const json* r = m->find(cell);
+      if (!ok(r)) continue;
+      const json probe = (*r)["timing"].value("noise", json()).value("probe", json());
+      const json index = probe.is_object() ? probe.value("speed_index_per_s", json()) : json();
+      if (!index.is_number()) return {};  // reports from before the probe: nothing to say
+      dt.push_back((*r)["summary"]["dt_ms"]["median"].get<double>());
+      speed.push_back(index.get<double>());
+    }
+    const auto s = probe_spread(dt, speed, kQuietCvLimit);
+    if (!s) continue;
+    ranges.push_back(s->probe_half_range_pct);
+    if (s->explains) causes.push_back(fmt::format("{}: {}", cell, s->cause));
+  }
+  return ranges;
+}
+
 // What disturbed an input's processes (their noise monitors,
 // bench/noise_monitor.h): the median over its complete reports of each
 // reading, and every cause named.
@@ -316,7 +342,9 @@ json input_noise(const LoadedRun& run) {
         if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
     }
   if (values.empty()) return nullptr;  // reports from before the noise monitor
+  const std::vector<double> probe_ranges = add_probe_causes(run, causes);
   json out = {{"causes", causes}};
+  if (!probe_ranges.empty()) out["probe_half_range_pct"] = median_of(probe_ranges);
   for (const auto& [key, v] : values) out[key] = median_of(v);
   return out;
 }

@@ -70,6 +70,12 @@ std::vector<Line> header_lines(const json& cmp) {
     h.push_back({value_text(f), "FORCED:", Tone::kBad, LineKind::kForced});
   for (const auto& w : array_at(cmp, "warnings"))
     h.push_back({value_text(w), "warning:", Tone::kWarn, LineKind::kWarning});
+  // What each input's noise monitors and speed probes named (reports/compare.cpp input_noise).
+  for (const auto& in : array_at(cmp, "inputs")) {
+    std::string seen;
+    for (const auto& c : array_at(member(in, "noise"), "causes")) seen += (seen.empty() ? "" : "; ") + value_text(c);
+    if (!seen.empty()) h.push_back({fmt::format("{}: {}", text(in, "label"), seen), "noise:", Tone::kWarn, LineKind::kWarning});
+  }
   return h;
 }
 

@@ -145,6 +145,15 @@ void add_side_ratios(json& rows) {
   }
 }
 
+double ratio_df(const json& rows, const json& row, const std::string& key) {
+  if (!row.value(key + "_interval", json()).is_array()) return 0;
+  if (key == "b_over_a") {
+    const size_t pairs = row.value("rounds", json::array()).size();
+    return pairs > 1 ? double(pairs - 1) : 0;
+  }
+  return designs_by_shape(rows)[shape_key(row)].residual_df();
+}
+
 void add_peer_ratios(json& rows, const std::string& base_rung) {
   auto designs = designs_by_shape(rows);
   std::map<std::string, std::string> base;  // shape -> the base rung's cell
@@ -400,6 +409,8 @@ std::vector<Line> run_notes(const json& summary, const std::string& summary_path
                                  unresolved.empty() ? std::string() : "; still wider: " + unresolved),
                      "repeat auto:", unresolved.empty() ? Tone::kPlain : Tone::kWarn});
   }
+  if (const json r = summary.value("resolution", json()); r.is_object())  // --ab, --repeat auto (bench/rounds.h)
+    notes.push_back({r.value("line", ""), "resolution:"});
   not_effective_notes(summary, notes);
   for (const auto& row : summary["rows"])  // a reference that was not to run: the rung's parity is not checked
     if (!row.contains("peer") && row.contains("parity") && row["parity"].is_object() &&

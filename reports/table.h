@@ -30,6 +30,12 @@ void add_ablation_effects(nlohmann::json& rows);
 // its tokens/s over side A's of the same cell, paired by round.
 void add_side_ratios(nlohmann::json& rows);
 
+// The degrees of freedom behind row[key]'s interval, a ratio the functions
+// above set: for b_over_a the pairs less one; for a ratio between a run's
+// cells, the residual degrees of freedom of its shape's block design. 0 when
+// there is none.
+double ratio_df(const nlohmann::json& rows, const nlohmann::json& row, const std::string& key);
+
 // Adds ladder_vs_peer to each ok peer row: the tokens/s of the same shape's
 // `base_rung` (the top single-process rung) over the peer's, "ladder
 // fused-adamw 0.79x of compile"; null figures when that rung is not ok here.

@@ -73,6 +73,8 @@ class TrainStep {
   nlohmann::json describe_switches() const;
   // What the rung's switches made of the step.
   const StepPlan& plan() const { return plan_; }
+  // Whether the step's matmuls run in bf16: the bf16 switch acts and took effect.
+  bool matmuls_in_bf16() const { return plan_.acts("bf16") && bf16_effect_.effective; }
 
   // Keeps a copy of every parameter's gradient of optimizer step `step`,
   // taken after backward and before the clip (what PyTorch's clip_grad_norm_
