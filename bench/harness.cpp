@@ -254,15 +254,20 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   StepObservers list({&phases, &comm, &memory, &noise});
   for (StepObserver* w : watchers) list.add_outer(*w);
 
-  // The machine's speed before the warm-up (whose steps then reuse the
-  // probe's memory) and after the measured steps (bench/speed_probe.h).
+  // The machine's speed just before the measured steps and after them
+  // (bench/speed_probe.h). On a CPU after the warm-up, its threads as hot as
+  // the steps': probed before it, a short GEMM at a process's start read up
+  // to 8x slow on a busy 2-core VM while its steps did not. On CUDA before
+  // the warm-up, so that its memory leaves the allocator's cache with the
+  // rest and no measured step's peak holds it.
   SpeedProbeRun probe(device, step.matmuls_in_bf16(), *timer);
-  probe.before();
+  if (device.is_cuda()) probe.before();
   release_cached_memory(device);  // a clean slate the warm-up steps fill again
   int64_t i = 0;
   while (!warmup_done(r.warmup_steps, cfg, &r.warmup_stopped))
     r.warmup_steps.push_back(timed_step(step, i++, *timer, list, &comm, /*measured=*/false));
   synchronize(device);
+  if (!device.is_cuda()) probe.before();
   list.measurement_begins();  // the memory monitor resets its peaks, keeping the warm cache
   r.steps.reserve(size_t(cfg.steps));
   const auto wall0 = Clock::now();

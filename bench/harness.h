@@ -1,4 +1,4 @@
-// bench/harness.h: the only code that times anything.
+// bench/harness.h: the only code that times steps.
 //
 // Runs warm-up steps (excluded from figures), then N measured steps. Each step
 // is bracketed by a StepTimer (CUDA events or a steady clock). The data phase
@@ -15,7 +15,9 @@
 // Whatever else watches the steps (a trace profiler, the progress line, where
 // a failure happened, test hooks) is a StepObserver (bench/step_observer.h)
 // passed in `watchers`; the harness's own clocks, the memory monitor and the
-// noise monitor are on the same list, innermost.
+// noise monitor are on the same list, innermost. Before the warm-up and after
+// the measured steps it runs the speed probe (bench/speed_probe.h), timed by
+// the same step timer: timing.noise.probe.
 #pragma once
 
 #include <cstdint>

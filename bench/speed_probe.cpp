@@ -1,8 +1,11 @@
 // bench/speed_probe.cpp: see speed_probe.h.
 #include "bench/speed_probe.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +34,20 @@ constexpr int64_t kCpuSweepBytes = int64_t(64) << 20, kCudaSweepBytes = int64_t(
 constexpr int kReps = 9;
 
 double median_ms(std::vector<double> v) { return summarize(std::move(v)).median; }
+
+// The swept buffer, (bytes / 4,) floats of 1. On a CPU it is mapped outside
+// the heap and unmapped when freed: the heap keeps what it frees
+// (bench/cpu_allocator.h), and a probe just before the measured steps must
+// not leave 64 MiB in the resident set they are measured by.
+torch::Tensor sweep_buffer(int64_t bytes, const torch::Device& device) {
+  const int64_t n = bytes / int64_t(sizeof(float));
+  const auto floats = torch::TensorOptions().device(device).dtype(torch::kFloat);
+  if (device.is_cuda()) return torch::ones({n}, floats);
+  void* p = mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::runtime_error(fmt::format("speed probe: cannot map {} bytes", bytes));
+  torch::Tensor t = torch::from_blob(p, {n}, [bytes](void* q) { munmap(q, size_t(bytes)); }, floats);
+  return t.fill_(1);
+}
 
 // Times `op` once per repetition after one untimed call.
 template <class Op>
@@ -72,8 +89,7 @@ ProbeReading run_speed_probe(const ProbeWorkload& w, const torch::Device& device
   const torch::Tensor a = torch::linspace(-1, 1, w.gemm_n * w.gemm_n, opts).reshape({w.gemm_n, w.gemm_n});  // (N, N)
   const torch::Tensor b = a.t().contiguous();                                                             // (N, N)
   torch::Tensor c = torch::empty_like(a);                                                                 // (N, N)
-  torch::Tensor buf = torch::ones({w.sweep_bytes / int64_t(sizeof(float))},
-                                  torch::TensorOptions().device(device).dtype(torch::kFloat));  // (sweep_bytes / 4,)
+  torch::Tensor buf = sweep_buffer(w.sweep_bytes, device);  // (sweep_bytes / 4,)
   ProbeReading r;
   r.gemm_reps_ms = time_reps(w, device, timer, [&] { torch::mm_out(c, a, b); });
   r.sweep_reps_ms = time_reps(w, device, timer, [&] { buf.neg_(); });  // reads and writes every byte
@@ -106,8 +122,8 @@ json probe_json(const ProbeWorkload& w, const ProbeReading& before, const ProbeR
           {"speed_index_per_s", probe_speed_index(before, after)},
           {"drift_pct", total_before > 0 ? json(100.0 * (total_after / total_before - 1)) : json()},
           {"basis", "a fixed workload (gemm: an N x N matmul in the rung's matmul precision; sweep: one in-place pass "
-                    "over a buffer larger than the last-level cache), the median of its repetitions, timed before the "
-                    "warm-up and after the measured steps; speed_index_per_s = 1000 / (gemm_ms + sweep_ms), each the "
+                    "over a buffer larger than the last-level cache), the median of its repetitions, timed just before "
+                    "the measured steps (on CUDA before the warm-up) and after them; speed_index_per_s = 1000 / (gemm_ms + sweep_ms), each the "
                     "mean of the two readings; drift_pct: the probe's time after against before"}};
 }
 
@@ -117,6 +133,9 @@ bool SpeedProbeRun::run(ProbeReading& into) {
     return true;
   } catch (const c10::Error& e) {  // c10::OutOfMemoryError among them
     error_ = e.what_without_backtrace();
+    return false;
+  } catch (const std::runtime_error& e) {  // the CPU buffer could not be mapped
+    error_ = e.what();
     return false;
   }
 }

@@ -1,5 +1,5 @@
 // bench/speed_probe.h: a fixed-work speed probe, timed in every process
-// before its warm-up and after its measured steps.
+// before its measured steps (on CUDA before the warm-up) and after them.
 //
 // A shared VM's speed changes with its neighbours' memory traffic and the
 // host's clocks; none of the noise monitor's readings (CPU time, context
