@@ -67,8 +67,9 @@ std::vector<double> time_reps(const ProbeWorkload& w, const torch::Device& devic
 }  // namespace
 
 std::string ProbeWorkload::key() const {
-  return fmt::format("{} {} gemm {} + sweep {} MiB, {} reps", device, gemm_dtype == torch::kBFloat16 ? "bf16" : "fp32",
-                     gemm_n, sweep_bytes >> 20, reps);
+  return fmt::format("{} {} gemm {} + sweep {} MiB, {} reps{}", device,
+                     gemm_dtype == torch::kBFloat16 ? "bf16" : "fp32", gemm_n, sweep_bytes >> 20, reps,
+                     threads > 0 ? fmt::format(", {} thread{}", threads, threads == 1 ? "" : "s") : "");
 }
 
 ProbeWorkload probe_workload(const torch::Device& device, bool bf16) {
@@ -78,6 +79,7 @@ ProbeWorkload probe_workload(const torch::Device& device, bool bf16) {
   w.gemm_n = device.is_cuda() ? kCudaGemmN : kCpuGemmN;
   w.sweep_bytes = device.is_cuda() ? kCudaSweepBytes : kCpuSweepBytes;
   w.reps = kReps;
+  w.threads = device.is_cuda() ? 0 : at::get_num_threads();
   return w;
 }
 

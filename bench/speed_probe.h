@@ -36,13 +36,15 @@ struct ProbeWorkload {
   int64_t gemm_n = 0;           // (N, N) @ (N, N)
   int64_t sweep_bytes = 0;      // the swept buffer
   int reps = 0;                 // timed repetitions of each kind
-  // "cpu fp32 gemm 1024 + sweep 64 MiB, 7 reps": processes with the same key
-  // ran the same work, and only their probes are compared.
+  int threads = 0;              // a CPU's intra-op threads (a ddp rank's share); 0 on CUDA
+  // "cpu fp32 gemm 512 + sweep 64 MiB, 9 reps, 2 threads": processes with the
+  // same key ran the same work, and only their probes are compared.
   std::string key() const;
   double gemm_flop() const { return 2.0 * double(gemm_n) * double(gemm_n) * double(gemm_n); }
 };
 
-// The probe's workload on `device`, its GEMM in bf16 or fp32.
+// The probe's workload on `device`, its GEMM in bf16 or fp32, on a CPU with
+// the process's intra-op threads (at::get_num_threads()).
 ProbeWorkload probe_workload(const torch::Device& device, bool bf16);
 
 struct ProbeReading {

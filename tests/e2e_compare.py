@@ -162,8 +162,16 @@ def ab_in_one_run():
         == SLOWDOWN_PCT
     plan = [j["side"] for j in json.loads((out / "plan.json").read_text())["jobs"]]
     assert plan == ["A", "B", "B", "A", "A", "B", "B", "A"], plan  # neither side always first
+    # Every process ran the speed probe; the run says what its rounds resolve.
+    probe = json.loads((out / "B" / "fp32" / "repeat2" / "report.json").read_text())["timing"]["noise"]["probe"]
+    assert probe["workload"].startswith("cpu fp32 gemm 512 + sweep 64 MiB, 9 reps, ") and probe["speed_index_per_s"] > 0, probe
+    assert len(probe["before"]["gemm_reps_ms"]) == len(probe["after"]["sweep_reps_ms"]) == 9, probe
+    assert len(b["probe"]["speed_index_per_s"]) == 4 and "explains_dt_spread" in b["probe"], b["probe"]
+    res = summary["resolution"]
+    assert res["rounds"] == 4 and res["ratios"] == 1 and res["change_pct"] >= 1.0, res
     table = ladder("export", out, "--format", "text").stdout
     assert "A/B in one run" in table and "slower" in table, table
+    assert f"resolution: with this noise, this run (4 rounds) resolves changes of +-{res['change_pct']:.1f} %" in table
     # `ladder compare RUN`: the run's two sides as the inputs, paired by round.
     cmp = json.loads(ladder("compare", out, "--format", "json").stdout)
     v = cmp["rungs"][0]["vs_baseline"][1]

@@ -271,6 +271,30 @@ TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
   EXPECT_NE(lines.find("subject: unknown"), std::string::npos) << lines;
 }
 
+// The machine's speed is named per rung where the speed probe's spread
+// across an input's processes accounts for theirs (reports/machine_speed.h),
+// in the input's noise causes and on a noise: line of the document.
+TEST(CompareInputs, NamesTheMachinesSpeedWhereTheProbeExplainsTheSpread) {
+  auto probed = [](LoadedRun g, const std::vector<double>& speeds) {
+    for (size_t k = 0; k < g.repeats.size(); ++k)
+      g.repeats[k].reports[0]["timing"] = {
+          {"noise", {{"steal_pct_of_wall", 0.0}, {"causes", json::array()}, {"probe", {{"speed_index_per_s", speeds[k]}}}}}};
+    return g;
+  };
+  const json cmp = compare_runs({probed(group("A", {850, 900, 950, 960}), {100, 95, 89.5, 88}),
+                                 probed(group("B", {850, 900, 950, 960}), {100, 99.5, 100.5, 99.8})},
+                                CompareOptions{});
+  const std::string cause = "fp32: the machine's speed varied: probe +-6.6 % across processes (dt +-6.3 %)";
+  EXPECT_EQ(cmp["inputs"][0]["noise"]["causes"], json({cause}));
+  EXPECT_TRUE(cmp["inputs"][1]["noise"]["causes"].empty()) << cmp["inputs"][1].dump();  // the probe held steady
+  EXPECT_NEAR(cmp["inputs"][1]["noise"]["probe_half_range_pct"].get<double>(), 0.5, 0.01);
+  const Document doc = comparison_document(cmp);
+  std::string noise;
+  for (const auto& l : doc.preamble)
+    if (l.lead == "noise:") noise += l.text + "\n";
+  EXPECT_EQ(noise, "A: " + cause + "\n");
+}
+
 // The ladder shape: each input's x fp32 with its interval, and B's over
 // A's with the interval of the two inputs' per-round speedups as
 // independent samples (Welch on the logs).

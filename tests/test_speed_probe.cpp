@@ -21,9 +21,13 @@ using nlohmann::json;
 
 TEST(SpeedProbe, TimesEachRepetitionOfAFixedWorkload) {
   const torch::Device cpu("cpu");
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);  // a ddp rank's share: another workload
+  EXPECT_EQ(probe_workload(cpu, true).key(), "cpu bf16 gemm 512 + sweep 64 MiB, 9 reps, 1 thread");
+  at::set_num_threads(2);
   ProbeWorkload w = probe_workload(cpu, /*bf16=*/false);
-  EXPECT_EQ(w.key(), "cpu fp32 gemm 512 + sweep 64 MiB, 9 reps");
-  EXPECT_EQ(probe_workload(cpu, true).key(), "cpu bf16 gemm 512 + sweep 64 MiB, 9 reps");
+  EXPECT_EQ(w.key(), "cpu fp32 gemm 512 + sweep 64 MiB, 9 reps, 2 threads");
+  at::set_num_threads(threads);
   w.gemm_n = 64;  // tiny, for the test's time
   w.sweep_bytes = 1 << 20;
   w.reps = 3;
