@@ -10,6 +10,8 @@
 #include <string>
 #include <tuple>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -191,7 +193,11 @@ class MatrixFile : public ::testing::Test {
     std::ofstream(path_) << j.dump();
     return path_;
   }
-  std::string path_ = ::testing::TempDir() + "ladder_config_fields_matrix.json";
+  void TearDown() override { std::filesystem::remove(path_); }
+  // One file per process and test: ctest runs tests in parallel, and other
+  // checkouts' suites may run beside this one on the same machine.
+  std::string path_ = ::testing::TempDir() + "ladder_config_fields_matrix_" + std::to_string(::getpid()) + "_" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
 };
 
 TEST_F(MatrixFile, EveryFieldIsAKey) {
