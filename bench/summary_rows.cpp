@@ -56,7 +56,8 @@ json noise_verdict(double steps_cv, std::optional<double> processes_cv, const js
 json probe_indices(const std::vector<json>& reports) {
   json v = json::array();
   for (const auto& r : reports) {
-    const json p = r.contains("timing") ? r["timing"].value("noise", json()).value("probe", json()) : json();
+    const json noise = r.contains("timing") ? r["timing"].value("noise", json()) : json();  // null for a peer
+    const json p = noise.is_object() ? noise.value("probe", json()) : json();
     v.push_back(p.is_object() ? p.value("speed_index_per_s", json()) : json());
   }
   return v;

@@ -310,7 +310,8 @@ std::vector<double> add_probe_causes(const LoadedRun& run, json& causes) {
     for (const LoadedRun* m : members(run)) {
       const json* r = m->find(cell);
       if (!ok(r)) continue;
-      const json probe = (*r)["timing"].value("noise", json()).value("probe", json());
+      const json noise = r->contains("timing") ? (*r)["timing"].value("noise", json()) : json();  // null for a peer
+      const json probe = noise.is_object() ? noise.value("probe", json()) : json();
       const json index = probe.is_object() ? probe.value("speed_index_per_s", json()) : json();
       if (!index.is_number()) return {};  // reports from before the probe: nothing to say
       dt.push_back((*r)["summary"]["dt_ms"]["median"].get<double>());
