@@ -339,6 +339,16 @@ def SdpaAttention(torch, ref):
     return Sdpa
 
 
+def use_cuda_device(torch, device):
+    """Makes `device` ("cuda", "cuda:1", as ladder's --device names it) the
+    current CUDA device and returns it with its index. torch.cuda.set_device
+    takes an index (torch >= 2.11 refuses a device without one: "cuda" is
+    ladder's first visible GPU, index 0)."""
+    index = 0 if device.index is None else device.index
+    torch.cuda.set_device(index)
+    return torch.device("cuda", index)
+
+
 def measure(peer, torch, ref):
     """Runs and records the steps; ladder applies its own rules to them.
 
@@ -355,7 +365,7 @@ def measure(peer, torch, ref):
     threads = cfg["threads"] or (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     if cuda:
-        torch.cuda.set_device(device)
+        device = use_cuda_device(torch, device)
     phase = "setup"
     step_no = None
     try:

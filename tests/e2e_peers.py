@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from e2e_common import TINY, load, run_case, run_ladder, validate
+from e2e_common import ROOT, TINY, load, run_case, run_ladder, validate
 from e2e_common import summary_rows as rows
 
 LADDER = sys.argv[1]
@@ -219,8 +219,31 @@ def compile_peer_on_cpu(d):
     assert rows(d)["peer-compile"]["ladder_vs_peer"]["tokens_per_s_ratio"] > 0
 
 
+def cuda_device_without_a_gpu(d):
+    """The peer's CUDA device as ladder names it ("cuda", "cuda:1") becomes an
+    index for torch.cuda.set_device, which torch 2.11 requires ("cuda" alone
+    raised ValueError, so both peers failed on every GPU, 2026-11-27). No GPU
+    needed: torch's own set_device checks its argument, and only the driver
+    call it makes then (torch._C._cuda_setDevice) is replaced by a recorder."""
+    import importlib.util
+    import torch
+    spec = importlib.util.spec_from_file_location("peer", ROOT / "scripts" / "peer.py")
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    calls = []
+    real = torch._C._cuda_setDevice
+    torch._C._cuda_setDevice = calls.append
+    try:
+        for name, index in (("cuda", 0), ("cuda:0", 0), ("cuda:1", 1), ("cuda:3", 3)):
+            calls.clear()
+            got = peer.use_cuda_device(torch, torch.device(name))
+            assert calls == [index] and got == torch.device("cuda", index), (name, calls, got)
+    finally:
+        torch._C._cuda_setDevice = real
+
+
 CASES = {f.__name__: f for f in (eager_peer_in_the_run, peers_default_and_bad_values, failing_peer_is_recorded,
-                                  interrupt_and_resume_peer, compile_peer_on_cpu)}
+                                  interrupt_and_resume_peer, compile_peer_on_cpu, cuda_device_without_a_gpu)}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2])
