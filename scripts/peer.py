@@ -233,10 +233,12 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
                             "mechanism": "torch.set_float32_matmul_precision('high'), cudnn.allow_tf32",
                             "reason": "TF32 tensor cores (sm_80+)" if ok else
                             "no TF32 here (CPU, or a GPU before sm_80); under bf16 autocast the matmuls run in bf16"}
+        if not cuda:  # on, but nothing it can act on here (as ladder's report says of a CPU)
+            switches["tf32"]["applicable"] = False
     bf16_off = bf16_off_because if sw["bf16"] and not cuda else None
     ctx = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if sw["bf16"] and not bf16_off else None
     if bf16_off:
-        switches["bf16"] = {"enabled": True, "effective": False,
+        switches["bf16"] = {"enabled": True, "effective": False, "applicable": False,
                             "mechanism": "none: autocast left off, the matmuls run in fp32", "reason": bf16_off}
     elif sw["bf16"]:
         ok = not cuda or torch.cuda.is_bf16_supported()

@@ -194,6 +194,25 @@ TEST(Rungs, AdamwClipLeftOutClipsOutsideTheKernel) {
   EXPECT_FALSE(alone->describe_switches()["adamw-clip"]["effective"].get<bool>());
 }
 
+// On the ddp rung the flat buffer stands down (the gradients live in the
+// all-reduce buckets), and adamw-clip with it: the report then says it is not
+// applicable there, with why, instead of "not effective" (which
+// scripts/smoke_verdict.py fails, and which counted against the fused group).
+TEST(Rungs, AdamwClipStandsDownWithTheFlatBufferOnTheDdpRung) {
+  RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
+  cfg.sw = parse_rung("ddp").sw;
+  const StepPlan plan = plan_for(cfg);
+  EXPECT_FALSE(plan.acts("flat-grads"));
+  EXPECT_FALSE(plan.acts("adamw-clip"));
+  ASSERT_EQ(plan.stood_down.count("adamw-clip"), 1u);
+  EXPECT_NE(plan.stood_down.at("adamw-clip").find("all-reduce buckets"), std::string::npos)
+      << plan.stood_down.at("adamw-clip");
+  // One process with every part: both act.
+  cfg.sw = parse_rung("fused-adamw").sw;
+  EXPECT_TRUE(plan_for(cfg).acts("adamw-clip"));
+  EXPECT_EQ(plan_for(cfg).stood_down.count("adamw-clip"), 0u);
+}
+
 // A part of fused alone: only it acts in the plan, and only its own op
 // runs; the group is not on, and says which part acted.
 TEST(Rungs, OneFusedPartAloneChangesOnlyItsOwnMechanism) {

@@ -9,13 +9,12 @@ extern const SwitchDecl bf16 = {
     "bf16", 200, SwitchRole::kRung, nullptr,
     "bf16 autocast around forward and loss",
     Numerics::kBf16, {}, /*cuda_only=*/false,
-    // On a CPU --cpu-bf16 may leave autocast off (RunConfig::bf16_applied).
-    [](const RunConfig& c, StepPlan& p) { p.acting.set("bf16", c.bf16_applied()); },
-    [](const SwitchFacts& f) {
-      if (!f.plan.acts("bf16"))
-        return switch_effect(false, "none: autocast left off, the matmuls run in fp32", f.cfg.bf16_off_reason());
-      return switch_effect(f.bf16.effective, f.bf16.mechanism, f.bf16.reason);
+    // On a CPU --cpu-bf16 may leave autocast off (RunConfig::bf16_applied):
+    // on, but standing down here (the report: not applicable, and why).
+    [](const RunConfig& c, StepPlan& p) {
+      if (!c.bf16_applied()) p.stand_down("bf16", c.bf16_off_reason() + ": autocast left off, the matmuls run in fp32");
     },
+    [](const SwitchFacts& f) { return switch_effect(f.bf16.effective, f.bf16.mechanism, f.bf16.reason); },
 };
 
 }  // namespace ladder::switches

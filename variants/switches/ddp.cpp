@@ -21,6 +21,9 @@ extern const SwitchDecl ddp = {
                              fmt::format("{} rank(s); each reads its own rows of the token stream",
                                          f.pg->world_size()));
       j["grad_sync"] = f.sync->describe();
+      // One rank (asked for: --rungs ddp on one GPU, --nproc-per-node 1): its
+      // all-reduce runs, but there is nothing to run in parallel with.
+      if (f.pg->world_size() == 1) j["applicable"] = false;
       return j;
     },
 };

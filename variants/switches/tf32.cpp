@@ -9,7 +9,14 @@ extern const SwitchDecl tf32 = {
     Numerics::kTf32, {}, /*cuda_only=*/false,
     /*apply=*/nullptr,  // the step reads plan.acts("tf32")
     // What the device accepted: enable_tf32 probes it (variants/precision.h).
-    [](const SwitchFacts& f) { return switch_effect(f.tf32.effective, f.tf32.mechanism, f.tf32.reason); },
+    // A CPU without the instructions has no such mode: on, but not
+    // applicable there (on CUDA, where every GPU ladder targets has TF32, a
+    // probe that finds none stays a failure).
+    [](const SwitchFacts& f) {
+      auto j = switch_effect(f.tf32.effective, f.tf32.mechanism, f.tf32.reason);
+      if (!f.tf32.effective && !f.device.is_cuda()) j["applicable"] = false;
+      return j;
+    },
 };
 
 }  // namespace ladder::switches
