@@ -139,7 +139,7 @@ struct RunArgs {
 
 void add_run_options(ArgParser& ap, RunArgs& a) {
   add_config_options(ap, a.c);
-  ap.add_value("--rungs", "a,b,c", "rungs to run: ladder names, composites RUNG+SWITCH..., top-SWITCH",
+  ap.add_value("--rungs", "a,b,c", "rungs to run: ladder names, composites RUNG+SWITCH..., top, top-SWITCH",
                [&](const std::string& v) { a.rungs = v; });
   ap.add_value("--mode", "ladder|ablation|memory",
                "cumulative ladder (default); each switch alone and left out; or the memory extras (zero1, "

@@ -60,6 +60,15 @@ TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
   for (const SwitchDecl* s : all_switches()) extras += s->role == SwitchRole::kExtra;
   // Every flag but bf16, ddp and the extras, which go beyond the ladder.
   EXPECT_EQ(top.sw.count(), all_switches().size() - 1 /*fused: no flag*/ - 2 - extras);
+  // "top" by itself (a partial ablation names it): the ablation's top rung.
+  const Rung whole = parse_rung("top");
+  EXPECT_EQ(whole.name, "top");
+  EXPECT_TRUE(whole.sw.on("bf16") && !whole.sw.on("ddp"));
+  EXPECT_EQ(whole.sw.count(), top.sw.count() + 1);
+  const auto ablation = ablation_rungs();
+  const auto in_ablation = std::find_if(ablation.begin(), ablation.end(), [](const Rung& r) { return r.name == "top"; });
+  ASSERT_NE(in_ablation, ablation.end());
+  EXPECT_EQ(in_ablation->sw.count(), whole.sw.count());
   const Rung no_graph = parse_rung("top-cuda-graph");
   EXPECT_TRUE(no_graph.sw.on("fused-ln") && !no_graph.sw.on("cuda-graph") && !no_graph.sw.on("fused"));
   EXPECT_EQ(no_graph.varies, &switch_named("cuda-graph"));

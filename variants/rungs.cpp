@@ -90,9 +90,12 @@ const Switches* base_switches(const std::string& name) {
 Rung parse_rung(const std::string& spec, const char* option) {
   for (const auto& r : ladder_rungs())
     if (r.name == spec) return r;
+  // The top single-process rung by itself, as ablation runs it (and a partial
+  // ablation names it: --rungs top,top-fused-ln,...).
+  if (spec == "top") return {"top", "all single-process switches", top_switches()};
   auto bad = [&](const std::string& why) {
     return ConfigError(fmt::format("{}: '{}' is not a rung ({}); expected one of: {}, or "
-                                   "RUNG+SWITCH[+SWITCH...] (fp32+flash, ddp+X, top+X) or top-SWITCH",
+                                   "RUNG+SWITCH[+SWITCH...] (fp32+flash, ddp+X, top+X), top or top-SWITCH",
                                    option, spec, why, valid_names()));
   };
   if (spec.empty()) throw bad("an empty name");
@@ -131,7 +134,7 @@ std::vector<Rung> ablation_rungs() {
   std::vector<Rung> out = {ladder_rungs().front()};
   for (const SwitchDecl* s : all_switches())
     if (!is_ddp(*s) && needs_nothing(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
-  out.push_back({"top", "all single-process switches", top_switches()});
+  out.push_back(parse_rung("top"));
   for (const SwitchDecl* s : all_switches()) {
     if (is_ddp(*s) || needs_ddp(*s)) continue;  // the top is one process
     // A rung or part left out of the top; an extra added to it.

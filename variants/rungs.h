@@ -36,7 +36,7 @@ const std::vector<Rung>& ladder_rungs();
 // nothing on a CPU.
 bool rung_runnable(const Rung& r, const std::string& device, std::string* why_not = nullptr);
 
-// Parses a ladder rung name, "fp32+a+b" or "top-a". Throws ConfigError
+// Parses a ladder rung name, "fp32+a+b", "top" or "top-a". Throws ConfigError
 // naming `option`, the value and the valid names.
 Rung parse_rung(const std::string& spec, const char* option = "--rungs");
 
