@@ -3,9 +3,11 @@
 // gradient, in fp32 and under bf16 autocast, on CPU here and on CUDA (the
 // cuBLASLt epilogues) where a GPU is present; their input checks and counts;
 // and GPT's fused forward against the unfused one.
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -393,17 +395,135 @@ TEST(FusedClassifier, CudaMatchesReference) {
   check_classifier(torch::kCUDA, true, 2e-2, 2e-2);
 }
 
-TEST(FusedMlpGelu, CudaGpt2ShapesUseEpilogues) {
+// ---- bf16 paths judged against an fp64 truth ----------------------------------------------
+// At GPT-2's sizes no two bf16 paths agree element for element: a weight or
+// bias gradient sums 1,024 to 16,384 rows of products, and values near 60 are
+// one bf16 ulp (0.25) apart (the 2026-11-27 H100 run: the cuBLASLt path's
+// dfc_bias and dproj_weight were 0.25 from ATen's, which failed the same
+// element-wise check against fp64). So each path is measured against the same
+// op computed in fp64 from the same bf16 values (inputs and upstream
+// gradient), and the fused path may be at most 1.5x as far from that truth as
+// ATen's unfused path, per output and per gradient, plus a quarter of a bf16
+// ulp of the tensor's largest value, the least error a bf16 result can have.
+
+// fp32 tensors that hold bf16 values, so autocast's casts of them are exact
+// and the fp64 truth starts from what the bf16 paths compute on.
+torch::Tensor bf16_exact(const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat); }
+
+// The op's output and every input's gradient from the given inputs and upstream gradient.
+Result run_given(const Op& op, const std::vector<torch::Tensor>& inputs, const torch::Tensor& dy,
+                 torch::Device device, bool autocast) {
+  std::vector<torch::Tensor> leaves;
+  for (const auto& t : inputs) leaves.push_back(t.to(device).detach().requires_grad_());
+  torch::Tensor y;
+  {
+    const AutocastScope scope(autocast, device);
+    y = op(leaves);
+  }
+  y.backward(dy.to(device).to(y.scalar_type()));
+  Result r;
+  r.values.push_back(y.detach());
+  for (auto& t : leaves) r.values.push_back(t.grad());
+  return r;
+}
+
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& truth) {
+  return (a.detach().cpu().to(torch::kDouble) - truth.detach().cpu().to(torch::kDouble)).abs().max().item<double>();
+}
+
+// Runs the fused op and ATen's reference under bf16 autocast and the
+// reference in fp64 without it; checks the 1.5x rule per value and prints
+// each path's error (the figures a GPU run's notes quote). Returns the three
+// results (fused, unfused, truth) for further checks.
+std::array<Result, 3> expect_no_farther_from_fp64_than_aten(const Op& fused, const Op& reference,
+                                                            const std::vector<torch::Tensor>& inputs,
+                                                            const torch::Tensor& dy, torch::Device device,
+                                                            const std::vector<std::string>& names) {
+  std::array<Result, 3> r{run_given(fused, inputs, dy, device, true), run_given(reference, inputs, dy, device, true),
+                          Result{}};
+  std::vector<torch::Tensor> in64;
+  for (const auto& t : inputs) in64.push_back(t.to(torch::kDouble));
+  r[2] = run_given(reference, in64, dy.to(torch::kDouble), device, false);
+  EXPECT_EQ(r[0].values.size(), names.size());
+  for (size_t i = 0; i < names.size() && i < r[0].values.size(); ++i) {
+    const auto& truth = r[2].values[i];
+    const double fused_err = max_abs_diff(r[0].values[i], truth), aten_err = max_abs_diff(r[1].values[i], truth);
+    const double floor = std::ldexp(truth.abs().max().item<double>(), -10);  // a quarter of a bf16 ulp
+    std::cout << "  " << names[i] << ": max |x - fp64| fused " << fused_err << ", ATen " << aten_err
+              << ", max |fp64| " << truth.abs().max().item<double>() << "\n";
+    EXPECT_LE(fused_err, 1.5 * aten_err + floor)
+        << names[i] << ": the fused path is " << fused_err << " from the fp64 truth, ATen's unfused path "
+        << aten_err << " (allowed: 1.5x that + " << floor << ")";
+  }
+  return r;
+}
+
+// A bias gradient sums the upstream gradient over every row. Summed in fp32
+// and rounded to bf16 once, it is off by at most half a bf16 ulp of the
+// largest value: 2^-8 of it. Summed in bf16 it is off by more: with an
+// upstream gradient of mean 1 over 16,384 rows (gpt2-124m at B16 T1024),
+// measured with torch on these values' distribution, 6.3e-3 of the largest
+// value for a pairwise (tree) bf16 sum, 0.97 for a running one (it stalls at
+// 256, where one bf16 ulp is 2), 3.9e-3 for fp32 then bf16. So the bound is
+// 1.25 x 2^-8 (4.9e-3).
+void expect_bias_grad_summed_in_fp32(const torch::Tensor& dbias, const torch::Tensor& truth,
+                                     const std::string& what) {
+  const double scale = truth.abs().max().item<double>();
+  const double err = max_abs_diff(dbias, truth);
+  std::cout << "  " << what << ": max |dbias - fp64| / max |fp64| = " << err / scale << "\n";
+  EXPECT_LE(err, 1.25 * std::ldexp(scale, -8))
+      << what << ": max |dbias - fp64| = " << err << " of max |fp64| " << scale << ": summed in bf16?";
+}
+
+// An upstream gradient of mean 1 (so bias gradients grow with the rows), bf16-exact.
+torch::Tensor upstream_of_mean_one(const std::vector<int64_t>& shape) {
+  return bf16_exact(1.0 + 0.25 * torch::randn(shape));
+}
+
+// linear_bias at N rows, I -> O: the 1.5x rule and the bias gradient's accumulation.
+void check_linear_bias_rows(torch::Device device, int64_t N, int64_t I, int64_t O) {
+  torch::manual_seed(21);
+  const std::vector<torch::Tensor> in = {bf16_exact(torch::randn({N, I})), bf16_exact(0.02 * torch::randn({O, I})),
+                                         bf16_exact(0.02 * torch::randn({O}))};
+  const auto dy = upstream_of_mean_one({N, O});
+  auto r = expect_no_farther_from_fp64_than_aten([](auto& x) { return linear_bias(x[0], x[1], x[2]); },
+                                                 [](auto& x) { return linear_bias_reference(x[0], x[1], x[2]); },
+                                                 in, dy, device, kLinearNames);
+  expect_bias_grad_summed_in_fp32(r[0].values[3], r[2].values[3], "linear_bias dbias (fused)");
+  expect_bias_grad_summed_in_fp32(r[1].values[3], r[2].values[3], "linear_bias dbias (ATen)");
+}
+
+// mlp_gelu at N rows with GPT-2's widths (C 768, H 3072).
+void check_mlp_rows(torch::Device device, int64_t N) {
+  const int64_t C = 768, H = 3072;
+  torch::manual_seed(22);
+  const std::vector<torch::Tensor> in = {
+      bf16_exact(torch::randn({N, C})), bf16_exact(0.02 * torch::randn({H, C})), bf16_exact(0.02 * torch::randn({H})),
+      bf16_exact(0.02 * torch::randn({C, H})), bf16_exact(0.02 * torch::randn({C}))};
+  const auto dy = upstream_of_mean_one({N, C});
+  auto r = expect_no_farther_from_fp64_than_aten(
+      [](auto& x) { return mlp_gelu(x[0], x[1], x[2], x[3], x[4]); },
+      [](auto& x) { return mlp_gelu_reference(x[0], x[1], x[2], x[3], x[4]); }, in, dy, device, kMlpNames);
+  expect_bias_grad_summed_in_fp32(r[0].values[5], r[2].values[5], "mlp_gelu dproj_bias (fused)");
+  expect_bias_grad_summed_in_fp32(r[0].values[3], r[2].values[3], "mlp_gelu dfc_bias (fused)");
+}
+
+// On the CPU the fused ops take ATen's kernels, so this checks the check:
+// both paths within the rule, and ATen's bf16 bias gradient summed in fp32.
+// Few inputs and outputs per row keep the 16,384-row GEMMs quick where bf16
+// is emulated, and 64 rows the MLP at GPT-2's widths.
+TEST(FusedBf16AgainstFp64, LinearBiasGradientOf16384Rows) { check_linear_bias_rows(torch::kCPU, 16384, 16, 256); }
+TEST(FusedBf16AgainstFp64, MlpAtGpt2Widths) { check_mlp_rows(torch::kCPU, 64); }
+
+// The check that must hold on a GPU: gpt2-124m's MLP and its attention
+// projections at B16 T1024 (16,384 rows), through the cuBLASLt epilogues
+// (BIAS, BGRADB, GELU_AUX_BIAS, DGELU_BGRAD).
+TEST(FusedBf16AgainstFp64, CudaGpt2B16T1024UseEpilogues) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  // GPT-2 124M's MLP at B4 T256: the shapes the fused rung runs.
   const auto before = fused_linear_stats();
-  auto r = run([](auto& in) { return mlp_gelu(in[0], in[1], in[2], in[3], in[4]); },
-               {{4, 256, 768}, {3072, 768}, {3072}, {768, 3072}, {768}}, {1, 0.02, 0.02, 0.02, 0.02},
-               torch::kCUDA, true);
-  auto ref = run([](auto& in) { return mlp_gelu_reference(in[0], in[1], in[2], in[3], in[4]); },
-                 {{4, 256, 768}, {3072, 768}, {3072}, {768, 3072}, {768}}, {1, 0.02, 0.02, 0.02, 0.02},
-                 torch::kCUDA, true);
-  expect_match(r, ref, kMlpNames, 3e-2, 3e-2);
+  check_mlp_rows(torch::kCUDA, 16384);
+  check_linear_bias_rows(torch::kCUDA, 16384, 768, 2304);  // c_attn
+  check_linear_bias_rows(torch::kCUDA, 16384, 768, 768);   // attention's c_proj: a 768 x 768 weight gradient
   expect_epilogues_ran(before);
 }
 
