@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/bands.h"
 #include "reports/compare.h"
 #include "reports/export.h"
 #include "bench/micro/command.h"
@@ -30,6 +31,7 @@ constexpr const char* kUsage =
     "  measure    measure one rung in this process (what each rung of run executes)\n"
     "  compare    compare runs (GPUs, machines, days) with significance tests\n"
     "  export     export a finished run in a --format: its table, or google/benchmark JSON (gbench)\n"
+    "  bands      where a run's top rung spends its step against each PyTorch peer, band by band\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
     "  switches   print every switch of the ladder (variants/switches/) as a markdown table\n"
@@ -48,6 +50,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "measure") return ladder::measure_command(args, argv);
   if (command == "compare") return ladder::compare_command(args);
   if (command == "export") return ladder::export_command(args);
+  if (command == "bands") return ladder::bands_command(args);
   if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "roofline") return ladder::roofline_command(args);
   if (command == "switches") {
@@ -62,7 +65,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bench, roofline, switches, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, bench, roofline, switches, version (see 'ladder --help')",
                   command));
 }
 

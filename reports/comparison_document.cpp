@@ -6,10 +6,12 @@
 // environments as tables, and the largest kernels of each breakdown band.
 // The model is read defensively: an absent or null field shows as a dash.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/bands.h"
 #include "reports/compare.h"
 #include "reports/comparison_charts.h"
 #include "reports/inference.h"
@@ -320,6 +322,54 @@ std::vector<Section> breakdown_names_section(const json& cmp) {
   return {s};
 }
 
+// One rung's bands across the inputs, each against the baseline (input 0),
+// from each input's first process; nothing unless the baseline and another
+// input have a valid breakdown.
+std::vector<BandSource> rung_band_sources(const json& rung, const std::vector<std::string>& labels) {
+  std::vector<BandSource> sources;
+  const json& inputs = array_at(rung, "inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const json& ms = member(inputs[i], "op_breakdown_ms");
+    if (!ms.is_object()) {
+      if (i == 0) return {};
+      continue;
+    }
+    sources.push_back({label_at(labels, i), ms, member(inputs[i], "dt_ms_median")});
+  }
+  if (sources.size() < 2) return {};
+  return sources;
+}
+
+Table rung_band_table(const std::string& rung, const std::vector<BandSource>& sources) {
+  std::vector<std::pair<size_t, size_t>> diffs;
+  for (size_t i = 1; i < sources.size(); ++i) diffs.emplace_back(i, 0);
+  Table t = band_table(fmt::format("where {}'s step time goes in each input (op breakdown of the first "
+                                   "process, ms per step)", rung),
+                       sources, diffs);
+  for (size_t i = 1; i < sources.size(); ++i) t.notes.push_back(band_verdict(sources, i, 0));
+  return t;
+}
+
+// Band by band: the top rung (the last ladder rung with breakdowns to
+// compare) as a table every format shows, and on a page every rung's, folded.
+void add_band_tables(const json& cmp, Document& doc) {
+  const auto labels = input_labels(cmp);
+  Section all{"Band by band", Placement::kAfterCharts,
+              {{"Each rung's op breakdown in ms per step, each input against the baseline: which band a "
+                "difference comes from."}},
+              {}, true, "bands"};
+  std::optional<Table> top;
+  for (const auto& rung : array_at(cmp, "rungs")) {
+    const std::string name = text(rung, "rung");
+    const auto sources = rung_band_sources(rung, labels);
+    if (sources.empty()) continue;
+    all.tables.push_back(rung_band_table(name, sources));
+    if (!is_peer_cell(name)) top = all.tables.back();
+  }
+  if (top) doc.tables.push_back(std::move(*top));
+  if (!all.tables.empty()) doc.sections.push_back(std::move(all));
+}
+
 // "ladder compare: A vs B", and what the comparison is of.
 void add_titles(const json& cmp, Document& doc) {
   doc.title = "ladder compare";
@@ -356,6 +406,7 @@ Document comparison_document(const json& cmp) {
   doc.sections.push_back(inputs_section(cmp));
   for (auto* add : {subject_section, breakdown_names_section})
     for (Section& s : add(cmp)) doc.sections.push_back(std::move(s));
+  add_band_tables(cmp, doc);
   doc.sections.push_back(environment_section(cmp));
   doc.sections.push_back({"",
                           Placement::kBottom,

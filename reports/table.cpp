@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/bands.h"
 #include "reports/figure_charts.h"
 #include "reports/json_fields.h"
 #include "reports/peer_cells.h"
@@ -572,6 +573,13 @@ Document run_document(const json& summary, const std::string& summary_path) {
   if (summary.value("mode", "") == "ablation") doc.tables.push_back(ablation_table(summary));
   if (summary.value("ab", json()).is_object()) doc.tables.push_back(ab_table(summary));
   doc.notes = run_notes(summary, summary_path);
+  // With peers: where the top rung's time goes against each, band by band.
+  const auto rows = summary.value("rows", json::array());
+  if (std::any_of(rows.begin(), rows.end(), [](const json& r) { return is_peer_cell(r.value("cell", "")); })) {
+    RunBands bands = run_band_table(summary, std::filesystem::path(summary_path).parent_path().string());
+    for (auto& t : bands.tables) doc.tables.push_back(std::move(t));
+    if (bands.tables.empty()) doc.notes.push_back({"no band table: " + bands.why, "bands:", Tone::kWarn});
+  }
   add_titles(summary, doc);
   doc.charts = run_charts(summary);
   return doc;

@@ -20,8 +20,8 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
                  round make (their `ladder run --plan`)
   ladder-smoke   scripts/smoke_verdict.py on that run: each rung ran, held
   breakdown      parity, had its switches act; its op breakdown fits its dt
-  band-table     scripts/band-table: the top rung's op breakdown per band
-                 against the compile peer (eager where compile did not run)
+  band-table     `ladder bands`: the top rung's op breakdown per band
+                 against each peer (compile first; eager where compile did not run)
   qualification  scripts/qualify: `ladder compare` against the newest run of
                  this device model with this shape under --references (default
                  reports/results): per rung within the reference's spread, or
@@ -490,8 +490,11 @@ def stage_verdicts(check):
 
 def stage_band_table(check):
     run_dir = check.out / "ladder"
-    check.progress("band-table", "the top rung's op breakdown per band against the compile peer")
-    rc, text, secs = tool(check, "band-table", "band-table", run_dir, "band-table.md")
+    check.progress("band-table", "ladder bands: the top rung's op breakdown per band against each peer")
+    rc, secs, _ = check.run("band-table", [LADDER, "bands", run_dir, "--format", "md"], "band-table.log",
+                            echo=not_a_verdict)
+    text = (check.out / "logs" / "band-table.log").read_text(errors="replace")
+    (check.out / "band-table.md").write_text(text)
     last = text.strip().splitlines()[-1] if text.strip() else ""
     if rc == 0:
         return check.result("PASS", "band-table", last, secs)

@@ -19,8 +19,11 @@ usage: e2e_gpu_check.py LADDER_BIN CASE
                         Ctrl-C in the ladder run: exit 130, what was measured kept,
                         the README and checks.txt say interrupted, every stage's line
   band_table_on_recorded_h100
-                        scripts/band-table on reports/results/2026-11-27-gpu/
-                        h100-peers: the table of that README, to the digit
+                        `ladder bands` on reports/results/2026-11-27-gpu/
+                        h100-peers (two recorded peers' breakdowns from their
+                        traces): the table of that README, to the digit, in
+                        markdown and JSON; `ladder run`'s table and `ladder
+                        compare` show the same
   recorded_h100_runs    the 2026-11-27 H100 runs beside 2026-11-23's: `ladder
                         compare` reads them (refusing the different total
                         batch without --force), and scripts/qualify picks
@@ -103,7 +106,7 @@ def dry_run_every_stage(d):
         if status[s][0] == "SKIP":
             print(f"note: {s} skipped by the time budget on a busy machine: {status[s][1]}")
     assert "FAIL" not in [st for st, _, _ in found] and p.returncode == 0, p.returncode
-    assert "against peer eager" in status["band-table"][1], status["band-table"]
+    assert "fused-adamw against eager:" in status["band-table"][1], status["band-table"]
     assert status["ddp"][0] == "SKIP" or "c10d gloo" in status["ddp"][1].lower(), status["ddp"]
     assert re.search(rf"^gpu-smoke \[\d+:\d\d of {BUDGET_MIN}:00\] ladder-run: the rungs fp32,flash,fused-adamw",
                      p.stdout, re.M), "no progress lines"
@@ -122,7 +125,7 @@ def dry_run_every_stage(d):
                   "status: **finished: "):
         assert field in readme, field
     commands = ["scripts/build --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
-                "ladder run --device cpu", "scripts/qualify", "scripts/band-table"]
+                "ladder run --device cpu", "scripts/qualify", "ladder bands"]
     files = ["verdict.txt", "band-table.md", "qualification.txt"]
     if status["ddp"][0] == "PASS":
         commands.append("--rungs ddp --nproc-per-node 1")
@@ -185,28 +188,52 @@ def interrupt_keeps_the_results(d):
     assert "status: **interrupted (SIGINT)**" in (res / "README.md").read_text()
 
 
-BAND_TABLE_H100 = """| band (ms per step) | ladder fused-adamw | peer compile | peer eager | ladder - compile |
-|---|---|---|---|---|
-| gemm | 22.24 | 16.53 | 16.49 | +5.71 |
-| elementwise_norm | 6.24 | 6.88 | 9.42 | -0.65 |
-| softmax_loss | 1.98 | 4.08 | 8.65 | -2.09 |
-| attention | 4.53 | 4.54 | 4.51 | -0.01 |
-| optimizer | 1.73 | 1.93 | 1.92 | -0.21 |
-| memcpy_memset | 1.53 | 1.31 | 12.16 | +0.23 |
-| idle / other | 1.37 | 6.29 | 8.54 | -4.92 |
-| sum | 39.62 | 41.56 | 61.70 | -1.94 |
-| step dt (median) | 39.07 | 38.23 | 57.06 | +0.85 |
-fused-adamw against peer compile: largest gap gemm +5.71 ms per step (step 39.62 vs 41.56 ms)
+BAND_TABLE_H100 = """**where fused-adamw's step time goes against each peer (op breakdown of the first round, ms per step)**
+
+| band (ms per step) | ladder fused-adamw | peer compile | peer eager | fused-adamw - compile | fused-adamw - eager |
+|---|---:|---:|---:|---:|---:|
+| GEMM | 22.24 | 16.53 | 16.49 | +5.71 | +5.74 |
+| attention | 4.53 | 4.54 | 4.51 | -0.01 | +0.02 |
+| elementwise/norm | 6.24 | 6.88 | 9.42 | -0.65 | -3.18 |
+| loss | 1.98 | 4.08 | 8.65 | -2.09 | -6.67 |
+| optimizer | 1.73 | 1.93 | 1.92 | -0.21 | -0.20 |
+| memcpy/memset | 1.53 | 1.31 | 12.16 | +0.23 | -10.63 |
+| idle/other | 1.37 | 6.29 | 8.54 | -4.92 | -7.17 |
+| sum | 39.62 | 41.56 | 61.70 | -1.94 | -22.09 |
+| step dt (median) | 39.07 | 38.23 | 57.06 | +0.85 | -17.99 |
+
+fused-adamw against compile: largest gap GEMM +5.71 ms per step (sum 39.62 vs 41.56 ms)
+
 """
 
 
 def band_table_on_recorded_h100(d):
-    p = script("band-table", RESULTS / "2026-11-27-gpu" / "h100-peers")
-    assert p.returncode == 0 and p.stdout == BAND_TABLE_H100, p.stdout + p.stderr
+    peers = RESULTS / "2026-11-27-gpu" / "h100-peers"
+    p = run_ladder(LADDER, ["bands", str(peers), "--format", "md"], check_code=0)
+    assert p.stdout == BAND_TABLE_H100, p.stdout
+    # As machines read it: each band's ms per source and the differences.
+    j = json.loads(run_ladder(LADDER, ["bands", str(peers), "--format", "json"], check_code=0).stdout)
+    gemm = next(r for r in j["tables"][0]["rows"] if r["band"] == "gemm")
+    assert abs(gemm["ladder_fused-adamw_minus_peer_compile_ms"] - 5.71) < 0.005, gemm
+    # --peer eager puts eager's difference first and judges against it.
+    p = run_ladder(LADDER, ["bands", str(peers), "--peer", "eager"], check_code=0)
+    assert "fused-adamw against eager: largest gap GEMM +5.74 ms per step" in p.stdout, p.stdout
+    # The run's own table shows it (`ladder export` renders what `ladder run` printed at its end).
+    p = run_ladder(LADDER, ["export", "--format", "text", str(peers)], check_code=0)
+    assert "where fused-adamw's step time goes against each peer" in p.stdout, p.stdout
+    assert re.search(r"^GEMM +22\.24 +16\.53 +16\.49 +\+5\.71 +\+5\.74$", p.stdout, re.M), p.stdout
+    html = run_ladder(LADDER, ["export", "--format", "html", str(peers)], check_code=0).stdout
+    assert "against each peer" in html and ">+5.71<" in html, "no band table in the HTML"
+    # ladder compare of two inputs: the top rung band by band, each input against the baseline.
+    cmp = run_ladder(LADDER, ["compare", str(RESULTS / "2026-11-27-gpu" / "h100-ladder"), str(peers), "--force"],
+                     check_code=0).stdout
+    assert "where fused-adamw's step time goes in each input" in cmp, cmp
+    assert re.search(r"^GEMM +22\.22 +22\.24 +\+0\.02$", cmp, re.M), cmp
     # Its peers failed there: nothing to compare with (3), and said so.
-    p = script("band-table", RESULTS / "2026-11-27-gpu" / "h100-ladder")
-    assert p.returncode == 3 and "peer-eager: failed, peer-compile: failed" in p.stdout, p.stdout
-    assert script("band-table", d / "nowhere").returncode == 2
+    p = run_ladder(LADDER, ["bands", str(RESULTS / "2026-11-27-gpu" / "h100-ladder")], check_code=3)
+    assert "no peer ran ok (peer eager: failed, peer compile: failed)" in p.stdout, p.stdout
+    run_ladder(LADDER, ["bands", str(d / "nowhere")], check_code=2)
+    run_ladder(LADDER, ["bands", str(peers), "--peer", "nonesuch"], check_code=3)
 
 
 def recorded_h100_runs(d):

@@ -9,6 +9,7 @@ summary.json, the table and `ladder compare`. Run by ctest, one test per case.
 """
 import json
 import math
+import re
 import os
 import signal
 import subprocess
@@ -98,6 +99,13 @@ def eager_peer_in_the_run(d):
     assert "-- peers:" in p.stdout and "peer:eager" in p.stdout, p.stdout
     assert "not checked (peer)" in p.stdout, p.stdout
     assert f"ladder fused-adamw {ratio['tokens_per_s_ratio']:.2f}x of eager" in p.stdout, p.stdout
+    # Where the top rung's time goes against the peer, band by band, from both breakdowns.
+    rung_b = load(d / "fused-adamw" / "report.json")["op_breakdown"]["categories_ms"]
+    assert "where fused-adamw's step time goes against each peer" in p.stdout, p.stdout
+    gemm = re.search(r"^GEMM +([\d.]+) +([\d.]+) +([+-][\d.]+|0\.00)$", p.stdout, re.M)
+    assert gemm and gemm.group(1) == f"{rung_b['gemm']:.2f}" and gemm.group(2) == f"{b['categories_ms']['gemm']:.2f}", \
+        p.stdout
+    assert re.search(r"^fused-adamw against eager: (largest gap|no band slower; closest) ", p.stdout, re.M), p.stdout
 
     # ladder compare: the peer beside the rungs, marked, outside the geomean.
     text = run(["compare", str(d), str(d)], check_code=0).stdout

@@ -1,0 +1,295 @@
+// reports/bands.cpp: band tables (reports/bands.h).
+#include "reports/bands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "reports/comparison_charts.h"
+#include "reports/json_fields.h"
+#include "reports/peer_cells.h"
+#include "reports/report_loader.h"
+#include "reports/reporter.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
+#include "profiler/common/config_error.h"
+
+namespace ladder {
+namespace {
+
+using json = nlohmann::json;
+using namespace json_fields;
+
+double ms_of(const BandSource& s, const std::string& band) { return number(s.categories_ms, band).value_or(0.0); }
+
+// The bands the table shows, in the chart's order, then any category a newer
+// breakdown adds, idle/other last; those zero in every source left out.
+std::vector<ChartLayer> shown_bands(const std::vector<BandSource>& sources) {
+  auto nonzero = [&](const std::string& key) {
+    return std::any_of(sources.begin(), sources.end(), [&](const BandSource& s) { return ms_of(s, key) != 0.0; });
+  };
+  std::vector<ChartLayer> bands;
+  auto listed = [&](const std::string& key) {
+    return std::any_of(bands.begin(), bands.end(), [&](const ChartLayer& l) { return l.key == key; });
+  };
+  const ChartLayer* idle = nullptr;
+  for (const auto& layer : breakdown_layers()) {
+    if (layer.key == "idle_other") idle = &layer;
+    else if (nonzero(layer.key)) bands.push_back(layer);
+  }
+  for (const auto& s : sources)
+    for (const auto& item : s.categories_ms.items())
+      if (item.key() != "idle_other" && !listed(item.key()) && nonzero(item.key()) &&
+          std::none_of(breakdown_layers().begin(), breakdown_layers().end(),
+                       [&](const ChartLayer& l) { return l.key == item.key(); }))
+        bands.push_back({item.key(), item.key(), ""});
+  if (idle && nonzero(idle->key)) bands.push_back(*idle);
+  return bands;
+}
+
+double sum_of(const BandSource& s, const std::vector<ChartLayer>& bands) {
+  double total = 0;
+  for (const auto& b : bands) total += ms_of(s, b.key);
+  return total;
+}
+
+TableCell diff_cell(std::optional<double> d) {
+  if (!d) return {"-", ""};
+  if (std::abs(*d) < 0.005) return {"0.00", *d};  // never "-0.00"
+  return {fmt::format("{:+.2f}", *d), *d, *d > 0 ? Tone::kBad : Tone::kGood};
+}
+
+std::optional<double> dt_of(const BandSource& s) {
+  return s.dt_ms.is_number() ? std::optional<double>(s.dt_ms.get<double>()) : std::nullopt;
+}
+
+// "fused-adamw" of "ladder fused-adamw", "compile" of "peer compile"; an input's label as it is.
+std::string short_label(const std::string& label) {
+  for (const char* lead : {"ladder ", "peer "})
+    if (label.rfind(lead, 0) == 0) return label.substr(std::string(lead).size());
+  return label;
+}
+
+// A label as a machine's key: "ladder fused-adamw" -> "ladder_fused-adamw".
+std::string slug(std::string label) {
+  std::replace(label.begin(), label.end(), ' ', '_');
+  return label;
+}
+
+}  // namespace
+
+std::optional<BandSource> band_source(const json& report, const std::string& label, std::string* why) {
+  const json& b = member(report, "op_breakdown");
+  std::string reason;
+  if (!b.is_object())
+    reason = "no op_breakdown";
+  else if (member(b, "unavailable").is_string())
+    reason = "op_breakdown unavailable: " + text(b, "unavailable");
+  else if (!member(b, "categories_ms").is_object() || member(b, "valid") == json(false))
+    reason = "no valid op_breakdown (" + text(b, "invalid_reason", "none recorded") + ")";
+  if (!reason.empty()) {
+    if (why) *why = label + ": " + reason;
+    return std::nullopt;
+  }
+  return BandSource{label, b["categories_ms"], member(member(member(report, "summary"), "dt_ms"), "median")};
+}
+
+Table band_table(std::string title, const std::vector<BandSource>& sources,
+                 const std::vector<std::pair<size_t, size_t>>& differences) {
+  Table t;
+  t.title = std::move(title);
+  t.tag = "bands";
+  t.columns.push_back({"band", "band (ms per step)", "", Align::kLeft});
+  for (const auto& s : sources) t.columns.push_back({slug(s.label) + "_ms", s.label, ""});
+  for (const auto& [a, b] : differences)
+    t.columns.push_back({slug(sources[a].label) + "_minus_" + slug(sources[b].label) + "_ms",
+                         short_label(sources[a].label) + " - " + short_label(sources[b].label), ""});
+  const auto bands = shown_bands(sources);
+  for (const auto& band : bands) {
+    Row r;
+    r.cells.push_back({band.label, band.key, Tone::kPlain, band.colour});
+    for (const auto& s : sources) r.cells.push_back(number_cell(ms_of(s, band.key), "{:.2f}"));
+    for (const auto& [a, b] : differences)
+      r.cells.push_back(diff_cell(ms_of(sources[a], band.key) - ms_of(sources[b], band.key)));
+    t.rows.push_back(std::move(r));
+  }
+  Row sum, dt;
+  sum.cells.push_back({"sum", "sum"});
+  dt.cells.push_back({"step dt (median)", "step_dt_median"});
+  for (const auto& s : sources) {
+    sum.cells.push_back(number_cell(sum_of(s, bands), "{:.2f}"));
+    dt.cells.push_back(number_cell(s.dt_ms, "{:.2f}"));
+  }
+  for (const auto& [a, b] : differences) {
+    sum.cells.push_back(diff_cell(sum_of(sources[a], bands) - sum_of(sources[b], bands)));
+    const auto da = dt_of(sources[a]), db = dt_of(sources[b]);
+    dt.cells.push_back(diff_cell(da && db ? std::optional<double>(*da - *db) : std::nullopt));
+  }
+  t.rows.push_back(std::move(sum));
+  t.rows.push_back(std::move(dt));
+  return t;
+}
+
+Line band_verdict(const std::vector<BandSource>& sources, size_t a, size_t b) {
+  const auto bands = shown_bands(sources);
+  const ChartLayer* worst = nullptr;
+  double gap = 0;
+  for (const auto& band : bands) {
+    if (band.key == "idle_other") continue;
+    const double d = ms_of(sources[a], band.key) - ms_of(sources[b], band.key);
+    if (!worst || d > gap) worst = &band, gap = d;
+  }
+  const std::string head = short_label(sources[a].label) + " against " + short_label(sources[b].label) + ":";
+  if (!worst) return {"no band to compare", head};
+  return {fmt::format("{} {} {:+.2f} ms per step (sum {:.2f} vs {:.2f} ms)",
+                      gap > 0 ? "largest gap" : "no band slower; closest", worst->label, gap,
+                      sum_of(sources[a], bands), sum_of(sources[b], bands)),
+          head, gap > 0 ? Tone::kBad : Tone::kGood};
+}
+
+RunBands run_band_table(const json& summary, const std::string& run_dir, const std::string& against) {
+  RunBands out;
+  const std::string rung = text(member(summary, "peers"), "compared_with", kPeerBaseRung);
+  std::map<std::string, const json*> rows;
+  std::vector<std::string> peer_cells;
+  for (const auto& r : array_at(summary, "rows")) {
+    const std::string cell = text(r, "cell", "");
+    rows[cell] = &r;
+    if (is_peer_cell(cell)) peer_cells.push_back(cell);
+  }
+  if (peer_cells.empty()) {
+    out.why = "no peer in this run (ladder run --peers eager,compile)";
+    out.exit_code = 3;
+    return out;
+  }
+  auto load = [&](const json& row, const std::string& label) -> std::optional<BandSource> {
+    const std::string file = text(row, "report", text(row, "cell", "") + "/report.json");
+    try {
+      std::string why;
+      auto s = band_source(read_json_file((std::filesystem::path(run_dir) / file).string()), label, &why);
+      if (!s) out.why += (out.why.empty() ? "" : "; ") + why, out.exit_code = 1;
+      return s;
+    } catch (const std::exception& e) {
+      out.why += (out.why.empty() ? "" : "; ") + label + ": " + e.what();
+      out.exit_code = 1;
+      return std::nullopt;
+    }
+  };
+  // Per shape: "<shape>/" or "" for a one-shape run.
+  std::map<std::string, std::vector<std::string>> by_shape;
+  for (const auto& cell : peer_cells) by_shape[cell.substr(0, cell.rfind('/') + 1)].push_back(cell);
+  std::vector<std::string> tried;
+  for (auto& [shape, peers] : by_shape) {
+    const auto base = rows.find(shape + rung);
+    if (base == rows.end() || text(*base->second, "status", "") != "ok") {
+      out.why = fmt::format("{}{}, the rung the peers are compared with, did not run ok", shape, rung);
+      out.exit_code = 1;
+      continue;
+    }
+    std::vector<BandSource> sources;
+    if (auto s = load(*base->second, "ladder " + rung)) sources.push_back(std::move(*s));
+    else continue;
+    std::vector<std::string> names, failed;
+    for (const auto& cell : peers) {
+      const json& row = *rows[cell];
+      const std::string name = cell.substr(cell.rfind(kPeerCellPrefix) + std::string(kPeerCellPrefix).size());
+      if (text(row, "status", "") != "ok") {
+        failed.push_back(fmt::format("peer {}: {}", name, text(row, "status", "missing")));
+        tried.push_back(failed.back());
+        continue;
+      }
+      if (auto s = load(row, "peer " + name)) sources.push_back(std::move(*s)), names.push_back(name);
+    }
+    if (sources.size() < 2) continue;
+    // The chosen peer's column first: compile where it ran, else eager, else the first.
+    const std::string want = !against.empty() ? against
+                             : std::count(names.begin(), names.end(), "compile") ? "compile"
+                                                                                  : names.front();
+    const auto it = std::find(names.begin(), names.end(), want);
+    if (it == names.end()) {
+      out.why = fmt::format("no peer '{}' with a breakdown in {} (ran: {})", want, run_dir, fmt::join(names, ", "));
+      out.exit_code = 3;
+      continue;
+    }
+    std::rotate(sources.begin() + 1, sources.begin() + 1 + (it - names.begin()),
+                sources.begin() + 2 + (it - names.begin()));
+    std::vector<std::pair<size_t, size_t>> diffs;
+    for (size_t i = 1; i < sources.size(); ++i) diffs.emplace_back(0, i);
+    Table t = band_table(fmt::format("where {}{}'s step time goes against each peer (op breakdown of the first "
+                                     "round, ms per step)", shape, rung),
+                         sources, diffs);
+    t.notes.push_back(band_verdict(sources, 0, 1));
+    if (!failed.empty()) t.notes.push_back({fmt::format("not in the table: {}", fmt::join(failed, ", ")), "bands:"});
+    out.tables.push_back(std::move(t));
+  }
+  if (out.tables.empty() && out.why.empty()) {
+    out.why = fmt::format("no peer ran ok ({})", fmt::join(tried, ", "));
+    out.exit_code = 3;
+  }
+  if (!out.tables.empty()) out.exit_code = 0;
+  return out;
+}
+
+namespace {
+
+// A table as machines read it: its title, and per row each column's value (the text where there is none).
+json table_json(const Table& t) {
+  json rows = json::array();
+  for (const auto& r : t.rows) {
+    json row = json::object();
+    for (size_t c = 0; c < t.columns.size() && c < r.cells.size(); ++c)
+      row[t.columns[c].key] = r.cells[c].value.is_null() ? json(r.cells[c].text) : r.cells[c].value;
+    rows.push_back(std::move(row));
+  }
+  json notes = json::array();
+  for (const auto& l : t.notes) notes.push_back(l.full());
+  return {{"title", t.title}, {"rows", rows}, {"notes", notes}};
+}
+
+}  // namespace
+
+int bands_command(const std::vector<std::string>& args) {
+  std::string format = "text", peer, out;
+  std::vector<std::string> inputs;
+  ArgParser ap("bands",
+               "Where a run's top rung spends its step against each PyTorch peer, band by band (the op breakdown's "
+               "categories, ms per step): ladder bands RUN [--peer NAME] [--format text|markdown|json].\n"
+               "RUN is a `ladder run --peers ...` directory or its summary.json. Exit 0 printed, 1 the rung or a "
+               "breakdown is missing, 2 bad input, 3 no peer to compare against.");
+  ap.add_value("--peer", "NAME", "the peer whose difference column comes first (default compile, else eager)",
+               [&](const std::string& v) { peer = v; });
+  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
+  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  ap.allow_positionals(&inputs);
+  if (!ap.parse(args)) return 0;
+  if (inputs.size() != 1)
+    throw ConfigError(fmt::format("bands: got {} inputs, expected exactly one RUN directory", inputs.size()));
+  if (format != "text" && format != "markdown" && format != "md" && format != "json")
+    throw ConfigError(fmt::format("bands: --format '{}'; expected text, markdown (md) or json", format));
+  namespace fs = std::filesystem;
+  const fs::path summary_path = fs::is_directory(inputs[0]) ? fs::path(inputs[0]) / "summary.json" : fs::path(inputs[0]);
+  if (!fs::is_regular_file(summary_path))
+    throw ConfigError(fmt::format("bands: '{}' has no summary.json; expected a `ladder run` directory",
+                                  inputs[0]));
+  const json summary = load_summary(summary_path.string());
+  RunBands bands = run_band_table(summary, summary_path.parent_path().string(), peer);
+  Document doc;
+  doc.title = "ladder bands: " + inputs[0];
+  doc.tables = std::move(bands.tables);
+  if (doc.tables.empty()) doc.notes.push_back({bands.why, "bands:"});
+  doc.data = {{"run", inputs[0]}, {"tables", json::array()}, {"why", doc.tables.empty() ? json(bands.why) : json()}};
+  for (const auto& t : doc.tables) doc.data["tables"].push_back(table_json(t));
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
+  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
+  if (out.empty()) fmt::print("{}", text);
+  else write_file_atomically(out, text);
+  return bands.exit_code;
+}
+
+}  // namespace ladder
