@@ -13,13 +13,14 @@ extern const Family kAttentionFamily;     // attention.cpp: flash
 extern const Family kCrossEntropyFamily;  // cross_entropy.cpp: vocab-pad
 extern const Family kAdamWFamily;         // adamw.cpp: fused-adamw
 extern const Family kMlpFamily;           // mlp.cpp: fused-linear (the MLP as one node)
+extern const Family kGemmSitesFamily;     // gemm_sites.cpp: fused-linear's epilogue GEMMs, site by site
 extern const Family kLayerNormFamily;     // layernorm.cpp: fused-ln (residual add + LayerNorm)
 extern const Family kAllReduceFamily;     // allreduce.cpp: ddp
 
 // In the order they run.
 inline std::vector<const Family*> all_families() {
   return {&kMatmulFamily, &kAttentionFamily, &kCrossEntropyFamily, &kAdamWFamily,
-          &kMlpFamily,    &kLayerNormFamily, &kAllReduceFamily};
+          &kMlpFamily,    &kGemmSitesFamily, &kLayerNormFamily, &kAllReduceFamily};
 }
 
 }  // namespace ladder::micro

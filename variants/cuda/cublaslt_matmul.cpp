@@ -37,6 +37,8 @@ const char* epilogue_name(cublasLtEpilogue_t e) {
     case CUBLASLT_EPILOGUE_GELU_AUX_BIAS: return "GELU_AUX_BIAS";
     case CUBLASLT_EPILOGUE_BGRADB: return "BGRADB";
     case CUBLASLT_EPILOGUE_DGELU_BGRAD: return "DGELU_BGRAD";
+    case CUBLASLT_EPILOGUE_DGELU: return "DGELU";
+    case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
     default: return "other";
   }
 }
@@ -96,6 +98,21 @@ struct AlgoEntry {
 std::mutex g_algo_mutex;
 std::map<AlgoKey, AlgoEntry> g_algos;
 
+// set_lt_workspace_bytes's buffer and the device it is on (-1: none).
+std::mutex g_workspace_mutex;
+at::Tensor g_workspace;
+int g_workspace_device = -1;
+
+// {pointer, bytes} of the workspace for a GEMM on the current device.
+std::pair<void*, size_t> workspace() {
+  {
+    std::lock_guard<std::mutex> lock(g_workspace_mutex);
+    if (g_workspace.defined() && g_workspace_device == int(c10::cuda::current_device()))
+      return {g_workspace.data_ptr(), size_t(g_workspace.numel())};
+  }
+  return {at::cuda::getCUDABlasLtWorkspace(), at::cuda::getCUDABlasLtWorkspaceSize()};
+}
+
 bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not) {
   const cudaDataType_t dt = dtype == at::kBFloat16 ? CUDA_R_16BF : CUDA_R_32F;
   // float32 inputs follow the float32 matmul precision (the tf32 switch);
@@ -130,7 +147,7 @@ bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not) {
   LADDER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb.l, dt, g.transb ? g.n : g.k, g.transb ? g.k : g.n, g.ldb));
   LADDER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld.l, dt, g.m, g.n, g.ldd));  // C and D (beta = 0)
 
-  const size_t workspace_bytes = at::cuda::getCUDABlasLtWorkspaceSize();
+  const auto [workspace_ptr, workspace_bytes] = workspace();
   const uint32_t align_a = alignment_bytes(g.a), align_b = alignment_bytes(g.b), align_d = alignment_bytes(g.d);
   const uint32_t align_bias = g.bias ? alignment_bytes(g.bias) : 256;
   const uint32_t align_aux = g.aux ? alignment_bytes(g.aux) : 256;  // the heuristic reads this pointer too
@@ -206,8 +223,8 @@ bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not) {
   }
   const float alpha = 1.0f, beta = 0.0f;
   LADDER_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.d, &alpha, g.a, la.l, g.b, lb.l,
-                                     &beta, g.d, ld.l, g.d, ld.l, &entry.algo, at::cuda::getCUDABlasLtWorkspace(),
-                                     workspace_bytes, at::cuda::getCurrentCUDAStream().stream()));
+                                     &beta, g.d, ld.l, g.d, ld.l, &entry.algo, workspace_ptr, workspace_bytes,
+                                     at::cuda::getCurrentCUDAStream().stream()));
   return true;
 }
 
@@ -266,6 +283,46 @@ bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const a
          weight.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dpre.data_ptr(), /*ldd=*/I, dbias.data_ptr(),
          pre.data_ptr(), /*ldaux=*/I};
   return run_gemm(g, dtype, why_not);
+}
+
+bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweight, std::string* why_not) {
+  const auto dtype = dy.scalar_type();
+  for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}}) check_matrix(*t, name, dtype);
+  const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
+  // As lt_weight_bias_grad, without BGRADB's reduction of B.
+  Gemm g{CUBLASLT_EPILOGUE_DEFAULT, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
+         /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dweight.data_ptr(), /*ldd=*/I};
+  return run_gemm(g, dtype, why_not);
+}
+
+bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
+                              at::Tensor& dpre, std::string* why_not) {
+  const auto dtype = dy.scalar_type();
+  for (auto [t, name] : {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}})
+    check_matrix(*t, name, dtype);
+  const int64_t N = dy.size(0), O = dy.size(1), I = weight.size(1);
+  // As lt_input_grad_dgelu, without BGRAD's reduction of the result.
+  Gemm g{CUBLASLT_EPILOGUE_DGELU, /*transa=*/false, /*transb=*/false, /*m=*/I, /*n=*/N, /*k=*/O,
+         weight.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dpre.data_ptr(), /*ldd=*/I, nullptr,
+         pre.data_ptr(), /*ldaux=*/I};
+  return run_gemm(g, dtype, why_not);
+}
+
+void set_lt_workspace_bytes(size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_workspace_mutex);
+  if (bytes == 0) {
+    g_workspace = at::Tensor();
+    g_workspace_device = -1;
+    return;
+  }
+  // 256-byte aligned, as cuBLASLt wants its workspace; from the caching allocator.
+  g_workspace = at::empty({int64_t(bytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  g_workspace_device = int(c10::cuda::current_device());
+}
+
+size_t lt_workspace_bytes() {
+  std::lock_guard<std::mutex> lock(g_workspace_mutex);
+  return g_workspace.defined() ? size_t(g_workspace.numel()) : 0;
 }
 
 }  // namespace ladder::fused::cuda

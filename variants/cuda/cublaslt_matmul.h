@@ -34,4 +34,20 @@ bool lt_weight_bias_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& 
 bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
                          at::Tensor& dpre, at::Tensor& dbias, std::string* why_not);
 
+// The same GEMMs without their bias-gradient reduction, for a caller that
+// sums the bias gradient apart (in fp32): dW (O, I) = dy^T x (no epilogue),
+// and dpre (N, I) = (dy W) * gelu_tanh'(pre) (DGELU).
+bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweight, std::string* why_not);
+bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
+                              at::Tensor& dpre, std::string* why_not);
+
+// The workspace these GEMMs get. 0 (the default): torch's cuBLASLt workspace
+// (at::cuda::getCUDABlasLtWorkspace: 1 MiB in torch 2.11 unless the
+// CUBLASLT_WORKSPACE_SIZE environment variable says otherwise, in KiB).
+// Otherwise a buffer of `bytes` that ladder owns, allocated now on the
+// current device and kept (call it outside graph capture; a GEMM on another
+// device keeps torch's). The heuristic is asked again for each size.
+void set_lt_workspace_bytes(size_t bytes);
+size_t lt_workspace_bytes();
+
 }  // namespace ladder::fused::cuda

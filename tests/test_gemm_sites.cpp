@@ -1,0 +1,54 @@
+// tests/test_gemm_sites.cpp: the epilogue GEMM sites of a step
+// (variants/gemm_sites.h): which there are, their cuBLASLt problems, and
+// their FLOPs against the step's own count.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "variants/gemm_sites.h"
+
+namespace ladder {
+namespace {
+
+TEST(GemmSites, Gpt2At16x1024) {
+  const ModelConfig gpt2;  // 124M: 12 layers, C 768
+  const auto sites = gemm_sites(gpt2, 16 * 1024);
+  std::vector<std::string> described;
+  for (const auto& s : sites) described.push_back(s.describe());
+  EXPECT_EQ(described, (std::vector<std::string>{
+                           "attn.c_attn/forward m2304 n16384 k768 TN BIAS",
+                           "attn.c_proj/forward m768 n16384 k768 TN BIAS",
+                           "mlp.c_fc/forward+gelu m3072 n16384 k768 TN GELU_AUX_BIAS",
+                           "mlp.c_proj/forward m768 n16384 k3072 TN BIAS",
+                           "mlp.c_proj/weight+bias grad m3072 n768 k16384 NT BGRADB",
+                           "mlp.c_proj/input grad+dgelu m3072 n16384 k768 NN DGELU_BGRAD",
+                           "attn.c_proj/weight+bias grad m768 n768 k16384 NT BGRADB",
+                           "attn.c_attn/weight+bias grad m768 n2304 k16384 NT BGRADB",
+                       }));
+  for (const auto& s : sites) EXPECT_EQ(s.per_step, 12) << s.name();
+}
+
+// Forward, the four linears of a block are 2 N (I O) FLOPs each; backward,
+// the sites cover every weight gradient but c_fc's and one input gradient
+// (c_proj's): 2 + 3 of the 4 + 4 + 1 products of the 12 a block's linears cost.
+TEST(GemmSites, FlopsAreTheLinearsOwn) {
+  const ModelConfig m{2, 2, 64, 32, 100};
+  const int64_t N = 3 * 32, C = 64;
+  double fwd = 0, bwd = 0;
+  for (const auto& s : gemm_sites(m, N))
+    (s.role == GemmRole::kForwardBias || s.role == GemmRole::kForwardBiasGelu ? fwd : bwd) += s.flops();
+  const double per_linear = 2.0 * N * C * C;  // a C x C linear over N rows
+  EXPECT_DOUBLE_EQ(fwd, per_linear * (3 + 1 + 4 + 4));
+  EXPECT_DOUBLE_EQ(bwd, per_linear * (4 + 4 + 1 + 3));  // dW c_proj(mlp), dgelu, dW c_proj(attn), dW c_attn
+}
+
+TEST(GemmSites, WithoutTheGeluEpilogueCfcIsABiasGemmAndItsGradientNone) {
+  const auto sites = gemm_sites(ModelConfig{}, 1024, /*gelu_epilogue=*/false);
+  ASSERT_EQ(sites.size(), 7u);
+  EXPECT_EQ(sites[2].describe(), "mlp.c_fc/forward m3072 n1024 k768 TN BIAS");
+  for (const auto& s : sites) EXPECT_NE(s.role, GemmRole::kInputGradDgelu) << s.describe();
+}
+
+}  // namespace
+}  // namespace ladder
