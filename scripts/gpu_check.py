@@ -28,12 +28,18 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
                  slower and by how much
   ddp            `ladder run --rungs ddp --nproc-per-node 1`: one rank on NCCL
                  (Gloo on a CPU), and its verdict
+  gemm-sites     `ladder bench`'s gemm_sites family: each epilogue GEMM of the
+                 step (variants/gemm_sites.h) each way it can run (PyTorch's
+                 ops, the cuBLASLt epilogue, with a 32 MiB workspace, the bias
+                 gradient in fp32 apart), checked against fp64, then timed;
+                 gemm-sites.md has ms per way and site (a CPU: PyTorch's only)
   ablation       the fused parts at the top (top, top-fused, top-PART for each
                  part): 2 rounds if they fit in what is left, else 1, stopped
                  at the budget's end; scripts/ablation-table and the verdict
 
 The three analysis stages cost nothing and follow the ladder at once; ddp
-(seconds) comes before the ablation, which takes what is left.
+and gemm-sites (seconds each) come before the ablation, which takes what is
+left.
 
 Everything goes to the results directory, <results-dir>/<UTC date>-<device>/
 (default reports/results/, ready to commit): the run directories (ladder/,
@@ -78,7 +84,8 @@ SCRIPTS = ROOT / "scripts"
 CUDA_TESTS = "*Cuda*:FusedAtGpt2Widths.*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 CPU_DRY_RUN_TESTS = "*Cuda*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
-          "qualification", "ddp", "ablation"]
+          "qualification", "ddp", "gemm-sites", "ablation"]
+GEMM_SITES_MIN_S = 30  # what the gemm-sites stage needs at least (about 30 benchmarks on a GPU)
 RESERVE_FRACTION = 0.3  # of the budget, kept after the ladder run for ddp and the ablation when plans cannot say
 KILL_GRACE_S = 60  # after the SIGINT that stops a run at the budget's end
 
@@ -425,7 +432,8 @@ def ladder_share(check, peers):
     ladder = plan_processes(check, ladder_run_args(check, peers), 2)
     rest = [plan_processes(check, ["--rungs", "ddp", "--nproc-per-node", "1", "--peers", "none"], 1),
             plan_processes(check, ["--rungs", ",".join(ablation_cells()), "--peers", "none"], 1)]
-    left = check.left() - 10  # the verdicts, the band table and qualification take seconds
+    # The verdicts, the band table and qualification take seconds; gemm-sites its own minimum.
+    left = check.left() - 10 - GEMM_SITES_MIN_S
     if ladder is None or None in rest:
         return max(0.0, left - RESERVE_FRACTION * check.args.time_budget * 60), "30 % of the budget kept"
     return max(0.0, left * ladder / (ladder + sum(rest))), \
@@ -542,6 +550,57 @@ def run_with_verdict(check, stage, run_dir, cmd, deadline, verdict_name, describ
     status = "SKIP" if partial or found["ladder-smoke"][0] == "SKIP" else "PASS"
     why = describe(run_dir, summary) if describe else found["ladder-smoke"][1]
     return check.result(status, stage, why + partial, secs), summary
+
+
+def bench_args(check):
+    """`ladder bench`'s options: the device, and of the user's options those it takes too."""
+    out, it = ["--device", check.args.device], iter(check.extra)
+    for a in it:
+        if a.split("=")[0] in ("--preset", "--batch", "--threads", "--seed"):
+            out += [a] if "=" in a else [a, next(it, "")]
+    return out
+
+
+def gemm_sites_table(micro_json):
+    """(markdown table, sites, sites where another way beat PyTorch's) from gemm_sites' micro.json."""
+    times, ways = {}, []
+    for b in json.loads(micro_json.read_text()).get("benchmarks", []):
+        parts = b["name"].split("/")
+        if parts[0] != "gemm_sites" or b.get("error_occurred") or b.get("run_type") == "aggregate":
+            continue
+        site, way = "/".join(parts[1:3] + parts[4:7]), parts[7]
+        times.setdefault(site, {})[way] = float(b["real_time"])  # ms (time_unit ms)
+        ways += [way] if way not in ways else []
+    lines = ["| site (layer/epilogue/m/n/k) | " + " | ".join(f"{w} ms" for w in ways) + " | fastest |",
+             "|---|" + "---:|" * len(ways) + "---|"]
+    beaten = 0
+    for site, t in times.items():
+        fastest = min(t, key=t.get)
+        beaten += fastest != "pytorch" and "pytorch" in t
+        lines.append(f"| {site} | " + " | ".join(f"{t[w]:.3f}" if w in t else "-" for w in ways) +
+                     f" | {fastest} |")
+    return "\n".join(lines) + "\n", len(times), beaten
+
+
+def stage_gemm_sites(check):
+    if check.left() < GEMM_SITES_MIN_S:
+        return check.result("SKIP", "gemm-sites", f"out of time ({check.left():.0f} s left)")
+    check.progress("gemm-sites", "ladder bench --benchmark_filter=^gemm_sites/: each epilogue GEMM each way")
+    out_dir = check.out / "gemm-sites"
+    cmd = [LADDER, "bench", *bench_args(check), "--benchmark_filter=^gemm_sites/", "--benchmark_min_time=0.05",
+           "--out", out_dir]
+    rc, secs, cut = check.run("gemm-sites", cmd, "gemm-sites.log", check.deadline, echo=lambda l: False)
+    micro = out_dir / "micro.json"
+    if cut or not micro.exists():
+        return check.result("SKIP" if cut else "FAIL", "gemm-sites",
+                            "out of time" if cut else f"ladder bench exited {rc} without micro.json", secs)
+    table, sites, beaten = gemm_sites_table(micro)
+    (check.out / "gemm-sites.md").write_text(table)
+    if rc != 0:
+        return check.result("FAIL", "gemm-sites", f"a candidate failed its check against fp64 (exit {rc}; "
+                                                  f"logs/gemm-sites.log)", secs)
+    return check.result("PASS", "gemm-sites", f"{sites} sites checked and timed; another way beat PyTorch's at "
+                                              f"{beaten} of them (gemm-sites.md)", secs)
 
 
 def stage_ddp(check, per_process_s):
@@ -679,6 +738,9 @@ def main(argv):
         if check.interrupted:
             return
         stage_ddp(check, per_process_s)
+        if check.interrupted:
+            return
+        stage_gemm_sites(check)
         if check.interrupted:
             return
         stage_ablation(check, per_process_s)

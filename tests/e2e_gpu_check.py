@@ -9,7 +9,8 @@ usage: e2e_gpu_check.py LADDER_BIN CASE
                         act on a CPU (notes, PASS); fp32+adamw-clip asks for
                         adamw-clip by name, which cannot act there (FAIL)
   dry_run_every_stage   the whole check on the CPU (--device cpu, tiny preset):
-                        every stage's line in order, the results directory
+                        every stage's line in order (gemm-sites: the 8 sites,
+                        PyTorch's way only on a CPU), the results directory
                         (run directories without traces, README with the
                         device, torch, compiler, commit and every command,
                         checks.txt), qualification against a reference made
@@ -47,7 +48,7 @@ RESULTS = ROOT / "reports" / "results"
 TINY_SHAPE = ["--preset", "tiny", "--threads", "1", "--steps", "3", "--warmup", "1"]
 BUDGET_MIN = 3  # the dry run's --time-budget: the check fills it (--repeat auto), whatever the machine
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
-          "qualification", "ddp", "ablation"]
+          "qualification", "ddp", "gemm-sites", "ablation"]
 
 
 def script(name, *args, env=None):
@@ -101,7 +102,7 @@ def dry_run_every_stage(d):
     assert status["unit-tests"][0] in ("PASS", "SKIP") and status["nvtx-trees"][0] in ("PASS", "SKIP"), status
     # ddp and the ablation come last, in what the budget leaves: on a quiet machine they run (about 3 s a
     # process here); on a busy one the budget may end first, which the check says and keeps.
-    for s in ("ddp", "ablation"):
+    for s in ("ddp", "gemm-sites", "ablation"):
         assert status[s][0] == "PASS" or (status[s][0] == "SKIP" and "out of time" in status[s][1]), (s, status[s])
         if status[s][0] == "SKIP":
             print(f"note: {s} skipped by the time budget on a busy machine: {status[s][1]}")
@@ -130,6 +131,12 @@ def dry_run_every_stage(d):
     if status["ddp"][0] == "PASS":
         commands.append("--rungs ddp --nproc-per-node 1")
         files.append("ddp-verdict.txt")
+    if status["gemm-sites"][0] == "PASS":
+        commands.append("ladder bench --device cpu --preset tiny --threads 1 --benchmark_filter=^gemm_sites/")
+        files.append("gemm-sites.md")
+        assert "8 sites checked and timed" in status["gemm-sites"][1], status["gemm-sites"]
+        table = (out / "gemm-sites.md").read_text().splitlines()
+        assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | fastest |" and len(table) == 2 + 8, table
     if status["ablation"][0] == "PASS":
         commands += ["--rungs top,top-fused,top-", "scripts/ablation-table"]
         files += ["ablation-verdict.txt", "ablation-table.md"]
@@ -152,7 +159,9 @@ def dry_run_every_stage(d):
     print(back.stdout, back.stderr)
     m = re.search(r"^FAIL qualification: slower than ladder \(CPU .*\): fp32 by (\d+\.\d) %, flash by (\d+\.\d) %",
                   back.stdout, re.M)
-    assert m and all(150 < float(x) < 700 for x in m.groups()), back.stdout
+    # The reference is 4x slower by construction (+300 %); how much more the two runs differ depends on
+    # the machine's load while each ran (873 % beside a compile), so only the floor is asserted.
+    assert m and all(float(x) > 150 for x in m.groups()), back.stdout
     assert back.returncode == 1
     none = script("qualify", out / "ladder", "--references", d / "nothing-here")
     assert none.returncode == 3 and "SKIP qualification: no earlier ladder run of CPU" in none.stdout, none.stdout
