@@ -292,13 +292,13 @@ nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_m
     cat_ms[key] = total.ms[i] / n;
     cat_pct[key] = dt_ms > 0 ? 100.0 * total.ms[i] / n / dt_ms : 0.0;
   }
-  // The five largest contributors to "other", so it is never a mystery.
+  // The five largest contributors to "other", so it is never a mystery (named as top_by_category names them).
   std::vector<std::pair<double, std::string>> other;
   for (const auto& [name, v] : total.other_by_name_ms) other.emplace_back(v / n, name);
   std::sort(other.rbegin(), other.rend());
   nlohmann::json top = nlohmann::json::array();
   for (size_t i = 0; i < other.size() && i < 5; ++i)
-    top.push_back({{"name", other[i].second}, {"ms", other[i].first}});
+    top.push_back({{"name", display_name(other[i].second)}, {"ms", other[i].first}});
   nlohmann::json by_category = nlohmann::json::object();
   for (size_t i = 0; i < kCategoryCount; ++i) {
     std::vector<std::pair<double, const std::string*>> largest;

@@ -391,6 +391,17 @@ TEST(OpCategories, TopByCategoryIsLargestFirstAndCapped) {
   EXPECT_EQ(twice.by_name[size_t(Category::kElementwiseNorm)].at("kernel07").calls, 28);
 }
 
+// "other" names its kernels as the categories do: demangled, without parameters.
+TEST(OpCategories, OtherTopIsDemangled) {
+  Breakdown b;
+  b.other_by_name_ms["_ZN2at6native25embedding_backward_kernelIfEEvPKT_i"] = 4.0;
+  b.other_ms = 4.0;
+  const nlohmann::json j = breakdown_json(b, /*steps=*/2, /*dt_ms=*/100.0);
+  ASSERT_EQ(j["other_top"].size(), 1u);
+  EXPECT_EQ(j["other_top"][0]["name"], "void at::native::embedding_backward_kernel<float>");
+  EXPECT_DOUBLE_EQ(j["other_top"][0]["ms"].get<double>(), 2.0);
+}
+
 // ---- op breakdown of real steps ------------------------------------------------
 
 nlohmann::json tiny_breakdown(const std::string& rung_name) {
