@@ -287,8 +287,12 @@ int bands_command(const std::vector<std::string>& args) {
   for (const auto& t : doc.tables) doc.data["tables"].push_back(table_json(t));
   const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
   const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
-  if (out.empty()) fmt::print("{}", text);
-  else write_file_atomically(out, text);
+  if (out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    if (fs::path(out).has_parent_path()) ensure_writable_dir(fs::path(out).parent_path().string(), "--out");
+    write_file_atomically(out, text);
+  }
   return bands.exit_code;
 }
 
