@@ -82,6 +82,29 @@ std::string slug(std::string label) {
   return label;
 }
 
+// The rung (sources[0]) against its peers (sources[1...], named `names`), the
+// peer `against` first (compile where it ran, else the first when ""), with
+// the peers that failed noted; nullopt when `against` is not among them.
+std::optional<Table> peers_table(const std::string& rung, std::vector<BandSource> sources,
+                                 const std::vector<std::string>& names, const std::string& against,
+                                 const std::vector<std::string>& failed) {
+  const std::string want = !against.empty() ? against
+                           : std::count(names.begin(), names.end(), "compile") ? "compile"
+                                                                                : names.front();
+  const auto it = std::find(names.begin(), names.end(), want);
+  if (it == names.end()) return std::nullopt;
+  const auto first = sources.begin() + 1 + (it - names.begin());
+  std::rotate(sources.begin() + 1, first, first + 1);
+  std::vector<std::pair<size_t, size_t>> diffs;
+  for (size_t i = 1; i < sources.size(); ++i) diffs.emplace_back(0, i);
+  Table t = band_table(
+      fmt::format("where {}'s step time goes against each peer (op breakdown of the first round, ms per step)", rung),
+      sources, diffs);
+  t.notes.push_back(band_verdict(sources, 0, 1));
+  if (!failed.empty()) t.notes.push_back({fmt::format("not in the table: {}", fmt::join(failed, ", ")), "bands:"});
+  return t;
+}
+
 }  // namespace
 
 std::optional<BandSource> band_source(const json& report, const std::string& label, std::string* why) {
@@ -207,26 +230,12 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
       if (auto s = load(row, "peer " + name)) sources.push_back(std::move(*s)), names.push_back(name);
     }
     if (sources.size() < 2) continue;
-    // The chosen peer's column first: compile where it ran, else eager, else the first.
-    const std::string want = !against.empty() ? against
-                             : std::count(names.begin(), names.end(), "compile") ? "compile"
-                                                                                  : names.front();
-    const auto it = std::find(names.begin(), names.end(), want);
-    if (it == names.end()) {
-      out.why = fmt::format("no peer '{}' with a breakdown in {} (ran: {})", want, run_dir, fmt::join(names, ", "));
+    if (auto t = peers_table(shape + rung, sources, names, against, failed)) {
+      out.tables.push_back(std::move(*t));
+    } else {
+      out.why = fmt::format("no peer '{}' with a breakdown in {} (ran: {})", against, run_dir, fmt::join(names, ", "));
       out.exit_code = 3;
-      continue;
     }
-    std::rotate(sources.begin() + 1, sources.begin() + 1 + (it - names.begin()),
-                sources.begin() + 2 + (it - names.begin()));
-    std::vector<std::pair<size_t, size_t>> diffs;
-    for (size_t i = 1; i < sources.size(); ++i) diffs.emplace_back(0, i);
-    Table t = band_table(fmt::format("where {}{}'s step time goes against each peer (op breakdown of the first "
-                                     "round, ms per step)", shape, rung),
-                         sources, diffs);
-    t.notes.push_back(band_verdict(sources, 0, 1));
-    if (!failed.empty()) t.notes.push_back({fmt::format("not in the table: {}", fmt::join(failed, ", ")), "bands:"});
-    out.tables.push_back(std::move(t));
   }
   if (out.tables.empty() && out.why.empty()) {
     out.why = fmt::format("no peer ran ok ({})", fmt::join(tried, ", "));
