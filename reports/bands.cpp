@@ -206,7 +206,7 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
   };
   // Per shape: "<shape>/" or "" for a one-shape run.
   std::map<std::string, std::vector<std::string>> by_shape;
-  for (const auto& cell : peer_cells) by_shape[cell.substr(0, cell.rfind('/') + 1)].push_back(cell);
+  for (const auto& cell : peer_cells) by_shape[shape_prefix(cell)].push_back(cell);
   std::vector<std::string> tried;
   for (auto& [shape, peers] : by_shape) {
     const auto base = rows.find(shape + rung);
@@ -221,7 +221,7 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
     std::vector<std::string> names, failed;
     for (const auto& cell : peers) {
       const json& row = *rows[cell];
-      const std::string name = cell.substr(cell.rfind(kPeerCellPrefix) + std::string(kPeerCellPrefix).size());
+      const std::string name = peer_name(cell);
       if (text(row, "status", "") != "ok") {
         failed.push_back(fmt::format("peer {}: {}", name, text(row, "status", "missing")));
         tried.push_back(failed.back());
@@ -282,12 +282,11 @@ int bands_command(const std::vector<std::string>& args) {
   if (format != "text" && format != "markdown" && format != "md" && format != "json")
     throw ConfigError(fmt::format("bands: --format '{}'; expected text, markdown (md) or json", format));
   namespace fs = std::filesystem;
-  const fs::path summary_path = fs::is_directory(inputs[0]) ? fs::path(inputs[0]) / "summary.json" : fs::path(inputs[0]);
-  if (!fs::is_regular_file(summary_path))
+  const std::string summary_path = summary_file(inputs[0]);
+  if (summary_path.empty())
     throw ConfigError(fmt::format("bands: '{}' has no summary.json; expected a `ladder run` directory",
                                   inputs[0]));
-  const json summary = load_summary(summary_path.string());
-  RunBands bands = run_band_table(summary, summary_path.parent_path().string(), peer);
+  RunBands bands = run_band_table(load_summary(summary_path), fs::path(summary_path).parent_path().string(), peer);
   Document doc;
   doc.title = "ladder bands: " + inputs[0];
   doc.tables = std::move(bands.tables);

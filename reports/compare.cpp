@@ -121,11 +121,6 @@ void check_repeats(const LoadedRun& run) {
   }
 }
 
-std::string shape_prefix(const std::string& cell) {
-  const auto slash = cell.rfind('/');
-  return slash == std::string::npos ? "" : cell.substr(0, slash + 1);
-}
-
 std::vector<double> dt_samples(const json& report) {
   std::vector<double> out;
   for (const auto& v : report.at("steps").at("dt_ms")) out.push_back(v.get<double>());

@@ -17,18 +17,6 @@
 
 namespace ladder {
 
-namespace {
-
-// A run's summary.json: in the run directory given, or the file itself;
-// "" for a single rung report.
-std::string summary_file(const std::string& input) {
-  namespace fs = std::filesystem;
-  if (fs::is_directory(input)) return fs::exists(fs::path(input) / "summary.json") ? (fs::path(input) / "summary.json").string() : "";
-  return fs::path(input).filename() == "summary.json" ? input : "";
-}
-
-}  // namespace
-
 int export_command(const std::vector<std::string>& args) {
   std::string out, format;
   std::vector<std::string> inputs;

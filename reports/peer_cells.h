@@ -16,6 +16,11 @@ inline constexpr const char* kPeerCellPrefix = "peer-";
 
 // "peer-eager", or "<shape>/peer-eager" -> true.
 bool is_peer_cell(const std::string& cell);
+// "<shape>/" of "<shape>/<rung>", "" of a one-shape run's "<rung>".
+std::string shape_prefix(const std::string& cell);
+// The peer's own name: "eager" of "peer-eager" and "<shape>/peer-eager";
+// other cells unchanged.
+std::string peer_name(const std::string& cell);
 // The name tables and comparisons show: "peer:eager", "<shape>/peer:eager";
 // other cells unchanged.
 std::string peer_display_name(const std::string& cell);

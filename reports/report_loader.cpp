@@ -312,4 +312,11 @@ LoadedRun load_run_group(const std::string& paths, const std::string& label) {
   return group;
 }
 
+std::string summary_file(const std::string& input) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(input))
+    return fs::exists(fs::path(input) / "summary.json") ? (fs::path(input) / "summary.json").string() : "";
+  return fs::path(input).filename() == "summary.json" ? input : "";
+}
+
 }  // namespace ladder

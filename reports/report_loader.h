@@ -49,6 +49,9 @@ LoadedRun load_run_group(const std::string& comma_separated_paths, const std::st
 // (mfu_pct, ops_per_step), which are filled in from the keys they had.
 nlohmann::json load_summary(const std::string& path);
 
+// A run's summary.json: in the run directory given, or the file itself when
+// it is one; "" otherwise (a single rung report, a directory without one).
+std::string summary_file(const std::string& input);
 // Parses a JSON file; throws ConfigError naming the file on any failure
 // (never quoting its bytes: a binary file's would garble the terminal).
 nlohmann::json read_json_file(const std::string& path);

@@ -288,9 +288,7 @@ std::string peer_ratios(const json& summary) {
   for (const auto& row : summary["rows"]) {
     if (!row.contains("ladder_vs_peer") || !row["ladder_vs_peer"]["tokens_per_s_ratio"].is_number()) continue;
     const std::string cell = row["cell"].get<std::string>();
-    const size_t slash = cell.rfind('/');
-    ratios += fmt::format("{}{}{} {:.2f}x of {}", ratios.empty() ? "" : ", ",
-                          slash == std::string::npos ? "" : cell.substr(0, slash + 1),
+    ratios += fmt::format("{}{}{} {:.2f}x of {}", ratios.empty() ? "" : ", ", shape_prefix(cell),
                           row["ladder_vs_peer"]["rung"].get<std::string>(),
                           row["ladder_vs_peer"]["tokens_per_s_ratio"].get<double>(), row["peer"].value("name", "?"));
   }
