@@ -157,11 +157,16 @@ def dry_run_every_stage(d):
         assert m and float(m.group(1)) > 2 and "SLOWER" not in m.group(0), qual
     back = script("qualify", ref, "--reference", out / "ladder")
     print(back.stdout, back.stderr)
-    m = re.search(r"^FAIL qualification: slower than ladder \(CPU .*\): fp32 by (\d+\.\d) %, flash by (\d+\.\d) %",
-                  back.stdout, re.M)
+    m = re.search(r"^FAIL qualification: slower than ladder \(CPU .*\): (.*) \(dt\)$", back.stdout, re.M)
+    slower = dict(re.findall(r"([\w-]+) by (\d+\.\d) %", m.group(1))) if m else {}
     # The reference is 4x slower by construction (+300 %); how much more the two runs differ depends on
-    # the machine's load while each ran (873 % beside a compile), so only the floor is asserted.
-    assert m and all(float(x) > 150 for x in m.groups()), back.stdout
+    # the machine's load while each ran (873 % beside a compile), so only the floor is asserted. A rung
+    # whose processes spread too far on a busy machine is unresolved (fp32 at [0.015, 1.951] on
+    # 2026-11-27, in CI and here), never faster: the verdict names the others, by how much.
+    assert slower and all(float(x) > 150 for x in slower.values()), back.stdout
+    for rung in ("fp32", "flash"):
+        assert rung in slower or re.search(rf"^{rung} .* within the reference's spread \(unresolved", back.stdout,
+                                           re.M), (rung, back.stdout)
     assert back.returncode == 1
     none = script("qualify", out / "ladder", "--references", d / "nothing-here")
     assert none.returncode == 3 and "SKIP qualification: no earlier ladder run of CPU" in none.stdout, none.stdout
