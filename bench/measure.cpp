@@ -306,6 +306,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   // event order is known by now).
   m.data = step.data().describe();
   m.switches = step.describe_switches();
+  m.gemm_plan = step.describe_gemm_plan();
   if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);
   if (!o.save_grads.empty() && c.rank == 0) save_named(step.kept_gradients(), o.save_grads);
   if (o.count_ops && profiler::compiled_in()) {

@@ -180,6 +180,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
       {"op_counts", m.op_counts},
       {"ddp", m.ddp},
       {"op_breakdown", m.op_breakdown},
+      {"gemm_plan", m.gemm_plan},
       {"profile", m.profile},
       {"steps", steps_to_json(r.steps, metrics)},
       {"warmup_steps", steps_to_json(r.warmup_steps, metrics)},

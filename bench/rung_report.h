@@ -30,6 +30,7 @@ struct MeasuredRun {
   std::string device_name;       // "NVIDIA H100 80GB HBM3", or the CPU model
   nlohmann::json environment;    // describe_environment
   nlohmann::json switches;       // report.switches: what each switch did
+  nlohmann::json gemm_plan;      // report.gemm_plan: fused-linear's GEMM plan (null without fused linears)
   nlohmann::json data;           // what the steps read (TokenSource::describe)
   int64_t n_params = 0, n_params_without_wpe = 0;
   nlohmann::json op_counts, op_breakdown, profile, ddp;  // null when not measured

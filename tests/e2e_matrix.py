@@ -293,6 +293,12 @@ def bad_inputs(d):
     bad(["run", *TINY, "--rungs", "fp32", "--roofline", str(d / "keys.json")], "keys.json", "field 'kind'",
         "ladder.roofline")
     bad(["run", *TINY, "--rungs", "fp32", "--cpu-bf16", "maybe"], "--cpu-bf16", "'maybe'", "auto")
+    # --gemm-plan FILE: read before any rung runs; a missing file or one without a plan names the field.
+    bad(["run", *TINY, "--rungs", "fused", "--gemm-plan", str(d / "no-plan.json")], "--gemm-plan",
+        "no-plan.json", "cannot read", "auto, pytorch, lt")
+    (d / "plan.json").write_text('{"key": {"device": "cpu"}, "sites": []}')
+    bad(["run", *TINY, "--rungs", "fused", "--gemm-plan", str(d / "plan.json")], "--gemm-plan", "plan.json",
+        "/key/cublaslt is missing")
     # A rung named twice would overwrite its own report; none at all is not the whole ladder.
     bad(["run", *TINY, "--rungs", "fp32,flash,fp32"], "--rungs", "'fp32' is named twice", "--repeat")
     bad(["run", *TINY, "--rungs", ""], "--rungs", "empty rung")

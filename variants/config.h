@@ -108,6 +108,9 @@ struct RunConfig {
   // leaves its autocast off (matmuls in fp32); "auto" leaves it off where the
   // run measured bf16 matmuls as emulated (bench/roofline.h: bf16_emulated).
   std::string cpu_bf16 = "auto";
+  // --gemm-plan: how fused-linear's epilogue GEMMs run on CUDA (variants/gemm_plan.h):
+  // "auto" (measured in warm-up), "pytorch", "lt", or a plan file.
+  std::string gemm_plan = "auto";
   // Set by the harness when "auto" found bf16 emulated: the measured rates,
   // for the switch's reason. Runtime only, not part of the saved config.
   std::string cpu_bf16_emulated;

@@ -13,6 +13,7 @@
 
 #include "profiler/range.h"
 #include "profiler/schedule.h"
+#include "variants/gemm_plan.h"
 
 namespace ladder {
 
@@ -195,6 +196,13 @@ std::vector<ConfigField> make_fields() {
           "as emulated (below half fp32's rate); on forces bf16 autocast; off never",
           one_of({"auto", "on", "off"}), [](auto& c) -> auto& { return c.cpu_bf16; })
         .absent([](RunConfig& c) { c.cpu_bf16 = "on"; }),  // configs from before --cpu-bf16 ran bf16 as asked
+    field(kRun, "gemm_plan", "--gemm-plan", "auto|pytorch|lt|FILE",
+          "how fused-linear's epilogue GEMMs run on CUDA: auto times each site's candidates before the first "
+          "step (PyTorch's ops, cuBLASLt's algorithms; cached per GPU, cuBLASLt, torch and shape) and keeps "
+          "PyTorch's unless another is faster by 3 %; pytorch or lt pins one way everywhere; FILE reruns a plan "
+          "(a report.json or a plan from one)",
+          anything(), [](auto& c) -> auto& { return c.gemm_plan; })
+        .absent([](RunConfig& c) { c.gemm_plan = "lt"; }),  // configs from before the planner ran cuBLASLt's first
   };
   // clang-format on
   std::vector<ConfigField> out;
@@ -362,6 +370,7 @@ void RunConfig::validate() const {
   // Each field's own bounds, as declared (variants/config_fields.cpp); then
   // what depends on several fields.
   for (const auto& f : config_fields()) check_field(f, f.get(*this), field_label(f));
+  parse_gemm_plan_request(gemm_plan);  // auto, pytorch, lt, or a file holding a plan
   if (warmup_max < warmup)
     throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", warmup_max, warmup));
   if (model.n_embd % model.n_head != 0)

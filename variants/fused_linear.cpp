@@ -15,10 +15,8 @@
 #include <fmt/format.h>
 
 #include "variants/cross_entropy.h"
+#include "variants/gemm_candidates.h"
 
-#ifdef LADDER_WITH_CUDA
-#include "variants/cuda/cublaslt_matmul.h"
-#endif
 
 namespace ladder::fused {
 
@@ -32,101 +30,60 @@ std::atomic<int64_t> g_linear_calls{0}, g_mlp_calls{0}, g_classifier_calls{0}, g
 std::mutex g_fallback_mutex;
 std::string g_last_fallback;
 
-// Counts a CUDA GEMM that ran its epilogue (ok) or fell back (with why).
-void count_cuda_gemm(bool ok, const std::string& why) {
-  if (ok) {
-    g_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  g_fallback_gemms.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(g_fallback_mutex);
-  g_last_fallback = why;
-}
-
-// What the options allow on CUDA.
-bool lt_bias_epilogues(const LinearOptions& o) { return o.lt_epilogues; }
-bool lt_gelu_epilogues(const LinearOptions& o) { return o.lt_epilogues && o.gelu_epilogue; }
-
-// The options as the backward finds them in the autograd context.
-void save_options(torch::autograd::AutogradContext* ctx, const LinearOptions& o) {
-  ctx->saved_data["into_buffer"] = o.weight_grads_into_buffers;
-  ctx->saved_data["lt_epilogues"] = o.lt_epilogues;
-  ctx->saved_data["gelu_epilogue"] = o.gelu_epilogue;
-}
-LinearOptions saved_options(torch::autograd::AutogradContext* ctx) {
-  return {ctx->saved_data["into_buffer"].toBool(), ctx->saved_data["lt_epilogues"].toBool(),
-          ctx->saved_data["gelu_epilogue"].toBool()};
-}
-
 constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogue is the tanh form
 
-// ---- the steps, each with its epilogue on CUDA and plain ATen elsewhere ----------------
-
-// y (N, O) = x (N, I) W^T + b.
-torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
-                           const LinearOptions& o) {
-#ifdef LADDER_WITH_CUDA
-  if (x.is_cuda() && lt_bias_epilogues(o)) {
-    auto y = torch::empty({x.size(0), w.size(0)}, x.options());
-    std::string why;
-    const bool ok = cuda::lt_linear_forward(x, w, b, y, nullptr, &why);
-    count_cuda_gemm(ok, why);
-    if (ok) return y;
-  }
-#endif
-  return at::addmm(b, x, w.t());
+// The way each GEMM of a fused linear runs (gemm_plan.h). lt-epilogues off:
+// PyTorch's ops; gelu-epilogue off: GELU and its derivative apart, so its two
+// sites are not epilogue sites; no plan (a model built without a step):
+// cuBLASLt's first algorithm for every epilogue (--gemm-plan lt).
+GemmChoice choice_for(const LinearOptions& o, const std::string& layer, GemmRole role) {
+  const bool gelu_role = role == GemmRole::kForwardBiasGelu || role == GemmRole::kInputGradDgelu;
+  if (!o.lt_epilogues || (gelu_role && !o.gelu_epilogue)) return {};
+  return o.plan ? o.plan->choice_for(layer, role) : GemmChoice{GemmMethod::kLt, 0};
 }
 
-// {h, pre}: pre (N, O) = x W^T + b, h = gelu(pre).
-std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
-                                                          const torch::Tensor& b, const LinearOptions& o) {
-#ifdef LADDER_WITH_CUDA
-  if (x.is_cuda() && lt_gelu_epilogues(o)) {
-    auto h = torch::empty({x.size(0), w.size(0)}, x.options());
-    auto pre = torch::empty_like(h);
-    std::string why;
-    const bool ok = cuda::lt_linear_forward(x, w, b, h, &pre, &why);
-    count_cuda_gemm(ok, why);
-    if (ok) g_gelu_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
-    if (ok) return {h, pre};
+// Counts a GEMM's outcome: its epilogue ran on cuBLASLt, or it fell back (why).
+void count(const gemm::Outcome& out) {
+  if (out.fell_back) {
+    g_fallback_gemms.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(g_fallback_mutex);
+    g_last_fallback = out.why;
+    return;
   }
-#endif
-  auto pre = forward_bias(x, w, b, o);  // the bias epilogue alone where the options say so
-  return {at::gelu(pre, kGelu), pre};
+  if (!out.lt) return;
+  g_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
+  if (out.gelu) g_gelu_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
 }
 
-// {dW (O, I) = dy^T x, db (O) = sum_rows dy}.
+// The backward's choices, as the autograd context keeps them (ints: the
+// context's saved_data holds IValues).
+void save_choice(AutogradContext* ctx, const char* name, GemmChoice c) {
+  ctx->saved_data[std::string(name) + ".method"] = int64_t(c.method);
+  ctx->saved_data[std::string(name) + ".rank"] = int64_t(c.algo_rank);
+}
+GemmChoice saved_choice(AutogradContext* ctx, const char* name) {
+  return {GemmMethod(ctx->saved_data[std::string(name) + ".method"].toInt()),
+          int(ctx->saved_data[std::string(name) + ".rank"].toInt())};
+}
+
+torch::Tensor hand_weight_grad(const torch::Tensor& weight, const torch::Tensor& dw, bool into_buffer);
+
+// Each step of a fused linear through gemm_candidates.h, counted.
+torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, GemmChoice c) {
+  gemm::Outcome out;
+  auto y = gemm::forward_bias(x, w, b, c, &out);
+  count(out);
+  return y;
+}
+
+// The weight's gradient (none when D added it into .grad()) and the bias's.
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
-                                                         const LinearOptions& o) {
-#ifdef LADDER_WITH_CUDA
-  if (dy.is_cuda() && lt_bias_epilogues(o)) {
-    auto dw = torch::empty({dy.size(1), x.size(1)}, dy.options());
-    auto db = torch::empty({dy.size(1)}, dy.options());
-    std::string why;
-    const bool ok = cuda::lt_weight_bias_grad(dy, x, dw, db, &why);
-    count_cuda_gemm(ok, why);
-    if (ok) return {dw, db};
-  }
-#endif
-  return {dy.t().mm(x), dy.sum(0)};
-}
-
-// {dpre (N, I) = (dy W) * gelu'(pre), db (I) = sum_rows dpre}.
-std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
-                                                         const torch::Tensor& pre, const LinearOptions& o) {
-#ifdef LADDER_WITH_CUDA
-  if (dy.is_cuda() && lt_gelu_epilogues(o)) {
-    auto dpre = torch::empty_like(pre);
-    auto db = torch::empty({pre.size(1)}, pre.options());
-    std::string why;
-    const bool ok = cuda::lt_input_grad_dgelu(dy, w, pre, dpre, db, &why);
-    count_cuda_gemm(ok, why);
-    if (ok) g_gelu_epilogue_gemms.fetch_add(1, std::memory_order_relaxed);
-    if (ok) return {dpre, db};
-  }
-#endif
-  auto dpre = at::gelu_backward(dy.mm(w), pre, kGelu);
-  return {dpre, dpre.sum(0)};
+                                                         const torch::Tensor& weight, GemmChoice c,
+                                                         bool into_buffer) {
+  gemm::Outcome out;
+  auto [dw, db] = gemm::weight_bias_grad(dy, x, c, into_buffer ? weight.grad() : torch::Tensor(), &out);
+  count(out);
+  return {dw.defined() ? hand_weight_grad(weight, dw, into_buffer) : dw, db};
 }
 
 // The dtype the op computes in: autocast's when autocast is on for x's device
@@ -196,22 +153,23 @@ namespace detail {
 
 variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
                                           const torch::Tensor& weight, const torch::Tensor& bias,
-                                          const LinearOptions& options) {
+                                          const LinearOptions& options, const std::string& layer) {
   g_linear_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copy
   ctx->save_for_backward({x2, w, weight});
-  save_options(ctx, options);
-  return {forward_bias(x2, w, bias.contiguous(), options)};  // (N, O)
+  ctx->saved_data["into_buffer"] = options.weight_grads_into_buffers;
+  save_choice(ctx, "weight_grad", choice_for(options, layer, GemmRole::kWeightBiasGrad));
+  return {forward_bias(x2, w, bias.contiguous(), choice_for(options, layer, GemmRole::kForwardBias))};  // (N, O)
 }
 
 variable_list LinearBiasFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
   const auto &x2 = saved[0], &w = saved[1], &weight = saved[2];
-  const LinearOptions o = saved_options(ctx);
-  const auto dy = grad_outputs[0].contiguous();   // (N, O)
-  auto [dw, db] = weight_bias_grad(dy, x2, o);    // (O, I), (O)
-  return {dy.mm(w), hand_weight_grad(weight, dw, o.weight_grads_into_buffers), db, torch::Tensor()};  // dx (N, I)
+  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
+  const auto dy = grad_outputs[0].contiguous();  // (N, O)
+  auto [dw, db] = weight_bias_grad(dy, x2, weight, saved_choice(ctx, "weight_grad"), into_buffer);  // (O, I), (O)
+  return {dy.mm(w), dw, db, torch::Tensor(), torch::Tensor()};  // dx (N, I)
 }
 
 variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
@@ -222,10 +180,22 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto dtype = x2.scalar_type();  // the compute-dtype copies of the weights
   const auto fc_w = cast(fc_weight, dtype).contiguous(), proj_w = cast(proj_weight, dtype).contiguous();
-  auto [h, pre] = forward_bias_gelu(x2, fc_w, fc_bias.contiguous(), options);  // (N, H) each
-  auto y = forward_bias(h, proj_w, proj_bias.contiguous(), options);           // (N, C)
+  torch::Tensor h, pre;  // (N, H) each
+  if (options.gelu_epilogue) {
+    gemm::Outcome out;
+    std::tie(h, pre) = gemm::forward_bias_gelu(x2, fc_w, fc_bias.contiguous(),
+                                               choice_for(options, "mlp.c_fc", GemmRole::kForwardBiasGelu), &out);
+    count(out);
+  } else {  // GELU apart: c_fc's forward is a BIAS site
+    pre = forward_bias(x2, fc_w, fc_bias.contiguous(), choice_for(options, "mlp.c_fc", GemmRole::kForwardBias));
+    h = at::gelu(pre, kGelu);
+  }
+  auto y = forward_bias(h, proj_w, proj_bias.contiguous(),
+                        choice_for(options, "mlp.c_proj", GemmRole::kForwardBias));  // (N, C)
   ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight});
-  save_options(ctx, options);
+  ctx->saved_data["into_buffer"] = options.weight_grads_into_buffers;
+  save_choice(ctx, "proj_weight_grad", choice_for(options, "mlp.c_proj", GemmRole::kWeightBiasGrad));
+  save_choice(ctx, "proj_dgelu", choice_for(options, "mlp.c_proj", GemmRole::kInputGradDgelu));
   return {y};
 }
 
@@ -233,19 +203,16 @@ variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad
   const auto saved = ctx->get_saved_variables();
   const auto &x2 = saved[0], &fc_w = saved[1], &pre = saved[2], &h = saved[3], &proj_w = saved[4];
   const auto &fc_weight = saved[5], &proj_weight = saved[6];
-  const LinearOptions o = saved_options(ctx);
-  const bool into_buffer = o.weight_grads_into_buffers;
-  const auto dy = grad_outputs[0].contiguous();                // (N, C)
-  auto [dproj_w, dproj_b] = weight_bias_grad(dy, h, o);        // (C, H), (C)
-  auto [dpre, dfc_b] = input_grad_dgelu(dy, proj_w, pre, o);   // (N, H), (H)
+  const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
+  const auto dy = grad_outputs[0].contiguous();  // (N, C)
+  auto [dproj_w, dproj_b] =
+      weight_bias_grad(dy, h, proj_weight, saved_choice(ctx, "proj_weight_grad"), into_buffer);  // (C, H), (C)
+  gemm::Outcome out;
+  auto [dpre, dfc_b] = gemm::input_grad_dgelu(dy, proj_w, pre, saved_choice(ctx, "proj_dgelu"), &out);  // (N, H), (H)
+  count(out);
   auto dfc_w = dpre.t().mm(x2);  // (H, C); dfc_b came with dpre
   auto dx = dpre.mm(fc_w);       // (N, C)
-  return {dx,
-          hand_weight_grad(fc_weight, dfc_w, into_buffer),
-          dfc_b,
-          hand_weight_grad(proj_weight, dproj_w, into_buffer),
-          dproj_b,
-          torch::Tensor()};
+  return {dx, hand_weight_grad(fc_weight, dfc_w, into_buffer), dfc_b, dproj_w, dproj_b, torch::Tensor()};
 }
 
 variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
@@ -305,7 +272,7 @@ torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const t
 }
 
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                          const LinearOptions& options) {
+                          const LinearOptions& options, const std::string& layer) {
   check_linear(x, weight, bias, "linear_bias", "the layer");
   const auto dtype = compute_dtype(x);
   auto x2 = rows(cast(x, dtype));
@@ -313,7 +280,7 @@ torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, c
   // The casts are autocast's (the weight's inside the Function, so that its
   // gradient can go straight into .grad()); every GEMM runs in `dtype`.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return unrows(detail::LinearBiasFunction::apply(x2, weight, b, options)[0], x);
+  return unrows(detail::LinearBiasFunction::apply(x2, weight, b, options, layer)[0], x);
 }
 
 torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,

@@ -18,19 +18,26 @@
 // autocast the inputs are cast to the autocast dtype first (as autocast would
 // cast a linear), and the op runs in that dtype with fp32 accumulation.
 //
-// CUDA: cuBLASLt through variants/cuda/cublaslt_matmul.h. When cuBLASLt offers
-// no algorithm for an epilogue at some shape and dtype, that GEMM falls back to
-// a plain GEMM plus ATen elementwise ops (same maths) and the fallback is
-// counted with its reason (fused_linear_stats(); the report's fused switch).
+// CUDA: each epilogue GEMM runs as the step's GEMM plan chose for its site
+// (variants/gemm_plan.h, variants/gemm_candidates.h): PyTorch's own ops, or
+// cuBLASLt (variants/cuda/cublaslt_matmul.h) with the epilogue, without the
+// bias-gradient reduction, or accumulating into the flat gradient buffer.
+// When cuBLASLt offers no algorithm for a choice at some shape and dtype, that
+// GEMM falls back to a plain GEMM plus ATen elementwise ops (same maths) and
+// the fallback is counted with its reason (fused_linear_stats(); the report's
+// fused switch).
 // CPU: the same steps as ATen calls (addmm, gelu, gelu_backward, sum); there
 // the gain is one autograd node per MLP, not fewer passes.
 // References (tests/test_fused_linear.cpp): at::linear and at::gelu composites.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <torch/torch.h>
+
+#include "variants/gemm_plan.h"
 
 namespace ladder::fused {
 
@@ -54,11 +61,17 @@ struct LinearOptions {
   bool lt_epilogues = true;   // lt-epilogues: BIAS forward, BGRADB backward (CUDA)
   bool gelu_epilogue = true;  // gelu-epilogue: GELU_AUX_BIAS, DGELU_BGRAD (CUDA, with lt_epilogues);
                               // off: GELU and its derivative as separate ATen kernels
+  // With lt_epilogues, how each epilogue GEMM site runs (variants/gemm_plan.h:
+  // PyTorch's ops or one of cuBLASLt's ways, with the algorithm), looked up
+  // by layer name and role; the step sets it (--gemm-plan). Null: cuBLASLt's
+  // first algorithm for every epilogue, as --gemm-plan lt.
+  std::shared_ptr<const GemmPlan> plan;
 };
 
-// x: (..., I); weight: (O, I); bias: (O). Returns (..., O).
+// x: (..., I); weight: (O, I); bias: (O). Returns (..., O). `layer` names
+// the layer's sites in options.plan ("attn.c_attn", "attn.c_proj").
 torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                          const LinearOptions& options = {});
+                          const LinearOptions& options = {}, const std::string& layer = "");
 // at::linear(x, weight, bias).
 torch::Tensor linear_bias_reference(const torch::Tensor& x, const torch::Tensor& weight,
                                     const torch::Tensor& bias);
@@ -111,8 +124,8 @@ namespace detail {
 struct LinearBiasFunction : public torch::autograd::Function<LinearBiasFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
                                                 const torch::Tensor& weight, const torch::Tensor& bias,
-                                                const LinearOptions& options);
-  // Returns {dx2, dweight (none when added into .grad()), dbias, none}.
+                                                const LinearOptions& options, const std::string& layer);
+  // Returns {dx2, dweight (none when added into .grad()), dbias, none, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);
 };

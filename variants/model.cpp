@@ -34,7 +34,7 @@ ModelOptions ModelOptions::all_fused(bool flash, bool weight_grads_into_buffers)
   ModelOptions o;
   o.flash = flash;
   o.fused_ln = o.fused_linear = o.fused_ce = true;
-  o.linear = {weight_grads_into_buffers, /*lt_epilogues=*/true, /*gelu_epilogue=*/true};
+  o.linear.weight_grads_into_buffers = weight_grads_into_buffers;  // every epilogue on (the defaults), no plan
   return o;
 }
 
@@ -49,18 +49,19 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const M
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const int64_t hs = C / n_head_;
-  auto project = [this](const torch::nn::Linear& layer, const torch::Tensor& in) {
-    return options_.fused_linear ? fused::linear_bias(in, layer->weight, layer->bias, options_.linear)
+  // `site`: the layer's name in the GEMM plan (variants/gemm_sites.h).
+  auto project = [this](const torch::nn::Linear& layer, const torch::Tensor& in, const char* site) {
+    return options_.fused_linear ? fused::linear_bias(in, layer->weight, layer->bias, options_.linear, site)
                                  : linear(layer, in);
   };
-  auto qkv = project(c_attn, x).split(n_embd_, /*dim=*/2);  // 3 x (B, T, C)
+  auto qkv = project(c_attn, x, "attn.c_attn").split(n_embd_, /*dim=*/2);  // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto y = options_.flash ? sdpa_causal_attention(q, k, v)                 // (B, nh, T, hs)
                           : explicit_causal_attention(q, k, v, causal_mask_);  // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
-  return project(c_proj, y);
+  return project(c_proj, y, "attn.c_proj");
 }
 
 torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,

@@ -73,6 +73,9 @@ class TrainStep {
   nlohmann::json describe_switches() const;
   // What the rung's switches made of the step.
   const StepPlan& plan() const { return plan_; }
+  // The GEMM plan of the fused linears (variants/gemm_plan.h), for the
+  // report; null when the rung has none.
+  nlohmann::json describe_gemm_plan() const;
   // Whether the step's matmuls run in bf16: the bf16 switch acts and took effect.
   bool matmuls_in_bf16() const { return plan_.acts("bf16") && bf16_effect_.effective; }
 
@@ -123,6 +126,7 @@ class TrainStep {
   SwitchEffect tf32_effect_, bf16_effect_;
   int64_t add_layer_norm_calls_at_start_ = 0;  // fused-ln is effective if add_layer_norm ran since
   fused::FusedLinearStats fused_linear_at_start_;
+  std::shared_ptr<const GemmPlan> gemm_plan_;  // fused-linear's, shared with the model's layers
   std::string step_range_name_;  // "step <rung>"
   int64_t keep_gradients_step_ = -1;
   std::vector<std::pair<std::string, torch::Tensor>> kept_gradients_;

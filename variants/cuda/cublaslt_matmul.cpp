@@ -7,11 +7,15 @@
 // shape comments are the row-major ones the caller sees.
 #include "variants/cuda/cublaslt_matmul.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
+#include <utility>
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -52,6 +56,36 @@ uint32_t alignment_bytes(const void* p) {
   return align;
 }
 
+// The name of tile enumerator T as the compiler writes it in this function's
+// signature: GCC "... [with cublasLtMatmulTile_t T = CUBLASLT_MATMUL_TILE_128x256]",
+// Clang "... [T = CUBLASLT_MATMUL_TILE_128x256]"; a value with no enumerator
+// is written as a cast, "(cublasLtMatmulTile_t)700". cublasLt.h has no
+// function that names a tile, so the names come from the enum itself rather
+// than from a copy of its 600-odd entries.
+template <cublasLtMatmulTile_t T>
+const char* tile_signature() {
+  return __PRETTY_FUNCTION__;
+}
+
+template <size_t... I>
+std::array<const char*, sizeof...(I)> tile_signatures(std::index_sequence<I...>) {
+  return {tile_signature<cublasLtMatmulTile_t(I)>()...};
+}
+
+// "128x256" for CUBLASLT_MATMUL_TILE_128x256, "undefined" for
+// CUBLASLT_MATMUL_TILE_UNDEFINED, "tile 700" for an id this header does not name.
+std::string tile_name(int tile) {
+  static const auto signatures = tile_signatures(std::make_index_sequence<size_t(CUBLASLT_MATMUL_TILE_END)>());
+  constexpr std::string_view prefix = "CUBLASLT_MATMUL_TILE_";
+  const std::string_view signature =
+      tile >= 0 && size_t(tile) < signatures.size() ? std::string_view(signatures[size_t(tile)]) : "";
+  const size_t at = signature.find(prefix);
+  if (at == std::string_view::npos) return fmt::format("tile {}", tile);
+  const size_t begin = at + prefix.size();
+  const std::string_view name = signature.substr(begin, signature.find_first_of(";]", begin) - begin);
+  return name == "UNDEFINED" ? "undefined" : std::string(name);
+}
+
 // RAII owners for the descriptors of one call.
 struct MatmulDesc {
   cublasLtMatmulDesc_t d = nullptr;
@@ -66,10 +100,12 @@ struct Preference {
   ~Preference() { if (p) cublasLtMatmulPreferenceDestroy(p); }
 };
 
-// One GEMM, column-major: D (m, n) = op(A) (m, k) op(B) (k, n), with `epilogue`.
-// A is stored (k, m) when transa, else (m, k); B is stored (n, k) when transb,
-// else (k, n). `bias` is the bias (BIAS, GELU_AUX_BIAS) or the bias-gradient
-// output (BGRADB, DGELU_BGRAD); `aux` the GELU pre-activation (m, n), ld m.
+// One GEMM, column-major: D (m, n) = op(A) (m, k) op(B) (k, n) + beta D, with
+// `epilogue`. A is stored (k, m) when transa, else (m, k); B is stored (n, k)
+// when transb, else (k, n). `bias` is the bias (BIAS, GELU_AUX_BIAS) or the
+// bias-gradient output (BGRADB, DGELU_BGRAD); `aux` the GELU pre-activation
+// (m, n), ld m. C is D itself (read only when beta is not 0), in A and B's
+// dtype, or in fp32 when d_fp32.
 struct Gemm {
   cublasLtEpilogue_t epilogue;
   bool transa, transb;
@@ -83,20 +119,23 @@ struct Gemm {
   void* bias = nullptr;
   void* aux = nullptr;
   int64_t ldaux = 0;
+  float beta = 0.0f;
+  bool d_fp32 = false;
 };
 
-// Heuristic results per (shape, dtype, epilogue, alignments, compute type), or
-// "none": the query costs tens of microseconds on the host and the shapes of
-// a training step repeat every micro-step.
-using AlgoKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t,
-                           uint32_t, uint32_t, uint32_t, int64_t>;
+// Heuristic results per (shape, dtypes, beta, epilogue, alignments, compute
+// type, workspace): up to kMaxLtAlgos, or none. The query costs tens of
+// microseconds on the host and the shapes of a training step repeat every
+// micro-step.
+using AlgoKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int, int, float, int, uint32_t, uint32_t,
+                           uint32_t, uint32_t, uint32_t, uint32_t, int64_t>;
 struct AlgoEntry {
-  bool found = false;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;  // the heuristic's answer
-  cublasLtMatmulAlgo_t algo{};
+  int offered = 0;                                // results[0, offered) are the heuristic's, best first
+  std::array<cublasLtMatmulHeuristicResult_t, kMaxLtAlgos> results{};
 };
 std::mutex g_algo_mutex;
-std::map<AlgoKey, AlgoEntry> g_algos;
+std::map<AlgoKey, AlgoEntry> g_algos;  // entries are never erased, so references to them stay valid
 
 // set_lt_workspace_bytes's buffer and the device it is on (-1: none).
 std::mutex g_workspace_mutex;
@@ -113,118 +152,209 @@ std::pair<void*, size_t> workspace() {
   return {at::cuda::getCUDABlasLtWorkspace(), at::cuda::getCUDABlasLtWorkspaceSize()};
 }
 
-bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not) {
-  const cudaDataType_t dt = dtype == at::kBFloat16 ? CUDA_R_16BF : CUDA_R_32F;
+// Split-K partial sums: under bf16 autocast the step asks for no reduced-
+// precision reduction (variants/precision.cpp), which reaches ATen's GEMMs
+// but not these: restrict cuBLASLt's reduction schemes as PyTorch's own
+// cuBLASLt path does (fp32 partials, or no split-K), or a weight-gradient
+// GEMM (K = B*T, a small output) could sum its split-K partials in bf16.
+// Keyed on A and B's dtype, so a bf16 GEMM into an fp32 D follows the same
+// setting (including its "no split-K" form).
+uint32_t reduction_mask(at::ScalarType dtype) {
+  if (dtype != at::kBFloat16) return CUBLASLT_REDUCTION_SCHEME_MASK;
+  switch (at::globalContext().allowBF16ReductionCuBLAS()) {
+    case at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK: break;
+    case at::CuBLASReductionOption::DisallowReducedPrecisionAllowSplitK:
+      return CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_NONE;
+    case at::CuBLASReductionOption::DisallowReducedPrecisionDisallowSplitK: return CUBLASLT_REDUCTION_SCHEME_NONE;
+  }
+  return CUBLASLT_REDUCTION_SCHEME_MASK;
+}
+
+// The descriptors of one GEMM and everything its heuristic query depends on.
+struct GemmSetup {
+  MatmulDesc desc;
+  Layout a, b, cd;  // C and D share one layout: C is D
+  cudaDataType_t ab_type = CUDA_R_32F, cd_type = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  uint32_t align_a = 256, align_b = 256, align_d = 256, align_bias = 256, align_aux = 256;
+  uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;
+  void* workspace_ptr = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+// Fills s's operation descriptor and layouts for g, with A and B in `dtype`.
+void describe(const Gemm& g, at::ScalarType dtype, GemmSetup& s) {
+  s.ab_type = dtype == at::kBFloat16 ? CUDA_R_16BF : CUDA_R_32F;
+  s.cd_type = g.d_fp32 ? CUDA_R_32F : s.ab_type;
   // float32 inputs follow the float32 matmul precision (the tf32 switch);
-  // bf16 always accumulates in fp32.
+  // bf16 always accumulates in fp32. Alpha and beta are fp32 either way.
   const bool tf32 = dtype == at::kFloat && at::globalContext().allowTF32CuBLAS();
-  const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  s.compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale_type = CUDA_R_32F;
 
-  MatmulDesc desc;
-  LADDER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.d, compute, scale_type));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&s.desc.d, s.compute, scale_type));
   const cublasOperation_t opa = g.transa ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opb = g.transb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)));
   LADDER_CUBLAS_CHECK(
-      cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &g.epilogue, sizeof(g.epilogue)));
+      cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &g.epilogue, sizeof(g.epilogue)));
   if (g.bias) {
     LADDER_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
-    LADDER_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt, sizeof(dt)));
+        cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
+    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &s.ab_type,
+                                                       sizeof(s.ab_type)));
   }
   if (g.aux) {
-    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.aux,
+    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.aux,
                                                        sizeof(g.aux)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &g.ldaux,
+    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &g.ldaux,
                                                        sizeof(g.ldaux)));
   }
 
-  Layout la, lb, ld;
-  LADDER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la.l, dt, g.transa ? g.k : g.m, g.transa ? g.m : g.k, g.lda));
-  LADDER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb.l, dt, g.transb ? g.n : g.k, g.transb ? g.k : g.n, g.ldb));
-  LADDER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld.l, dt, g.m, g.n, g.ldd));  // C and D (beta = 0)
+  LADDER_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&s.a.l, s.ab_type, g.transa ? g.k : g.m, g.transa ? g.m : g.k, g.lda));
+  LADDER_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&s.b.l, s.ab_type, g.transb ? g.n : g.k, g.transb ? g.k : g.n, g.ldb));
+  LADDER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.cd.l, s.cd_type, g.m, g.n, g.ldd));
 
-  const auto [workspace_ptr, workspace_bytes] = workspace();
-  const uint32_t align_a = alignment_bytes(g.a), align_b = alignment_bytes(g.b), align_d = alignment_bytes(g.d);
-  const uint32_t align_bias = g.bias ? alignment_bytes(g.bias) : 256;
-  const uint32_t align_aux = g.aux ? alignment_bytes(g.aux) : 256;  // the heuristic reads this pointer too
-  // Split-K partial sums: under bf16 autocast the step asks for no reduced-
-  // precision reduction (variants/precision.cpp), which reaches ATen's GEMMs
-  // but not these: restrict cuBLASLt's reduction schemes as PyTorch's own
-  // cuBLASLt path does (fp32 partials, or no split-K), or a weight-gradient
-  // GEMM (K = B*T, a small output) could sum its split-K partials in bf16.
-  uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;
-  if (dtype == at::kBFloat16) {
-    switch (at::globalContext().allowBF16ReductionCuBLAS()) {
-      case at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK: break;
-      case at::CuBLASReductionOption::DisallowReducedPrecisionAllowSplitK:
-        reduction_mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_NONE;
-        break;
-      case at::CuBLASReductionOption::DisallowReducedPrecisionDisallowSplitK:
-        reduction_mask = CUBLASLT_REDUCTION_SCHEME_NONE;
-        break;
-    }
-  }
-  const AlgoKey key{int(g.epilogue), int(g.transa), int(g.transb), g.m, g.n, g.k, int(dt), int(compute),
-                    align_a, align_b, align_d, align_bias, align_aux, reduction_mask, int64_t(workspace_bytes)};
+  std::tie(s.workspace_ptr, s.workspace_bytes) = workspace();
+  s.align_a = alignment_bytes(g.a);
+  s.align_b = alignment_bytes(g.b);
+  s.align_d = alignment_bytes(g.d);
+  if (g.bias) s.align_bias = alignment_bytes(g.bias);
+  if (g.aux) s.align_aux = alignment_bytes(g.aux);  // the heuristic reads this pointer too
+  s.reduction_mask = reduction_mask(dtype);
+}
+
+AlgoKey algo_key(const Gemm& g, const GemmSetup& s) {
+  return {int(g.epilogue), int(g.transa), int(g.transb), g.m, g.n, g.k, int(s.ab_type), int(s.cd_type), g.beta,
+          int(s.compute), s.align_a, s.align_b, s.align_d, s.align_bias, s.align_aux, s.reduction_mask,
+          int64_t(s.workspace_bytes)};
+}
+
+// Asks cuBLASLt's heuristic for up to kMaxLtAlgos algorithms for s.
+AlgoEntry query_heuristic(const GemmSetup& s) {
+  Preference pref;
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                           &s.workspace_bytes, sizeof(s.workspace_bytes)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                           &s.align_a, sizeof(s.align_a)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                           &s.align_b, sizeof(s.align_b)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                           &s.align_d, sizeof(s.align_d)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                           &s.align_d, sizeof(s.align_d)));
+  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                           &s.reduction_mask, sizeof(s.reduction_mask)));
   AlgoEntry entry;
-  bool cached = false;
+  int returned = 0;
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(at::cuda::getCurrentCUDABlasLtHandle(), s.desc.d, s.a.l, s.b.l, s.cd.l,
+                                     s.cd.l, pref.p, kMaxLtAlgos, entry.results.data(), &returned);
+  // NOT_SUPPORTED (or no result) means this epilogue has no kernel here, and
+  // some epilogue/type/compute combinations are refused as INVALID_VALUE
+  // instead: either way the caller falls back (counted, with the status).
+  // Anything else is an error.
+  if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED && st != CUBLAS_STATUS_INVALID_VALUE)
+    LADDER_CUBLAS_CHECK(st);
+  entry.status = st;
+  entry.offered = st == CUBLAS_STATUS_SUCCESS ? std::min(returned, kMaxLtAlgos) : 0;
+  return entry;
+}
+
+// The heuristic's algorithms for g, asked once per key and kept.
+const AlgoEntry& heuristic(const Gemm& g, const GemmSetup& s) {
+  const AlgoKey key = algo_key(g, s);
   {
     std::lock_guard<std::mutex> lock(g_algo_mutex);
     auto it = g_algos.find(key);
-    if (it != g_algos.end()) {
-      entry = it->second;
-      cached = true;
-    }
+    if (it != g_algos.end()) return it->second;
   }
-  if (!cached) {
-    Preference pref;
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                             &workspace_bytes, sizeof(workspace_bytes)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                             &align_a, sizeof(align_a)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                             &align_b, sizeof(align_b)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                             &align_d, sizeof(align_d)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                             &align_d, sizeof(align_d)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                             &reduction_mask, sizeof(reduction_mask)));
-    cublasLtMatmulHeuristicResult_t result{};
-    int returned = 0;
-    const cublasStatus_t st =
-        cublasLtMatmulAlgoGetHeuristic(at::cuda::getCurrentCUDABlasLtHandle(), desc.d, la.l, lb.l, ld.l, ld.l,
-                                       pref.p, 1, &result, &returned);
-    // NOT_SUPPORTED (or no result) means this epilogue has no kernel here, and
-    // some epilogue/type/compute combinations are refused as INVALID_VALUE
-    // instead: either way the caller falls back (counted, with the status).
-    // Anything else is an error.
-    if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED && st != CUBLAS_STATUS_INVALID_VALUE)
-      LADDER_CUBLAS_CHECK(st);
-    entry.found = st == CUBLAS_STATUS_SUCCESS && returned > 0;
-    entry.status = st;
-    if (entry.found) entry.algo = result.algo;
-    std::lock_guard<std::mutex> lock(g_algo_mutex);
-    g_algos.emplace(key, entry);
-  }
-  if (!entry.found) {
+  const AlgoEntry entry = query_heuristic(s);
+  std::lock_guard<std::mutex> lock(g_algo_mutex);
+  return g_algos.emplace(key, entry).first->second;  // another thread's answer, if it came first
+}
+
+// One CUBLASLT_ALGO_CONFIG_* attribute of `algo`, of the type cublasLt.h gives it.
+template <typename T>
+T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+  T value{};
+  size_t written = 0;
+  LADDER_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value), &written));
+  return value;
+}
+
+// What a plan records of the heuristic's result at `rank` (the one that runs).
+void describe_algo(const AlgoEntry& e, int rank, size_t workspace_given, LtAlgoInfo& info) {
+  const cublasLtMatmulHeuristicResult_t& r = e.results[size_t(rank)];
+  info = LtAlgoInfo{};
+  info.rank = rank;
+  info.offered = e.offered;
+  info.algo_id = algo_config<int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_ID);
+  info.tile = int(algo_config<uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_TILE_ID));
+  info.tile_name = tile_name(info.tile);
+  info.stages = int(algo_config<uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID));
+  info.splitk = algo_config<int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+  info.reduction_scheme = int(algo_config<uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME));
+  info.waves = r.wavesCount;
+  info.workspace_bytes = r.workspaceSize;
+  info.workspace_given = workspace_given;
+}
+
+// Why the algorithm at `rank` does not run: the heuristic offers none, fewer
+// than rank + 1, or that one with a failed state.
+std::string why_no_algo(const Gemm& g, at::ScalarType dtype, const GemmSetup& s, const AlgoEntry& e, int rank) {
+  if (e.offered == 0)
+    return fmt::format(
+        "cuBLASLt has no algorithm for epilogue {} at m={} n={} k={} ({}{}, alignment {}/{}/{} B, reduction schemes "
+        "0x{:x}; heuristic: {})",
+        epilogue_name(g.epilogue), g.m, g.n, g.k, dtype == at::kBFloat16 ? "bf16" : "fp32",
+        g.d_fp32 ? fmt::format(" -> fp32, beta {}", g.beta) : "", s.align_a, s.align_b, s.align_d, s.reduction_mask,
+        cublasLtGetStatusString(e.status));
+  if (rank >= e.offered)
+    return fmt::format("the heuristic offers {} algorithm{} for epilogue {} at m={} n={} k={}; rank {} asked",
+                       e.offered, e.offered == 1 ? "" : "s", epilogue_name(g.epilogue), g.m, g.n, g.k, rank);
+  return fmt::format("the heuristic's algorithm at rank {} for epilogue {} at m={} n={} k={} has state {}", rank,
+                     epilogue_name(g.epilogue), g.m, g.n, g.k, cublasLtGetStatusString(e.results[size_t(rank)].state));
+}
+
+// What a plan records when nothing ran: the rank asked, how many the
+// heuristic offers and the workspace; algo_id stays -1.
+void describe_none(int rank, int offered, size_t workspace_given, LtAlgoInfo* used) {
+  if (!used) return;
+  *used = LtAlgoInfo{};
+  used->rank = rank;
+  used->offered = offered;
+  used->workspace_given = workspace_given;
+}
+
+// Runs g with the heuristic's algorithm at `algo_rank` (0: its first) on the
+// current stream, or returns false with the reason in *why_not.
+bool run_gemm(const Gemm& g, at::ScalarType dtype, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
+  TORCH_CHECK(algo_rank >= 0, "cublaslt_matmul: algo_rank must be >= 0, got ", algo_rank);
+  if (dtype != at::kFloat && dtype != at::kBFloat16) {  // e.g. fp16 autocast: ATen's path computes it
     if (why_not)
-      *why_not = fmt::format(
-          "cuBLASLt has no algorithm for epilogue {} at m={} n={} k={} ({}, alignment {}/{}/{} B, reduction schemes "
-          "0x{:x}; heuristic: {})",
-          epilogue_name(g.epilogue), g.m, g.n, g.k, dtype == at::kBFloat16 ? "bf16" : "fp32", align_a, align_b,
-          align_d, reduction_mask, cublasLtGetStatusString(entry.status));
+      *why_not = fmt::format("cublaslt_matmul handles float32 and bfloat16 inputs, not {}", c10::toString(dtype));
+    describe_none(algo_rank, 0, 0, used);
     return false;
   }
-  const float alpha = 1.0f, beta = 0.0f;
-  LADDER_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.d, &alpha, g.a, la.l, g.b, lb.l,
-                                     &beta, g.d, ld.l, g.d, ld.l, &entry.algo, workspace_ptr, workspace_bytes,
-                                     at::cuda::getCurrentCUDAStream().stream()));
+  GemmSetup s;
+  describe(g, dtype, s);
+  const AlgoEntry& entry = heuristic(g, s);
+  const bool runs = algo_rank < entry.offered && entry.results[size_t(algo_rank)].state == CUBLAS_STATUS_SUCCESS;
+  if (!runs) {
+    if (why_not) *why_not = why_no_algo(g, dtype, s, entry, algo_rank);
+    describe_none(algo_rank, entry.offered, s.workspace_bytes, used);
+    return false;
+  }
+  if (used) describe_algo(entry, algo_rank, s.workspace_bytes, *used);
+  const float alpha = 1.0f;
+  LADDER_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), s.desc.d, &alpha, g.a, s.a.l, g.b,
+                                     s.b.l, &g.beta, g.d, s.cd.l, g.d, s.cd.l, &entry.results[size_t(algo_rank)].algo,
+                                     s.workspace_ptr, s.workspace_bytes, at::cuda::getCurrentCUDAStream().stream()));
   return true;
 }
 
@@ -237,7 +367,7 @@ void check_matrix(const at::Tensor& t, const char* name, at::ScalarType dtype) {
 }  // namespace
 
 bool lt_linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor& y,
-                       at::Tensor* pre, std::string* why_not) {
+                       at::Tensor* pre, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
   const auto dtype = x.scalar_type();
   for (auto [t, name] : {std::pair{&x, "x"}, {&weight, "weight"}, {&bias, "bias"}, {&y, "y"}})
     check_matrix(*t, name, dtype);
@@ -253,11 +383,11 @@ bool lt_linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::
     g.aux = pre->data_ptr();
     g.ldaux = O;
   }
-  return run_gemm(g, dtype, why_not);
+  return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
 bool lt_weight_bias_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweight, at::Tensor& dbias,
-                         std::string* why_not) {
+                         std::string* why_not, int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}, {&dbias, "dbias"}})
     check_matrix(*t, name, dtype);
@@ -266,11 +396,11 @@ bool lt_weight_bias_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& 
   // B = dY stored (O, N), op T. BGRADB reduces B over k = N: db (O).
   Gemm g{CUBLASLT_EPILOGUE_BGRADB, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
          /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dweight.data_ptr(), /*ldd=*/I, dbias.data_ptr()};
-  return run_gemm(g, dtype, why_not);
+  return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
 bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre, at::Tensor& dpre,
-                         at::Tensor& dbias, std::string* why_not) {
+                         at::Tensor& dbias, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] :
        {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}, {&dbias, "dbias"}})
@@ -282,21 +412,22 @@ bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const a
   Gemm g{CUBLASLT_EPILOGUE_DGELU_BGRAD, /*transa=*/false, /*transb=*/false, /*m=*/I, /*n=*/N, /*k=*/O,
          weight.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dpre.data_ptr(), /*ldd=*/I, dbias.data_ptr(),
          pre.data_ptr(), /*ldaux=*/I};
-  return run_gemm(g, dtype, why_not);
+  return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
-bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweight, std::string* why_not) {
+bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweight, std::string* why_not,
+                    int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}}) check_matrix(*t, name, dtype);
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
   // As lt_weight_bias_grad, without BGRADB's reduction of B.
   Gemm g{CUBLASLT_EPILOGUE_DEFAULT, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
          /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dweight.data_ptr(), /*ldd=*/I};
-  return run_gemm(g, dtype, why_not);
+  return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
 bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
-                              at::Tensor& dpre, std::string* why_not) {
+                              at::Tensor& dpre, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}})
     check_matrix(*t, name, dtype);
@@ -305,7 +436,32 @@ bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, co
   Gemm g{CUBLASLT_EPILOGUE_DGELU, /*transa=*/false, /*transb=*/false, /*m=*/I, /*n=*/N, /*k=*/O,
          weight.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dpre.data_ptr(), /*ldd=*/I, nullptr,
          pre.data_ptr(), /*ldaux=*/I};
-  return run_gemm(g, dtype, why_not);
+  return run_gemm(g, dtype, why_not, algo_rank, used);
+}
+
+bool lt_weight_grad_accumulate(const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad, std::string* why_not,
+                               int algo_rank, LtAlgoInfo* used) {
+  const auto dtype = dy.scalar_type();
+  for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}}) check_matrix(*t, name, dtype);
+  check_matrix(grad, "grad", at::kFloat);
+  TORCH_CHECK(dy.dim() == 2 && x.dim() == 2 && x.size(0) == dy.size(0),
+              "cublaslt_matmul: lt_weight_grad_accumulate wants dy (N, O) and x (N, I), got dy ", dy.sizes(), " and x ",
+              x.sizes());
+  const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
+  TORCH_CHECK(grad.dim() == 2 && grad.size(0) == O && grad.size(1) == I,
+              "cublaslt_matmul: lt_weight_grad_accumulate's grad must be (O, I) = (", O, ", ", I, "), got ",
+              grad.sizes());
+  TORCH_CHECK(x.device() == dy.device() && grad.device() == dy.device(),
+              "cublaslt_matmul: lt_weight_grad_accumulate's tensors must be on one device, got dy on ", dy.device(),
+              ", x on ", x.device(), ", grad on ", grad.device());
+  // As lt_weight_grad, with D (and C) the fp32 grad and beta 1: column-major
+  // grad^T (I, O) += X^T (I, N) . dY (N, O): A = X stored (I, N), op N; B = dY
+  // stored (O, N), op T; D ld I.
+  Gemm g{CUBLASLT_EPILOGUE_DEFAULT, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
+         /*lda=*/I, dy.data_ptr(), /*ldb=*/O, grad.data_ptr(), /*ldd=*/I};
+  g.beta = 1.0f;
+  g.d_fp32 = true;
+  return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
 void set_lt_workspace_bytes(size_t bytes) {
@@ -319,6 +475,8 @@ void set_lt_workspace_bytes(size_t bytes) {
   g_workspace = at::empty({int64_t(bytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
   g_workspace_device = int(c10::cuda::current_device());
 }
+
+std::string lt_version() { return std::to_string(cublasLtGetVersion()); }
 
 size_t lt_workspace_bytes() {
   std::lock_guard<std::mutex> lock(g_workspace_mutex);

@@ -14,8 +14,13 @@ extern const SwitchDecl gelu_epilogue = {
     [](const RunConfig&, StepPlan& p) { p.model.linear.gelu_epilogue = true; },
     [](const SwitchFacts& f) {
       const int64_t n = f.linear.gelu_epilogue_gemms;
-      auto j = switch_effect(n > 0, "cuBLASLt GELU_AUX_BIAS and DGELU_BGRAD epilogues",
-                             fmt::format("{} GEMMs ran with a GELU epilogue", n));
+      std::string reason = fmt::format("{} GEMMs ran with a GELU epilogue", n);
+      const GemmPlan* plan = f.plan.model.linear.plan.get();
+      const auto [lt, sites] = plan ? lt_sites(*plan, /*gelu_roles=*/true) : std::pair<int, int>{0, 0};
+      if (plan) reason += fmt::format("; the GEMM plan ({}) runs {} of its {} GELU sites on cuBLASLt", plan->source,
+                                      lt, sites);
+      auto j = switch_effect(n > 0, "cuBLASLt GELU_AUX_BIAS and DGELU_BGRAD epilogues", reason);
+      if (plan && lt == 0 && n == 0) j["applicable"] = false;  // measured: PyTorch's ops were as fast
       j["fusions"] = {"cublaslt_epilogues: GELU_AUX_BIAS, DGELU_BGRAD"};
       return j;
     },

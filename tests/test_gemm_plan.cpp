@@ -1,0 +1,310 @@
+// tests/test_gemm_plan.cpp: the GEMM planner (variants/gemm_plan.h,
+// variants/gemm_candidates.h) without a GPU: the choice under a fake timer
+// (never slower than PyTorch's ops plus the margin), the interleaving, the
+// plan's JSON and its errors, the cache key and the cache, --gemm-plan, and
+// the plan a CPU step records. The CUDA candidates' timings need a GPU.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "profiler/common/config_error.h"
+#include "tests/tiny_step.h"
+#include "variants/gemm_candidates.h"
+#include "variants/gemm_plan.h"
+
+namespace ladder {
+namespace {
+
+CandidateResult measured(GemmChoice c, double median) {
+  CandidateResult r;
+  r.choice = c;
+  r.ran = true;
+  r.median_ms = median;
+  return r;
+}
+
+TEST(GemmPlan, ChoiceLabelsRoundTrip) {
+  for (const char* label : {"pytorch", "lt#0", "lt#7", "lt-split-bias#2", "lt-into-grad#0"}) {
+    const auto c = parse_choice(label);
+    ASSERT_TRUE(c) << label;
+    EXPECT_EQ(c->label(), label);
+  }
+  EXPECT_EQ(parse_choice("lt")->label(), "lt#0");
+  for (const char* bad : {"", "cublas", "pytorch#1", "lt#", "lt#x", "lt#1234", "lt-split-bias#-1"})
+    EXPECT_FALSE(parse_choice(bad)) << bad;
+}
+
+TEST(GemmPlan, MethodsApplyToTheirRoles) {
+  EXPECT_TRUE(method_applies(GemmMethod::kLt, GemmRole::kForwardBias, false));
+  EXPECT_FALSE(method_applies(GemmMethod::kLtSplitBias, GemmRole::kForwardBiasGelu, true));
+  EXPECT_TRUE(method_applies(GemmMethod::kLtSplitBias, GemmRole::kInputGradDgelu, false));
+  EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kWeightBiasGrad, false));  // no flat buffer
+  EXPECT_TRUE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kWeightBiasGrad, true));
+  EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kInputGradDgelu, true));
+}
+
+TEST(GemmPlan, ChoiceKeepsPytorchUnlessFasterByTheMargin) {
+  std::string why;
+  const std::vector<CandidateResult> close = {measured({}, 1.0), measured({GemmMethod::kLt, 0}, 0.98)};
+  EXPECT_EQ(choose_candidate(close, 0.03, &why), 0u);
+  EXPECT_NE(why.find("lt#0 not chosen, within the margin"), std::string::npos) << why;
+  const std::vector<CandidateResult> faster = {measured({}, 1.0), measured({GemmMethod::kLt, 0}, 0.99),
+                                               measured({GemmMethod::kLtSplitBias, 3}, 0.90)};
+  EXPECT_EQ(choose_candidate(faster, 0.03, &why), 2u);
+  EXPECT_EQ(why, "lt-split-bias#3 chosen: 0.9000 ms against pytorch's 1.0000 ms (-10.0 %, margin 3 %)");
+  std::vector<CandidateResult> unavailable = {measured({}, 1.0), measured({GemmMethod::kLt, 1}, 0.1)};
+  unavailable[1].ran = false;  // a candidate that did not run is never chosen, whatever its figure
+  EXPECT_EQ(choose_candidate(unavailable, 0.03, &why), 0u);
+  EXPECT_EQ(why, "pytorch kept: fastest (1.0000 ms)");
+  EXPECT_THROW(choose_candidate({measured({GemmMethod::kLt, 0}, 1.0)}, 0.03, nullptr), std::logic_error);
+}
+
+// A fake device: each candidate has a true time and every timing adds noise;
+// the timer sees only what the candidate's call set. The plan's choice, at
+// every site and seed, is never slower than A's median less the margin.
+TEST(GemmPlan, MeasuredPlanUnderAFakeTimer) {
+  const ModelConfig gpt2;
+  const auto sites = gemm_sites(gpt2, 16 * 1024);
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> speed(0.8, 1.2), noise(0.97, 1.03);
+    double now_true = 0;  // the true time of the candidate the last call ran
+    std::vector<std::string> order;
+    const CandidateSource source = [&](const GemmSite& s) {
+      std::vector<RunnableCandidate> out;
+      const GemmChoice choices[] = {{}, {GemmMethod::kLt, 0}, {GemmMethod::kLt, 1}, {GemmMethod::kLtSplitBias, 0}};
+      for (const GemmChoice& c : choices) {
+        RunnableCandidate rc;
+        rc.result.choice = c;
+        rc.result.ran = method_applies(c.method, s.role, false);
+        if (!rc.result.ran) rc.result.why_not = "does not apply";
+        const double t = c.uses_lt() ? speed(rng) : 1.0;
+        rc.run = [&now_true, &order, t, c] {
+          now_true = t;
+          order.push_back(c.label());
+        };
+        out.push_back(rc);
+      }
+      return out;
+    };
+    const CandidateTimer timer = [&](const std::function<void()>& fn) {
+      fn();
+      return now_true * noise(rng);
+    };
+    const GemmPlan plan = measure_plan(sites, GemmPlanKey{}, source, timer, 0.03, 10);
+    ASSERT_EQ(plan.sites.size(), sites.size());
+    for (const auto& sp : plan.sites) {
+      const auto& a = sp.candidates.at(0);
+      ASSERT_EQ(a.choice.label(), "pytorch");
+      ASSERT_EQ(a.ms.size(), 10u);
+      const auto chosen = std::find_if(sp.candidates.begin(), sp.candidates.end(),
+                                       [&](const CandidateResult& c) { return c.choice == sp.choice; });
+      ASSERT_NE(chosen, sp.candidates.end());
+      EXPECT_TRUE(chosen->ran);
+      if (!(sp.choice == GemmChoice{})) {
+        EXPECT_LT(chosen->median_ms, a.median_ms * (1 - 0.03)) << sp.reason;
+      }
+      for (const auto& c : sp.candidates) {
+        EXPECT_EQ(c.ms.size(), c.ran ? 10u : 0u) << c.choice.label();
+        if (c.ran) {
+          EXPECT_LE(c.median_ms, *std::max_element(c.ms.begin(), c.ms.end()));
+        }
+      }
+    }
+    // Interleaved: after the untimed first call of each, the first repetition runs A first, the second
+    // starts one later (forward sites have A, lt#0, lt#1: three candidates).
+    ASSERT_GE(order.size(), 9u);
+    EXPECT_EQ(std::vector<std::string>(order.begin() + 3, order.begin() + 9),
+              (std::vector<std::string>{"pytorch", "lt#0", "lt#1", "lt#0", "lt#1", "pytorch"}));
+  }
+}
+
+GemmPlan small_plan() {
+  const ModelConfig m{2, 2, 64, 32, 100};
+  GemmPlanKey key;
+  key.device = "NVIDIA H100 80GB HBM3";
+  key.cublaslt = "130100";
+  key.torch = "2.11.0";
+  key.dtype = "bf16";
+  key.n_embd = 64;
+  key.n_layer = 2;
+  key.rows = 128;
+  key.into_grad = true;
+  GemmPlan p = pinned_plan(gemm_sites(m, 128), key, GemmMethod::kPytorch, "auto");
+  p.sites[4].choice = {GemmMethod::kLtIntoGrad, 2};
+  p.sites[5].choice = {GemmMethod::kLtSplitBias, 1};
+  p.sites[4].candidates = {measured({}, 0.5), measured({GemmMethod::kLtIntoGrad, 2}, 0.25)};
+  p.sites[4].candidates[1].algo = {{"rank", 2}, {"tile", "128x128"}, {"splitk", 4}};
+  p.workspace_bytes = 32 << 20;
+  return p;
+}
+
+TEST(GemmPlan, JsonRoundTrip) {
+  const GemmPlan p = small_plan();
+  const GemmPlan back = GemmPlan::from_json(p.to_json(), "test");
+  EXPECT_EQ(back.to_json(), p.to_json());
+  EXPECT_EQ(back.choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(), "lt-into-grad#2");
+  EXPECT_EQ(back.choice_for("mlp.c_proj", GemmRole::kInputGradDgelu).label(), "lt-split-bias#1");
+  EXPECT_EQ(back.choice_for("attn.c_attn", GemmRole::kForwardBias).label(), "pytorch");
+  EXPECT_EQ(back.choice_for("no.such", GemmRole::kForwardBias).label(), "pytorch");
+  const auto j = p.to_json();
+  EXPECT_EQ(j["sites"][4]["site"], "mlp.c_proj/weight+bias grad");
+  EXPECT_EQ(j["sites"][4]["epilogue"], "BGRADB");
+  EXPECT_EQ(j["sites"][4]["candidates"][1]["algo"]["splitk"], 4);
+}
+
+void expect_config_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(GemmPlan, BadPlansSayTheFieldAndWhatWasExpected) {
+  auto j = small_plan().to_json();
+  j["sites"][1].erase("k");
+  expect_config_error([&] { GemmPlan::from_json(j, "plan.json"); }, {"plan.json", "/sites/1/k", "missing"});
+  j = small_plan().to_json();
+  j["sites"][0]["choice"] = "cublas#1";
+  expect_config_error([&] { GemmPlan::from_json(j, "plan.json"); },
+                      {"plan.json", "/sites/0/choice", "\"cublas#1\"", "pytorch, lt#R"});
+  j = small_plan().to_json();
+  j["key"]["rows"] = "many";
+  expect_config_error([&] { GemmPlan::from_json(j, "plan.json"); }, {"/key/rows", "\"many\"", "an integer"});
+}
+
+TEST(GemmPlan, FilePlanMustFitTheRunsSites) {
+  const GemmPlan file = small_plan();
+  const ModelConfig m{2, 2, 64, 32, 100};
+  const GemmPlan same = plan_from_file(file, "p.json", gemm_sites(m, 128), file.key);
+  EXPECT_EQ(same.choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(), "lt-into-grad#2");
+  EXPECT_EQ(same.source, "file: p.json");
+  GemmPlanKey other = file.key;
+  other.device = "NVIDIA A100-SXM4-80GB";
+  EXPECT_NE(plan_from_file(file, "p.json", gemm_sites(m, 128), other).source.find("measured for"),
+            std::string::npos);  // another GPU may rerun it: the source says so
+  expect_config_error([&] { plan_from_file(file, "p.json", gemm_sites(m, 256), file.key); },
+                      {"--gemm-plan p.json", "attn.c_attn/forward", "m192 n128 k64", "m192 n256 k64"});
+  other = file.key;
+  other.into_grad = false;  // lt-into-grad needs the flat buffer
+  expect_config_error([&] { plan_from_file(file, "p.json", gemm_sites(m, 128), other); },
+                      {"mlp.c_proj/weight+bias grad's choice", "lt-into-grad#2", "flat-grads"});
+}
+
+TEST(GemmPlan, KeyIdTellsEveryFieldApart) {
+  const GemmPlanKey base = small_plan().key;
+  EXPECT_EQ(base.id(), GemmPlanKey(base).id());
+  EXPECT_EQ(base.id().rfind("nvidia-h100-80gb-hbm3-", 0), 0u) << base.id();
+  std::vector<GemmPlanKey> variants(9, base);
+  variants[0].device = "NVIDIA H200";
+  variants[1].cublaslt = "130000";
+  variants[2].torch = "2.10.0";
+  variants[3].dtype = "fp32";
+  variants[4].n_embd = 128;
+  variants[5].n_layer = 3;
+  variants[6].rows = 256;
+  variants[7].gelu_epilogue = false;
+  variants[8].into_grad = false;
+  std::set<std::string> ids = {base.id()};
+  for (const auto& v : variants) ids.insert(v.id());
+  EXPECT_EQ(ids.size(), 10u);
+  EXPECT_EQ(GemmPlanKey::from_json(base.to_json(), "k"), base);
+}
+
+// LADDER_CACHE pointed at a temporary directory for the test's lifetime.
+struct CacheDir {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ladder-gemm-plan-" + std::to_string(::getpid()));
+  std::string old;
+  bool had = false;
+  CacheDir() {
+    if (const char* o = std::getenv("LADDER_CACHE")) had = true, old = o;
+    ::setenv("LADDER_CACHE", dir.c_str(), 1);
+  }
+  ~CacheDir() {
+    had ? (void)::setenv("LADDER_CACHE", old.c_str(), 1) : (void)::unsetenv("LADDER_CACHE");
+    std::filesystem::remove_all(dir);
+  }
+};
+
+TEST(GemmPlan, CacheKeepsAPlanPerKey) {
+  CacheDir cache;
+  EXPECT_EQ(gemm_plan_cache_dir(), cache.dir / "gemm-plans");
+  GemmPlan p = small_plan();
+  EXPECT_FALSE(load_cached_plan(p.key));
+  save_cached_plan(p);
+  const auto back = load_cached_plan(p.key);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->choice_for("mlp.c_proj", GemmRole::kInputGradDgelu).label(), "lt-split-bias#1");
+  EXPECT_EQ(back->source, "cache: " + (cache.dir / "gemm-plans" / (p.key.id() + ".json")).string());
+  GemmPlanKey other = p.key;
+  other.rows = 64;
+  EXPECT_FALSE(load_cached_plan(other));  // another shape: measured again
+  std::ofstream(cache.dir / "gemm-plans" / (p.key.id() + ".json")) << "{ damaged";
+  EXPECT_FALSE(load_cached_plan(p.key));  // a damaged entry is measured again, not an error
+}
+
+TEST(GemmPlan, RequestParsesModesAndFiles) {
+  EXPECT_EQ(parse_gemm_plan_request("auto").mode, "auto");
+  EXPECT_EQ(parse_gemm_plan_request("pytorch").mode, "pytorch");
+  EXPECT_EQ(parse_gemm_plan_request("lt").mode, "lt");
+  expect_config_error([] { parse_gemm_plan_request(""); }, {"--gemm-plan", "expected auto, pytorch, lt"});
+  expect_config_error([] { parse_gemm_plan_request("/no/such/plan.json"); },
+                      {"--gemm-plan /no/such/plan.json", "cannot read"});
+  CacheDir tmp;
+  std::filesystem::create_directories(tmp.dir);
+  const auto report = tmp.dir / "report.json";
+  std::ofstream(report) << nlohmann::json{{"rung", "fused"}, {"gemm_plan", small_plan().to_json()}}.dump();
+  const GemmPlanRequest r = parse_gemm_plan_request(report.string());
+  EXPECT_EQ(r.mode, "file");
+  EXPECT_EQ(read_gemm_plan_file(r.file).choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(),
+            "lt-into-grad#2");
+  const auto no_plan = tmp.dir / "fp32.json";
+  std::ofstream(no_plan) << nlohmann::json{{"rung", "fp32"}, {"gemm_plan", nullptr}}.dump();
+  expect_config_error([&] { parse_gemm_plan_request(no_plan.string()); }, {"/gemm_plan", "null"});
+}
+
+// On a CPU the fused rung's plan is PyTorch's ops at every site, said so;
+// the step's GEMMs match the unfused at::linear path's as before.
+TEST(GemmPlan, CpuStepRecordsPytorchEverywhere) {
+  auto step = tiny_cpu_step("fused");
+  const auto plan = step->describe_gemm_plan();
+  ASSERT_TRUE(plan.is_object());
+  EXPECT_EQ(plan["mode"], "auto");
+  EXPECT_NE(plan["source"].get<std::string>().find("cpu: PyTorch's ops"), std::string::npos) << plan["source"];
+  EXPECT_EQ(plan["key"]["device"], "cpu");
+  EXPECT_EQ(plan["sites"].size(), 8u);
+  for (const auto& s : plan["sites"]) EXPECT_EQ(s["choice"], "pytorch") << s["site"];
+  EXPECT_TRUE(tiny_cpu_step("fp32")->describe_gemm_plan().is_null());  // no fused linears
+}
+
+// The candidates on a CPU: PyTorch's ops alone, checked against themselves;
+// run_site's outputs are the site's reference ops at GPT-2's c_attn width.
+TEST(GemmPlan, CpuCandidatesArePytorchsOps) {
+  const ModelConfig m;  // gpt2-124m widths, few rows
+  for (const GemmSite& s : gemm_sites(m, 64)) {
+    const auto o = gemm::draw_operands(s, torch::kCPU, torch::kFloat, 7);
+    const auto c = gemm::site_candidates(s, o, torch::kCPU, true);
+    ASSERT_EQ(c.size(), 1u) << s.name();
+    EXPECT_TRUE(c[0].result.ran) << c[0].result.why_not;
+    const auto got = gemm::run_site(s, o, {});
+    const auto want = gemm::run_site(s, gemm::to_double(o), {});
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(torch::allclose(got[i].to(torch::kDouble), want[i], 1e-4, 1e-4)) << s.name() << " output " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ladder

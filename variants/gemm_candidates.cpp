@@ -1,0 +1,366 @@
+// variants/gemm_candidates.cpp: see gemm_candidates.h.
+#include "variants/gemm_candidates.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/version.h>
+#include <c10/core/DeviceGuard.h>
+#include <fmt/format.h>
+
+#ifdef LADDER_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "variants/cuda/cublaslt_matmul.h"
+#endif
+
+namespace ladder::gemm {
+
+namespace {
+
+constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogues are the tanh form
+
+// The bias gradient summed in fp32 (C and D), in the bias's dtype.
+torch::Tensor fp32_bias_grad(const torch::Tensor& t) {
+  return t.sum(0, /*keepdim=*/false, torch::kFloat).to(t.scalar_type());
+}
+
+#ifdef LADDER_WITH_CUDA
+nlohmann::json algo_json(const fused::cuda::LtAlgoInfo& a) {
+  return {{"rank", a.rank}, {"offered", a.offered}, {"algo_id", a.algo_id}, {"tile", a.tile_name},
+          {"stages", a.stages}, {"splitk", a.splitk}, {"reduction_scheme", a.reduction_scheme},
+          {"waves", a.waves}, {"workspace_bytes", a.workspace_bytes}, {"workspace_given", a.workspace_given}};
+}
+
+// Where a cuBLASLt call describes its algorithm: only when the caller asked
+// (the planner; reading the configuration costs host time on every call).
+fused::cuda::LtAlgoInfo* algo_slot(fused::cuda::LtAlgoInfo& used, const Outcome* out) {
+  return out && out->want_algo ? &used : nullptr;
+}
+
+// Records a cuBLASLt call's result in `out`: true when it ran.
+bool lt_ran(bool ok, const std::string& why, const fused::cuda::LtAlgoInfo& used, Outcome* out) {
+  if (!out) return ok;
+  out->lt = ok;
+  out->fell_back = !ok;
+  if (!ok) out->why = why;
+  if (ok && out->want_algo) out->algo = algo_json(used);
+  return ok;
+}
+#endif
+
+[[maybe_unused]] bool wants_lt(const torch::Tensor& t, GemmChoice c) {
+#ifdef LADDER_WITH_CUDA
+  return t.is_cuda() && c.uses_lt();
+#else
+  (void)t;
+  (void)c;
+  return false;
+#endif
+}
+
+}  // namespace
+
+torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, GemmChoice c,
+                           Outcome* out) {
+#ifdef LADDER_WITH_CUDA
+  if (wants_lt(x, c)) {
+    auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+    std::string why;
+    fused::cuda::LtAlgoInfo used;
+    auto* const slot = algo_slot(used, out);
+    if (lt_ran(fused::cuda::lt_linear_forward(x, w, b, y, nullptr, &why, c.algo_rank, slot), why, used, out))
+      return y;
+  }
+#endif
+  return at::addmm(b, x, w.t());
+}
+
+std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
+                                                          const torch::Tensor& b, GemmChoice c, Outcome* out) {
+#ifdef LADDER_WITH_CUDA
+  if (wants_lt(x, c)) {
+    auto h = torch::empty({x.size(0), w.size(0)}, x.options());
+    auto pre = torch::empty_like(h);
+    std::string why;
+    fused::cuda::LtAlgoInfo used;
+    auto* const slot = algo_slot(used, out);
+    if (lt_ran(fused::cuda::lt_linear_forward(x, w, b, h, &pre, &why, c.algo_rank, slot), why, used, out)) {
+      if (out) out->gelu = true;
+      return {h, pre};
+    }
+  }
+#endif
+  auto pre = at::addmm(b, x, w.t());
+  return {at::gelu(pre, kGelu), pre};
+}
+
+std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
+                                                         GemmChoice c, const torch::Tensor& grad, Outcome* out) {
+#ifdef LADDER_WITH_CUDA
+  if (wants_lt(dy, c)) {
+    std::string why;
+    fused::cuda::LtAlgoInfo used;
+    auto* const slot = algo_slot(used, out);
+    const bool into = c.method == GemmMethod::kLtIntoGrad && grad.defined() && grad.scalar_type() == torch::kFloat &&
+                      grad.is_contiguous() && grad.device() == dy.device() && grad.dim() == 2 &&
+                      grad.size(0) == dy.size(1) && grad.size(1) == x.size(1);
+    if (into) {
+      auto g = grad;  // the same tensor, updated in place
+      if (lt_ran(fused::cuda::lt_weight_grad_accumulate(dy, x, g, &why, c.algo_rank, slot), why, used, out)) {
+        if (out) out->into_grad = true;
+        return {torch::Tensor(), fp32_bias_grad(dy)};
+      }
+    }
+    auto dw = torch::empty({dy.size(1), x.size(1)}, dy.options());
+    if (c.method == GemmMethod::kLt) {
+      auto db = torch::empty({dy.size(1)}, dy.options());
+      if (lt_ran(fused::cuda::lt_weight_bias_grad(dy, x, dw, db, &why, c.algo_rank, slot), why, used, out))
+        return {dw, db};
+    } else if (lt_ran(fused::cuda::lt_weight_grad(dy, x, dw, &why, c.algo_rank, slot), why, used, out)) {
+      return {dw, fp32_bias_grad(dy)};  // C, or D without a buffer to go into
+    }
+  }
+#endif
+  (void)grad;
+  return {dy.t().mm(x), dy.sum(0)};
+}
+
+std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
+                                                         const torch::Tensor& pre, GemmChoice c, Outcome* out) {
+#ifdef LADDER_WITH_CUDA
+  if (wants_lt(dy, c)) {
+    auto dpre = torch::empty_like(pre);
+    std::string why;
+    fused::cuda::LtAlgoInfo used;
+    auto* const slot = algo_slot(used, out);
+    if (c.method == GemmMethod::kLt) {
+      auto db = torch::empty({pre.size(1)}, pre.options());
+      if (lt_ran(fused::cuda::lt_input_grad_dgelu(dy, w, pre, dpre, db, &why, c.algo_rank, slot), why, used,
+                 out)) {
+        if (out) out->gelu = true;
+        return {dpre, db};
+      }
+    } else if (lt_ran(fused::cuda::lt_input_grad_dgelu_only(dy, w, pre, dpre, &why, c.algo_rank, slot), why, used,
+                      out)) {
+      if (out) out->gelu = true;
+      return {dpre, fp32_bias_grad(dpre)};
+    }
+  }
+#endif
+  auto dpre = at::gelu_backward(dy.mm(w), pre, kGelu);
+  return {dpre, dpre.sum(0)};
+}
+
+// ---- a site, its operands and its candidates -------------------------------------------
+
+SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch::ScalarType dtype, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto r = [&](std::vector<int64_t> sizes, double scale) {
+    return (torch::randn(sizes, gen) * scale).to(dtype).to(device);
+  };
+  SiteOperands o{r({s.rows, s.in}, 1.0), r({s.out, s.in}, 0.02), r({s.out}, 0.02), r({s.rows, s.out}, 1.0),
+                 r({s.rows, s.in}, 1.0), torch::Tensor()};
+  if (s.role == GemmRole::kWeightBiasGrad)
+    o.grad = torch::zeros({s.out, s.in}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  return o;
+}
+
+SiteOperands to_double(const SiteOperands& o) {
+  auto d = [](const torch::Tensor& t) { return t.defined() ? t.to(torch::kFloat64) : t; };
+  return {d(o.x), d(o.w), d(o.b), d(o.dy), d(o.pre), d(o.grad)};
+}
+
+std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, GemmChoice c, Outcome* out) {
+  switch (s.role) {
+    case GemmRole::kForwardBias: return {forward_bias(o.x, o.w, o.b, c, out)};
+    case GemmRole::kForwardBiasGelu: {
+      auto [h, pre] = forward_bias_gelu(o.x, o.w, o.b, c, out);
+      return {h, pre};
+    }
+    case GemmRole::kWeightBiasGrad: {
+      const auto before = o.grad.defined() ? o.grad.clone() : o.grad;
+      auto [dw, db] = weight_bias_grad(o.dy, o.x, c, o.grad, out);
+      if (!dw.defined()) dw = (o.grad - before).to(o.dy.scalar_type());  // D: what went into the buffer
+      return {dw, db};
+    }
+    case GemmRole::kInputGradDgelu: {
+      auto [dpre, db] = input_grad_dgelu(o.dy, o.w, o.pre, c, out);
+      return {dpre, db};
+    }
+  }
+  return {};
+}
+
+void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
+  switch (s.role) {
+    case GemmRole::kForwardBias: forward_bias(o.x, o.w, o.b, c); break;
+    case GemmRole::kForwardBiasGelu: forward_bias_gelu(o.x, o.w, o.b, c); break;
+    case GemmRole::kWeightBiasGrad: weight_bias_grad(o.dy, o.x, c, o.grad); break;
+    case GemmRole::kInputGradDgelu: input_grad_dgelu(o.dy, o.w, o.pre, c); break;
+  }
+}
+
+namespace {
+
+// max over outputs of ||got - want|| / ||want||, in fp64.
+double relative_l2(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    const auto g = got[i].to(torch::kFloat64).cpu(), w = want[i].to(torch::kFloat64).cpu();
+    const double den = std::max(w.norm().item<double>(), 1e-30);
+    worst = std::max(worst, (g - w).norm().item<double>() / den);
+  }
+  return worst;
+}
+
+// One candidate: probed once (did cuBLASLt run it, does it match A), and its call.
+RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, const std::vector<torch::Tensor>& a,
+                        double tolerance) {
+  RunnableCandidate rc;
+  rc.result.choice = c;
+  Outcome out;
+  out.want_algo = true;
+  std::vector<torch::Tensor> got;
+  try {
+    got = run_site(s, o, c, &out);
+  } catch (const std::exception& e) {  // a cuBLASLt error at one candidate costs that candidate, not the run
+    if (!c.uses_lt()) throw;
+    rc.result.why_not = e.what();
+    return rc;
+  }
+  rc.result.algo = out.algo;
+  if (c.uses_lt() && !out.lt) {
+    rc.result.why_not = out.why.empty() ? "cuBLASLt is CUDA only" : out.why;
+    return rc;
+  }
+  if (const double err = relative_l2(got, a); !(err <= tolerance)) {
+    rc.result.why_not = fmt::format("differs from pytorch's outputs: relative L2 {:.2e} > {:.0e}", err, tolerance);
+    return rc;
+  }
+  rc.result.ran = true;
+  rc.run = [&s, &o, c] { call_site(s, o, c); };
+  return rc;
+}
+
+}  // namespace
+
+std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,
+                                               bool into_grad) {
+  torch::NoGradGuard no_grad;
+  const double tolerance = o.x.scalar_type() == torch::kBFloat16 ? 2e-2 : 5e-3;
+  const auto a = run_site(s, o, {});
+  std::vector<RunnableCandidate> out = {probe(s, o, {}, a, tolerance)};
+  if (!device.is_cuda()) return out;
+  for (GemmMethod m : {GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad}) {
+    if (!method_applies(m, s.role, into_grad)) continue;
+    for (int rank = 0;; ++rank) {
+      RunnableCandidate rc = probe(s, o, {m, rank}, a, tolerance);
+      // How many algorithms the heuristic offers: known once one of them ran.
+      const int offered = rc.result.algo.is_object() ? rc.result.algo.value("offered", 0) : 0;
+      const bool none = !rc.result.ran && rank == 0;
+      out.push_back(std::move(rc));
+      if (none || offered == 0 || rank + 1 >= offered) break;
+    }
+  }
+  return out;
+}
+
+// ---- the step's plan -------------------------------------------------------------------
+
+GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, const std::string& dtype,
+                     bool gelu_epilogue, bool into_grad) {
+  GemmPlanKey k;
+  k.device = device.is_cuda() ? "cuda" : "cpu";
+  k.torch = TORCH_VERSION;
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) {
+    k.device = at::cuda::getDeviceProperties(device.index() < 0 ? c10::cuda::current_device() : device.index())->name;
+    k.cublaslt = fused::cuda::lt_version();
+  }
+#endif
+  k.dtype = dtype;
+  k.n_embd = model.n_embd;
+  k.n_layer = model.n_layer;
+  k.rows = rows;
+  k.gelu_epilogue = gelu_epilogue;
+  k.into_grad = into_grad;
+  return k;
+}
+
+namespace {
+
+#ifdef LADDER_WITH_CUDA
+// CUDA events around one call on the current stream.
+double event_time_ms(const std::function<void()>& fn) {
+  at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  start.record(stream);
+  fn();
+  stop.record(stream);
+  stop.synchronize();
+  return double(start.elapsed_time(stop));
+}
+
+// Measures the plan with ladder's own 32 MiB cuBLASLt workspace (ATen's
+// cuBLAS calls get 32 MiB; torch's cuBLASLt workspace is 1 MiB), kept for the
+// run so the step's GEMMs run as they were timed.
+GemmPlan measure_on_cuda(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const torch::Device& device,
+                         torch::ScalarType compute) {
+  constexpr size_t kWorkspace = size_t(32) << 20;
+  fused::cuda::set_lt_workspace_bytes(kWorkspace);
+  SiteOperands operands;  // the current site's, alive while its candidates are timed
+  const CandidateSource source = [&](const GemmSite& s) {
+    operands = draw_operands(s, device, compute, /*seed=*/1234);
+    return site_candidates(s, operands, device, key.into_grad);
+  };
+  GemmPlan p = measure_plan(sites, key, source, event_time_ms);
+  p.workspace_bytes = kWorkspace;
+  return p;
+}
+#endif
+
+}  // namespace
+
+GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool lt_epilogues, bool gelu_epilogue,
+                         bool into_grad, torch::ScalarType compute, const std::string& dtype) {
+  const auto sites = gemm_sites(cfg.model, cfg.batch * cfg.seq, gelu_epilogue);
+  const GemmPlanKey key = plan_key(device, cfg.model, cfg.batch * cfg.seq, dtype, gelu_epilogue, into_grad);
+  const GemmPlanRequest req = parse_gemm_plan_request(cfg.gemm_plan);
+  if (!lt_epilogues) {
+    GemmPlan p = pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
+    p.source = "lt-epilogues is off in this rung: PyTorch's ops";
+    return p;
+  }
+  if (!device.is_cuda()) {
+    GemmPlan p = pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
+    p.source = "cpu: PyTorch's ops, the only candidate (cuBLASLt is CUDA's)";
+    return p;
+  }
+  if (req.mode == "pytorch") return pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
+  if (req.mode == "lt") return pinned_plan(sites, key, GemmMethod::kLt, req.mode);
+  const c10::DeviceGuard guard(device);
+  if (req.mode == "file") {
+    const GemmPlan from = read_gemm_plan_file(req.file);
+    GemmPlan p = plan_from_file(from, req.file, sites, key);
+#ifdef LADDER_WITH_CUDA
+    fused::cuda::set_lt_workspace_bytes(from.workspace_bytes);  // as the plan was measured
+    p.workspace_bytes = fused::cuda::lt_workspace_bytes();
+#endif
+    return p;
+  }
+#ifdef LADDER_WITH_CUDA
+  if (auto cached = load_cached_plan(key)) {
+    fused::cuda::set_lt_workspace_bytes(cached->workspace_bytes);
+    return *cached;
+  }
+  GemmPlan p = measure_on_cuda(sites, key, device, compute);
+  save_cached_plan(p);
+  return p;
+#else
+  (void)compute;
+  return pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);  // not reached: no CUDA device without CUDA
+#endif
+}
+
+}  // namespace ladder::gemm

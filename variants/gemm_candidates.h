@@ -1,0 +1,85 @@
+// variants/gemm_candidates.h: each epilogue GEMM site's candidates
+// (variants/gemm_plan.h: A pytorch, B lt, C lt-split-bias, D lt-into-grad),
+// written once: fused_linear.cpp runs the plan's choice through these, the
+// planner times them, and bench/micro/gemm_sites.cpp times them one by one.
+//
+// Every function takes row-major tensors in the compute dtype, as
+// fused_linear.cpp holds them, and a GemmChoice. On a CPU, and for pytorch,
+// they run PyTorch's ops (addmm; mm and sum; mm, gelu_backward and sum): the
+// unfused step's own. On CUDA a cuBLASLt choice runs cuBLASLt
+// (variants/cuda/cublaslt_matmul.h); where it has no algorithm for the
+// choice, the same result comes from PyTorch's ops and the outcome says so.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "variants/config.h"
+#include "variants/gemm_plan.h"
+
+namespace ladder::gemm {
+
+// What one call did: which way it ran and, for the planner, the algorithm.
+struct Outcome {
+  bool lt = false;         // cuBLASLt ran
+  bool gelu = false;       // with a GELU epilogue (GELU_AUX_BIAS, DGELU_BGRAD, DGELU)
+  bool fell_back = false;  // the choice asked for cuBLASLt, which could not: PyTorch's ops ran
+  bool into_grad = false;  // D: the weight gradient went into the fp32 buffer
+  std::string why;         // why it fell back
+  bool want_algo = false;  // in: fill algo (the planner; costs host time per call)
+  nlohmann::json algo;     // the cuBLASLt algorithm that ran, when asked (null otherwise)
+};
+
+// y (N, O) = x (N, I) W^T + b.
+torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, GemmChoice c,
+                           Outcome* out = nullptr);
+// {h = gelu_tanh(pre), pre = x W^T + b}.
+std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
+                                                          const torch::Tensor& b, GemmChoice c,
+                                                          Outcome* out = nullptr);
+// {dW (O, I) = dy^T x, db (O) = sum over rows of dy}. With D and `grad` a
+// float32 (O, I) tensor, dW is added into `grad` (beta = 1) and comes back
+// undefined; without a fitting `grad` D runs as C.
+std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
+                                                         GemmChoice c, const torch::Tensor& grad = {},
+                                                         Outcome* out = nullptr);
+// {dpre (N, I) = (dy W) * gelu_tanh'(pre), db (I) = sum over rows of dpre}.
+std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
+                                                         const torch::Tensor& pre, GemmChoice c,
+                                                         Outcome* out = nullptr);
+
+// A site's operands, drawn at random (seeded) on `device` in `dtype`.
+struct SiteOperands {
+  torch::Tensor x, w, b;  // forward: x (N, I), w (O, I), b (O)
+  torch::Tensor dy, pre;  // weight grad: dy (N, O) and x; dgelu: dy (N, O), w (O, I), pre (N, I)
+  torch::Tensor grad;     // D: a float32 (O, I) gradient buffer
+};
+SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch::ScalarType dtype, uint64_t seed);
+SiteOperands to_double(const SiteOperands& o);
+// The site's outputs by `c` (D's dW: the buffer's increase).
+std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, GemmChoice c, Outcome* out = nullptr);
+// The site by `c`, its outputs dropped: what a timing runs (D adds into o.grad).
+void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c);
+
+// Every choice the site can take on `device` (A first; B, C, D for each of
+// the heuristic's algorithms on CUDA): each probed once, checked against A
+// (relative L2 of every output within `dtype`'s tolerance), and ready to time.
+std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,
+                                               bool into_grad);
+
+// The step's plan for its fused linears, as --gemm-plan asks (cfg.gemm_plan):
+// measured on CUDA (or from the cache), pinned, or from a file. On a CPU
+// every site runs PyTorch's ops (cuBLASLt is CUDA's). `options` are the
+// rung's fused-linear parts; `dtype` the compute dtype's name (bf16, fp32, tf32).
+GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool lt_epilogues, bool gelu_epilogue,
+                         bool into_grad, torch::ScalarType compute, const std::string& dtype);
+
+// The key of the plan for these sites on `device`.
+GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, const std::string& dtype,
+                     bool gelu_epilogue, bool into_grad);
+
+}  // namespace ladder::gemm

@@ -1,0 +1,403 @@
+// variants/gemm_plan.cpp: see gemm_plan.h.
+#include "variants/gemm_plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/config_error.h"
+
+namespace ladder {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr GemmMethod kMethods[] = {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias,
+                                   GemmMethod::kLtIntoGrad};
+constexpr GemmRole kRoles[] = {GemmRole::kForwardBias, GemmRole::kForwardBiasGelu, GemmRole::kWeightBiasGrad,
+                               GemmRole::kInputGradDgelu};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+[[noreturn]] void bad(const std::string& where, const std::string& field, const std::string& got,
+                      const std::string& expected) {
+  throw ConfigError(fmt::format("{}: {} is {}; expected {}", where, field, got, expected));
+}
+
+// j[name] as T, or ConfigError naming the file and the field.
+template <typename T>
+T get(const json& j, const char* name, const std::string& where, const std::string& path, const char* expected) {
+  const std::string field = path + "/" + name;
+  if (!j.is_object() || !j.contains(name)) bad(where, field, "missing", expected);
+  try {
+    return j.at(name).get<T>();
+  } catch (const json::exception&) {
+    bad(where, field, j.at(name).dump(), expected);
+  }
+}
+
+std::optional<GemmRole> role_named(const std::string& name) {
+  for (GemmRole r : kRoles)
+    if (GemmSite{"", r}.role_name() == name) return r;
+  return std::nullopt;
+}
+
+json candidate_json(const CandidateResult& c) {
+  json j = {{"choice", c.choice.label()}, {"ran", c.ran}};
+  if (!c.ran) j["why_not"] = c.why_not;
+  if (c.ran) j.update({{"median_ms", c.median_ms}, {"ms", c.ms}});
+  if (!c.algo.is_null()) j["algo"] = c.algo;
+  return j;
+}
+
+json site_json(const SitePlan& s) {
+  json cands = json::array();
+  for (const auto& c : s.candidates) cands.push_back(candidate_json(c));
+  return {{"site", s.site.name()}, {"layer", s.site.layer}, {"role", s.site.role_name()},
+          {"epilogue", s.site.epilogue()}, {"m", s.site.m()}, {"n", s.site.n()}, {"k", s.site.k()},
+          {"transa", s.site.transa()}, {"transb", s.site.transb()}, {"per_step", s.site.per_step},
+          {"choice", s.choice.label()}, {"reason", s.reason}, {"candidates", cands}};
+}
+
+GemmChoice choice_from_json(const json& j, const std::string& where, const std::string& path) {
+  const auto label = get<std::string>(j, "choice", where, path, "a choice such as \"pytorch\" or \"lt#1\"");
+  const auto choice = parse_choice(label);
+  if (!choice) bad(where, path + "/choice", "\"" + label + "\"", "pytorch, lt#R, lt-split-bias#R or lt-into-grad#R");
+  return *choice;
+}
+
+CandidateResult candidate_from_json(const json& j, const std::string& where, const std::string& path) {
+  CandidateResult c;
+  c.choice = choice_from_json(j, where, path);
+  c.ran = get<bool>(j, "ran", where, path, "true or false");
+  c.why_not = j.value("why_not", "");
+  c.median_ms = j.value("median_ms", 0.0);
+  c.ms = j.value("ms", std::vector<double>{});
+  c.algo = j.value("algo", json());
+  return c;
+}
+
+SitePlan site_from_json(const json& j, const std::string& where, const std::string& path) {
+  SitePlan s;
+  s.site.layer = get<std::string>(j, "layer", where, path, "a layer name such as \"mlp.c_fc\"");
+  const auto role_text = get<std::string>(j, "role", where, path, "a role name");
+  const auto role = role_named(role_text);
+  if (!role) bad(where, path + "/role", "\"" + role_text + "\"", "forward, forward+gelu, weight+bias grad or "
+                                                                 "input grad+dgelu");
+  s.site.role = *role;
+  s.choice = choice_from_json(j, where, path);
+  s.reason = j.value("reason", "");
+  // The shape as recorded, for the match against the run's sites.
+  const int64_t m = get<int64_t>(j, "m", where, path, "an integer"), n = get<int64_t>(j, "n", where, path, "an "
+                                                                                                          "integer");
+  const int64_t k = get<int64_t>(j, "k", where, path, "an integer");
+  // rows, in and out back from the cuBLASLt problem (gemm_sites.cpp's layouts).
+  switch (s.site.role) {
+    case GemmRole::kForwardBias:
+    case GemmRole::kForwardBiasGelu: s.site.out = m, s.site.rows = n, s.site.in = k; break;
+    case GemmRole::kWeightBiasGrad: s.site.in = m, s.site.out = n, s.site.rows = k; break;
+    case GemmRole::kInputGradDgelu: s.site.in = m, s.site.rows = n, s.site.out = k; break;
+  }
+  s.site.per_step = j.value("per_step", int64_t(0));
+  const json cands = j.value("candidates", json::array());
+  for (size_t i = 0; i < cands.size(); ++i)
+    s.candidates.push_back(candidate_from_json(cands.at(i), where, fmt::format("{}/candidates/{}", path, i)));
+  return s;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string slug(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '-';
+  out.erase(std::unique(out.begin(), out.end(), [](char a, char b) { return a == '-' && b == '-'; }), out.end());
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  while (!out.empty() && out.front() == '-') out.erase(out.begin());
+  return out.empty() ? "device" : out;
+}
+
+}  // namespace
+
+const char* method_name(GemmMethod m) {
+  switch (m) {
+    case GemmMethod::kPytorch: return "pytorch";
+    case GemmMethod::kLt: return "lt";
+    case GemmMethod::kLtSplitBias: return "lt-split-bias";
+    case GemmMethod::kLtIntoGrad: return "lt-into-grad";
+  }
+  return "?";
+}
+
+std::optional<GemmMethod> parse_method(std::string_view name) {
+  for (GemmMethod m : kMethods)
+    if (name == method_name(m)) return m;
+  return std::nullopt;
+}
+
+std::string GemmChoice::label() const {
+  return method == GemmMethod::kPytorch ? "pytorch" : fmt::format("{}#{}", method_name(method), algo_rank);
+}
+
+std::optional<GemmChoice> parse_choice(std::string_view label) {
+  const size_t hash = label.find('#');
+  const auto method = parse_method(label.substr(0, hash));
+  if (!method) return std::nullopt;
+  GemmChoice c{*method, 0};
+  if (hash == std::string_view::npos) return c;
+  if (*method == GemmMethod::kPytorch) return std::nullopt;
+  const std::string rank(label.substr(hash + 1));
+  if (rank.empty() || rank.size() > 3 || !std::all_of(rank.begin(), rank.end(), ::isdigit)) return std::nullopt;
+  c.algo_rank = std::stoi(rank);
+  return c;
+}
+
+bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
+  switch (method) {
+    case GemmMethod::kPytorch:
+    case GemmMethod::kLt: return true;
+    case GemmMethod::kLtSplitBias: return role == GemmRole::kWeightBiasGrad || role == GemmRole::kInputGradDgelu;
+    case GemmMethod::kLtIntoGrad: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
+  }
+  return false;
+}
+
+// ---- the key ---------------------------------------------------------------------------
+
+json GemmPlanKey::to_json() const {
+  return {{"device", device}, {"cublaslt", cublaslt}, {"torch", torch}, {"dtype", dtype}, {"n_embd", n_embd},
+          {"n_layer", n_layer}, {"rows", rows}, {"gelu_epilogue", gelu_epilogue}, {"into_grad", into_grad}};
+}
+
+GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
+  const std::string p = "/key";
+  GemmPlanKey k;
+  k.device = get<std::string>(j, "device", where, p, "a device name");
+  k.cublaslt = get<std::string>(j, "cublaslt", where, p, "cuBLASLt's version (\"\" without CUDA)");
+  k.torch = get<std::string>(j, "torch", where, p, "a torch version");
+  k.dtype = get<std::string>(j, "dtype", where, p, "bf16, fp32 or tf32");
+  k.n_embd = get<int64_t>(j, "n_embd", where, p, "an integer");
+  k.n_layer = get<int64_t>(j, "n_layer", where, p, "an integer");
+  k.rows = get<int64_t>(j, "rows", where, p, "an integer (B*T)");
+  k.gelu_epilogue = get<bool>(j, "gelu_epilogue", where, p, "true or false");
+  k.into_grad = get<bool>(j, "into_grad", where, p, "true or false");
+  return k;
+}
+
+std::string GemmPlanKey::id() const { return fmt::format("{}-{:016x}", slug(device), fnv1a(to_json().dump())); }
+
+// ---- the plan --------------------------------------------------------------------------
+
+GemmChoice GemmPlan::choice_for(const std::string& layer, GemmRole role) const {
+  for (const auto& s : sites)
+    if (s.site.layer == layer && s.site.role == role) return s.choice;
+  return {};
+}
+
+json GemmPlan::to_json() const {
+  json s = json::array();
+  for (const auto& site : sites) s.push_back(site_json(site));
+  return {{"mode", mode}, {"source", source}, {"key", key.to_json()}, {"margin", margin}, {"reps", reps},
+          {"planning_ms", planning_ms}, {"workspace_bytes", workspace_bytes}, {"sites", s}};
+}
+
+GemmPlan GemmPlan::from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, "the plan", j.type_name(), "an object with key and sites");
+  GemmPlan p;
+  p.mode = j.value("mode", "file");
+  p.source = j.value("source", "");
+  p.key = GemmPlanKey::from_json(j.contains("key") ? j.at("key") : json(), where);
+  p.margin = j.value("margin", 0.0);
+  p.reps = j.value("reps", 0);
+  p.planning_ms = j.value("planning_ms", 0.0);
+  p.workspace_bytes = j.value("workspace_bytes", uint64_t(0));
+  if (!j.contains("sites") || !j.at("sites").is_array()) bad(where, "/sites", "missing", "an array of sites");
+  for (size_t i = 0; i < j.at("sites").size(); ++i)
+    p.sites.push_back(site_from_json(j.at("sites").at(i), where, fmt::format("/sites/{}", i)));
+  return p;
+}
+
+std::pair<int, int> lt_sites(const GemmPlan& p, bool gelu_roles) {
+  int lt = 0, all = 0;
+  for (const auto& s : p.sites) {
+    const bool gelu = s.site.role == GemmRole::kForwardBiasGelu || s.site.role == GemmRole::kInputGradDgelu;
+    if (gelu != gelu_roles) continue;
+    ++all;
+    lt += s.choice.uses_lt();
+  }
+  return {lt, all};
+}
+
+size_t choose_candidate(const std::vector<CandidateResult>& c, double margin, std::string* reason) {
+  if (c.empty() || !c[0].ran || c[0].choice.method != GemmMethod::kPytorch)
+    throw std::logic_error("choose_candidate: the first candidate must be PyTorch's ops, measured");
+  size_t best = 0;
+  for (size_t i = 1; i < c.size(); ++i)
+    if (c[i].ran && c[i].median_ms < c[best].median_ms) best = i;
+  const double a = c[0].median_ms, b = c[best].median_ms;
+  const bool replaces = best != 0 && b < a * (1.0 - margin);
+  if (reason) {
+    if (best == 0)
+      *reason = fmt::format("pytorch kept: fastest ({:.4f} ms)", a);
+    else
+      *reason = fmt::format("{} {}: {:.4f} ms against pytorch's {:.4f} ms ({:+.1f} %, margin {:.0f} %)",
+                            c[best].choice.label(), replaces ? "chosen" : "not chosen, within the margin", b, a,
+                            100.0 * (b / a - 1.0), 100.0 * margin);
+  }
+  return replaces ? best : 0;
+}
+
+void time_interleaved(std::vector<CandidateResult>& results, int reps,
+                      const std::function<double(size_t)>& time_ms) {
+  std::vector<size_t> ran;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].ran) ran.push_back(i);
+  for (int r = 0; r < reps; ++r)
+    for (size_t j = 0; j < ran.size(); ++j) {
+      const size_t i = ran[(j + size_t(r)) % ran.size()];
+      results[i].ms.push_back(time_ms(i));
+    }
+  for (size_t i : ran) results[i].median_ms = median_of(results[i].ms);
+}
+
+GemmPlan measure_plan(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const CandidateSource& source,
+                      const CandidateTimer& timer, double margin, int reps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  GemmPlan p;
+  p.mode = "auto";
+  p.source = "measured";
+  p.key = key;
+  p.margin = margin;
+  p.reps = reps;
+  for (const GemmSite& site : sites) {
+    std::vector<RunnableCandidate> cands = source(site);  // its operands live as long as these calls
+    std::vector<CandidateResult> results;
+    for (auto& c : cands) {
+      if (c.result.ran) c.run();  // untimed: the first call's heuristic query and lazy set-up
+      results.push_back(c.result);
+    }
+    time_interleaved(results, reps, [&](size_t i) { return timer(cands[i].run); });
+    SitePlan sp{site, {}, "", {}};
+    sp.choice = results[choose_candidate(results, margin, &sp.reason)].choice;
+    sp.candidates = std::move(results);
+    p.sites.push_back(std::move(sp));
+  }
+  p.planning_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+// ---- --gemm-plan -----------------------------------------------------------------------
+
+GemmPlanRequest parse_gemm_plan_request(const std::string& value) {
+  if (value == "auto" || value == "pytorch" || value == "lt") return {value, ""};
+  if (value.empty()) throw ConfigError("--gemm-plan: empty; expected auto, pytorch, lt or a plan FILE");
+  read_gemm_plan_file(value);  // a clear error now, not in a rung's process
+  return {"file", value};
+}
+
+GemmPlan read_gemm_plan_file(const std::string& path) {
+  const std::string where = "--gemm-plan " + path;
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read the file; expected auto, pytorch, lt or a plan file "
+                                         "(a gemm-plan JSON or a rung's report.json)", where));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: not JSON ({})", where, e.what()));
+  }
+  // A rung report holds its plan under "gemm_plan".
+  if (j.is_object() && j.contains("gemm_plan")) {
+    if (j.at("gemm_plan").is_null()) bad(where, "/gemm_plan", "null", "a plan (this rung ran no fused linears)");
+    return GemmPlan::from_json(j.at("gemm_plan"), where);
+  }
+  return GemmPlan::from_json(j, where);
+}
+
+GemmPlan pinned_plan(const std::vector<GemmSite>& sites, const GemmPlanKey& key, GemmMethod method,
+                     const std::string& mode) {
+  GemmPlan p;
+  p.mode = mode;
+  p.source = "pinned";
+  p.key = key;
+  for (const auto& s : sites)
+    p.sites.push_back({s, {method, 0}, fmt::format("pinned by --gemm-plan {}", mode), {}});
+  return p;
+}
+
+GemmPlan plan_from_file(const GemmPlan& file_plan, const std::string& path, const std::vector<GemmSite>& sites,
+                        const GemmPlanKey& key) {
+  const std::string where = "--gemm-plan " + path;
+  GemmPlan p = pinned_plan(sites, key, GemmMethod::kPytorch, "file");
+  p.source = "file: " + path;
+  if (!(file_plan.key == key))
+    p.source += fmt::format(" (measured for {}, this run is {})", file_plan.key.to_json().dump(),
+                            key.to_json().dump());
+  for (auto& s : p.sites) {
+    const auto it = std::find_if(file_plan.sites.begin(), file_plan.sites.end(), [&](const SitePlan& f) {
+      return f.site.layer == s.site.layer && f.site.role == s.site.role;
+    });
+    if (it == file_plan.sites.end())
+      bad(where, "/sites", "without " + s.site.name(), "every site of this run: " + s.site.describe());
+    if (it->site.m() != s.site.m() || it->site.n() != s.site.n() || it->site.k() != s.site.k())
+      bad(where, "the site " + s.site.name(), it->site.describe(), "this run's shape, " + s.site.describe());
+    if (!method_applies(it->choice.method, s.site.role, key.into_grad))
+      bad(where, "the site " + s.site.name() + "'s choice", it->choice.label(),
+          "a method this run's site can take (lt-into-grad needs flat-grads)");
+    s.choice = it->choice;
+    s.reason = "from the file: " + it->reason;
+  }
+  return p;
+}
+
+// ---- the cache -------------------------------------------------------------------------
+
+std::filesystem::path gemm_plan_cache_dir() {
+  if (const char* c = std::getenv("LADDER_CACHE"); c && *c) return std::filesystem::path(c) / "gemm-plans";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return std::filesystem::path(x) / "ladder" / "gemm-plans";
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "ladder" / "gemm-plans";
+}
+
+std::optional<GemmPlan> load_cached_plan(const GemmPlanKey& key) {
+  const auto path = gemm_plan_cache_dir() / (key.id() + ".json");
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    GemmPlan p = GemmPlan::from_json(json::parse(in), path.string());
+    if (!(p.key == key)) return std::nullopt;  // a hash collision, or an edited file
+    p.source = "cache: " + path.string();
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a damaged cache entry is measured again
+  }
+}
+
+void save_cached_plan(const GemmPlan& plan) {
+  try {
+    const auto dir = gemm_plan_cache_dir();
+    std::filesystem::create_directories(dir);
+    write_file_atomically((dir / (plan.key.id() + ".json")).string(), plan.to_json().dump(1) + "\n");
+  } catch (const std::exception&) {
+    // A read-only home: the plan is still in the report; the next run measures again.
+  }
+}
+
+}  // namespace ladder
