@@ -187,7 +187,8 @@ class Check:
                   "- `ladder/`, `ddp/`, `ablation/`: the run directories as `ladder run` wrote them (summary.json, "
                   "plan.json, roofline.json, every `<rung>/report.json`), traces left out",
                   "- `verdict.txt`, `ddp-verdict.txt`, `ablation-verdict.txt`: scripts/smoke_verdict.py on each run; "
-                  "`band-table.md`, `qualification.txt`, `ablation-table.md`: the stages' tables",
+                  "`band-table.md`, `qualification.txt`, `ablation-table.md`: the stages' tables; "
+                  "`gemm-plan.md`: the top rung's GEMM plan, `gemm-plan.json` to rerun it (`--gemm-plan FILE`)",
                   "- `checks.txt`: the lines above; `logs/`: each stage's output", "",
                   "`ladder compare` reads the runs from a fresh clone, e.g. against the reference the qualification "
                   "used:", "", "```sh", f"build/ladder compare {self.facts.get('reference', 'REFERENCE_RUN')} "
@@ -503,10 +504,53 @@ def stage_band_table(check):
                             echo=not_a_verdict)
     text = (check.out / "logs" / "band-table.log").read_text(errors="replace")
     (check.out / "band-table.md").write_text(text)
+    if plan_line := write_gemm_plan(check, run_dir):
+        print(plan_line, flush=True)
     last = text.strip().splitlines()[-1] if text.strip() else ""
     if rc == 0:
         return check.result("PASS", "band-table", last, secs)
     return check.result("SKIP" if rc == 3 else "FAIL", "band-table", last or f"exit {rc}", secs)
+
+
+def top_gemm_plan(run_dir):
+    """(cell, plan) of the last ladder rung of run_dir whose report holds a GEMM plan, or None."""
+    found = None
+    for row in (run_dir_summary(run_dir) or {}).get("rows", []):
+        if row.get("status") != "ok" or not row.get("report"):
+            continue
+        try:
+            plan = json.loads((run_dir / row["report"]).read_text()).get("gemm_plan")
+        except (OSError, ValueError):
+            continue
+        if isinstance(plan, dict):
+            found = (row.get("cell") or row.get("rung"), plan)
+    return found
+
+
+def gemm_plan_table(cell, plan):
+    """The plan's sites in markdown: the choice, PyTorch's median and the chosen one's, and why."""
+    lines = [f"**{cell}'s GEMM plan (--gemm-plan {plan['mode']}; {plan['source']})**", "",
+             "| site | m n k | epilogue | choice | pytorch ms | chosen ms | why |", "|---|---|---|---|---:|---:|---|"]
+    for s in plan["sites"]:
+        ran = {c["choice"]: c["median_ms"] for c in s.get("candidates", []) if c.get("ran")}
+        ms = [f"{ran[c]:.4f}" if c in ran else "-" for c in ("pytorch", s["choice"])]
+        lines.append(f"| {s['site']} | {s['m']} {s['n']} {s['k']} | {s['epilogue']} | {s['choice']} | {ms[0]} | "
+                     f"{ms[1]} | {s['reason']} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_gemm_plan(check, run_dir):
+    """The top rung's GEMM plan beside the band table: gemm-plan.md to read, gemm-plan.json to rerun it
+    (ladder run --gemm-plan gemm-plan.json). Returns a line to print ("" when no rung has a plan)."""
+    found = top_gemm_plan(run_dir)
+    if not found:
+        return ""
+    cell, plan = found
+    (check.out / "gemm-plan.md").write_text(gemm_plan_table(cell, plan))
+    (check.out / "gemm-plan.json").write_text(json.dumps(plan, indent=1) + "\n")
+    chosen = [s["choice"] for s in plan["sites"] if s["choice"] != "pytorch"]
+    return (f"{cell}'s GEMM plan: {len(chosen)} of {len(plan['sites'])} sites off PyTorch's ops"
+            f"{' (' + ', '.join(chosen) + ')' if chosen else ''}; gemm-plan.md")
 
 
 def stage_qualification(check):

@@ -127,7 +127,14 @@ def dry_run_every_stage(d):
         assert field in readme, field
     commands = ["scripts/build --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
                 "ladder run --device cpu", "scripts/qualify", "ladder bands"]
-    files = ["verdict.txt", "band-table.md", "qualification.txt"]
+    files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json"]
+    # The top rung's GEMM plan beside the band table: on a CPU every site PyTorch's ops, and a file that
+    # `ladder run --gemm-plan` takes.
+    plan_md = (out / "gemm-plan.md").read_text().splitlines()
+    assert plan_md[0].startswith("**fused-adamw's GEMM plan (--gemm-plan auto; cpu: PyTorch's ops"), plan_md[0]
+    assert len([l for l in plan_md if l.startswith("| attn.") or l.startswith("| mlp.")]) == 8, plan_md
+    assert "fused-adamw's GEMM plan: 0 of 8 sites off PyTorch's ops; gemm-plan.md" in p.stdout
+    assert json.loads((out / "gemm-plan.json").read_text())["mode"] == "auto"
     if status["ddp"][0] == "PASS":
         commands.append("--rungs ddp --nproc-per-node 1")
         files.append("ddp-verdict.txt")

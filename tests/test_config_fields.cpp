@@ -145,6 +145,7 @@ TEST(ConfigFields, AbsentFieldsReadAsOlderConfigsMeantThem) {
     const RunConfig c = old.get<RunConfig>();
     if (f.name == "cpu_bf16") EXPECT_EQ(c.cpu_bf16, "on");  // before --cpu-bf16, bf16 ran as asked
     else if (f.name == "warmup_max") EXPECT_EQ(c.warmup_max, c.warmup);  // before warm-up until stable: fixed
+    else if (f.name == "gemm_plan") EXPECT_EQ(c.gemm_plan, "lt");  // before the planner: cuBLASLt's first algorithm
     else EXPECT_EQ(value_text(f.get(c)), value_text(f.get(RunConfig{}))) << f.name;
   }
 }

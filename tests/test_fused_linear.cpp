@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <ATen/record_function.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -195,6 +196,75 @@ void check_weight_grads_into_buffers(bool autocast) {
     const auto preset = (i % 2 == 0) ? torch::full_like(plain[i], 0.5) : torch::zeros_like(plain[i]);
     expect_close(unset[i] + preset, plain[i], 1e-5, 1e-6, std::string("no buffer: ") + names[i]);
   }
+}
+
+// A GEMM plan that runs every site `method` can take that way, the rest by
+// PyTorch's ops (variants/gemm_plan.h).
+std::shared_ptr<const GemmPlan> plan_all(GemmMethod method, int64_t rows, bool into_grad) {
+  const ModelConfig m{1, 1, 16, 16, 20};
+  GemmPlan p = pinned_plan(gemm_sites(m, rows), GemmPlanKey{}, GemmMethod::kPytorch, "test");
+  for (auto& s : p.sites)
+    if (method_applies(method, s.site.role, into_grad)) s.choice = {method, 0};
+  return std::make_shared<const GemmPlan>(std::move(p));
+}
+
+// Every way the plan can run the fused linears gives PyTorch's results: a
+// linear (as attn.c_attn) and the MLP, forward and every parameter gradient,
+// with the weight gradients into preset fp32 buffers (D's case) and through
+// autograd, under bf16 autocast. On a CPU each choice runs PyTorch's ops,
+// which checks the plan's plumbing (the choices the backward reads back); on
+// CUDA each runs its cuBLASLt way and must not fall back.
+void check_every_plan_choice(const torch::Device& device) {
+  const int64_t N = 256, C = 64, H = 256;
+  torch::manual_seed(5);
+  const auto opts = torch::TensorOptions().device(device);
+  auto x = torch::randn({N, C}, opts);
+  std::vector<torch::Tensor> init = {0.1 * torch::randn({H, C}, opts), 0.1 * torch::randn({H}, opts),
+                                     0.1 * torch::randn({C, H}, opts), 0.1 * torch::randn({C}, opts)};
+  auto grads = [&](const LinearOptions& options) {
+    std::vector<torch::Tensor> params;
+    for (const auto& t : init) params.push_back(t.clone().requires_grad_());
+    for (size_t i : {0u, 2u}) params[i].mutable_grad() = torch::full_like(params[i], 0.5);  // D adds into these
+    torch::Tensor y;
+    {
+      const AutocastScope scope(true, device);
+      auto h = linear_bias(x, params[0], params[1], options, "attn.c_attn");  // (N, H)
+      y = mlp_gelu(x, params[0], params[1], params[2], params[3], options) + h.narrow(1, 0, C);
+    }
+    y.to(torch::kFloat).square().mean().backward();
+    std::vector<torch::Tensor> out = {y.to(torch::kFloat)};
+    for (auto& p : params) out.push_back(p.grad());
+    return out;
+  };
+  LinearOptions reference;
+  reference.lt_epilogues = false;  // PyTorch's ops everywhere
+  const auto want = grads(reference);
+  const char* names[] = {"y", "w", "b", "w2", "b2"};
+  for (GemmMethod m : {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad})
+    for (bool into : {false, true}) {
+      SCOPED_TRACE(fmt::format("{}, weight grads {}", method_name(m), into ? "into buffers" : "through autograd"));
+      LinearOptions options;
+      options.weight_grads_into_buffers = into;
+      options.plan = plan_all(m, N, into);
+      const auto before = fused_linear_stats();
+      const auto got = grads(options);
+      for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 2e-2, 2e-2, names[i]);
+      const auto after = fused_linear_stats();
+      const auto [lt_plain, all_plain] = lt_sites(*options.plan, false);
+      const auto [lt_gelu, all_gelu] = lt_sites(*options.plan, true);
+      if (device.is_cuda() && lt_plain + lt_gelu > 0) {  // D without the buffers: no site takes it
+        EXPECT_GT(after.epilogue_gemms, before.epilogue_gemms);
+        EXPECT_EQ(after.fallback_gemms, before.fallback_gemms) << "fell back: " << after.last_fallback;
+      } else {
+        EXPECT_EQ(after.epilogue_gemms, before.epilogue_gemms);  // PyTorch's ops: no cuBLASLt GEMM
+      }
+    }
+}
+
+TEST(FusedLinear, EveryPlanChoiceMatchesPytorchsOps) { check_every_plan_choice(torch::kCPU); }
+TEST(FusedLinear, CudaEveryPlanChoiceMatchesPytorchsOps) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  check_every_plan_choice(torch::kCUDA);
 }
 
 TEST(FusedLinear, WeightGradsGoIntoExistingBuffers) { check_weight_grads_into_buffers(false); }
