@@ -237,18 +237,15 @@ AlgoKey algo_key(const Gemm& g, const GemmSetup& s) {
 AlgoEntry query_heuristic(const GemmSetup& s) {
   Preference pref;
   LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                           &s.workspace_bytes, sizeof(s.workspace_bytes)));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                           &s.align_a, sizeof(s.align_a)));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                           &s.align_b, sizeof(s.align_b)));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                           &s.align_d, sizeof(s.align_d)));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                           &s.align_d, sizeof(s.align_d)));
-  LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                           &s.reduction_mask, sizeof(s.reduction_mask)));
+  const auto prefer = [&pref](cublasLtMatmulPreferenceAttributes_t attribute, const auto& value) {
+    LADDER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attribute, &value, sizeof(value)));
+  };
+  prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, s.workspace_bytes);
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, s.align_a);
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, s.align_b);
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, s.align_d);  // C is D
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, s.align_d);
+  prefer(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, s.reduction_mask);
   AlgoEntry entry;
   int returned = 0;
   const cublasStatus_t st =
