@@ -9,12 +9,14 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "profiler/common/config_error.h"
@@ -169,6 +171,39 @@ void expect_config_error(const std::function<void()>& f, const std::vector<std::
     ADD_FAILURE() << "no ConfigError";
   } catch (const ConfigError& e) {
     for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+// The plan's JSON against report.gemm_plan in reports/rung_report.schema.json
+// (hand-written, so a key added to to_json without the schema fails here):
+// at every level, each key written is declared and each required key written.
+void expect_matches_schema(const nlohmann::json& value, const nlohmann::json& schema, const std::string& where) {
+  if (!value.is_object() || !schema.contains("properties")) return;
+  const auto& props = schema.at("properties");
+  for (const auto& [key, v] : value.items()) {
+    ASSERT_TRUE(props.contains(key)) << where << "/" << key << " is not in the schema";
+    const auto& sub = props.at(key);
+    if (v.is_object()) expect_matches_schema(v, sub, where + "/" + key);
+    if (v.is_array() && sub.contains("items"))
+      for (size_t i = 0; i < v.size(); ++i)
+        expect_matches_schema(v[i], sub.at("items"), fmt::format("{}/{}/{}", where, key, i));
+  }
+  for (const auto& r : schema.value("required", nlohmann::json::array()))
+    EXPECT_TRUE(value.contains(r.get<std::string>())) << where << " lacks required " << r;
+}
+
+TEST(GemmPlan, JsonMatchesTheReportSchema) {
+  const auto schema = nlohmann::json::parse(std::ifstream(std::filesystem::path(LADDER_FIXTURES_DIR) / ".." / ".." /
+                                                          "reports" / "rung_report.schema.json"));
+  const auto& node = schema.at("properties").at("gemm_plan");
+  GemmPlan p = small_plan();
+  p.sites[4].candidates.push_back(CandidateResult{{GemmMethod::kLt, 7}, false, "the heuristic offers 3", {}, 0, {}});
+  expect_matches_schema(p.to_json(), node, "gemm_plan");
+  const auto& site_props = node.at("properties").at("sites").at("items").at("properties");
+  const std::regex choice(site_props.at("choice").at("pattern").get<std::string>());
+  for (const auto& s : p.to_json().at("sites")) {
+    EXPECT_TRUE(std::regex_match(s.at("choice").get<std::string>(), choice)) << s.at("choice");
+    for (const auto& c : s.at("candidates")) EXPECT_TRUE(std::regex_match(c.at("choice").get<std::string>(), choice));
   }
 }
 
