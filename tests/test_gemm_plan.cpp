@@ -209,8 +209,8 @@ TEST(GemmPlan, JsonMatchesTheReportSchema) {
 
 TEST(GemmPlan, BadPlansSayTheFieldAndWhatWasExpected) {
   auto j = small_plan().to_json();
-  j["sites"][1].erase("k");
-  expect_config_error([&] { GemmPlan::from_json(j, "plan.json"); }, {"plan.json", "/sites/1/k", "missing"});
+  j["sites"][1].erase("in");
+  expect_config_error([&] { GemmPlan::from_json(j, "plan.json"); }, {"plan.json", "/sites/1/in", "missing"});
   j = small_plan().to_json();
   j["sites"][0]["choice"] = "cublas#1";
   expect_config_error([&] { GemmPlan::from_json(j, "plan.json"); },
@@ -304,7 +304,7 @@ TEST(GemmPlan, RequestParsesModesAndFiles) {
   std::ofstream(report) << nlohmann::json{{"rung", "fused"}, {"gemm_plan", small_plan().to_json()}}.dump();
   const GemmPlanRequest r = parse_gemm_plan_request(report.string());
   EXPECT_EQ(r.mode, "file");
-  EXPECT_EQ(read_gemm_plan_file(r.file).choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(),
+  EXPECT_EQ(r.plan.choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(),
             "lt-into-grad#2");
   const auto no_plan = tmp.dir / "fp32.json";
   std::ofstream(no_plan) << nlohmann::json{{"rung", "fp32"}, {"gemm_plan", nullptr}}.dump();

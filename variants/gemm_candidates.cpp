@@ -341,10 +341,9 @@ GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool
   if (req.mode == "lt") return pinned_plan(sites, key, GemmMethod::kLt, req.mode);
   const c10::DeviceGuard guard(device);
   if (req.mode == "file") {
-    const GemmPlan from = read_gemm_plan_file(req.file);
-    GemmPlan p = plan_from_file(from, req.file, sites, key);
+    GemmPlan p = plan_from_file(req.plan, req.file, sites, key);
 #ifdef LADDER_WITH_CUDA
-    fused::cuda::set_lt_workspace_bytes(from.workspace_bytes);  // as the plan was measured
+    fused::cuda::set_lt_workspace_bytes(req.plan.workspace_bytes);  // as the plan was measured
     p.workspace_bytes = fused::cuda::lt_workspace_bytes();
 #endif
     return p;

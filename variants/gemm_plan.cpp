@@ -68,7 +68,8 @@ json site_json(const SitePlan& s) {
   for (const auto& c : s.candidates) cands.push_back(candidate_json(c));
   return {{"site", s.site.name()}, {"layer", s.site.layer}, {"role", s.site.role_name()},
           {"epilogue", s.site.epilogue()}, {"m", s.site.m()}, {"n", s.site.n()}, {"k", s.site.k()},
-          {"transa", s.site.transa()}, {"transb", s.site.transb()}, {"per_step", s.site.per_step},
+          {"transa", s.site.transa()}, {"transb", s.site.transb()}, {"rows", s.site.rows}, {"in", s.site.in},
+          {"out", s.site.out}, {"per_step", s.site.per_step},
           {"choice", s.choice.label()}, {"reason", s.reason}, {"candidates", cands}};
 }
 
@@ -100,17 +101,10 @@ SitePlan site_from_json(const json& j, const std::string& where, const std::stri
   s.site.role = *role;
   s.choice = choice_from_json(j, where, path);
   s.reason = j.value("reason", "");
-  // The shape as recorded, for the match against the run's sites.
-  const int64_t m = get<int64_t>(j, "m", where, path, "an integer"), n = get<int64_t>(j, "n", where, path, "an "
-                                                                                                          "integer");
-  const int64_t k = get<int64_t>(j, "k", where, path, "an integer");
-  // rows, in and out back from the cuBLASLt problem (gemm_sites.cpp's layouts).
-  switch (s.site.role) {
-    case GemmRole::kForwardBias:
-    case GemmRole::kForwardBiasGelu: s.site.out = m, s.site.rows = n, s.site.in = k; break;
-    case GemmRole::kWeightBiasGrad: s.site.in = m, s.site.out = n, s.site.rows = k; break;
-    case GemmRole::kInputGradDgelu: s.site.in = m, s.site.rows = n, s.site.out = k; break;
-  }
+  // The linear's shape as recorded (m, n, k follow from it), for the match against the run's sites.
+  s.site.rows = get<int64_t>(j, "rows", where, path, "an integer (B*T)");
+  s.site.in = get<int64_t>(j, "in", where, path, "an integer");
+  s.site.out = get<int64_t>(j, "out", where, path, "an integer");
   s.site.per_step = j.value("per_step", int64_t(0));
   const json cands = j.value("candidates", json::array());
   for (size_t i = 0; i < cands.size(); ++i)
@@ -305,10 +299,9 @@ GemmPlan measure_plan(const std::vector<GemmSite>& sites, const GemmPlanKey& key
 // ---- --gemm-plan -----------------------------------------------------------------------
 
 GemmPlanRequest parse_gemm_plan_request(const std::string& value) {
-  if (value == "auto" || value == "pytorch" || value == "lt") return {value, ""};
+  if (value == "auto" || value == "pytorch" || value == "lt") return {value, "", {}};
   if (value.empty()) throw ConfigError("--gemm-plan: empty; expected auto, pytorch, lt or a plan FILE");
-  read_gemm_plan_file(value);  // a clear error now, not in a rung's process
-  return {"file", value};
+  return {"file", value, read_gemm_plan_file(value)};  // validate() reads it: a clear error before any rung runs
 }
 
 GemmPlan read_gemm_plan_file(const std::string& path) {

@@ -152,6 +152,7 @@ GemmPlan measure_plan(const std::vector<GemmSite>& sites, const GemmPlanKey& key
 struct GemmPlanRequest {
   std::string mode = "auto";  // auto, pytorch, lt, file
   std::string file;           // mode == "file"
+  GemmPlan plan;              // mode == "file": the plan the file holds, read once
 };
 // Throws ConfigError for a file that is missing or holds no plan.
 GemmPlanRequest parse_gemm_plan_request(const std::string& value);

@@ -47,19 +47,19 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   if (plan_.acts("bf16")) bf16_effect_ = enable_bf16(device);
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
-  ModelOptions model_options = plan_.model;
-  model_options.layer_ranges = cfg.layer_ranges;
-  if (model_options.fused_linear) {
+  if (plan_.model.fused_linear) {
     // Each epilogue GEMM site's way, chosen before the first step (and so
-    // before any graph capture), in the dtype the step's matmuls run in.
+    // before any graph capture), in the dtype the step's matmuls run in; the
+    // model's layers, the switches' reports and the report read it here.
     const bool bf16 = plan_.acts("bf16") && cfg.bf16_applied();
     const std::string dtype = bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32";
-    const auto& lin = model_options.linear;
+    auto& lin = plan_.model.linear;
     const bool into_grad = lin.weight_grads_into_buffers && !cfg.sw.on("ddp");
-    gemm_plan_ = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
+    lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
         cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
-    model_options.linear.plan = plan_.model.linear.plan = gemm_plan_;  // the switches' reports read it too
   }
+  ModelOptions model_options = plan_.model;
+  model_options.layer_ranges = cfg.layer_ranges;
   model_ = GPT(model_cfg, model_options);
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
@@ -94,7 +94,10 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
 
 TrainStep::~TrainStep() = default;
 
-nlohmann::json TrainStep::describe_gemm_plan() const { return gemm_plan_ ? gemm_plan_->to_json() : nlohmann::json(); }
+nlohmann::json TrainStep::describe_gemm_plan() const {
+  const auto& plan = plan_.model.linear.plan;
+  return plan ? plan->to_json() : nlohmann::json();
+}
 
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   std::vector<torch::Tensor> grads;

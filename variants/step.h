@@ -126,7 +126,6 @@ class TrainStep {
   SwitchEffect tf32_effect_, bf16_effect_;
   int64_t add_layer_norm_calls_at_start_ = 0;  // fused-ln is effective if add_layer_norm ran since
   fused::FusedLinearStats fused_linear_at_start_;
-  std::shared_ptr<const GemmPlan> gemm_plan_;  // fused-linear's, shared with the model's layers
   std::string step_range_name_;  // "step <rung>"
   int64_t keep_gradients_step_ = -1;
   std::vector<std::pair<std::string, torch::Tensor>> kept_gradients_;
