@@ -56,6 +56,9 @@ reference shape of reports/results/2026-11-27-gpu (gpt2-124m B16 T1024,
 --total-batch 65536, --steps 5). `--device cpu` is the dry run of every
 stage on a CPU (the e2e tests run it with --preset tiny).
 
+LADDER_COMMIT names the commit in the README when the tree came to the node
+without its .git (git's own answer wins where there is one).
+
 Exit: 0 nothing FAILED, 1 a stage FAILED, 2 bad input or no CUDA device
 (without --device cpu), 130 interrupted. Standard-library Python.
 """
@@ -321,7 +324,9 @@ def describe_build(check):
                   if bundle else f"`{rel(BUILD)}/`, with the system's packages")
     rev = capture(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
     dirty = capture(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
-    f["commit"] = (rev + (" with uncommitted changes" if dirty else "")) if rev else "unknown (no git here)"
+    given = os.environ.get("LADDER_COMMIT", "").strip()  # a tree copied to the node without its .git
+    f["commit"] = ((rev + (" with uncommitted changes" if dirty else "")) if rev else
+                   f"{given} (LADDER_COMMIT: the tree came without git)" if given else "unknown (no git here)")
     f["ladder"] = " ".join(capture([str(LADDER), "version"]).split()) or "not built"
 
 

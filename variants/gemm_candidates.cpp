@@ -9,6 +9,8 @@
 #ifdef LADDER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include "variants/cuda/cublaslt_matmul.h"
@@ -154,10 +156,31 @@ std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy
 
 // ---- a site, its operands and its candidates -------------------------------------------
 
+namespace {
+
+// A generator on `device` seeded with `seed`: a site's operands are drawn
+// where they are used (on a GPU, 80M normals drawn by the host took about a
+// second per site), and never from the global generator the model's
+// initialisation may read.
+at::Generator operand_generator(const torch::Device& device, uint64_t seed) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) {
+    auto gen = at::make_generator<at::CUDAGeneratorImpl>(
+        device.index() < 0 ? c10::cuda::current_device() : device.index());
+    gen.set_current_seed(seed);
+    return gen;
+  }
+#endif
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+}  // namespace
+
 SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch::ScalarType dtype, uint64_t seed) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto gen = operand_generator(device, seed);
+  const auto on = torch::TensorOptions().dtype(torch::kFloat).device(gen.device());
   auto r = [&](std::vector<int64_t> sizes, double scale) {
-    return (torch::randn(sizes, gen) * scale).to(dtype).to(device);
+    return (torch::randn(sizes, gen, on) * scale).to(dtype).to(device);
   };
   SiteOperands o{r({s.rows, s.in}, 1.0), r({s.out, s.in}, 0.02), r({s.out}, 0.02), r({s.rows, s.out}, 1.0),
                  r({s.rows, s.in}, 1.0), torch::Tensor()};
@@ -203,11 +226,12 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
 
 namespace {
 
-// max over outputs of ||got - want|| / ||want||, in fp64.
+// max over outputs of ||got - want|| / ||want||, in fp64, where the outputs
+// are (copying 400 MB outputs to the host cost tens of ms per candidate).
 double relative_l2(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want) {
   double worst = 0;
   for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    const auto g = got[i].to(torch::kFloat64).cpu(), w = want[i].to(torch::kFloat64).cpu();
+    const auto g = got[i].to(torch::kFloat64), w = want[i].to(torch::kFloat64);
     const double den = std::max(w.norm().item<double>(), 1e-30);
     worst = std::max(worst, (g - w).norm().item<double>() / den);
   }
@@ -291,10 +315,16 @@ GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int6
 namespace {
 
 #ifdef LADDER_WITH_CUDA
-// CUDA events around one call on the current stream.
+// CUDA events around one call on the current stream. The stream first
+// sleeps (about 0.2 ms at H100 clocks) while the host enqueues the call, so
+// the events time the kernels back to back, as a graph replays them, and not
+// the host's launch latency before the first (about 5 us: 15 % of a 30 us
+// GEMM, more than the margin) or between them (C's bias sum and cast).
 double event_time_ms(const std::function<void()>& fn) {
+  constexpr int64_t kSleepCycles = 350000;
   at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
   const auto stream = c10::cuda::getCurrentCUDAStream();
+  at::cuda::sleep(kSleepCycles);
   start.record(stream);
   fn();
   stop.record(stream);
