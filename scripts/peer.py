@@ -291,11 +291,13 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
         switches["fused"].update(effective=True, mechanism="torch.compile(forward + loss), inductor backend")
     # Every switch the config names (ladder's declarations), under the same
     # name in the report; the fused rung's parts are ladder's own mechanisms,
-    # which torch.compile replaces as a whole.
+    # which torch.compile replaces as a whole: on in the config, not
+    # applicable in the peer (a note in the verdict, never a failure).
     for name, on in sw.items():
         if on and name not in switches:
-            switches[name] = {"enabled": True, "effective": False, "mechanism": "none",
-                              "reason": f"{name} is ladder's own mechanism; the peer has none (fused: torch.compile)"}
+            switches[name] = {"enabled": True, "effective": False, "applicable": False, "mechanism": "none",
+                              "reason": "ladder's own mechanism: the peer has none (torch.compile stands in for "
+                                        "the fused rung's parts)"}
         switches.setdefault(name, {"enabled": False, "reason": f"{name} is off in the peer's config"})
 
     decay = t["lr_decay_steps"] if t["lr_decay_steps"] > 0 else cfg["warmup"] + cfg["steps"]

@@ -17,7 +17,8 @@ Whether a switch acted is read from the rung's report (`switches.<name>`:
 effective, and `applicable: false` with the reason where it is on but cannot
 act in this step: a CUDA-only part on a CPU, a part waiting for a switch of a
 later rung, as adamw-clip waits for fused-adamw on fused, flash and
-vocab-pad). Such a switch is a note, not a failure, where the ladder's design
+vocab-pad; a peer's copy of a part that only ladder has, mechanism "none").
+Such a switch is a note, not a failure, where the ladder's design
 turned it on (a rung, a group's part, top, top-X); it fails where the cell
 asks for it by name (fp32+adamw-clip: asked for and unable to act). A switch
 that is on, applicable and not effective fails. A summary whose reports have
@@ -62,12 +63,16 @@ def switch_problems(run_dir, row):
         if not isinstance(s, dict) or not s.get("enabled") or s.get("effective"):
             continue
         reason = s.get("reason") or "no reason recorded"
-        if s.get("applicable") is not False:
+        # A peer's copy of a ladder-only part (mechanism "none"): written
+        # without `applicable` by peers before 2026-11-27's H100 check.
+        inapplicable = s.get("applicable") is False or (row.get("peer") and s.get("mechanism") == "none")
+        if not inapplicable:
             failed.append(f"{name} not effective: {reason}")
         elif name in named:
             failed.append(f"{name} asked for by name but cannot act here: {reason}")
         else:
-            notes.append((name, re.split(r"[:;(]", reason)[0].strip()))  # the reason's first clause
+            clause = re.split(r"[:;(]", reason)[0].strip()  # the reason's first clause, without the name
+            notes.append((name, re.sub(rf"^{re.escape(name)} is ", "", clause)))
     # "cuda-graph, lt-epilogues not applicable: CUDA only": one note per reason.
     by_reason = {}
     for name, why in notes:
