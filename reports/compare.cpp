@@ -403,6 +403,18 @@ void add_inputs_and_subject(const std::vector<LoadedRun>& runs, json& cmp) {
   }
   if (std::any_of(slowdowns.begin(), slowdowns.end(), [&](const json& v) { return v != slowdowns.front(); }))
     cmp["subject"]["timing.test_slowdown_pct"] = slowdowns;
+  // ladder's own build: two commits are no A/A pair either.
+  json commits = json::array();
+  for (const auto& run : runs) {
+    json commit;
+    for (const LoadedRun* m : members(run))
+      for (const auto& r : m->reports)
+        if (commit.is_null() && r.contains("suite") && r["suite"].value("git_commit", json()).is_string())
+          commit = r["suite"]["git_commit"];
+    commits.push_back(commit);
+  }
+  if (std::any_of(commits.begin(), commits.end(), [&](const json& v) { return v != commits.front(); }))
+    cmp["subject"]["suite.git_commit"] = commits;
 }
 
 // Comparability: what was measured must be the same. A difference is refused

@@ -271,6 +271,21 @@ TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
   EXPECT_NE(lines.find("subject: unknown"), std::string::npos) << lines;
 }
 
+// Two builds of ladder are no A/A pair: the commit each report names is the
+// subject where they differ, and not where they agree.
+TEST(CompareInputs, TwoCommitsAreTheSubject) {
+  auto built = [](const std::string& label, const char* commit) {
+    LoadedRun g = group(label, {100.0, 101.0});
+    for (auto& r : g.repeats) r.reports[0]["suite"] = {{"git_commit", commit}};
+    g.reports = g.repeats.front().reports;
+    return g;
+  };
+  json cmp = compare_runs({built("A", "716bffc"), built("B", "4d9afcbe2d95-dirty")}, CompareOptions{});
+  EXPECT_EQ(cmp["subject"]["suite.git_commit"], json({"716bffc", "4d9afcbe2d95-dirty"})) << cmp["subject"].dump();
+  cmp = compare_runs({built("A", "716bffc"), built("B", "716bffc")}, CompareOptions{});
+  EXPECT_FALSE(cmp["subject"].contains("suite.git_commit")) << cmp["subject"].dump();
+}
+
 // The machine's speed is named per rung where the speed probe's spread
 // across an input's processes accounts for theirs (reports/machine_speed.h),
 // in the input's noise causes and on a noise: line of the document.
