@@ -292,8 +292,9 @@ def recorded_h100_runs(d):
     assert by["fused-adamw"]["inputs"][1]["status"] == "ok" and by["fp32"]["inputs"][0]["status"] == "ok", by.keys()
     for run in ("h100-ladder", "h100-peers", "h100-ablation-partial"):
         run_ladder(LADDER, ["export", "--format", "csv", str(RESULTS / "2026-11-27-gpu" / run)], check_code=0)
-    # A new H100 run of that shape is qualified against the newest H100 ladder that ran every rung it
-    # ran: the check's ladder/, not its ddp/ or ablation runs, started later but sharing only fp32.
+    # A new H100 run of that shape is qualified against the H100 run sharing the most rungs with it
+    # (ok in both), the newest among equals: the check's ladder/, not its ddp/ or ablation runs,
+    # started later but sharing only fp32.
     node = d / "results" / "2099-01-01-h100-80gb-hbm3" / "ladder"
     shutil.copytree(H100_CHECK / "ladder", node)
     p = script("qualify", node, "--references", RESULTS)
