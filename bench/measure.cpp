@@ -25,6 +25,7 @@
 #include "bench/roofline.h"
 #include "bench/rung_report.h"
 #include "bench/step_columns.h"
+#include "bench/step_metrics.h"
 #include "bench/traffic_monitor.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/range.h"
@@ -113,14 +114,13 @@ json rank_figures(const RunConfig& c, const torch::Device& device, const Harness
             {"peak_rss_bytes", r.memory.peak_rss_bytes}, {"peak_reserved_bytes", r.memory.peak_reserved_bytes},
             {"peak_allocated_bytes",
              r.memory.allocated_measured(device.is_cuda()) ? json(r.memory.peak_allocated_bytes) : json()}};
-  // Per device: this rank's own tokens over its own step times.
+  for (const StepMetric& m : step_metrics())
+    if (m.ranks != RankScope::kNone && cols.contains(m.key)) j[m.key] = cols[m.key];
+  // Per device, in a rank's figures: this rank's own tokens over its own step
+  // times (the step metric divides the run's tokens/s by the ranks).
   std::vector<double> own_tok_s;
   for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
   j["tokens_per_s_per_device"] = own_tok_s;
-  for (const char* key : {"dt_ms", "allreduce_ms", "allreduce_exposed_ms", "allreduce_overlap_pct",
-                          "allreduce_pct_of_dt", "gather_ms", "gather_bytes", "collective_payload_bytes",
-                          "sent_bytes_ring", "net_tx_bytes", "net_rx_bytes"})
-    if (cols.contains(key)) j[key] = cols[key];
   json med;
   for (auto& [key, v] : j.items())
     if (v.is_array()) med[key] = summarize(v.get<std::vector<double>>()).median;
@@ -156,12 +156,12 @@ json ddp_section(const RunConfig& c, const torch::Device& device, const LaunchEn
   json ranks = json::array({mine});
   for (int k = 1; k < c.world_size; ++k) ranks.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
   json agg;
-  for (const char* key : {"dt_ms", "tokens_per_s_per_device", "allreduce_ms", "allreduce_pct_of_dt",
-                          "allreduce_overlap_pct", "gather_ms", "sent_bytes_ring", "net_tx_bytes"}) {
+  for (const StepMetric& m : step_metrics()) {
+    if (m.ranks != RankScope::kAcrossRanks) continue;
     std::vector<double> medians;
     for (const auto& rk : ranks)
-      if (rk["median"].contains(key)) medians.push_back(rk["median"][key].get<double>());
-    if (!medians.empty()) agg[key] = summarize(medians);
+      if (rk["median"].contains(m.key)) medians.push_back(rk["median"][m.key].get<double>());
+    if (!medians.empty()) agg[m.key] = summarize(medians);
   }
   return {{"world_size", c.world_size},
           {"backend", pg.backend_name()},

@@ -4,9 +4,9 @@
 // peak_rss_bytes), says what it is, how it is collected from the harness's
 // StepRecord, and whether report.summary carries its statistics. The rung
 // report's per-step columns (steps_to_json), its summary (summarize_steps)
-// and a peer's summary (bench/peers.cpp) all come from the list in
-// step_metrics.cpp: a new metric is one entry there (and its key in
-// reports/rung_report.schema.json).
+// a peer's summary (bench/peers.cpp) and the ddp section's per-rank figures
+// (bench/measure.cpp) all come from the list in step_metrics.cpp: a new
+// metric is one entry there (and its key in reports/rung_report.schema.json).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,12 @@ struct MetricContext {
   int64_t flops_per_token = 0;  // the model's (bench/mfu.h); 0 when not known
 };
 
+// Where the ddp section of rank 0's report (bench/measure.cpp) keeps a
+// metric: not at all; in every rank's figures (ddp.per_rank[].<key>, the
+// steps and their median); or there and summarised across the ranks' medians
+// too (ddp.across_ranks_of_medians.<key>).
+enum class RankScope { kNone, kPerRank, kAcrossRanks };
+
 struct StepMetric {
   const char* key;   // the JSON key, with its unit
   const char* what;  // one line, for the docs
@@ -31,6 +37,7 @@ struct StepMetric {
   // the memory monitor's peaks, CUDA's allocator counts.
   bool (*present)(const StepRecord& first, const MetricContext&);
   double (*collect)(const StepRecord&, const MetricContext&);
+  RankScope ranks = RankScope::kNone;  // ddp: per rank, and across the ranks
 };
 
 // In report order.

@@ -217,7 +217,7 @@ def formats():
     assert csv[0].startswith("rung,input,status,dt_ms_median")
     assert len(csv) == 1 + 2 * 9  # 9 rungs (ddp included) x 2 inputs
     p = ladder("compare", WORK / "a", WORK / "b", "--format", "yaml", code=2)
-    assert "--format: 'yaml'" in p.stderr and "text, csv, json, html" in p.stderr, p.stderr
+    assert "--format: 'yaml'" in p.stderr and "text, csv, html, json, markdown" in p.stderr, p.stderr
     # --out writes what stdout would show; the run table in the run's formats (ladder export).
     out = WORK / "compare.csv"
     ladder("compare", WORK / "a", WORK / "b", "--format", "csv", "--out", out)

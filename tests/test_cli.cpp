@@ -58,7 +58,7 @@ TEST_F(Cli, UnknownSwitchInARungNamesTheSwitches) {
 }
 
 TEST_F(Cli, BadFormatNamesTheFormatsOfARun) {
-  expect_bad_input("--preset tiny --format yaml", {"--format", "'yaml'", "text, csv, json"});
+  expect_bad_input("--preset tiny --format yaml", {"--format", "'yaml'", "text, csv, gbench, html, json, markdown"});
 }
 
 TEST_F(Cli, UnknownOption) { expect_bad_input("--preset tiny --batchsize 3", {"unknown option '--batchsize'"}); }

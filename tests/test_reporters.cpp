@@ -2,7 +2,9 @@
 // documents built here, and `--format`'s list: what each format writes of
 // a table's cells, and what a bad or unfitting name is told.
 #include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -95,6 +97,20 @@ TEST(Reporters, ABadFormatNamesTheOptionTheValueAndTheChoices) {
 
 // What only a page shows (a title, charts, sections, a line's kind) leaves
 // the plain formats' output as it was.
+// A format is one file: every reports/formats/<name>.cpp is in the generated
+// list under its name, text (the default) first, then the others by name.
+TEST(Reporters, EveryFormatFileIsListedTextFirst) {
+  std::vector<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(LADDER_SOURCE_DIR) + "/reports/formats"))
+    if (f.path().extension() == ".cpp") files.push_back(f.path().stem().string());
+  std::sort(files.begin(), files.end());
+  files.erase(std::find(files.begin(), files.end(), "text"));
+  files.insert(files.begin(), "text");
+  std::vector<std::string> listed;
+  for (const Reporter* r : reporters()) listed.push_back(r->name());
+  EXPECT_EQ(listed, files);
+}
+
 TEST(Reporters, PlainFormatsLeaveOutWhatOnlyAPageShows) {
   Document doc = two_inputs();
   const std::string text = render("text", doc), csv = render("csv", doc), md = render("md", doc);
