@@ -215,15 +215,30 @@ def host_steal_ms():
 
 
 def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
-    """Model, optimizer and the step of the cell's switches; returns (step_fn, model, switches)."""
-    import torch.nn.functional as F
+    """Model, optimizer and the step of the cell's switches; returns (step_fn, model, switches, model_vocab).
 
-    sw, cuda = cfg["switches"], device.type == "cuda"
+    Each part records what it made of its switches in `switches`, which the
+    report lists in the order they are added: tf32, bf16, flash, vocab-pad,
+    fused-adamw, fused, then the config's others."""
+    sw = cfg["switches"]
     m = dict(cfg["model"])
     V = m["vocab_size"]
     if sw["vocab-pad"]:
         m["vocab_size"] = (V + 127) // 128 * 128  # variants/config.h model_vocab()
     switches = {}
+    autocast = set_precision(torch, sw, device, bf16_off_because, switches)
+    model = make_model(torch, ref, cfg, m, device, switches)
+    params = list(model.parameters())
+    optimizer = make_optimizer(torch, params, cfg["train"], sw, switches)
+    forward_loss = make_forward_loss(torch, model, autocast, V, peer_name, sw["fused"], switches)
+    name_every_switch(sw, switches)
+    return make_step(torch, ref, cfg, forward_loss, params, optimizer), model, switches, m["vocab_size"]
+
+
+def set_precision(torch, sw, device, bf16_off_because, switches):
+    """tf32 and bf16: sets the matmul precision and returns a factory of the bf16 autocast context
+    around forward and loss, or None where there is none (bf16 off, or left off on this CPU)."""
+    cuda = device.type == "cuda"
     # tf32: matmul precision "high" (TF32 in cuBLAS/cuDNN on Ampere and newer).
     if sw["tf32"]:
         torch.set_float32_matmul_precision("high")
@@ -245,7 +260,13 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
         switches["bf16"] = {"enabled": True, "effective": ok,
                             "mechanism": f"torch.autocast('{device.type}', dtype=torch.bfloat16) around forward and loss",
                             "reason": "bf16 autocast" if ok else "this GPU has no bf16"}
+    return ctx
 
+
+def make_model(torch, ref, cfg, m, device, switches):
+    """reference.py's GPT of the model config m (its vocabulary padded or not), SDPA attention
+    under flash, GPT-2 init from the cell's seed, on the device; records flash and vocab-pad."""
+    sw, V = cfg["switches"], cfg["model"]["vocab_size"]
     torch.manual_seed(cfg["seed"])
     model = ref.GPT(m)
     if sw["flash"]:
@@ -261,9 +282,12 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
                                  "mechanism": f"wte has {m['vocab_size']} rows; logits sliced to V={V} before the loss",
                                  "reason": f"V {V} -> {m['vocab_size']}" if m["vocab_size"] != V
                                  else "V is already a multiple of 128"}
+    return model
 
-    params = list(model.parameters())
-    t = cfg["train"]
+
+def make_optimizer(torch, params, t, sw, switches):
+    """AdamW over reference.py's two parameter groups (weight decay on the 2-D ones only), fused under
+    fused-adamw."""
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": t["weight_decay"]},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
     kw = {"fused": True} if sw["fused-adamw"] else {"foreach": False}
@@ -272,10 +296,17 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
         switches["fused-adamw"] = {"enabled": True, "effective": True,
                                    "mechanism": "torch.optim.AdamW(fused=True)",
                                    "reason": "one fused kernel per parameter group"}
+    return optimizer
+
+
+def make_forward_loss(torch, model, autocast, V, peer_name, fused, switches):
+    """Forward and loss over the first V logits, compiled for the compile peer: what stands in
+    for ladder's fused rung (records fused)."""
+    import torch.nn.functional as F
 
     def forward_loss(x, y):  # (B, T), (B, T) -> ()
-        if ctx is not None:
-            with ctx():
+        if autocast is not None:
+            with autocast():
                 logits = model(x)  # (B, T, Vp)
         else:
             logits = model(x)
@@ -286,13 +317,17 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
                     "compile": "torch.compile (inductor): generated fused kernels for forward and backward"}
     if peer_name == "compile":
         forward_loss = torch.compile(forward_loss)
-    switches["fused"] = {"enabled": sw["fused"], "reason": fused_reason[peer_name]}
-    if sw["fused"]:
+    switches["fused"] = {"enabled": fused, "reason": fused_reason[peer_name]}
+    if fused:
         switches["fused"].update(effective=True, mechanism="torch.compile(forward + loss), inductor backend")
-    # Every switch the config names (ladder's declarations), under the same
-    # name in the report; the fused rung's parts are ladder's own mechanisms,
-    # which torch.compile replaces as a whole: on in the config, not
-    # applicable in the peer (a note in the verdict, never a failure).
+    return forward_loss
+
+
+def name_every_switch(sw, switches):
+    """Every switch the config names (ladder's declarations), under the same
+    name in the report; the fused rung's parts are ladder's own mechanisms,
+    which torch.compile replaces as a whole: on in the config, not
+    applicable in the peer (a note in the verdict, never a failure)."""
     for name, on in sw.items():
         if on and name not in switches:
             switches[name] = {"enabled": True, "effective": False, "applicable": False, "mechanism": "none",
@@ -300,6 +335,10 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
                                         "the fused rung's parts)"}
         switches.setdefault(name, {"enabled": False, "reason": f"{name} is off in the peer's config"})
 
+
+def make_step(torch, ref, cfg, forward_loss, params, optimizer):
+    """The optimizer step: forward and loss, backward, gradient clip, the LR schedule, AdamW."""
+    t = cfg["train"]
     decay = t["lr_decay_steps"] if t["lr_decay_steps"] > 0 else cfg["warmup"] + cfg["steps"]
     clip = t["grad_clip"]
 
@@ -322,7 +361,7 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
             optimizer.zero_grad(set_to_none=True)
         return loss.detach(), norm.detach(), lr
 
-    return step, model, switches, m["vocab_size"]
+    return step
 
 
 def SdpaAttention(torch, ref):
@@ -370,101 +409,135 @@ def measure(peer, torch, ref):
     torch.set_num_threads(threads)
     if cuda:
         device = use_cuda_device(torch, device)
-    phase = "setup"
-    step_no = None
+    steps = TimedSteps(torch, peer, device)  # also where a failure happened: its phase and step
     try:
-        step, model, switches, model_vocab = build(torch, ref, cfg, device, peer.name, peer.args.bf16_off_because)
-        batches = ref.make_batches({**cfg, "data": cfg.get("data") or {}})
-        tokens = cfg["batch"] * cfg["seq"]
-        fail_at_first_step = os.environ.get(TEST_FAIL_ENV, "") == peer.name
-        # The most steps ladder's warm-up rule can take, then the measured ones.
-        until_stable = cfg.get("warmup_max", cfg["warmup"]) > cfg["warmup"]
-        total = (cfg["warmup_max"] if until_stable else cfg["warmup"]) + cfg["steps"]
-
-        def next_batch(i):  # made before the step's timer starts; the copy is inside it
-            x, y = batches(i)
-            return (x.pin_memory(), y.pin_memory()) if cuda else (x, y)
-
-        def sync():
-            if cuda:
-                torch.cuda.synchronize(device)
-
-        def one_step(i, batch, profiled=False):
-            nonlocal step_no, phase
-            step_no, phase = i, "op breakdown" if profiled else "step"
-            if fail_at_first_step:
-                raise RuntimeError(f"{TEST_FAIL_ENV}={peer.name} (test hook): failing on purpose")
-            if cuda:
-                torch.cuda.reset_peak_memory_stats(device)
-                before = torch.cuda.memory_stats(device)
-            else:
-                reset_rss_peak()
-            sync()
-            if cuda:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-            t0 = time.perf_counter()
-            x = batch[0].to(device, non_blocking=True)
-            y = batch[1].to(device, non_blocking=True)
-            data_ms = (time.perf_counter() - t0) * 1e3
-            loss, norm, lr = step(i, x, y)
-            if cuda:
-                end.record()
-                end.synchronize()
-                dt = start.elapsed_time(end)
-            else:
-                dt = (time.perf_counter() - t0) * 1e3
-            rec = {"step": i, "dt_ms": dt, "tokens": tokens, "loss": loss.item(), "grad_norm": norm.item(),
-                   "lr": lr, "data_ms": data_ms, "peak_rss_bytes": proc_status_bytes("VmHWM")}
-            if cuda:
-                s = torch.cuda.memory_stats(device)
-                rec.update(peak_active_bytes=s.get("active_bytes.all.peak", 0),
-                           peak_reserved_bytes=s.get("reserved_bytes.all.peak", 0),
-                           peak_allocated_bytes=s.get("allocated_bytes.all.peak", 0),
-                           alloc_retries=s.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
-                           ooms=s.get("num_ooms", 0) - before.get("num_ooms", 0))
-            if not peer.args.quiet and not profiled:
-                print(f"[{peer.args.label}] step {i + 1:>4}/{total} | dt {dt:9.2f} ms | "
-                      f"{tokens / (dt * 1e-3):9.0f} tok/s | loss {rec['loss']:.4f}", file=sys.stderr, flush=True)
-            return rec
-
-        if cuda:
-            torch.cuda.empty_cache()
-        sync()
-        rss_reset = reset_rss_peak()
-        steal_before, wall_before = host_steal_ms(), time.perf_counter()
-        records = []
-        for i in range(total):
-            records.append(one_step(i, next_batch(i)))
-            # The host clock and the steal counter once the step's bookkeeping
-            # is done: ladder takes the measured steps' wall time from them.
-            records[-1]["wall_ms"] = (time.perf_counter() - wall_before) * 1e3
-            records[-1]["steal_ms"] = host_steal_ms()
-        sync()
-        op_breakdown = profile_breakdown(torch, peer, cuda, one_step,
-                                         [next_batch(total + k) for k in range(1 + BREAKDOWN_STEPS)], total)
+        built = build(torch, ref, cfg, device, peer.name, peer.args.bf16_off_because)
+        steps.prepare(built[0], ref.make_batches({**cfg, "data": cfg.get("data") or {}}))
+        steps.run()
+        op_breakdown = profile_breakdown(torch, peer, cuda, steps.one_step,
+                                         [steps.next_batch(steps.total + k) for k in range(1 + BREAKDOWN_STEPS)],
+                                         steps.total)
     except torch.cuda.OutOfMemoryError as e:
-        peer.write_failure("oom", "out of memory", str(e), phase, step_no)
+        peer.write_failure("oom", "out of memory", str(e), steps.phase, steps.step_no)
         return EXIT_FAILED
     except Exception as e:  # noqa: BLE001 - a compile error, an exception in the step: the peer failed
         compiler = type(e).__module__.startswith(("torch._dynamo", "torch._inductor"))
         reason = "torch.compile failed" if compiler else "exception"
-        peer.write_failure("failed", reason, "".join(traceback.format_exception(e))[-2000:], phase, step_no)
+        peer.write_failure("failed", reason, "".join(traceback.format_exception(e))[-2000:], steps.phase,
+                           steps.step_no)
         print(f"peer.py: {peer.name}: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_FAILED
 
-    for r in records:
+    for r in steps.records:
         if not (abs(r["loss"]) < float("inf") and abs(r["grad_norm"]) < float("inf")):
             peer.write_failure("diverged", "diverged", f"loss {r['loss']}, gradient norm {r['grad_norm']}",
                                "step", r["step"])
             return EXIT_FAILED
+    write_atomically(peer.args.out, measured_report(peer, torch, steps, built, cpu_allocator, op_breakdown))
+    return 0
 
+
+class TimedSteps:
+    """The steps of one run, each timed alone as the harness times a rung's (bench/harness.cpp),
+    and where the run is (phase, step_no): what a failure report says."""
+
+    def __init__(self, torch, peer, device):
+        self.torch, self.peer, self.device = torch, peer, device
+        self.cuda = device.type == "cuda"
+        self.phase, self.step_no = "setup", None
+
+    def prepare(self, step, batches):
+        """The step function (build's) and the batches (reference.py's make_batches)."""
+        cfg = self.peer.cfg
+        self.step, self.batches = step, batches
+        self.tokens = cfg["batch"] * cfg["seq"]
+        self.fail_at_first_step = os.environ.get(TEST_FAIL_ENV, "") == self.peer.name
+        # The most steps ladder's warm-up rule can take, then the measured ones.
+        until_stable = cfg.get("warmup_max", cfg["warmup"]) > cfg["warmup"]
+        self.total = (cfg["warmup_max"] if until_stable else cfg["warmup"]) + cfg["steps"]
+
+    def next_batch(self, i):
+        """Made before the step's timer starts; the copy is inside it."""
+        x, y = self.batches(i)
+        return (x.pin_memory(), y.pin_memory()) if self.cuda else (x, y)
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize(self.device)
+
+    def run(self):
+        """Runs the total steps, all alike, into self.records, each with the host clock and the
+        steal counter; notes the process's memory peak reset and the steal counter before them."""
+        if self.cuda:
+            self.torch.cuda.empty_cache()
+        self.sync()
+        self.rss_reset = reset_rss_peak()
+        self.steal_before, wall_before = host_steal_ms(), time.perf_counter()
+        self.records = []
+        for i in range(self.total):
+            self.records.append(self.one_step(i, self.next_batch(i)))
+            # The host clock and the steal counter once the step's bookkeeping
+            # is done: ladder takes the measured steps' wall time from them.
+            self.records[-1]["wall_ms"] = (time.perf_counter() - wall_before) * 1e3
+            self.records[-1]["steal_ms"] = host_steal_ms()
+        self.sync()
+
+    def one_step(self, i, batch, profiled=False):
+        """Step i on a batch (next_batch's), timed with its memory peaks; returns its record."""
+        torch, device, cuda = self.torch, self.device, self.cuda
+        self.step_no, self.phase = i, "op breakdown" if profiled else "step"
+        if self.fail_at_first_step:
+            raise RuntimeError(f"{TEST_FAIL_ENV}={self.peer.name} (test hook): failing on purpose")
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(device)
+            before = torch.cuda.memory_stats(device)
+        else:
+            reset_rss_peak()
+        self.sync()
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+        t0 = time.perf_counter()
+        x = batch[0].to(device, non_blocking=True)
+        y = batch[1].to(device, non_blocking=True)
+        data_ms = (time.perf_counter() - t0) * 1e3
+        loss, norm, lr = self.step(i, x, y)
+        if cuda:
+            end.record()
+            end.synchronize()
+            dt = start.elapsed_time(end)
+        else:
+            dt = (time.perf_counter() - t0) * 1e3
+        rec = {"step": i, "dt_ms": dt, "tokens": self.tokens, "loss": loss.item(), "grad_norm": norm.item(),
+               "lr": lr, "data_ms": data_ms, "peak_rss_bytes": proc_status_bytes("VmHWM")}
+        if cuda:
+            rec.update(cuda_memory_peaks(torch.cuda.memory_stats(device), before))
+        if not self.peer.args.quiet and not profiled:
+            print(f"[{self.peer.args.label}] step {i + 1:>4}/{self.total} | dt {dt:9.2f} ms | "
+                  f"{self.tokens / (dt * 1e-3):9.0f} tok/s | loss {rec['loss']:.4f}", file=sys.stderr, flush=True)
+        return rec
+
+
+def cuda_memory_peaks(s, before):
+    """A step's record of the CUDA caching allocator: its peaks (reset before the step) from its
+    stats after it, and the retries and OOMs since `before`, its stats at the start."""
+    return dict(peak_active_bytes=s.get("active_bytes.all.peak", 0),
+                peak_reserved_bytes=s.get("reserved_bytes.all.peak", 0),
+                peak_allocated_bytes=s.get("allocated_bytes.all.peak", 0),
+                alloc_retries=s.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
+                ooms=s.get("num_ooms", 0) - before.get("num_ooms", 0))
+
+
+def measured_report(peer, torch, steps, built, cpu_allocator, op_breakdown):
+    """The partial report of a run that measured: the header, what ran where, and the records."""
+    _, model, switches, model_vocab = built
+    cfg, cuda, records = peer.cfg, steps.cuda, steps.records
     n_params = sum(p.numel() for p in model.parameters())
     data = {"kind": "synthetic", "prefetch": {"enabled": True, "mode": "each batch made before its step's timer "
                                               "starts (outside dt); its copy to the device is inside dt",
                                               "batches_ready_on_request": len(records),
                                               "batches_not_predicted": 0},
-            "batches_consumed": len(records), "tokens_consumed": tokens * len(records),
+            "batches_consumed": len(records), "tokens_consumed": steps.tokens * len(records),
             "pinned_memory": cuda, "seed": cfg["seed"], "vocab_size": cfg["model"]["vocab_size"], "rank": 0,
             "world_size": 1, "fixed_batch": cfg["fixed_batch"],
             "generator": "splitmix64 counter hash, uniform over [0, vocab_size) (scripts/reference.py)"}
@@ -472,23 +545,22 @@ def measure(peer, torch, ref):
         data = shard_data(cfg, data)
     report = peer.header("ok")
     report.update({
-        "environment": environment(torch, device),
+        "environment": environment(torch, steps.device),
         "switches": switches,
         "data": data,
         "model": {"n_params": n_params, "n_params_without_wpe": n_params - model.wpe.weight.numel(),
                   "vocab_size": cfg["model"]["vocab_size"], "model_vocab": model_vocab},
         "timing": {"timer": "cuda_events" if cuda else "steady_clock",
-                   "wall_before_ms": 0.0, "steal_before_ms": steal_before,
+                   "wall_before_ms": 0.0, "steal_before_ms": steps.steal_before,
                    "data_time": "host wall time of the batch's copy to the device (the batch is made before the "
                                 "timer starts), not synchronised; steps.data_ms per step"},
-        "memory": {"peak_rss_reset": rss_reset, "cpu_allocator": cpu_allocator,
+        "memory": {"peak_rss_reset": steps.rss_reset, "cpu_allocator": cpu_allocator,
                    "monitor": "torch.cuda.reset_peak_memory_stats before every step, max_memory_* after it "
                               "(CUDA); VmHWM reset before and read after every step (CPU)"},
         "op_breakdown": op_breakdown,
         "records": records,
     })
-    write_atomically(peer.args.out, report)
-    return 0
+    return report
 
 
 def profile_breakdown(torch, peer, cuda, one_step, batches, i):

@@ -99,6 +99,15 @@ def dry_run_every_stage(d):
     p = script("gpu-smoke", "--device", "cpu", "--time-budget", str(BUDGET_MIN), "--rungs", "fp32,flash,fused-adamw",
                "--results-dir", d / "results", "--references", d / "refs", *TINY_SHAPE)
     print(p.stdout[-20000:], p.stderr[-5000:])
+    status = every_stage_passes_or_is_out_of_time(p)
+    out = next((d / "results").glob("*-cpu-*"))
+    readme = results_directory_says_what_ran(out, status)
+    readme_names_every_command_and_file(out, readme, status, p.stdout)
+    qualification_both_ways(d, ref, out)
+
+
+def every_stage_passes_or_is_out_of_time(p):
+    """The check's stage lines, in order: which pass, which may skip, and why; returns {stage: (status, why)}."""
     found = lines_of(p.stdout)
     assert [s for _, s, _ in found] == STAGES, found
     status = {s: (st, why) for st, s, why in found}
@@ -117,9 +126,12 @@ def dry_run_every_stage(d):
     assert status["ddp"][0] == "SKIP" or "c10d gloo" in status["ddp"][1].lower(), status["ddp"]
     assert re.search(rf"^gpu-smoke \[\d+:\d\d of {BUDGET_MIN}:00\] ladder-run: the rungs fp32,flash,fused-adamw",
                      p.stdout, re.M), "no progress lines"
-    out = next((d / "results").glob("*-cpu-*"))
+    return status
+
+
+def results_directory_says_what_ran(out, status):
+    """The results directory: runs without traces, the lines, a README that says what and how; returns the README."""
     assert re.fullmatch(r"\d{4}-\d\d-\d\d-cpu-[a-z0-9-]+", out.name), out.name
-    # The results directory: runs without traces, the lines, a README that says what and how.
     for run in ["ladder"] + [s for s in ("ddp", "ablation") if status[s][0] == "PASS"]:
         summary = load(out / run / "summary.json")
         assert summary["rows"] and all((out / run / r["report"]).is_file() for r in summary["rows"]
@@ -131,6 +143,12 @@ def dry_run_every_stage(d):
     for field in ("**Device**: CPU", "**torch**: 2.", "**Compiler**:", "**Commit**:", "**ladder**:", "**Build**:",
                   "status: **finished: "):
         assert field in readme, field
+    return readme
+
+
+def readme_names_every_command_and_file(out, readme, status, stdout):
+    """Each stage that ran: its commands in the README and its files beside it, the GEMM plan's and the
+    GEMM sites' tables and the ablation's as they should read."""
     commands = ["scripts/build --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
                 "ladder run --device cpu", "scripts/qualify", "ladder bands"]
     files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json"]
@@ -139,7 +157,7 @@ def dry_run_every_stage(d):
     plan_md = (out / "gemm-plan.md").read_text().splitlines()
     assert plan_md[0].startswith("**fused-adamw's GEMM plan (--gemm-plan auto; cpu: PyTorch's ops"), plan_md[0]
     assert len([l for l in plan_md if l.startswith("| attn.") or l.startswith("| mlp.")]) == 8, plan_md
-    assert "fused-adamw's GEMM plan: 0 of 8 sites off PyTorch's ops; gemm-plan.md" in p.stdout
+    assert "fused-adamw's GEMM plan: 0 of 8 sites off PyTorch's ops; gemm-plan.md" in stdout
     assert json.loads((out / "gemm-plan.json").read_text())["mode"] == "auto"
     if status["ddp"][0] == "PASS":
         commands.append("--rungs ddp --nproc-per-node 1")
@@ -160,7 +178,10 @@ def dry_run_every_stage(d):
     if status["ablation"][0] == "PASS":
         table = (out / "ablation-table.md").read_text()
         assert "| `fused-ln` |" in table and "not runnable (lt-epilogues is CUDA only)" in table, table
-    # Qualification: this run against the 4x slower reference, per rung; the reverse fails, saying by how much.
+
+
+def qualification_both_ways(d, ref, out):
+    """Qualification: this run against the 4x slower reference, per rung; the reverse fails, saying by how much."""
     qual = (out / "qualification.txt").read_text()
     assert f"reference: {ref}" in qual or "2026-01-01-cpu/ladder" in qual, qual
     # 4x faster than the slowed reference: tokens/s this over the reference well above 2 (faster, or

@@ -32,6 +32,16 @@ def eager_peer_in_the_run(d):
     summary.json, the table and `ladder compare` (text, JSON, HTML)."""
     p = run(["run", *TINY, "--rungs", "fp32,fused-adamw", "--peers", "eager", "--out", str(d)], check_code=0)
     report = validate(d / "peer-eager" / "report.json")
+    eager_report_is_a_peer(d, report)
+    eager_mfu_by_ladder(d, report)
+    eager_op_breakdown(d, report)
+    ratio = eager_in_the_summary(d)
+    eager_in_the_table(d, p.stdout, report, ratio)
+    eager_in_compare(d)
+
+
+def eager_report_is_a_peer(d, report):
+    """The peer's report: marked as a peer, the top rung's switches, its steps, memory and losses."""
     assert report["status"] == "ok" and report["rung"] == "peer-eager", report.get("failure")
     peer = report["peer"]
     assert peer["name"] == "eager" and peer["program"] == "scripts/peer.py" and peer["torch_version"], peer
@@ -50,7 +60,10 @@ def eager_peer_in_the_run(d):
     losses = report["warmup_steps"]["loss"] + report["steps"]["loss"]
     assert len(losses) == 4 and all(abs(l - math.log(1000)) < 0.5 for l in losses), losses
     assert report["parity"]["status"] == "not_checked" and "loss parity" in report["parity"]["reason"]
-    # MFU: filled in by ladder from the peer's dt, with the run's roofline and bench/mfu's formula.
+
+
+def eager_mfu_by_ladder(d, report):
+    """MFU: filled in by ladder from the peer's dt, with the run's roofline and bench/mfu's formula."""
     mfu = report["mfu"]
     # The peer computes in the precision its rung does here: bf16, or fp32 where
     # this CPU emulates bf16 (--cpu-bf16 auto), as the rung's report says.
@@ -64,8 +77,11 @@ def eager_peer_in_the_run(d):
     assert fpt == load(d / "fused-adamw" / "report.json")["flops"]["flops_per_token"]
     assert math.isclose(mfu["measured_roofline"]["mfu_pct"], 100 * tok_s * fpt / (roof * 1e12), rel_tol=1e-9)
     assert not (d / "peer-eager" / "peer_partial.json").exists()
-    # Its op breakdown: the Kineto trace of two profiled steps, categorised by
-    # ladder as a rung's, summing to the step, AdamW under optimizer.
+
+
+def eager_op_breakdown(d, report):
+    """Its op breakdown: the Kineto trace of two profiled steps, categorised by
+    ladder as a rung's, summing to the step, AdamW under optimizer."""
     b = report["op_breakdown"]
     assert b["source"] == "kineto trace of scripts/peer.py: CPU operators" and b["valid"], b
     assert b["steps_profiled"] == 2 and (d / "peer-eager" / "peer_breakdown.trace.json").is_file(), b
@@ -75,6 +91,9 @@ def eager_peer_in_the_run(d):
     assert "aten::_fused_adamw_" in {r["name"] for r in b["top_by_category"]["optimizer"]}, b["top_by_category"]
     assert report["op_counts"]["cpu_ops_per_step"] == round(b["ops_per_step"]) > 0, report["op_counts"]
 
+
+def eager_in_the_summary(d):
+    """summary.json: the peer after the rungs, and the top rung's speed relative to it; returns that ratio."""
     summary = validate(d / "summary.json")
     assert summary["peers"]["names"] == ["eager"] and summary["peers"]["source"] == "--peers", summary["peers"]
     assert "loss parity" in summary["peers"]["loss_parity"]
@@ -94,20 +113,26 @@ def eager_peer_in_the_run(d):
     lo, hi = ratio["tokens_per_s_interval"]
     assert lo < ratio["tokens_per_s_ratio"] < hi, ratio
     assert row["speedup_vs_previous"] is None and row["speedup_vs_fp32"] > 0
+    return ratio
 
-    # The table: a peers section, the peer marked, and the top rung relative to it.
-    assert "-- peers:" in p.stdout and "peer:eager" in p.stdout, p.stdout
-    assert "not checked (peer)" in p.stdout, p.stdout
-    assert f"ladder fused-adamw {ratio['tokens_per_s_ratio']:.2f}x of eager" in p.stdout, p.stdout
+
+def eager_in_the_table(d, stdout, report, ratio):
+    """The table: a peers section, the peer marked, and the top rung relative to it."""
+    assert "-- peers:" in stdout and "peer:eager" in stdout, stdout
+    assert "not checked (peer)" in stdout, stdout
+    assert f"ladder fused-adamw {ratio['tokens_per_s_ratio']:.2f}x of eager" in stdout, stdout
     # Where the top rung's time goes against the peer, band by band, from both breakdowns.
+    b = report["op_breakdown"]
     rung_b = load(d / "fused-adamw" / "report.json")["op_breakdown"]["categories_ms"]
-    assert "where fused-adamw's step time goes against each peer" in p.stdout, p.stdout
-    gemm = re.search(r"^GEMM +([\d.]+) +([\d.]+) +([+-][\d.]+|0\.00)$", p.stdout, re.M)
+    assert "where fused-adamw's step time goes against each peer" in stdout, stdout
+    gemm = re.search(r"^GEMM +([\d.]+) +([\d.]+) +([+-][\d.]+|0\.00)$", stdout, re.M)
     assert gemm and gemm.group(1) == f"{rung_b['gemm']:.2f}" and gemm.group(2) == f"{b['categories_ms']['gemm']:.2f}", \
-        p.stdout
-    assert re.search(r"^fused-adamw against eager: (largest gap|no band slower; closest) ", p.stdout, re.M), p.stdout
+        stdout
+    assert re.search(r"^fused-adamw against eager: (largest gap|no band slower; closest) ", stdout, re.M), stdout
 
-    # ladder compare: the peer beside the rungs, marked, outside the geomean.
+
+def eager_in_compare(d):
+    """ladder compare: the peer beside the rungs, marked, outside the geomean."""
     text = run(["compare", str(d), str(d)], check_code=0).stdout
     assert "peer:eager" in text and "a PyTorch peer" in text, text
     cmp = json.loads(run(["compare", str(d), str(d), "--format", "json"], check_code=0).stdout)

@@ -169,6 +169,72 @@ std::unique_ptr<GraphedStep> TrainStep::capture_graph(bool whole, const torch::T
   return graph;
 }
 
+Batch TrainStep::load_batch(int64_t step, int64_t micro, PhaseObserver& observer) {
+  PhaseScope s(observer, Phase::kData);
+  Batch batch = data_->batch(step, micro);
+  const bool non_blocking = device_.is_cuda();
+  batch.x = batch.x.to(device_, non_blocking);  // (B, T)
+  batch.y = batch.y.to(device_, non_blocking);  // (B, T)
+  return batch;
+}
+
+bool TrainStep::replay_micro_step(int64_t step, bool last, const Batch& batch, StepOutput& out,
+                                  torch::Tensor& loss_sum, PhaseObserver& observer) {
+  // A replay runs no host code: for the observer the forward phase covers
+  // it all (and the optimizer too when it is in the graph), and Nsight sees
+  // one range.
+  const bool whole = optimizer_in_graph_ && last;
+  PhaseScope s(observer, Phase::kForward, whole ? profiler::names::kStepGraph : profiler::names::kForwardBackwardGraph);
+  // Before a capture too: the LR tensor must exist outside the graph.
+  if (whole) optimizer_->set_device_lr(out.lr);
+  auto& graph = whole ? step_graph_ : micro_graph_;
+  if (!graph) graph = capture_graph(whole, batch.x, batch.y);
+  auto outputs = graph->run(batch.x, batch.y);
+  ++graph_replays_;
+  loss_sum += outputs[0];
+  TORCH_CHECK(step != keep_gradients_step_, "TrainStep: the gradients of step ", step,
+              " cannot be kept: the step replays a CUDA graph, which clips and zeroes them on the device");
+  if (whole) out.grad_norm = outputs[1].clone();  // the static buffer is overwritten by the next replay
+  return whole;
+}
+
+torch::Tensor TrainStep::eager_micro_step(int64_t step, bool last, const Batch& batch, PhaseObserver& observer,
+                                          CommObserver& comm) {
+  torch::Tensor loss;
+  {
+    PhaseScope s(observer, Phase::kForward);
+    loss = forward_loss(batch.x, batch.y);
+  }
+  PhaseScope s(observer, Phase::kBackward);
+  // no_sync on all but the last micro-step: gradients accumulate locally.
+  if (sync_) sync_->prepare(last, comm);
+  loss.backward();
+  if (sync_ && last) sync_->finish(step);  // as DDP: backward ends with averaged gradients
+  return loss.detach();
+}
+
+void TrainStep::keep_gradients() {
+  torch::NoGradGuard no_grad;
+  kept_gradients_.clear();
+  for (const auto& item : model_->named_parameters()) {
+    const auto& g = item.value().grad();
+    kept_gradients_.emplace_back(item.key(), g.defined() ? g.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true)
+                                                         : torch::zeros(item.value().sizes()));
+  }
+}
+
+void TrainStep::optimizer_phase(StepOutput& out, PhaseObserver& observer) {
+  PhaseScope s(observer, Phase::kOptimizer);
+  out.grad_norm = clip_and_update(out.lr, /*device_lr=*/false);
+  if (sync_) {
+    sync_->zero_grads();  // gradients stay views of the all-reduce buckets
+  } else if (flat_grads_) {
+    flat_grads_->zero();  // one memset; the gradients stay views of the buffer
+  } else {
+    optimizer_->zero_grad(/*set_to_none=*/true);
+  }
+}
+
 StepOutput TrainStep::run(int64_t step, PhaseObserver& observer, CommObserver* comm) {
   static CommObserver no_one;
   profiler::ScopedRange range(step_range_name_);  // "step <rung>"
@@ -179,72 +245,16 @@ StepOutput TrainStep::run(int64_t step, PhaseObserver& observer, CommObserver* c
   if (sharded_) sharded_->set_observer(comm);  // its gather, in the optimizer phase
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
-    Batch batch;
-    {
-      PhaseScope s(observer, Phase::kData);
-      batch = data_->batch(step, micro);
-      const bool non_blocking = device_.is_cuda();
-      batch.x = batch.x.to(device_, non_blocking);  // (B, T)
-      batch.y = batch.y.to(device_, non_blocking);  // (B, T)
-    }
+    const Batch batch = load_batch(step, micro, observer);
     out.tokens += batch.x.numel();
-    if (use_graph_) {
-      // A replay runs no host code: for the observer the forward phase covers
-      // it all (and the optimizer too when it is in the graph), and Nsight
-      // sees one range.
-      const bool whole = optimizer_in_graph_ && micro == micro_steps - 1;
-      PhaseScope s(observer, Phase::kForward,
-                   whole ? profiler::names::kStepGraph : profiler::names::kForwardBackwardGraph);
-      // Before a capture too: the LR tensor must exist outside the graph.
-      if (whole) optimizer_->set_device_lr(out.lr);
-      auto& graph = whole ? step_graph_ : micro_graph_;
-      if (!graph) graph = capture_graph(whole, batch.x, batch.y);
-      auto outputs = graph->run(batch.x, batch.y);
-      ++graph_replays_;
-      loss_sum += outputs[0];
-      TORCH_CHECK(step != keep_gradients_step_, "TrainStep: the gradients of step ", step,
-                  " cannot be kept: the step replays a CUDA graph, which clips and zeroes them on the device");
-      if (whole) {
-        out.grad_norm = outputs[1].clone();  // the static buffer is overwritten by the next replay
-        optimizer_done = true;
-      }
-      continue;
-    }
-    torch::Tensor loss;
-    {
-      PhaseScope s(observer, Phase::kForward);
-      loss = forward_loss(batch.x, batch.y);
-    }
-    {
-      PhaseScope s(observer, Phase::kBackward);
-      // no_sync on all but the last micro-step: gradients accumulate locally.
-      const bool last = micro == micro_steps - 1;
-      if (sync_) sync_->prepare(last, comm ? *comm : no_one);
-      loss.backward();
-      if (sync_ && last) sync_->finish(step);  // as DDP: backward ends with averaged gradients
-    }
-    loss_sum += loss.detach();
+    const bool last = micro == micro_steps - 1;
+    if (use_graph_)
+      optimizer_done = replay_micro_step(step, last, batch, out, loss_sum, observer) || optimizer_done;
+    else
+      loss_sum += eager_micro_step(step, last, batch, observer, comm ? *comm : no_one);
   }
-  if (step == keep_gradients_step_ && !optimizer_done) {
-    torch::NoGradGuard no_grad;
-    kept_gradients_.clear();
-    for (const auto& item : model_->named_parameters()) {
-      const auto& g = item.value().grad();
-      kept_gradients_.emplace_back(item.key(), g.defined() ? g.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true)
-                                                           : torch::zeros(item.value().sizes()));
-    }
-  }
-  if (!optimizer_done) {
-    PhaseScope s(observer, Phase::kOptimizer);
-    out.grad_norm = clip_and_update(out.lr, /*device_lr=*/false);
-    if (sync_) {
-      sync_->zero_grads();  // gradients stay views of the all-reduce buckets
-    } else if (flat_grads_) {
-      flat_grads_->zero();  // one memset; the gradients stay views of the buffer
-    } else {
-      optimizer_->zero_grad(/*set_to_none=*/true);
-    }
-  }
+  if (step == keep_gradients_step_ && !optimizer_done) keep_gradients();
+  if (!optimizer_done) optimizer_phase(out, observer);
   if (sync_) sync_->await();  // the host's deadline on the all-reduce, once the optimizer is enqueued
   ++steps_run_;
   // The first step had the generous timeout (NCCL warm-up); then steady state.

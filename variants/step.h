@@ -100,6 +100,17 @@ class TrainStep {
   // Captures the micro-step graph, or with `whole` the last micro-step's
   // graph that also clips, steps the optimizer and zeroes the gradients.
   std::unique_ptr<GraphedStep> capture_graph(bool whole, const torch::Tensor& x, const torch::Tensor& y);
+  // The parts of run(), in its order: one micro-step's batch on the device
+  // (the data phase); a micro-step as a graph replay (true when the replay
+  // also ran the optimizer) or eagerly (its loss); the gradients kept for
+  // keep_gradients_step; the optimizer phase.
+  Batch load_batch(int64_t step, int64_t micro, PhaseObserver& phases);
+  bool replay_micro_step(int64_t step, bool last, const Batch& batch, StepOutput& out, torch::Tensor& loss_sum,
+                         PhaseObserver& phases);
+  torch::Tensor eager_micro_step(int64_t step, bool last, const Batch& batch, PhaseObserver& phases,
+                                 CommObserver& comm);
+  void keep_gradients();
+  void optimizer_phase(StepOutput& out, PhaseObserver& phases);
 
   RunConfig cfg_;
   StepPlan plan_;  // from cfg_'s switches (plan_for)
