@@ -112,11 +112,11 @@ def sources(root, folders=("bench", "profiler", "reports", "variants", "tests"))
 def globbed(root, folder):
     """(globbed, files listed by hand) for a folder of sources in CMakeLists.txt."""
     cmake = (root / "CMakeLists.txt").read_text()
-    glob = re.search(rf"file\(GLOB \w+ CONFIGURE_DEPENDS[^)]*\$\{{CMAKE_SOURCE_DIR\}}/{re.escape(folder)}/\*\.cpp",
-                     cmake)
+    call = re.search(rf"ladder_declared_files\(\w+ {re.escape(folder)}\b([^)]*)\)", cmake)
     listed = re.findall(rf"^\s*{re.escape(folder)}/(\w+\.cpp)\s*$", cmake, re.M)
-    removed = re.findall(rf"list\(REMOVE_ITEM \w+ {re.escape(folder)}/(\w+\.cpp)\)", cmake)
-    return bool(glob), [f for f in listed if f not in removed]  # a file the glob leaves out is no item
+    excluded = re.findall(r"EXCLUDE ((?:\w+\.cpp ?)+)", call.group(1))[0].split() if call and "EXCLUDE" in call.group(1) \
+        else []
+    return bool(call), [f for f in listed if f not in excluded]  # a file the glob leaves out is no item
 
 
 def one_file_per_item(root, folder, pattern, what):
@@ -139,7 +139,7 @@ def check_glob_claim(root, title, text, folder):
     is_globbed, listed = globbed(root, folder)
     if not is_globbed:
         problems.append(f"README.md, Where to add, {title}: says CMake globs {folder}/, but CMakeLists.txt has no "
-                        f"file(GLOB ... {folder}/*.cpp)")
+                        f"ladder_declared_files(... {folder} ...)")
     if listed:
         problems.append(f"CMakeLists.txt lists {folder}/ files by hand ({', '.join(listed)}), which the recipe "
                         "says are globbed")
