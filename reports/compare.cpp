@@ -345,8 +345,26 @@ json input_noise(const LoadedRun& run) {
   return out;
 }
 
+// report.<section>.<key> of the first of a run's reports (its processes')
+// that has one for which `wanted` holds, or null.
+json first_report_value(const LoadedRun& run, const char* section, const char* key,
+                        bool (*wanted)(const json&)) {
+  for (const LoadedRun* m : members(run))
+    for (const auto& r : m->reports)
+      if (r.contains(section) && r[section].is_object() && wanted(r[section].value(key, json())))
+        return r[section][key];
+  return nullptr;
+}
+
+// subject[key] = values (one per input) when the inputs differ in it.
+void add_if_differs(json& cmp, const std::string& key, const json& values) {
+  if (std::any_of(values.begin(), values.end(), [&](const json& v) { return v != values.front(); }))
+    cmp["subject"][key] = values;
+}
+
 // The inputs, and the subject: the environment keys whose values differ
-// (and the test-only slowdown hook, when the inputs differ in it).
+// (and the test-only slowdown hook and ladder's commit, when the inputs
+// differ in them).
 void add_inputs_and_subject(const std::vector<LoadedRun>& runs, json& cmp) {
   std::vector<std::map<std::string, json>> envs;
   cmp["environment_unknown_in"] = json::array();
@@ -380,41 +398,25 @@ void add_inputs_and_subject(const std::vector<LoadedRun>& runs, json& cmp) {
     for (const auto& [k, v] : e) env_keys.insert(k);
   for (const auto& k : env_keys) {
     json values = json::array();
-    bool differs = false;
-    for (const auto& e : envs) {
-      values.push_back(e.count(k) ? e.at(k) : json());
-      differs = differs || values.back() != values.front();
-    }
-    if (differs) cmp["subject"][k] = values;
+    for (const auto& e : envs) values.push_back(e.count(k) ? e.at(k) : json());
+    add_if_differs(cmp, k, values);
   }
   // A report measured with the test-only slowdown hook says so, and inputs
-  // that differ in it are no A/A pair: the hook is part of the subject.
-  json slowdowns = json::array();
+  // that differ in it are no A/A pair: the hook is part of the subject; so
+  // is ladder's own build (two commits are no A/A pair either).
+  json slowdowns = json::array(), commits = json::array();
   for (const auto& run : runs) {
-    std::optional<double> slowdown;
-    for (const LoadedRun* m : members(run))
-      for (const auto& r : m->reports)
-        if (!slowdown && r.contains("timing") && r["timing"].value("test_slowdown_pct", json()).is_number())
-          slowdown = r["timing"]["test_slowdown_pct"].get<double>();
-    slowdowns.push_back(slowdown ? json(*slowdown) : json());
-    if (slowdown)
+    const json slowdown = first_report_value(run, "timing", "test_slowdown_pct", [](const json& v) {
+      return v.is_number();
+    });
+    slowdowns.push_back(slowdown.is_null() ? json() : json(slowdown.get<double>()));
+    if (!slowdown.is_null())
       cmp["warnings"].push_back(fmt::format("input {}: measured with the test-only slowdown hook "
-                                            "(LADDER_TEST_SLOWDOWN_PCT={})", run.label, *slowdown));
+                                            "(LADDER_TEST_SLOWDOWN_PCT={})", run.label, slowdown.get<double>()));
+    commits.push_back(first_report_value(run, "suite", "git_commit", [](const json& v) { return v.is_string(); }));
   }
-  if (std::any_of(slowdowns.begin(), slowdowns.end(), [&](const json& v) { return v != slowdowns.front(); }))
-    cmp["subject"]["timing.test_slowdown_pct"] = slowdowns;
-  // ladder's own build: two commits are no A/A pair either.
-  json commits = json::array();
-  for (const auto& run : runs) {
-    json commit;
-    for (const LoadedRun* m : members(run))
-      for (const auto& r : m->reports)
-        if (commit.is_null() && r.contains("suite") && r["suite"].value("git_commit", json()).is_string())
-          commit = r["suite"]["git_commit"];
-    commits.push_back(commit);
-  }
-  if (std::any_of(commits.begin(), commits.end(), [&](const json& v) { return v != commits.front(); }))
-    cmp["subject"]["suite.git_commit"] = commits;
+  add_if_differs(cmp, "timing.test_slowdown_pct", slowdowns);
+  add_if_differs(cmp, "suite.git_commit", commits);
 }
 
 // Comparability: what was measured must be the same. A difference is refused
