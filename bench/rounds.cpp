@@ -3,7 +3,7 @@
 
 #include "reports/inference.h"
 #include "reports/stats.h"
-#include "reports/table.h"
+#include "reports/ratios.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,44 +28,26 @@ std::vector<std::string> sides_in_order(const RunnerOptions& o, int round) {
   return sides;
 }
 
-// A row's cell id without its side ("B/fp32" -> "fp32").
-std::string cell_id(const json& row) {
-  const std::string cell = row["cell"].get<std::string>(), side = row.value("side", "");
-  return side.empty() ? cell : cell.substr(side.size() + 1);
-}
-
 // No verdict calls a change below compare's default noise threshold.
 constexpr double kResolutionFloorPct = 1.0;
 
-// The half-width of row[key]'s interval, in % of the ratio (infinite without one).
-double half_width_pct(const json& row, const std::string& key) {
-  const json& r = row.value(key, json());
-  const json& i = row.value(key + "_interval", json());
-  if (!r.is_number() || !i.is_array()) return std::numeric_limits<double>::infinity();
-  const double v = r.get<double>();
-  return 100 * std::max(i[1].get<double>() / v - 1, 1 - i[0].get<double>() / v);
+// The half-width of a ratio's interval, in % of the ratio (infinite without one).
+double half_width_pct(const RowRatio& r) {
+  if (!r.value || !r.interval) return std::numeric_limits<double>::infinity();
+  return 100 * std::max(r.interval->second / *r.value - 1, 1 - r.interval->first / *r.value);
 }
 
-// The ratios of a row that --repeat auto narrows in this run's mode, each
-// with the row key it is under and the key naming the cell it is against.
-std::vector<std::pair<const char*, const char*>> judged_ratios(const json& row, const RunnerOptions& o) {
-  if (!o.sides.empty()) return {{"b_over_a", "b_over_a_against"}};
-  if (o.mode != "ablation") return {{"speedup_vs_fp32", "speedup_vs_fp32_against"},
-                                    {"speedup_vs_previous", "speedup_vs_previous_against"}};
-  const std::string rung = row.value("rung", "");
-  if (rung.rfind("fp32+", 0) == 0) return {{"speedup_vs_fp32", "speedup_vs_fp32_against"}};
-  if (rung.rfind("top-", 0) == 0 || rung.rfind("top+", 0) == 0) return {{"effect_at_top", "effect_at_top_against"}};
-  return {};
-}
-
-// Calls fn(row, key, against_key) for each ratio the run judges.
+// Calls fn(row, kind, ratio) for each ratio the run judges (RatioKind::judged)
+// that is against another cell (not fp32's own, nor the first rung's).
 template <class F>
-void for_each_judged_ratio(const json& rows, const RunnerOptions& o, F fn) {
+void for_each_judged_ratio(const std::vector<SummaryRow>& rows, const RunnerOptions& o, F fn) {
+  const RunKind run{o.mode == "ablation", !o.sides.empty()};
   for (const auto& row : rows) {
-    if (row.value("status", "") != "ok" || row.contains("peer")) continue;
-    if (!o.sides.empty() && row.value("side", "") != "B") continue;  // B over A lives on B's rows
-    for (const auto& [key, against] : judged_ratios(row, o))
-      if (row.contains(against) && row[against].is_string()) fn(row, key, against);  // not fp32 itself, the first rung
+    if (!row.ok() || row.is_peer()) continue;
+    for (const RatioKind& kind : ratio_kinds()) {
+      const auto it = row.ratios.find(kind.key);
+      if (kind.judged(run, row) && it != row.ratios.end() && !it->second.against.empty()) fn(row, kind, it->second);
+    }
   }
 }
 
@@ -80,28 +62,29 @@ std::vector<Job> first_rounds(const std::vector<Cell>& cells, const RunnerOption
   return jobs;
 }
 
-std::vector<WideRatio> wide_ratios(const json& rows, const RunnerOptions& o) {
+std::vector<WideRatio> wide_ratios(const std::vector<SummaryRow>& rows, const RunnerOptions& o) {
   std::vector<WideRatio> wide;
-  for_each_judged_ratio(rows, o, [&](const json& row, const char* key, const char* against) {
-    const double half = half_width_pct(row, key);
+  for_each_judged_ratio(rows, o, [&](const SummaryRow& row, const RatioKind& kind, const RowRatio& r) {
+    const double half = half_width_pct(r);
     if (half <= o.target_ci_pct) return;
     WideRatio w;
-    w.cell = cell_id(row);
-    w.side = row.value("side", "");
-    w.against = row[against].get<std::string>();
+    w.cell = row.bare_cell();
+    w.side = row.side;
+    w.against = r.against;
     w.against_side = o.sides.empty() ? "" : "A";
-    w.what = key;
+    w.what = kind.key;
     w.half_width_pct = half;
     wide.push_back(w);
   });
   return wide;
 }
 
-std::optional<Resolution> resolvable_change(const json& rows, const RunnerOptions& o, int rounds) {
+std::optional<Resolution> resolvable_change(const std::vector<SummaryRow>& rows, const RunnerOptions& o,
+                                            int rounds) {
   std::vector<double> changes;
-  for_each_judged_ratio(rows, o, [&](const json& row, const char* key, const char*) {
-    const double half = half_width_pct(row, key), df = ratio_df(rows, row, key);
-    const double n = double(row.value("rounds", json::array()).size());
+  for_each_judged_ratio(rows, o, [&](const SummaryRow& row, const RatioKind& kind, const RowRatio& r) {
+    const double half = half_width_pct(r), df = ratio_df(rows, row, kind);
+    const double n = double(row.tokens_per_s.rounds.size());
     if (std::isinf(half) || df < 1 || n < 2 || rounds < 2) return;
     // s / sqrt(n) on the log scale, from the interval's half-width now.
     const double se = std::log1p(half / 100) / student_t_quantile(0.975, df);

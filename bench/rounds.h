@@ -22,6 +22,7 @@
 #include "bench/matrix.h"
 #include "bench/run_dir.h"
 #include "bench/runner_options.h"
+#include "reports/run_model.h"
 
 namespace ladder {
 
@@ -40,10 +41,10 @@ struct WideRatio {
 };
 
 // The ratios wider than o.target_ci_pct, from the run's rows (with their
-// ratios, bench/runner.cpp all_rows): in a ladder run each rung's x fp32 and x
-// prev; in an ablation run each switch alone on fp32 and at the top; in an
-// A/B run each rung's B over A.
-std::vector<WideRatio> wide_ratios(const nlohmann::json& rows, const RunnerOptions& o);
+// ratios, reports/ratios.h): the kinds judged in this run (RatioKind::judged):
+// in a ladder run each rung's x fp32 and x prev; in an ablation run each
+// switch alone on fp32 and at the top; in an A/B run each rung's B over A.
+std::vector<WideRatio> wide_ratios(const std::vector<SummaryRow>& rows, const RunnerOptions& o);
 
 // The smallest change this run's noise lets it resolve after `rounds`
 // rounds: for each judged ratio with an interval (as wide_ratios picks them,
@@ -56,7 +57,7 @@ struct Resolution {
   double change_pct = 0, lo_pct = 0, hi_pct = 0;
   int ratios = 0, rounds = 0;
 };
-std::optional<Resolution> resolvable_change(const nlohmann::json& rows, const RunnerOptions& o, int rounds);
+std::optional<Resolution> resolvable_change(const std::vector<SummaryRow>& rows, const RunnerOptions& o, int rounds);
 // "with this noise, 8.0 min (about 6 rounds) resolves changes of +-3.1 % or
 // more (median of 4 ratios; 2.0-5.2 %)"; `what`: "8.0 min (about 6 rounds)".
 std::string resolution_line(const Resolution& r, const std::string& what);

@@ -27,6 +27,8 @@
 #include "profiler/common/atomic_file.h"
 #include "reports/report.h"
 #include "reports/report_loader.h"
+#include "reports/ratios.h"
+#include "reports/summary_json.h"
 #include "reports/table.h"
 
 namespace ladder {
@@ -238,10 +240,7 @@ json all_rows(const std::vector<Cell>& cells, const std::vector<Job>& plan, cons
     for (const auto& cell : cells)
       if (cell.role == "measure" || cell.role == "peer")
         rows.push_back(cell_row(cell, side, rounds_of(plan, cell, side), by_id, o, st, check, all_good));
-  add_speedups(rows);
-  add_peer_ratios(rows, kPeerBaseRung);
-  add_ablation_effects(rows);
-  add_side_ratios(rows);
+  add_ratios(rows);
   return rows;
 }
 
@@ -257,7 +256,7 @@ void add_rounds(const std::vector<Cell>& cells, const RunnerOptions& o, std::vec
   bool projected = false;
   while (!interrupted() && st.stopped_because.empty()) {
     bool ignored = true;
-    const json rows = all_rows(cells, plan, o, st, /*check=*/false, ignored);
+    const std::vector<SummaryRow> rows = read_summary_rows(all_rows(cells, plan, o, st, /*check=*/false, ignored));
     if (!projected && !o.quiet) {  // what the budget can resolve, from the first rounds' noise
       projected = true;
       const int rounds_fit = round + int((budget_s - st.elapsed_s()) / (st.elapsed_s() / double(round)));
@@ -290,7 +289,7 @@ void add_rounds(const std::vector<Cell>& cells, const RunnerOptions& o, std::vec
 json run_resolution(const json& rows, const std::vector<Job>& plan, const RunnerOptions& o) {
   int rounds = 0;
   for (const auto& j : plan) rounds = std::max(rounds, j.round);
-  const auto r = resolvable_change(rows, o, rounds);
+  const auto r = resolvable_change(read_summary_rows(rows), o, rounds);
   if (!r) return nullptr;
   json j = resolution_json(*r);
   j["line"] = resolution_line(*r, fmt::format("this run ({} rounds)", rounds));

@@ -10,6 +10,8 @@
 
 #include "bench/matrix.h"
 #include "bench/rounds.h"
+#include "reports/ratios.h"
+#include "reports/summary_json.h"
 #include "reports/table.h"
 
 namespace ladder {
@@ -53,7 +55,7 @@ json rows_of(const std::map<std::string, std::vector<double>>& tok_s, const std:
                     {"tokens_per_s_median", v.front()}, {"per_process", {{"tokens_per_s_median", v}}},
                     {"rounds", rounds}, {"parity", {{"status", "pass"}}}});
   }
-  add_speedups(rows);
+  add_ratios(rows);
   return rows;
 }
 
@@ -83,7 +85,7 @@ TEST(Rounds, AutoAddsTheWideRatiosAndWhatTheyAreAgainst) {
   const json rows = rows_of({{"fp32", {100, 101, 99}}, {"flash", {150, 151.5, 148.5}},
                              {"fused-adamw", {200, 240, 170}}},
                             {"fp32", "flash", "fused-adamw"});
-  const auto wide = wide_ratios(rows, o);
+  const auto wide = wide_ratios(read_summary_rows(rows), o);
   ASSERT_FALSE(wide.empty());
   EXPECT_TRUE(std::any_of(wide.begin(), wide.end(), [](const WideRatio& w) {
     return w.cell == "fused-adamw" && w.what == "speedup_vs_previous" && w.against == "flash";
@@ -96,10 +98,10 @@ TEST(Rounds, AutoAddsTheWideRatiosAndWhatTheyAreAgainst) {
   const json tight = rows_of({{"fp32", {100, 101, 99}}, {"flash", {150, 151.5, 148.5}},
                               {"fused-adamw", {200, 202, 198}}},
                              {"fp32", "flash", "fused-adamw"});
-  EXPECT_TRUE(wide_ratios(tight, o).empty());
+  EXPECT_TRUE(wide_ratios(read_summary_rows(tight), o).empty());
   // One round: no interval yet, so every ratio is wide.
   const json one = rows_of({{"fp32", {100}}, {"flash", {150}}}, {"fp32", "flash"});
-  EXPECT_EQ(wide_ratios(one, o).size(), 2u);  // flash's x fp32 and x prev
+  EXPECT_EQ(wide_ratios(read_summary_rows(one), o).size(), 2u);  // flash's x fp32 and x prev
 }
 
 TEST(Rounds, RunTableShowsIntervalsAndMarksTheUnresolved) {
@@ -129,7 +131,7 @@ TEST(Rounds, AbRatiosArePairedByRound) {
   // resolved; unpaired it would not be.
   rows.push_back(row("A", {100, 110, 90, 105}));
   rows.push_back(row("B", {95.2, 104.5, 85.4, 99.8}));
-  add_side_ratios(rows);
+  add_ratios(rows);
   const json& b = rows[1];
   EXPECT_NEAR(b["b_over_a"].get<double>(), 0.95, 0.005);
   EXPECT_LT(b["b_over_a_interval"][1].get<double>(), 0.96) << b.dump();
@@ -154,7 +156,7 @@ TEST(Rounds, AbVerdictsAreHolmAdjustedOverTheRungs) {
                       {"tokens_per_s_median", v[0]}, {"per_process", {{"tokens_per_s_median", v}}},
                       {"rounds", {1, 2, 3, 4}}});
     }
-  add_side_ratios(rows);
+  add_ratios(rows);
   EXPECT_NEAR(rows[3]["b_over_a_p"].get<double>(), 0.026405202407406323, 1e-9);
   EXPECT_LT(rows[3]["b_over_a_interval"][1].get<double>(), 1.0);
   const Document doc = run_document({{"rows", rows}, {"ab", {{"spec", "env:X=1"}}}}, "summary.json");

@@ -12,6 +12,8 @@
 #include "bench/rounds.h"
 #include "bench/speed_probe.h"
 #include "reports/machine_speed.h"
+#include "reports/ratios.h"
+#include "reports/summary_json.h"
 #include "reports/table.h"
 
 namespace ladder {
@@ -110,10 +112,14 @@ TEST(MachineSpeed, AQuietCellNeedsNoCause) {
 // A/B rows of one rung: B/A paired over `rounds` rounds, its interval
 // exp(+-h) around 1.
 json ab_rows(double h, int rounds) {
-  json r = json::array();
-  for (int k = 1; k <= rounds; ++k) r.push_back(k);
+  json r = json::array(), tok_s = json::array();
+  for (int k = 1; k <= rounds; ++k) {
+    r.push_back(k);
+    tok_s.push_back(100.0);
+  }
   json b = {{"cell", "B/fp32"}, {"side", "B"}, {"rung", "fp32"}, {"status", "ok"}, {"rounds", r},
-            {"b_over_a", 1.0}, {"b_over_a_interval", {std::exp(-h), std::exp(h)}}, {"b_over_a_against", "fp32"}};
+            {"per_process", {{"tokens_per_s_median", tok_s}}}, {"b_over_a", 1.0},
+            {"b_over_a_interval", {std::exp(-h), std::exp(h)}}, {"b_over_a_against", "fp32"}, {"b_over_a_p", 1.0}};
   return json::array({b});
 }
 
@@ -121,8 +127,8 @@ TEST(Resolution, TheChangeAPairedRunResolvesAtItsRoundsAndAtMore) {
   RunnerOptions o;
   o.sides = {"A", "B"};
   const double h = 0.06;  // +-6.2 % after 4 rounds: s / sqrt(4) = h / t(0.975, 3)
-  const json rows = ab_rows(h, 4);
-  EXPECT_EQ(ratio_df(rows, rows[0], "b_over_a"), 3);
+  const std::vector<SummaryRow> rows = read_summary_rows(ab_rows(h, 4));
+  EXPECT_EQ(ratio_df(rows, rows[0], ratio_kind("b_over_a")), 3);
   // Student's t quantiles from scipy.stats.t.ppf: (0.975, 3) 3.182446305, (0.80, 3) 0.978472312,
   // (0.975, 7) 2.364624252, (0.80, 7) 0.896029644.
   const double se = h / 3.182446305;
@@ -143,10 +149,10 @@ TEST(Resolution, TheChangeAPairedRunResolvesAtItsRoundsAndAtMore) {
 TEST(Resolution, NeverFinerThanTheNoiseThresholdNorWithoutAnInterval) {
   RunnerOptions o;
   o.sides = {"A", "B"};
-  EXPECT_DOUBLE_EQ(resolvable_change(ab_rows(1e-4, 4), o, 20)->change_pct, 1.0);
+  EXPECT_DOUBLE_EQ(resolvable_change(read_summary_rows(ab_rows(1e-4, 4)), o, 20)->change_pct, 1.0);
   json rows = ab_rows(0.05, 4);
   rows[0]["b_over_a_interval"] = nullptr;
-  EXPECT_FALSE(resolvable_change(rows, o, 8));
+  EXPECT_FALSE(resolvable_change(read_summary_rows(rows), o, 8));
 }
 
 }  // namespace

@@ -1,0 +1,196 @@
+// reports/ratios.cpp: the ratio kinds, and how they are computed (see ratios.h).
+#include "reports/ratios.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/peer_cells.h"
+
+namespace ladder {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The last ok row of `row`'s shape before position `end` (all rows: npos)
+// for which `pick` holds; "" when none.
+template <class F>
+std::string last_cell(const std::vector<SummaryRow>& rows, const SummaryRow& row, size_t end, F pick) {
+  std::string cell;
+  for (size_t k = 0; k < rows.size() && k < end; ++k)
+    if (rows[k].ok() && rows[k].shape() == row.shape() && pick(rows[k])) cell = rows[k].cell;
+  return cell;
+}
+
+// x fp32: the same shape's fp32 rung (itself: 1).
+RatioAgainst vs_fp32(const std::vector<SummaryRow>& rows, size_t i) {
+  if (!rows[i].ok()) return {};
+  return {true, last_cell(rows, rows[i], std::string::npos,
+                          [](const SummaryRow& r) { return !r.is_peer() && r.rung == "fp32"; })};
+}
+
+// x prev: a composite RUNG+SWITCH against RUNG where RUNG ran (ddp+zero1
+// against ddp); any other rung against the ok rung above it. A peer is not
+// the next rung of the ladder: null.
+RatioAgainst vs_previous(const std::vector<SummaryRow>& rows, size_t i) {
+  const SummaryRow& row = rows[i];
+  if (!row.ok()) return {};
+  if (row.is_peer()) return {true, ""};
+  const size_t plus = row.rung.find('+');
+  if (plus != std::string::npos) {
+    const std::string base = row.rung.substr(0, plus);
+    const std::string cell = last_cell(rows, row, std::string::npos,
+                                       [&](const SummaryRow& r) { return !r.is_peer() && r.rung == base; });
+    if (!cell.empty()) return {true, cell};
+  }
+  return {true, last_cell(rows, row, i, [](const SummaryRow& r) { return !r.is_peer(); })};
+}
+
+// What a switch X buys at the top: top over top-X; top+X over top for a
+// switch beyond the ladder. Only where the shape's top rung ran.
+RatioAgainst effect_at_top(const std::vector<SummaryRow>& rows, size_t i) {
+  const SummaryRow& row = rows[i];
+  const bool left_out = starts_with(row.rung, "top-"), added = starts_with(row.rung, "top+");
+  if (!row.ok() || (!left_out && !added)) return {};
+  const std::string top =
+      last_cell(rows, row, std::string::npos, [](const SummaryRow& r) { return !r.is_peer() && r.rung == "top"; });
+  if (top.empty()) return {};
+  return {true, top, added};
+}
+
+// --ab: side B's row over side A's of the same cell, paired by round.
+RatioAgainst b_over_a(const std::vector<SummaryRow>& rows, size_t i) {
+  const SummaryRow& row = rows[i];
+  if (row.side != "B" || !row.ok()) return {};
+  for (const auto& a : rows)
+    if (a.side == "A" && a.ok() && a.bare_cell() == row.bare_cell()) return {true, a.cell};
+  return {};
+}
+
+// A peer: ladder's kPeerBaseRung (the top single-process rung, whose switches
+// the peer ran) over the peer.
+RatioAgainst ladder_vs_peer(const std::vector<SummaryRow>& rows, size_t i) {
+  const SummaryRow& row = rows[i];
+  if (!row.is_peer() || !row.ok()) return {};
+  return {true,
+          last_cell(rows, row, std::string::npos,
+                    [](const SummaryRow& r) { return !r.is_peer() && r.rung == kPeerBaseRung; }),
+          false};
+}
+
+bool judged_in_ladder(const RunKind& run, const SummaryRow&) { return !run.ab && !run.ablation; }
+bool fp32_judged(const RunKind& run, const SummaryRow& row) {
+  return !run.ab && (!run.ablation || starts_with(row.rung, "fp32+"));
+}
+bool judged_in_ablation(const RunKind& run, const SummaryRow&) { return !run.ab && run.ablation; }
+bool judged_in_ab(const RunKind& run, const SummaryRow&) { return run.ab; }
+bool never_judged(const RunKind&, const SummaryRow&) { return false; }
+
+}  // namespace
+
+const std::vector<RatioKind>& ratio_kinds() {
+  static const std::vector<RatioKind> kKinds = {
+      {"speedup_vs_fp32", "x fp32", "the row's tokens/s over the same shape's fp32 rung's", Pairing::kBlocks, false,
+       RatioLayout::kFlat, kRatioRunTable, vs_fp32, fp32_judged},
+      {"speedup_vs_previous", "x prev",
+       "the row's tokens/s over the rung above it (or RUNG's, for a composite RUNG+SWITCH)", Pairing::kBlocks, false,
+       RatioLayout::kFlat, kRatioRunTable, vs_previous, judged_in_ladder},
+      {"effect_at_top", "at the top", "top's tokens/s over top-X's; top+X's over top's (--mode ablation)",
+       Pairing::kBlocks, false, RatioLayout::kFlat, kRatioSummaryOnly, effect_at_top, judged_in_ablation},
+      {"b_over_a", "B/A tok/s", "side B's tokens/s over side A's of the same cell (--ab)", Pairing::kRounds, true,
+       RatioLayout::kFlat, kRatioSummaryOnly, b_over_a, judged_in_ab},
+      {"ladder_vs_peer", "ladder/peer", "ladder's fused-adamw tokens/s over a PyTorch peer's", Pairing::kBlocks,
+       false, RatioLayout::kPeerObject, kRatioSummaryOnly, ladder_vs_peer, never_judged},
+  };
+  return kKinds;
+}
+
+const RatioKind& ratio_kind(const std::string& key) {
+  for (const auto& k : ratio_kinds())
+    if (key == k.key) return k;
+  throw std::logic_error("ratio_kind: no ratio kind '" + key + "' is declared (reports/ratios.cpp)");
+}
+
+RoundPairs paired_by_round(const ProcessSamples& a, const ProcessSamples& b) {
+  auto usable = [](double v) { return std::isfinite(v) && v > 0; };
+  std::map<int, double> a_by_round;
+  for (size_t k = 0; k < a.values.size() && k < a.rounds.size(); ++k)
+    if (usable(a.values[k])) a_by_round[a.rounds[k]] = a.values[k];
+  RoundPairs pairs;
+  for (size_t k = 0; k < b.values.size() && k < b.rounds.size(); ++k) {
+    const auto it = a_by_round.find(b.rounds[k]);
+    if (!usable(b.values[k]) || it == a_by_round.end()) continue;
+    pairs.a.push_back(it->second);
+    pairs.b.push_back(b.values[k]);
+  }
+  return pairs;
+}
+
+std::map<std::string, BlockDesign> designs_by_shape(const std::vector<SummaryRow>& rows) {
+  std::map<std::string, BlockDesign> designs;
+  for (const auto& row : rows) {
+    if (!row.ok()) continue;
+    const ProcessSamples& s = row.tokens_per_s;
+    for (size_t k = 0; k < s.values.size(); ++k)
+      if (std::isfinite(s.values[k]) && s.values[k] > 0)
+        designs[row.shape()].add(row.cell, k < s.rounds.size() ? s.rounds[k] : int(k) + 1, s.values[k]);
+  }
+  return designs;
+}
+
+namespace {
+
+// One row's ratio of `kind` against `a` (which applies).
+RowRatio ratio_of(const RatioKind& kind, const std::vector<SummaryRow>& rows, const SummaryRow& row,
+                  const RatioAgainst& a, std::map<std::string, BlockDesign>& designs) {
+  RowRatio out;
+  if (a.cell.empty()) return out;
+  if (a.cell == row.cell) {  // a cell against itself
+    out.value = 1.0;
+    return out;
+  }
+  RatioInterval r;
+  if (kind.pairing == Pairing::kBlocks) {
+    BlockDesign& d = designs[row.shape()];
+    r = a.row_over_it ? d.ratio(a.cell, row.cell) : d.ratio(row.cell, a.cell);
+  } else {
+    const SummaryRow* other = nullptr;
+    for (const auto& o : rows)
+      if (o.cell == a.cell) other = &o;
+    const RoundPairs p = paired_by_round(other->tokens_per_s, row.tokens_per_s);
+    if (!p.a.empty()) r = a.row_over_it ? ratio_of_paired(p.a, p.b) : ratio_of_paired(p.b, p.a);
+    if (kind.tests && r.has_interval()) out.p = r.p_value;
+  }
+  if (r.ratio <= 0) return out;
+  out.value = r.ratio;
+  if (r.has_interval()) out.interval = std::make_pair(r.lo, r.hi);
+  for (const auto& o : rows)  // the cell it is against, without its side
+    if (o.cell == a.cell) out.against = o.bare_cell();
+  return out;
+}
+
+}  // namespace
+
+double ratio_df(const std::vector<SummaryRow>& rows, const SummaryRow& row, const RatioKind& kind) {
+  const auto it = row.ratios.find(kind.key);
+  if (it == row.ratios.end() || !it->second.interval) return 0;
+  if (kind.pairing == Pairing::kRounds) {
+    const size_t pairs = row.tokens_per_s.rounds.size();
+    return pairs > 1 ? double(pairs - 1) : 0;
+  }
+  return designs_by_shape(rows)[row.shape()].residual_df();
+}
+
+void compute_ratios(std::vector<SummaryRow>& rows, bool only_missing) {
+  auto designs = designs_by_shape(rows);
+  for (const RatioKind& kind : ratio_kinds())
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (only_missing && rows[i].ratios.count(kind.key)) continue;
+      const RatioAgainst a = kind.against(rows, i);
+      if (a.applies) rows[i].ratios[kind.key] = ratio_of(kind, rows, rows[i], a, designs);
+    }
+}
+
+}  // namespace ladder

@@ -1,0 +1,117 @@
+// reports/run_model.h: a run's summary as structs.
+//
+// summary.json (bench/runner.cpp writes it) is read once, here, into a
+// RunSummary: its rows as SummaryRow, each with its per-process samples, its
+// figures (reports/run_figures.h) and its ratios (reports/ratios.h). The run
+// table, the ratios and --repeat auto's planning work on these; the JSON is
+// read and written only by the functions of reports/summary_json.h.
+// Reading is lenient: an absent or mistyped field reads as absent, so an
+// older summary or an odd row renders as dashes, never throws.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/inference.h"
+
+namespace ladder {
+
+// One value per process of a cell, with the round each process ran in
+// (parallel lists); a value is NaN where the process has none.
+struct ProcessSamples {
+  std::vector<double> values;
+  std::vector<int> rounds;
+};
+
+// A ratio of one row (reports/ratios.h): its estimate and 95 % interval, and
+// the cell (without its side) it is against. `p` only where the kind tests
+// (b_over_a).
+struct RowRatio {
+  std::optional<double> value;
+  std::optional<std::pair<double, double>> interval;
+  std::string against;
+  std::optional<double> p;
+  RatioInterval as_interval() const;  // ratio 0 without a value, lo = hi = 0 without an interval
+};
+
+struct RowParity {
+  bool recorded = false;  // the row has a parity object
+  std::optional<std::string> status;  // pass, fail, baseline, not_checked, ...
+  std::optional<std::string> worst_quantity;  // grad_norm or loss
+  std::optional<double> worst_rel_diff;      // none: NaN
+  double rtol = 0;
+  std::optional<std::string> reason;
+};
+
+// The noise verdict of a row (bench/summary_rows.cpp).
+struct RowNoise {
+  bool recorded = false;
+  std::optional<bool> quiet;
+  double cv_limit = 0, steps_cv = 0;
+  std::optional<double> processes_cv;
+  std::vector<std::string> causes;
+};
+
+struct SummaryRow {
+  std::string cell;   // "fp32", "B/fp32", "<shape>/peer-eager"
+  std::string rung;   // "fp32", "top-fused", "fused-adamw" for a peer
+  std::string side;   // "A", "B" in an A/B run, else ""
+  std::string preset;
+  long batch = 0, seq = 0;
+  std::string status;  // ok, failed, not_run, ...
+  std::string reason;  // why it did not run
+  std::optional<std::string> failure;  // a failed row's failure: its reason and message
+  std::optional<std::string> peer;  // the peer's name for a peer row
+  ProcessSamples tokens_per_s;      // per process; one value for an older summary's row
+  std::map<std::string, nlohmann::json> figures;  // by reports/run_figures.h key, as recorded
+  std::map<std::string, std::string> markers;     // by figure key ("p")
+  RowParity parity;
+  RowNoise noise;
+  std::map<std::string, bool> effective;  // enabled switch -> whether it took effect
+  std::optional<int> processes;           // repeats.count, when recorded
+  std::map<std::string, RowRatio> ratios;  // by ratio kind key (reports/ratios.h)
+
+  bool ok() const { return status == "ok"; }
+  bool is_peer() const { return peer.has_value(); }
+  const std::string& why() const { return failure ? *failure : reason; }
+  // The cell without its side ("B/fp32" -> "fp32").
+  std::string bare_cell() const;
+  // The rows whose ratios go together: one shape of the matrix, on one side.
+  std::string shape() const;
+  const nlohmann::json& figure(const std::string& key) const;  // null when absent
+  std::string marker(const std::string& key) const;          // "" when absent
+};
+
+struct RepeatAuto {
+  int rounds = 0;
+  double elapsed_s = 0, target_ci_pct = 0, time_budget_s = 0;
+  std::string stopped;
+  std::vector<std::string> unresolved;  // "<cell> <ratio>"
+};
+
+struct RunRoofline {
+  bool ok = false;
+  std::string device, figures;  // figures: "bf16 0.439, fp32 0.2" (TFLOP/s)
+  std::optional<std::string> reason;
+  std::optional<std::string> bf16_emulated_evidence;
+};
+
+struct RunSummary {
+  std::string run_id, status, started_at, finished_at, mode;
+  std::optional<std::string> ab_spec;  // --ab's spec in an A/B run
+  std::string peers_compared_with;     // the rung the peers ran the switches of
+  int repeats = 1;
+  std::optional<RepeatAuto> repeat_auto;
+  RunRoofline roofline;
+  std::optional<std::string> resolution;  // its line
+  size_t missing_count = 0;
+  std::string missing;                    // the missing cells, as JSON
+  std::optional<std::string> stopped_because;
+  std::vector<SummaryRow> rows;
+};
+
+}  // namespace ladder
