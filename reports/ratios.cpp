@@ -183,6 +183,13 @@ double ratio_df(const std::vector<SummaryRow>& rows, const SummaryRow& row, cons
   return designs_by_shape(rows)[row.shape()].residual_df();
 }
 
+void compute_ratio(const RatioKind& kind, std::vector<SummaryRow>& rows) {
+  auto designs = designs_by_shape(rows);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (const RatioAgainst a = kind.against(rows, i); a.applies)
+      rows[i].ratios[kind.key] = ratio_of(kind, rows, rows[i], a, designs);
+}
+
 void compute_ratios(std::vector<SummaryRow>& rows, bool only_missing) {
   auto designs = designs_by_shape(rows);
   for (const RatioKind& kind : ratio_kinds())

@@ -88,5 +88,7 @@ double ratio_df(const std::vector<SummaryRow>& rows, const SummaryRow& row, cons
 // where the row has none yet (a summary written before the kind, or before
 // it recorded its p-value).
 void compute_ratios(std::vector<SummaryRow>& rows, bool only_missing = false);
+// One kind's ratio on every row it applies to (compare's per-input speedups).
+void compute_ratio(const RatioKind& kind, std::vector<SummaryRow>& rows);
 
 }  // namespace ladder

@@ -91,25 +91,36 @@ bool figure_key_has_unit(const std::string& key) {
   return std::regex_match(key, kUnit);
 }
 
-json cell_figures(const std::vector<const json*>& reports) {
-  json out = {{"per_process", json::object()}, {"markers", json::object()}};
+CellFigures cell_figures_of(const std::vector<const json*>& reports) {
+  CellFigures out;
   for (const RunFigure& f : run_figures()) {
     std::vector<double> values;
-    json listed = json::array();
+    std::vector<json>& listed = out.per_process[f.key];
     for (const json* r : reports) {
-      const json v = f.of_report(*r);
-      listed.push_back(v);
-      if (v.is_number()) values.push_back(v.get<double>());
+      listed.push_back(f.of_report(*r));
+      if (listed.back().is_number()) values.push_back(listed.back().get<double>());
     }
-    out["per_process"][f.key] = listed;
     if (values.size() != reports.size() || values.empty()) {
-      out[f.key] = nullptr;  // a process without it: the figure is not known for the cell
+      out.values[f.key] = nullptr;  // a process without it: the figure is not known for the cell
     } else {
-      out[f.key] = f.across == Across::kMax ? *std::max_element(values.begin(), values.end())
-                                            : summarize(values).median;
+      out.values[f.key] = f.across == Across::kMax ? *std::max_element(values.begin(), values.end())
+                                                   : summarize(values).median;
     }
-    if (f.marker && !reports.empty()) out["markers"][f.key] = f.marker(*reports.front());
+    if (f.marker && !reports.empty()) out.markers[f.key] = f.marker(*reports.front());
   }
+  return out;
+}
+
+double CellFigures::number(const std::string& key) const {
+  const auto it = values.find(key);
+  return it != values.end() && it->second.is_number() ? it->second.get<double>() : 0;
+}
+
+json cell_figures(const std::vector<const json*>& reports) {
+  const CellFigures c = cell_figures_of(reports);
+  json out(c.values);
+  out["per_process"] = c.per_process;
+  out["markers"] = c.markers;
   return out;
 }
 

@@ -16,6 +16,7 @@
 // layer below, in bench/step_metrics.cpp.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,16 @@ bool figure_key_has_unit(const std::string& key);
 // one's list of per-process values; the marker of the first process under
 // "markers".
 nlohmann::json cell_figures(const std::vector<const nlohmann::json*>& reports);
+// The same, as a struct: every figure's value across processes (null where a
+// process lacks it), each one's per-process values, and the first process's
+// markers.
+struct CellFigures {
+  std::map<std::string, nlohmann::json> values;
+  std::map<std::string, std::vector<nlohmann::json>> per_process;
+  std::map<std::string, std::string> markers;
+  double number(const std::string& key) const;  // a value known to be a number (an ok cell's dt, tokens/s)
+};
+CellFigures cell_figures_of(const std::vector<const nlohmann::json*>& reports);
 
 // The figure's cell in a table: its value (scaled) as text, with its marker,
 // or "-" when absent.

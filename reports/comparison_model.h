@@ -1,0 +1,105 @@
+// reports/comparison_model.h: `ladder compare`'s comparison as structs
+// (reports/compare.cpp builds it), and its JSON: the model every output
+// format renders (`--format json` writes it as is; reports/comparison_document.cpp
+// reads it). comparison_json.cpp is the one function that writes it.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ladder {
+
+// An interval's bounds, lo and hi.
+using Bounds = std::pair<double, double>;
+
+// One input's figures for a rung (reports/run_figures.h) across its
+// processes, and the samples its verdict tests.
+struct InputCell {
+  std::string status = "missing";  // "ok", or the first failed process's status, or "missing"
+  size_t runs = 0;                 // processes
+  std::vector<int> rounds;         // the round of each process: its member's place in the input
+  nlohmann::json markers;
+  std::map<std::string, nlohmann::json> figures;  // every run-level figure, by key
+  std::string sample;              // "median of 2 per-process medians"
+  std::vector<double> dt_ms_samples;  // every step of every process
+  nlohmann::json dt_ms_run_medians, tokens_per_s_run_medians;  // per process
+  std::optional<double> speedup_vs_fp32;  // over the input's own fp32 of the same shape
+  // Its interval: recorded (possibly none) for a rung other than fp32 whose input has fp32.
+  bool speedup_interval_recorded = false;
+  std::optional<Bounds> speedup_vs_fp32_interval;
+  nlohmann::json op_breakdown_ms, op_breakdown_top;  // the first process's, when valid
+  bool ok() const { return status == "ok"; }
+  double figure(const char* key) const;  // a figure recorded as a number
+};
+
+// One input against the baseline on a rung.
+struct Verdict {
+  std::string verdict;  // faster, slower, within noise, unresolved, cannot judge, missing
+  double ratio_tokens_per_s = 0, ratio_dt_ms = 0, change_pct = 0, noise_threshold_pct = 0;
+  size_t n_base = 0, n_other = 0;  // processes a side
+  std::string why;
+  // With 2+ processes a side: the test.
+  std::optional<Bounds> tokens_per_s_interval, dt_ms_interval;
+  double df = 0;
+  std::optional<double> p_value, p_holm;
+  size_t tests_in_family = 0;
+  std::string method;
+  bool tested() const { return p_value.has_value(); }
+};
+
+struct ComparedRung {
+  std::string rung, cell;  // rung: as shown ("peer:eager")
+  bool peer = false;
+  std::vector<InputCell> inputs;
+  std::vector<std::optional<Verdict>> vs_baseline;  // none for the baseline itself
+};
+
+// Each input's speedup over its own fp32, and its ratio to the baseline's.
+struct ShapeRow {
+  std::string rung;
+  std::vector<std::optional<double>> speedup_vs_fp32;
+  std::vector<std::optional<Bounds>> speedup_vs_fp32_interval;
+  std::vector<std::optional<double>> ratio_to_baseline;  // none for the baseline
+  std::vector<std::optional<Bounds>> ratio_to_baseline_interval;
+};
+
+struct Geomean {
+  double ratio_tokens_per_s = 0, ratio_dt_ms = 0;
+  int rungs = 0;
+};
+
+// What disturbed an input's processes: the median of each noise reading over
+// its complete reports, and every cause named.
+struct InputNoise {
+  std::vector<nlohmann::json> causes;
+  std::optional<double> probe_half_range_pct;
+  std::map<std::string, double> readings;
+};
+
+struct ComparedInput {
+  std::string label, path, run_id;
+  size_t processes_per_rung = 1;
+  nlohmann::json device;  // the device's name, or "?"
+  std::map<std::string, nlohmann::json> environment;  // the subject keys
+  std::optional<InputNoise> noise;
+};
+
+struct Comparison {
+  double alpha = 0.05, noise_threshold_pct = 1;
+  std::vector<ComparedInput> inputs;
+  std::vector<std::string> warnings, forced_differences, environment_unknown_in;
+  std::map<std::string, std::vector<nlohmann::json>> subject;  // key -> a value per input
+  std::vector<ComparedRung> rungs;
+  std::vector<ShapeRow> ladder_shape;
+  std::vector<std::optional<Geomean>> geomean;  // none for the baseline
+};
+
+nlohmann::json comparison_json(const Comparison& c);
+
+}  // namespace ladder

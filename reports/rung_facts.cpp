@@ -1,0 +1,53 @@
+// reports/rung_facts.cpp: see rung_facts.h. The only place compare reads a
+// rung report by key.
+#include "reports/rung_facts.h"
+
+#include "reports/json_fields.h"
+
+namespace ladder {
+
+using nlohmann::json;
+using json_fields::member;
+
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out[prefix] = j;
+  }
+}
+
+namespace {
+
+void read_noise(const json& noise, RungFacts& f) {
+  if (!noise.is_object()) return;  // a peer, or a report from before the noise monitor
+  f.has_noise = true;
+  for (const char* key : {"steal_pct_of_wall", "cpu_pct_of_threads", "involuntary_switches_per_s"})
+    if (const auto v = json_fields::number(noise, key)) f.noise_readings[key] = *v;
+  if (const auto end = json_fields::number(member(noise, "load_1m"), "end")) f.noise_readings["load_1m"] = *end;
+  for (const auto& c : json_fields::array_at(noise, "causes")) f.noise_causes.push_back(c);
+  f.speed_index_per_s = json_fields::number(member(noise, "probe"), "speed_index_per_s");
+}
+
+}  // namespace
+
+RungFacts read_rung_facts(const json& report) {
+  RungFacts f;
+  f.status = json_fields::text(report, "status", "missing");
+  for (const auto& v : json_fields::array_at(member(report, "steps"), "dt_ms"))
+    if (v.is_number()) f.dt_ms.push_back(v.get<double>());
+  f.dt_ms_median = json_fields::number(member(member(report, "summary"), "dt_ms"), "median");
+  f.has_config = member(report, "config").is_object();
+  if (f.has_config) flatten(member(report, "config"), "", f.config);
+  read_noise(member(member(report, "timing"), "noise"), f);
+  f.test_slowdown_pct = json_fields::number(member(report, "timing"), "test_slowdown_pct");
+  if (const json& c = member(member(report, "suite"), "git_commit"); c.is_string()) f.git_commit = c.get<std::string>();
+  const json& b = member(report, "op_breakdown");
+  if (b.is_object() && member(b, "valid") == true && b.contains("categories_ms")) {
+    f.op_breakdown_ms = member(b, "categories_ms");
+    f.op_breakdown_top = member(b, "top_by_category");
+  }
+  return f;
+}
+
+}  // namespace ladder

@@ -1,0 +1,41 @@
+// reports/rung_facts.h: what `ladder compare` reads of a rung report, as a
+// struct (the edge between a report's JSON and compare, reports/compare.h).
+//
+// Reading is lenient: a report from before a field was recorded (the noise
+// monitor, the speed probe, the build stamp) reads as not having it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ladder {
+
+struct RungFacts {
+  std::string status;                 // "ok", "failed", ...; "missing" when the report has none
+  std::vector<double> dt_ms;          // every measured step's
+  std::optional<double> dt_ms_median;  // summary.dt_ms.median
+  bool has_config = false;
+  std::map<std::string, nlohmann::json> config;  // flattened: "model.n_layer" -> 12
+  // The noise monitor's readings (bench/noise_monitor.h), when recorded:
+  // steal_pct_of_wall, cpu_pct_of_threads, involuntary_switches_per_s, load_1m (its end).
+  bool has_noise = false;
+  std::map<std::string, double> noise_readings;
+  std::vector<nlohmann::json> noise_causes;
+  std::optional<double> speed_index_per_s;  // the speed probe's (bench/speed_probe.h)
+  std::optional<double> test_slowdown_pct;  // the test-only slowdown hook's
+  std::optional<std::string> git_commit;    // ladder's build (suite.git_commit)
+  // The op breakdown of the step, when valid: ms per category, and each
+  // category's largest kernels or operators; null otherwise.
+  nlohmann::json op_breakdown_ms, op_breakdown_top;
+};
+
+RungFacts read_rung_facts(const nlohmann::json& report);
+
+// Flattens nested objects into "a.b.c" -> value.
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out);
+
+}  // namespace ladder
