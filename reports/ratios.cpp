@@ -93,16 +93,21 @@ bool never_judged(const RunKind&, const SummaryRow&) { return false; }
 const std::vector<RatioKind>& ratio_kinds() {
   static const std::vector<RatioKind> kKinds = {
       {"speedup_vs_fp32", "x fp32", "the row's tokens/s over the same shape's fp32 rung's", Pairing::kBlocks, false,
-       RatioLayout::kFlat, kRatioRunTable, vs_fp32, fp32_judged},
+       RatioLayout::kFlat, kRatioRunTable,
+       "x fp32, x prev: tokens/s ratios between rungs of this run (x prev: against the rung above, or RUNG for a "
+       "composite RUNG+SWITCH), with their 95 % interval from the per-process values (rounds as blocks, "
+       "reports/block_design.h; none with one process per rung); '?': unresolved, the interval holds 1 and reaches "
+       "past +-1 %",
+       vs_fp32, fp32_judged},
       {"speedup_vs_previous", "x prev",
        "the row's tokens/s over the rung above it (or RUNG's, for a composite RUNG+SWITCH)", Pairing::kBlocks, false,
-       RatioLayout::kFlat, kRatioRunTable, vs_previous, judged_in_ladder},
+       RatioLayout::kFlat, kRatioRunTable, "", vs_previous, judged_in_ladder},
       {"effect_at_top", "at the top", "top's tokens/s over top-X's; top+X's over top's (--mode ablation)",
-       Pairing::kBlocks, false, RatioLayout::kFlat, kRatioSummaryOnly, effect_at_top, judged_in_ablation},
+       Pairing::kBlocks, false, RatioLayout::kFlat, kRatioSummaryOnly, "", effect_at_top, judged_in_ablation},
       {"b_over_a", "B/A tok/s", "side B's tokens/s over side A's of the same cell (--ab)", Pairing::kRounds, true,
-       RatioLayout::kFlat, kRatioSummaryOnly, b_over_a, judged_in_ab},
+       RatioLayout::kFlat, kRatioSummaryOnly, "", b_over_a, judged_in_ab},
       {"ladder_vs_peer", "ladder/peer", "ladder's fused-adamw tokens/s over a PyTorch peer's", Pairing::kBlocks,
-       false, RatioLayout::kPeerObject, kRatioSummaryOnly, ladder_vs_peer, never_judged},
+       false, RatioLayout::kPeerObject, kRatioSummaryOnly, "", ladder_vs_peer, never_judged},
   };
   return kKinds;
 }

@@ -26,6 +26,10 @@
 
 namespace ladder {
 
+// The noise threshold of a run's ratios, as compare's default: an interval
+// that holds 1 and reaches past it is unresolved ('?'; the x fp32 legend says +-1 %).
+inline constexpr double kRatioNoisePct = 1.0;
+
 enum class Pairing { kBlocks, kRounds };
 
 // How summary.json holds a kind: `<key>`, `<key>_interval`, `<key>_against`
@@ -36,6 +40,7 @@ enum class RatioLayout { kFlat, kPeerObject };
 enum RatioShown : unsigned {
   kRatioSummaryOnly = 0,
   kRatioRunTable = 1u << 0,  // a column of the run table, after tokens/s
+  kRatioOnlyWhereAny = 1u << 1,  // with kRatioRunTable: only in a run where some row has a value
 };
 
 // What a kind says of one row.
@@ -59,6 +64,7 @@ struct RatioKind {
   bool tests;           // records a p-value of "the ratio is 1" (`<key>_p`)
   RatioLayout layout;
   unsigned shown;       // RatioShown bits
+  const char* legend;   // the run table's line on it, where shown ("": none)
   RatioAgainst (*against)(const std::vector<SummaryRow>& rows, size_t row);
   // Whether --repeat auto narrows this ratio of `row` in such a run.
   bool (*judged)(const RunKind& run, const SummaryRow& row);

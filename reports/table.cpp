@@ -30,21 +30,31 @@ using nlohmann::json;
 
 namespace {
 
-// The noise threshold of the run table's ratios, as compare's default.
-constexpr double kRatioNoisePct = 1.0;
+// The ratio kinds the run table shows (reports/ratios.cpp), in their order:
+// those shown only where a row has one, only then.
+std::vector<const RatioKind*> shown_ratios(const RunSummary& run) {
+  std::vector<const RatioKind*> kinds;
+  for (const RatioKind& k : ratio_kinds()) {
+    if (!(k.shown & kRatioRunTable)) continue;
+    const bool any = std::any_of(run.rows.begin(), run.rows.end(), [&](const SummaryRow& r) {
+      const auto it = r.ratios.find(k.key);
+      return it != r.ratios.end() && it->second.value;
+    });
+    if (any || !(k.shown & kRatioOnlyWhereAny)) kinds.push_back(&k);
+  }
+  return kinds;
+}
 
 // The run table's columns: the rung and its status, every figure shown in
-// the run table (reports/run_figures.cpp) with the ratios shown there
-// (reports/ratios.cpp) after tokens/s, then the parity verdict and, for a row
-// that did not run, why.
-std::vector<Column> run_columns() {
+// the run table (reports/run_figures.cpp) with the ratios shown there after
+// tokens/s, then the parity verdict and, for a row that did not run, why.
+std::vector<Column> run_columns(const std::vector<const RatioKind*>& ratios) {
   std::vector<Column> cols = {{"rung", "rung", "", Align::kLeft}, {"status", "status", "", Align::kLeft}};
   for (const RunFigure& f : run_figures()) {
     if (!(f.shown & kRunTable)) continue;
     cols.push_back(figure_column(f));
     if (std::string(f.key) == "tokens_per_s_median")
-      for (const RatioKind& k : ratio_kinds())
-        if (k.shown & kRatioRunTable) cols.push_back({k.key, k.label, ""});
+      for (const RatioKind* k : ratios) cols.push_back({k->key, k->label, ""});
   }
   cols.push_back({"parity", "parity", "", Align::kLeft});
   cols.push_back({"reason", "reason", "", Align::kLeft});
@@ -84,15 +94,14 @@ TableCell ratio_cell(const SummaryRow* row, const std::string& key) {
   return {ratio_text(r) + (unresolved ? "?" : ""), *ratio->value};
 }
 
-Row ok_row(const SummaryRow& row, const std::string& name) {
+Row ok_row(const SummaryRow& row, const std::string& name, const std::vector<const RatioKind*>& ratios) {
   Row r;
   r.cells = {{name, nullptr}, {row.status, nullptr}};
   for (const RunFigure& f : run_figures()) {
     if (!(f.shown & kRunTable)) continue;
     r.cells.push_back(figure_cell(f, row.figure(f.key), row.marker(f.key)));
     if (std::string(f.key) == "tokens_per_s_median")
-      for (const RatioKind& k : ratio_kinds())
-        if (k.shown & kRatioRunTable) r.cells.push_back(ratio_cell(&row, k.key));
+      for (const RatioKind* k : ratios) r.cells.push_back(ratio_cell(&row, k->key));
   }
   r.cells.push_back(parity_cell(row));
   r.cells.push_back({"", ""});
@@ -109,8 +118,9 @@ Row failed_row(const SummaryRow& row, const std::string& name, size_t n_columns)
 }
 
 Table run_table(const RunSummary& run) {
+  const std::vector<const RatioKind*> ratios = shown_ratios(run);
   Table t;
-  t.columns = run_columns();
+  t.columns = run_columns(ratios);
   bool peers_header = false;
   for (const auto& row : run.rows) {
     const std::string name = peer_display_name(row.cell);
@@ -120,7 +130,7 @@ Table run_table(const RunSummary& run) {
                                         "process (not in loss parity) --",
                                         run.peers_compared_with)});
     }
-    t.rows.push_back(row.ok() ? ok_row(row, name) : failed_row(row, name, t.columns.size()));
+    t.rows.push_back(row.ok() ? ok_row(row, name, ratios) : failed_row(row, name, t.columns.size()));
   }
   return t;
 }
@@ -251,11 +261,8 @@ std::vector<Line> run_notes(const RunSummary& run, const std::string& summary_pa
       notes.push_back({fmt::format("{}: {}", peer_display_name(row.cell), *row.parity.reason), "parity not checked:",
                        Tone::kWarn});
   noise_notes(run, notes);
-  notes.push_back({fmt::format("x fp32, x prev: tokens/s ratios between rungs of this run (x prev: against the rung "
-                               "above, or RUNG for a composite RUNG+SWITCH), with their 95 % interval "
-                               "from the per-process values (rounds as blocks, reports/block_design.h; none with one "
-                               "process per rung); '?': unresolved, the interval holds 1 and reaches past +-{} %",
-                               kRatioNoisePct)});
+  for (const RatioKind* k : shown_ratios(run))  // each shown ratio's legend, from its declaration
+    if (*k->legend) notes.push_back({k->legend});
   notes.push_back({"MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the "
                    "rung's precision (no datasheet entry). ops/step: CUDA kernels, or aten:: ops on CPU."});
   notes.push_back({"peak GiB: CUDA's peak reserved, or the CPU's peak resident set (the tensors' own peak: "
