@@ -80,6 +80,16 @@ RatioAgainst ladder_vs_peer(const std::vector<SummaryRow>& rows, size_t i) {
           false};
 }
 
+// x compile: each rung against the same shape's torch.compile peer (scripts/peer.py).
+RatioAgainst vs_compile(const std::vector<SummaryRow>& rows, size_t i) {
+  const SummaryRow& row = rows[i];
+  if (!row.ok() || row.is_peer()) return {};
+  const std::string peer = last_cell(rows, row, std::string::npos,
+                                     [](const SummaryRow& r) { return r.peer.value_or("") == "compile"; });
+  if (peer.empty()) return {};
+  return {true, peer};
+}
+
 bool judged_in_ladder(const RunKind& run, const SummaryRow&) { return !run.ab && !run.ablation; }
 bool fp32_judged(const RunKind& run, const SummaryRow& row) {
   return !run.ab && (!run.ablation || starts_with(row.rung, "fp32+"));
@@ -102,6 +112,11 @@ const std::vector<RatioKind>& ratio_kinds() {
       {"speedup_vs_previous", "x prev",
        "the row's tokens/s over the rung above it (or RUNG's, for a composite RUNG+SWITCH)", Pairing::kBlocks, false,
        RatioLayout::kFlat, kRatioRunTable, "", vs_previous, judged_in_ladder},
+      {"speedup_vs_compile", "x compile", "the rung's tokens/s over the same shape's torch.compile peer's",
+       Pairing::kBlocks, false, RatioLayout::kFlat, kRatioRunTable | kRatioOnlyWhereAny,
+       "x compile: each rung's tokens/s over the torch.compile peer's of the same shape (scripts/peer.py, the "
+       "switches of fused-adamw; above 1 the rung is faster), rounds as blocks",
+       vs_compile, never_judged},
       {"effect_at_top", "at the top", "top's tokens/s over top-X's; top+X's over top's (--mode ablation)",
        Pairing::kBlocks, false, RatioLayout::kFlat, kRatioSummaryOnly, "", effect_at_top, judged_in_ablation},
       {"b_over_a", "B/A tok/s", "side B's tokens/s over side A's of the same cell (--ab)", Pairing::kRounds, true,

@@ -82,6 +82,23 @@ TEST(RatioKinds, RecordedRatiosReadBackAndOnlyMissingOnesAreComputed) {
   EXPECT_NEAR(*typed[1].ratios.at("speedup_vs_previous").value, 1.5, 0.05);
 }
 
+// x compile: every rung against the same shape's torch.compile peer; none
+// for the peers themselves, nor in a run without that peer.
+TEST(RatioKinds, XCompileIsEachRungOverTheCompilePeer) {
+  json rows = json::array({row_of("fp32", "fp32", {100, 102}), row_of("fused-adamw", "fused-adamw", {380, 387.6}),
+                           row_of("peer-eager", "fused-adamw", {250, 255}, /*peer=*/true),
+                           row_of("peer-compile", "fused-adamw", {400, 408}, /*peer=*/true)});
+  add_ratios(rows);
+  EXPECT_NEAR(rows[0]["speedup_vs_compile"].get<double>(), 0.25, 1e-12);
+  EXPECT_NEAR(rows[1]["speedup_vs_compile"].get<double>(), 0.95, 1e-12);
+  EXPECT_EQ(rows[1]["speedup_vs_compile_against"], "peer-compile");
+  EXPECT_FALSE(rows[2].contains("speedup_vs_compile"));
+  EXPECT_FALSE(rows[3].contains("speedup_vs_compile"));
+  json without = json::array({row_of("fp32", "fp32", {100, 102}), row_of("bf16", "bf16", {150, 153})});
+  add_ratios(without);
+  EXPECT_FALSE(without[1].contains("speedup_vs_compile"));
+}
+
 TEST(RatioKinds, PairingByRoundKeepsTheRoundsBothSidesRanAndSkipsMissingValues) {
   const ProcessSamples a{{100, 110, NAN, 90}, {1, 2, 3, 4}};
   const ProcessSamples b{{95, 104, 99, 85}, {1, 2, 3, 5}};
