@@ -14,6 +14,7 @@
 #include "reports/export.h"
 #include "bench/micro/command.h"
 #include "bench/roofline.h"
+#include "bench/peers.h"
 #include "bench/run_command.h"
 #include "build_info.h"
 #include "variants/config.h"
@@ -34,6 +35,7 @@ constexpr const char* kUsage =
     "  bands      where a run's top rung spends its step against each PyTorch peer, band by band\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
+    "  peers      the PyTorch peers ladder run can measure beside the rungs (--json: for scripts/peer.py)\n"
     "  switches   print every switch of the ladder (variants/switches/) as a markdown table\n"
     "  version    print the suite version and build\n"
     "\n"
@@ -53,6 +55,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "bands") return ladder::bands_command(args);
   if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "roofline") return ladder::roofline_command(args);
+  if (command == "peers") return ladder::peers_command(args);
   if (command == "switches") {
     fmt::print("{}", ladder::switches_markdown());
     return 0;
@@ -65,7 +68,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, bench, roofline, switches, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, bench, roofline, peers, switches, version (see 'ladder --help')",
                   command));
 }
 

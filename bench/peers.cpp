@@ -11,8 +11,10 @@
 #include <fmt/format.h>
 
 #include "bench/device.h"
+#include "bench/environment.h"
 #include "bench/rung_report.h"
 #include "build_info.h"
+#include "profiler/common/cli.h"
 #include "profiler/device_steps.h"
 #include "profiler/trace_breakdown.h"
 #include "reports/report_loader.h"
@@ -26,10 +28,41 @@ using nlohmann::json;
 
 const std::vector<PeerInfo>& peer_table() {
   static const std::vector<PeerInfo> kPeers = {
-      {"eager", "PyTorch eager: the same model and switches, op by op"},
-      {"compile", "torch.compile (inductor) of forward + loss, the same model and switches"},
+      {"eager", "PyTorch eager: the same model and switches, op by op", false, true},
+      {"compile", "torch.compile (inductor) of forward + loss, the same model and switches", true, true},
   };
   return kPeers;
+}
+
+const PeerInfo& peer_info(const std::string& name) {
+  for (const auto& p : peer_table())
+    if (name == p.name) return p;
+  throw std::logic_error("peer_info: no peer '" + name + "' is declared (bench/peers.cpp)");
+}
+
+int peers_command(const std::vector<std::string>& args) {
+  bool as_json = false;
+  std::string device;
+  ArgParser ap("peers",
+               "The PyTorch peers (ladder run --peers): each is one declaration in bench/peers.cpp and one\n"
+               "measuring function in scripts/peer.py, which reads this list (--json) and, with --environment,\n"
+               "the machine's environment as ladder's reports record it.");
+  ap.add_flag("--json", "print JSON: {\"peers\": [...], \"environment\": ...}", [&] { as_json = true; });
+  ap.add_value("--environment", "DEVICE", "also describe this machine and DEVICE (cpu, cuda, cuda:N)",
+               [&](const std::string& v) { device = v; });
+  if (!ap.parse(args)) return 0;
+  json peers = json::array();
+  for (const auto& p : peer_table())
+    peers.push_back({{"name", p.name}, {"what", p.what}, {"fuses", p.fuses}, {"by_default", p.by_default}});
+  json out = {{"peers", peers}};
+  if (!device.empty()) out["environment"] = describe_environment(parse_device(device));
+  if (as_json) {
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  for (const auto& p : peer_table())
+    fmt::print("{:<10} {:<16} {}\n", p.name, p.by_default ? "default on CUDA" : "on request", p.what);
+  return 0;
 }
 
 std::vector<std::string> parse_peers(const std::string& value, const char* option) {
@@ -58,7 +91,8 @@ std::vector<std::string> parse_peers(const std::string& value, const char* optio
 std::vector<std::string> default_peers(const std::string& device) {
   if (device.rfind("cuda", 0) != 0) return {};
   std::vector<std::string> all;
-  for (const auto& p : peer_table()) all.push_back(p.name);
+  for (const auto& p : peer_table())
+    if (p.by_default) all.push_back(p.name);
   return all;
 }
 
@@ -70,7 +104,7 @@ Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const s
   c.cfg = base;
   c.cfg.rung = kPeerCellPrefix + peer;
   c.cfg.sw = parse_rung(kPeerBaseRung).sw;
-  c.cfg.sw.set("fused", peer == "compile");  // torch.compile is the peers' fusion; eager has none
+  c.cfg.sw.set("fused", peer_info(peer).fuses);  // torch.compile is a peer's fusion; eager has none
   c.cfg.world_size = 1;
   c.cfg.profile.clear();  // Kineto traces are the rungs' (the peer runs no LibTorch harness)
   return c;
@@ -122,7 +156,8 @@ PeerCommand peer_command(const Cell& cell, const std::string& config_path, const
     pc.skip_reason = fmt::format("{} not found (the source tree this ladder was built from)", script);
     return pc;
   }
-  pc.args = {python, script, "--peer", cell.peer, "--config", config_path, "--out", partial_path,
+  pc.args = {python, script, "--peer", cell.peer, "--ladder", fs::read_symlink("/proc/self/exe").string(),
+             "--config", config_path, "--out", partial_path,
              "--label", label, "--run-id", run_id, "--suite-version", build_info::kVersion,
              "--git-commit", build_info::kGitCommit};
   if (quiet) pc.args.push_back("--quiet");

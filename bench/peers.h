@@ -33,20 +33,32 @@ inline constexpr const char* kPeerParityNote =
     "not checked: peers take no part in loss parity (their model init and reduction order differ from "
     "ladder's); their losses are recorded in their reports (steps.loss, warmup_steps.loss)";
 
+// A peer is one declaration here and one measuring function in
+// scripts/peer.py (registered under its name with @peer), which reads this
+// list from `ladder peers --json`.
 struct PeerInfo {
   const char* name;  // "eager", "compile"
   const char* what;
+  bool fuses;        // its own fusion stands in for ladder's fused rung: its config's `fused` is on
+  bool by_default;   // among the CUDA default (--peers unset)
 };
 const std::vector<PeerInfo>& peer_table();
+const PeerInfo& peer_info(const std::string& name);  // throws std::logic_error for an undeclared name
+
+// `ladder peers [--json] [--environment DEVICE]`: the declared peers, and
+// with --environment this machine's environment as ladder's reports record it
+// (bench/environment.h), read in a process of its own: what scripts/peer.py
+// records of the machine, instead of measuring it again in Python.
+int peers_command(const std::vector<std::string>& args);
 
 // "--peers" values: "none", or a comma-separated list of peer names.
 // Throws ConfigError naming the option, the value and the valid names.
 std::vector<std::string> parse_peers(const std::string& value, const char* option = "--peers");
-// The default for a device: none on CPU, eager and compile on CUDA.
+// The default for a device: none on CPU, the peers declared by_default on CUDA.
 std::vector<std::string> default_peers(const std::string& device);
 
 // The peer cell of one shape: `base` (the shape's config) with kPeerBaseRung's
-// switches, `fused` only for compile.
+// switches, `fused` only for a peer that fuses.
 Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const std::string& peer);
 
 // How to start a peer's process: the Python (LADDER_PYTHON, else the

@@ -7,10 +7,17 @@ init, the same synthetic tokens or shards, AdamW groups, LR schedule and grad
 clip) with the switches of the cell's config (those of `fused-adamw`):
 TF32 matmuls, bf16 autocast, SDPA causal attention, vocabulary padded to a
 multiple of 128 (padding logits never enter the loss, as in ladder), fused
-AdamW. The peers differ only in how PyTorch runs the step:
+AdamW. The peers differ only in how PyTorch runs the step: each is one
+declaration in bench/peers.cpp (its name, what it is, whether its own fusion
+stands in for ladder's fused rung), which this script reads from `ladder
+peers --json`, and one measuring function here, registered under that name
+with @peer: it takes the forward-and-loss function and returns the one the
+step runs (`ladder peers` lists them).
 
-  eager    PyTorch eager, op by op (what a nanoGPT user runs without compile)
-  compile  torch.compile (inductor) of forward + loss; backward through AOTAutograd
+What the report says of the machine (host, OS, CPU, device, library
+versions) is ladder's own description (`ladder peers --environment DEVICE`,
+bench/environment.h), with what only this process knows put over it: its
+torch, its threads, its Python.
 
 Timing follows the harness (bench/harness.cpp): each step timed alone (CUDA
 events and a synchronise per step on CUDA, a steady clock on CPU), with its
@@ -37,16 +44,11 @@ import datetime
 import json
 import os
 import platform
-import socket
 import sys
 import time
 import traceback
 
 EXIT_FAILED, EXIT_BAD_INPUT, EXIT_SKIPPED = 1, 2, 3
-PEERS = {
-    "eager": "PyTorch eager: the same model and switches, op by op",
-    "compile": "torch.compile (inductor) of forward + loss, the same model and switches",
-}
 BREAKDOWN_STEPS = 2  # profiled after the measured ones, for the op breakdown
 BREAKDOWN_TRACE = "peer_breakdown.trace.json"  # beside the report: the Kineto trace of those steps
 TEST_FAIL_ENV = "LADDER_TEST_PEER_FAIL"  # test-only: names a peer that raises at its first step
@@ -90,7 +92,7 @@ class Peer:
             "config": self.cfg,
             "peer": {"name": self.name, "program": "scripts/peer.py", "python": sys.executable,
                      "python_version": platform.python_version(), "torch_version": self.torch_version,
-                     "what": PEERS[self.name]},
+                     "what": self.args.declared["what"]},
         }
 
     def write_failure(self, status, reason, message, phase, step=None):
@@ -104,19 +106,18 @@ class Peer:
 # ---------------------------------------------------------------- environment
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
+def ladder_peers(ladder, device):
+    """`ladder peers --json --environment DEVICE`: the declared peers, and the machine as ladder's
+    reports describe it (bench/environment.h), read in a process of ladder's own."""
+    import subprocess
+    p = subprocess.run([ladder, "peers", "--json", "--environment", device], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{ladder} peers --json --environment {device}: exit {p.returncode}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
 
 
 def config_line(torch, *needles):
-    """The first line of torch.__config__.show() that contains a needle (mkl-dnn, OpenMP, GCC)."""
+    """The first line of torch.__config__.show() that contains a needle (GCC, clang)."""
     for line in torch.__config__.show().splitlines():
         line = line.strip().lstrip("- ").strip()
         if any(n in line for n in needles):
@@ -124,46 +125,14 @@ def config_line(torch, *needles):
     return "unknown"
 
 
-def environment(torch, device):
-    u = platform.uname()
-    cuda = device.type == "cuda"
-    if cuda:
-        props = torch.cuda.get_device_properties(device)
-        dev = {"kind": "cuda", "name": torch.cuda.get_device_name(device), "count": torch.cuda.device_count(),
-               "memory_bytes": int(props.total_memory)}
-    else:
-        dev = {"kind": "cpu", "name": cpu_model(), "count": 1,
-               "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")}
-    nccl = None
-    if cuda:
-        try:
-            v = torch.cuda.nccl.version()
-            nccl = v[0] * 10000 + v[1] * 100 + v[2] if isinstance(v, tuple) else int(v)
-        except Exception:  # noqa: BLE001 - a build without NCCL
-            nccl = None
-    cublaslt = None
-    if cuda:  # the libcublasLt torch's cuBLAS loaded: the SONAME is already in the process
-        try:
-            lib = ctypes.CDLL(f"libcublasLt.so.{torch.version.cuda.split('.')[0]}")
-            lib.cublasLtGetVersion.restype = ctypes.c_size_t
-            cublaslt = int(lib.cublasLtGetVersion())
-        except Exception:  # noqa: BLE001 - not loaded or not found: unknown
-            cublaslt = None
-    return {
-        "host": socket.gethostname(),
-        "os": f"{u.system} {u.release} {u.machine}",
-        "cpu_model": cpu_model(),
-        "cpu_logical_cores": os.cpu_count() or 1,
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "threads": {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
-        "device": dev,
-        "versions": {"libtorch": torch.__version__, "cuda_toolkit_at_build": torch.version.cuda,
-                     "cuda_runtime": torch.version.cuda if cuda else None, "cuda_driver": None,
-                     "cudnn": torch.backends.cudnn.version() if cuda else None, "nccl": nccl,
-                     "cublaslt": cublaslt, "mkldnn": config_line(torch, "MKL-DNN", "oneDNN"), "openmp": config_line(torch, "OpenMP")},
-        "compiler": f"Python {platform.python_version()}; torch built with {config_line(torch, 'GCC', 'clang')}",
-        "build_type": "torch wheel (Python)",
-    }
+def environment(torch, machine):
+    """ladder's description of the machine, with this process's own over it: its torch, threads, Python."""
+    env = json.loads(json.dumps(machine))
+    env["threads"] = {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()}
+    env.setdefault("versions", {})["libtorch"] = torch.__version__
+    env["compiler"] = f"Python {platform.python_version()}; torch built with {config_line(torch, 'GCC', 'clang')}"
+    env["build_type"] = "torch wheel (Python)"
+    return env
 
 
 # ---------------------------------------------------------------- memory
@@ -299,9 +268,36 @@ def make_optimizer(torch, params, t, sw, switches):
     return optimizer
 
 
+# ---------------------------------------------------------------- the peers
+
+MEASURING = {}  # peer name -> its measuring function (the declarations: bench/peers.cpp)
+
+
+def peer(name):
+    """Registers a peer's measuring function: (torch, forward_loss) -> (the forward-and-loss the step
+    runs, what the peer's `fused` switch says: its reason, and its mechanism where it fuses)."""
+    def register(fn):
+        MEASURING[name] = fn
+        return fn
+    return register
+
+
+@peer("eager")
+def eager(torch, forward_loss):
+    return forward_loss, {"reason": "eager: no fusion, PyTorch runs each op (ladder's fused ops have no eager "
+                                    "counterpart)"}
+
+
+@peer("compile")
+def compiled(torch, forward_loss):
+    return torch.compile(forward_loss), {"reason": "torch.compile (inductor): generated fused kernels for forward "
+                                                   "and backward",
+                                         "mechanism": "torch.compile(forward + loss), inductor backend"}
+
+
 def make_forward_loss(torch, model, autocast, V, peer_name, fused, switches):
-    """Forward and loss over the first V logits, compiled for the compile peer: what stands in
-    for ladder's fused rung (records fused)."""
+    """Forward and loss over the first V logits, as the peer's measuring function runs it (what
+    stands in for ladder's fused rung: records fused)."""
     import torch.nn.functional as F
 
     def forward_loss(x, y):  # (B, T), (B, T) -> ()
@@ -313,13 +309,10 @@ def make_forward_loss(torch, model, autocast, V, peer_name, fused, switches):
         logits = logits[..., :V]  # (B, T, V): padding logits never enter the softmax
         return F.cross_entropy(logits.reshape(-1, V).float(), y.reshape(-1))
 
-    fused_reason = {"eager": "eager: no fusion, PyTorch runs each op (ladder's fused ops have no eager counterpart)",
-                    "compile": "torch.compile (inductor): generated fused kernels for forward and backward"}
-    if peer_name == "compile":
-        forward_loss = torch.compile(forward_loss)
-    switches["fused"] = {"enabled": fused, "reason": fused_reason[peer_name]}
+    forward_loss, said = MEASURING[peer_name](torch, forward_loss)
+    switches["fused"] = {"enabled": fused, "reason": said["reason"]}
     if fused:
-        switches["fused"].update(effective=True, mechanism="torch.compile(forward + loss), inductor backend")
+        switches["fused"].update(effective=True, mechanism=said.get("mechanism", "none"))
     return forward_loss
 
 
@@ -545,7 +538,7 @@ def measured_report(peer, torch, steps, built, cpu_allocator, op_breakdown):
         data = shard_data(cfg, data)
     report = peer.header("ok")
     report.update({
-        "environment": environment(torch, steps.device),
+        "environment": environment(torch, peer.args.machine),
         "switches": switches,
         "data": data,
         "model": {"n_params": n_params, "n_params_without_wpe": n_params - model.wpe.weight.numel(),
@@ -620,9 +613,28 @@ def shard_data(cfg, base):
     return base
 
 
+def read_declaration(args, device):
+    """Sets args.declared (the peer's declaration) and args.machine from `ladder peers`; returns
+    what is wrong, or None."""
+    try:
+        listed = ladder_peers(args.ladder, device)
+    except (OSError, RuntimeError, ValueError) as e:
+        return f"--ladder: {e}"
+    declared = {p["name"]: p for p in listed["peers"]}
+    if args.peer not in declared:
+        return f"--peer: got '{args.peer}', expected one of: {', '.join(declared)} (ladder peers)"
+    if args.peer not in MEASURING:
+        return (f"--peer: '{args.peer}' is declared in bench/peers.cpp but has no measuring function here "
+                f"(@peer(\"{args.peer}\") in scripts/peer.py)")
+    args.declared, args.machine = declared[args.peer], listed["environment"]
+    return None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peer", required=True, help="eager or compile")
+    ap.add_argument("--peer", required=True, help="a peer's name (ladder peers)")
+    ap.add_argument("--ladder", required=True, help="the ladder executable: its peers and its description of "
+                                                    "the machine (ladder peers --json --environment)")
     ap.add_argument("--config", required=True, help="the cell's config.json (a RunConfig, as ladder writes it)")
     ap.add_argument("--out", required=True, help="the partial report to write")
     ap.add_argument("--run-id", default="peer", help="run id recorded in the report")
@@ -633,9 +645,6 @@ def main(argv=None):
     ap.add_argument("--bf16-off-because", default=None,
                     help="on a CPU: leave bf16 autocast off (the rung would: ladder run --cpu-bf16), for this reason")
     args = ap.parse_args(argv)
-    if args.peer not in PEERS:
-        print(f"peer.py: error: --peer: got '{args.peer}', expected one of: {', '.join(PEERS)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     args.label = args.label or f"peer-{args.peer}"
     try:
         with open(args.config) as f:
@@ -649,6 +658,10 @@ def main(argv=None):
         return EXIT_BAD_INPUT
     except (json.JSONDecodeError, KeyError) as e:
         print(f"peer.py: error: --config: {args.config}: not a ladder cell config ({e})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    why = read_declaration(args, cfg["device"])
+    if why:
+        print(f"peer.py: error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
     peer = Peer(args, cfg)
     try:

@@ -275,7 +275,38 @@ def cuda_device_without_a_gpu(d):
         torch._C._cuda_setDevice = real
 
 
-CASES = {f.__name__: f for f in (eager_peer_in_the_run, peers_default_and_bad_values, failing_peer_is_recorded,
+def each_peer_declared_once(d):
+    """A peer is one declaration (bench/peers.cpp, `ladder peers --json`) and one measuring function
+    in scripts/peer.py (@peer): the two lists name the same peers, and peer.py names no peer
+    elsewhere; a name only one side has is refused before anything runs."""
+    import importlib.util
+    import re
+    listed = json.loads(subprocess.run([LADDER, "peers", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    declared = [p["name"] for p in listed["peers"]]
+    spec = importlib.util.spec_from_file_location("peer", ROOT / "scripts" / "peer.py")
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    assert sorted(peer.MEASURING) == sorted(declared), (peer.MEASURING, declared)
+    source = (ROOT / "scripts" / "peer.py").read_text()
+    for name in declared:
+        uses = [m.start() for m in re.finditer(rf'"{re.escape(name)}"', source)]
+        assert len(uses) == 1 and source[uses[0] - 6:uses[0]] == "@peer(", (name, len(uses))
+    # A declared name without a function, and an undeclared one: exit 2 before any report.
+    cfg = d / "config.json"
+    cfg.write_text(json.dumps({"rung": "peer-x", "device": "cpu", "model": {}, "switches": {}, "train": {},
+                               "batch": 1, "seq": 1, "steps": 1, "warmup": 1, "seed": 1, "threads": 1,
+                               "fixed_batch": False}))
+    for name, said in (("nonesuch", "expected one of: " + ", ".join(declared)),):
+        p = subprocess.run([sys.executable, str(ROOT / "scripts" / "peer.py"), "--peer", name, "--ladder", LADDER,
+                            "--config", str(cfg), "--out", str(d / "out.json")], capture_output=True, text=True)
+        assert p.returncode == 2 and said in p.stderr and not (d / "out.json").exists(), p.stderr
+    peer.MEASURING.pop("eager")
+    assert "has no measuring function" in peer.read_declaration(
+        type("Args", (), {"ladder": LADDER, "peer": "eager"})(), "cpu")
+
+
+CASES = {f.__name__: f for f in (each_peer_declared_once, eager_peer_in_the_run, peers_default_and_bad_values, failing_peer_is_recorded,
                                   interrupt_and_resume_peer, compile_peer_on_cpu, cuda_device_without_a_gpu)}
 
 if __name__ == "__main__":
