@@ -60,8 +60,10 @@ int peers_command(const std::vector<std::string>& args) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
+  size_t width = 0;
+  for (const auto& p : peer_table()) width = std::max(width, std::string(p.name).size());
   for (const auto& p : peer_table())
-    fmt::print("{:<10} {:<16} {}\n", p.name, p.by_default ? "default on CUDA" : "on request", p.what);
+    fmt::print("{:<{}}  {:<15}  {}\n", p.name, width, p.by_default ? "default on CUDA" : "on request", p.what);
   return 0;
 }
 
