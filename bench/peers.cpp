@@ -30,6 +30,10 @@ const std::vector<PeerInfo>& peer_table() {
   static const std::vector<PeerInfo> kPeers = {
       {"eager", "PyTorch eager: the same model and switches, op by op", false, true},
       {"compile", "torch.compile (inductor) of forward + loss, the same model and switches", true, true},
+      {"compile-autotune",
+       "torch.compile mode max-autotune-no-cudagraphs: inductor's GEMMs chosen by autotuning (Triton templates "
+       "against cuBLAS), the same model and switches; compiles for minutes on a GPU",
+       true, false},
   };
   return kPeers;
 }

@@ -295,6 +295,15 @@ def compiled(torch, forward_loss):
                                          "mechanism": "torch.compile(forward + loss), inductor backend"}
 
 
+@peer("compile-autotune")
+def compiled_autotuned(torch, forward_loss):
+    mode = "max-autotune-no-cudagraphs"
+    return torch.compile(forward_loss, mode=mode), {
+        "reason": "torch.compile (inductor, max-autotune): fused kernels, and each GEMM's kernel chosen by timing "
+                  "inductor's Triton templates against cuBLAS",
+        "mechanism": f"torch.compile(forward + loss, mode='{mode}'), inductor backend"}
+
+
 def make_forward_loss(torch, model, autocast, V, peer_name, fused, switches):
     """Forward and loss over the first V logits, as the peer's measuring function runs it (what
     stands in for ladder's fused rung: records fused)."""
