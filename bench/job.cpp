@@ -13,6 +13,7 @@
 #include "bench/child_process.h"
 #include "bench/peers.h"
 #include "bench/roofline.h"
+#include "bench/rung_report.h"
 #include "profiler/common/atomic_file.h"
 #include "reports/peer_cells.h"
 #include "reports/report.h"
@@ -31,21 +32,28 @@ std::string job_label(const Job& job) {
 
 namespace {
 
-// A report for a cell whose process died without writing one.
-// `extra` adds fields to its failure section (a ddp cell's per-rank outcomes).
+// How a job's child ended, as its failure report says it.
+FailureFacts child_failure(const Job& job, const std::string& status, const std::string& reason,
+                           const ChildOutcome& out) {
+  FailureFacts f;
+  f.status = status;
+  f.reason = reason;
+  f.child_ended = true;
+  if (out.exited) f.exit_code = out.exit_code;
+  if (out.signal) f.signal = std::string(strsignal(out.signal));
+  f.seconds = out.seconds;
+  f.repeat = job.round;
+  return f;
+}
+
+// A report for a cell whose process died without writing one; `ranks`: a ddp
+// cell's per-rank outcomes, or null.
 void write_failure(const RunnerOptions& o, const Job& job, const std::string& status, const std::string& reason,
-                   const ChildOutcome& out, const json& extra = json::object()) {
-  const std::string now = utc_now_iso8601();
-  json report = rung_report_header(job.cell->cfg, o.run_id, o.argv, now);
-  report.update({{"status", status},
-                 {"finished_at", now},
-                 {"failure", {{"reason", reason},
-                              {"exit_code", out.exited ? json(out.exit_code) : json()},
-                              {"signal", out.signal ? json(strsignal(out.signal)) : json()},
-                              {"seconds", out.seconds}}}});
-  report["failure"].update(extra);
-  if (job.round > 1) report["failure"]["repeat"] = job.round;
-  write_report(job_report(o, job).string(), report);
+                   const ChildOutcome& out, const json& ranks = nullptr) {
+  FailureFacts f = child_failure(job, status, reason, out);
+  f.ranks = ranks;
+  write_report(job_report(o, job).string(),
+               build_failure_report(job.cell->cfg, o.run_id, o.argv, utc_now_iso8601(), f));
 }
 
 // Before a job's child runs: its report directory, the cell's config.json
@@ -171,18 +179,10 @@ namespace {
 void write_peer_failure(const RunnerOptions& o, const Job& job, const std::string& status, const std::string& reason,
                         const ChildOutcome& out) {
   const Cell& c = *job.cell;
-  const std::string now = utc_now_iso8601();
-  json report = rung_report_header(c.cfg, o.run_id, o.argv, now);
-  report.update({{"status", status},
-                 {"finished_at", now},
-                 {"peer", {{"name", c.peer}, {"program", "scripts/peer.py"}, {"torch_version", nullptr},
-                           {"what", "a PyTorch peer (bench/peers.h)"}}},
-                 {"failure", {{"reason", reason},
-                              {"exit_code", out.exited ? json(out.exit_code) : json()},
-                              {"signal", out.signal ? json(strsignal(out.signal)) : json()},
-                              {"seconds", out.seconds}}}});
-  if (job.round > 1) report["failure"]["repeat"] = job.round;
-  write_report(job_report(o, job).string(), report);
+  const json peer = {{"name", c.peer}, {"program", "scripts/peer.py"}, {"torch_version", nullptr},
+                     {"what", peer_info(c.peer).what}};
+  write_report(job_report(o, job).string(), build_failure_report(c.cfg, o.run_id, o.argv, utc_now_iso8601(),
+                                                                 child_failure(job, status, reason, out), peer));
 }
 
 }  // namespace

@@ -128,56 +128,30 @@ json rank_figures(const RunConfig& c, const torch::Device& device, const Harness
   return j;
 }
 
-// The ddp section of rank 0's report: every rank's figures and their spread.
-// How the ddp section's traffic figures are read; `interfaces` those counted on rank 0's host.
-json traffic_section(const std::vector<std::string>& interfaces, bool zero1) {
-  json j = {{"ring_model", "per_rank[].sent_bytes_ring: the payload this rank handed to each collective, counted, "
-                           "times what a ring sends from it: 2(R-1)/R of an all-reduce, a broadcast's payload from "
-                           "every rank but the one before its root (Gloo's broadcast is a tree: the same bytes in "
-                           "all, per rank at two ranks)"},
-            {"measured", "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of "
-                         "the rank's network namespace, loopback and ifb mirrors excluded) across each step: everything the host "
-                         "sent, TCP/IP headers included; ranks on one host share them, and ranks that talk over "
-                         "loopback or NVLink read 0"},
-            {"interfaces", interfaces}};
-  if (zero1)
-    j["gather"] = "per_rank[].gather_ms: ZeRO-1's parameter broadcasts, in the optimizer phase after this rank's "
-                  "AdamW, first launch to the last wait's return; nothing overlaps them";
-  return j;
-}
-
-json ddp_section(const RunConfig& c, const torch::Device& device, const LaunchEnv& env, ProcessGroup& pg,
-                 const HarnessResult& r, const std::vector<std::string>& interfaces) {
+// The facts of rank 0's ddp section (bench/rung_report.h builds it): the
+// process group, and every rank's figures, which the other ranks hand to
+// rank 0 through the group's store; null on the other ranks.
+std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& device, const LaunchEnv& env,
+                                  ProcessGroup& pg, const HarnessResult& r,
+                                  const std::vector<std::string>& interfaces) {
   json mine = rank_figures(c, device, r);
   if (c.rank != 0) {
     pg.set(fmt::format("figures/{}", c.rank), mine.dump());
-    return nullptr;
+    return std::nullopt;
   }
-  json ranks = json::array({mine});
-  for (int k = 1; k < c.world_size; ++k) ranks.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
-  json agg;
-  for (const StepMetric& m : step_metrics()) {
-    if (m.ranks != RankScope::kAcrossRanks) continue;
-    std::vector<double> medians;
-    for (const auto& rk : ranks)
-      if (rk["median"].contains(m.key)) medians.push_back(rk["median"][m.key].get<double>());
-    if (!medians.empty()) agg[m.key] = summarize(medians);
-  }
-  return {{"world_size", c.world_size},
-          {"backend", pg.backend_name()},
-          {"launcher", env.launcher},
-          {"master", pg.master()},
-          {"timeouts_s", {{"first_step", c.ddp.first_timeout_s}, {"steady", c.ddp.timeout_s},
-                          {"connect", c.ddp.connect_timeout_s}}},
-          {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
-          {"comm_timing", pg.backend_name() == "gloo"
-                              ? "host clock at launch and at the work's completion callback"
-                              : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end "
-                                "CUDA events); exposed is the compute stream's wait from backward's end to after "
-                                "the last bucket (CUDA events)"},
-          {"traffic", traffic_section(interfaces, c.sw.on("zero1"))},
-          {"per_rank", ranks},
-          {"across_ranks_of_medians", agg}};
+  DdpFacts d;
+  d.world_size = c.world_size;
+  d.backend = pg.backend_name();
+  d.launcher = env.launcher;
+  d.master = pg.master();
+  d.first_timeout_s = c.ddp.first_timeout_s;
+  d.timeout_s = c.ddp.timeout_s;
+  d.connect_timeout_s = c.ddp.connect_timeout_s;
+  d.interfaces = interfaces;
+  d.zero1 = c.sw.on("zero1");
+  d.per_rank.push_back(mine);
+  for (int k = 1; k < c.world_size; ++k) d.per_rank.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
+  return d;
 }
 
 // What measure_rung builds before the first step.
@@ -315,7 +289,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
     m.op_counts = std::move(ops.op_counts);
     m.op_breakdown = std::move(ops.op_breakdown);
   }
-  m.ddp = s.pg ? ddp_section(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces()) : json();
+  if (s.pg) m.ddp = ddp_facts(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces());
   m.environment = describe_environment(s.device);
   m.n_params = step.model()->num_params();
   m.n_params_without_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);
@@ -341,15 +315,14 @@ void write_failure_report(const RunConfig& c, const MeasureOptions& o, const std
                           const std::exception& e, const Position& position) {
   const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr;
   const bool diverged = dynamic_cast<const Diverged*>(&e) != nullptr;
-  json report = rung_report_header(c, o.run_id, o.argv, started_at);
-  report.update({{"status", oom ? "oom" : diverged ? "diverged" : "failed"},
-                 {"finished_at", utc_now_iso8601()},
-                 {"failure", {{"reason", oom ? "out of memory" : diverged ? "diverged" : "exception"},
-                              {"message", std::string(e.what()).substr(0, 2000)},
-                              {"step", position.step},
-                              {"phase", position.phase},
-                              {"rank", c.rank}}}});
-  write_report(o.report_path, report);
+  FailureFacts f;
+  f.status = oom ? "oom" : diverged ? "diverged" : "failed";
+  f.reason = oom ? "out of memory" : diverged ? "diverged" : "exception";
+  f.message = e.what();
+  f.step = position.step;
+  f.phase = position.phase;
+  f.rank = c.rank;
+  write_report(o.report_path, build_failure_report(c, o.run_id, o.argv, started_at, f));
 }
 
 }  // namespace

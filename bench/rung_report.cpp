@@ -141,6 +141,52 @@ json timing_section(const MeasuredRun& m, const HarnessResult& r, double dt_medi
           {"noise", r.noise}};
 }
 
+// How the ddp section's traffic figures are read.
+json traffic_section(const DdpFacts& d) {
+  json j = {{"ring_model", "per_rank[].sent_bytes_ring: the payload this rank handed to each collective, counted, "
+                           "times what a ring sends from it: 2(R-1)/R of an all-reduce, a broadcast's payload from "
+                           "every rank but the one before its root (Gloo's broadcast is a tree: the same bytes in "
+                           "all, per rank at two ranks)"},
+            {"measured", "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of "
+                         "the rank's network namespace, loopback and ifb mirrors excluded) across each step: everything the host "
+                         "sent, TCP/IP headers included; ranks on one host share them, and ranks that talk over "
+                         "loopback or NVLink read 0"},
+            {"interfaces", d.interfaces}};
+  if (d.zero1)
+    j["gather"] = "per_rank[].gather_ms: ZeRO-1's parameter broadcasts, in the optimizer phase after this rank's "
+                  "AdamW, first launch to the last wait's return; nothing overlaps them";
+  return j;
+}
+
+// The ddp section of rank 0's report: every rank's figures and, for the
+// step metrics declared kAcrossRanks, the spread of the ranks' medians.
+json ddp_section(const std::optional<DdpFacts>& ddp) {
+  if (!ddp) return nullptr;
+  const DdpFacts& d = *ddp;
+  json agg;
+  for (const StepMetric& m : step_metrics()) {
+    if (m.ranks != RankScope::kAcrossRanks) continue;
+    std::vector<double> medians;
+    for (const auto& rk : d.per_rank)
+      if (rk["median"].contains(m.key)) medians.push_back(rk["median"][m.key].get<double>());
+    if (!medians.empty()) agg[m.key] = summarize(medians);
+  }
+  return {{"world_size", d.world_size},
+          {"backend", d.backend},
+          {"launcher", d.launcher},
+          {"master", d.master},
+          {"timeouts_s", {{"first_step", d.first_timeout_s}, {"steady", d.timeout_s}, {"connect", d.connect_timeout_s}}},
+          {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
+          {"comm_timing", d.backend == "gloo"
+                              ? "host clock at launch and at the work's completion callback"
+                              : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end "
+                                "CUDA events); exposed is the compute stream's wait from backward's end to after "
+                                "the last bucket (CUDA events)"},
+          {"traffic", traffic_section(d)},
+          {"per_rank", d.per_rank},
+          {"across_ranks_of_medians", agg}};
+}
+
 }  // namespace
 
 json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
@@ -159,11 +205,14 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   json report = rung_report_header(c, m.run_id, m.argv, m.started_at);
   report.update({
       {"status", "ok"},
-      {"finished_at", utc_now_iso8601()},
+      {"finished_at", m.finished_at.empty() ? utc_now_iso8601() : m.finished_at},
       {"environment", m.environment},
       {"world_size", c.world_size},
       {"switches", m.switches},
-      {"parity", {{"status", "pending"}, {"class", parity_class(numerics)}, {"rtol", parity_rtol(numerics)}}},
+      {"parity", m.parity_not_checked.empty()
+                     ? json{{"status", "pending"}, {"class", parity_class(numerics)}, {"rtol", parity_rtol(numerics)}}
+                     : json{{"status", "not_checked"}, {"class", parity_class(c.sw)}, {"rtol", parity_rtol(c.sw)},
+                            {"reason", m.parity_not_checked}}},
       {"data", m.data},
       {"model", {{"n_params", m.n_params}, {"n_params_without_wpe", m.n_params_without_wpe},
                  {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},
@@ -178,7 +227,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
       {"mfu", mfu_section(m, precision, tok_s, fpt, roof, roof_source)},
       {"memory", memory_section(m, r.memory)},
       {"op_counts", m.op_counts},
-      {"ddp", m.ddp},
+      {"ddp", ddp_section(m.ddp)},
       {"op_breakdown", m.op_breakdown},
       {"gemm_plan", m.gemm_plan},
       {"profile", m.profile},
@@ -186,6 +235,26 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
       {"warmup_steps", steps_to_json(r.warmup_steps, metrics)},
       {"summary", summary},
   });
+  if (!m.suite.is_null()) report["suite"] = m.suite;
+  if (!m.peer.is_null()) report["peer"] = m.peer;
+  return report;
+}
+
+json build_failure_report(const RunConfig& c, const std::string& run_id, const std::vector<std::string>& argv,
+                          const std::string& started_at, const FailureFacts& f, const json& peer) {
+  auto optional = [](const auto& v) { return v ? json(*v) : json(); };
+  json failure = {{"reason", f.reason}};
+  if (f.message) failure["message"] = f.message->substr(0, 2000);
+  if (f.phase) failure["phase"] = *f.phase;
+  if (f.step) failure["step"] = *f.step;
+  if (f.rank) failure["rank"] = *f.rank;
+  if (f.child_ended)
+    failure.update({{"exit_code", optional(f.exit_code)}, {"signal", optional(f.signal)}, {"seconds", f.seconds}});
+  if (f.ranks.is_object()) failure.update(f.ranks);
+  if (f.repeat > 1) failure["repeat"] = f.repeat;
+  json report = rung_report_header(c, run_id, argv, started_at);
+  report.update({{"status", f.status}, {"finished_at", utc_now_iso8601()}, {"failure", failure}});
+  if (!peer.is_null()) report["peer"] = peer;
   return report;
 }
 

@@ -1,5 +1,8 @@
-// bench/rung_report.h: the one builder of a rung report (report.json), for a
-// rung measured by this build's harness and for a PyTorch peer alike.
+// bench/rung_report.h: the one builder of a rung report (report.json): for a
+// rung measured by this build's harness, for a PyTorch peer, and for a
+// process that failed (from inside it, or from the runner for a child that
+// left none), each from typed parts, nothing patched into it afterwards;
+// rank 0's ddp section too, from every rank's figures (DdpFacts).
 //
 // What a process measured comes in two parts: its steps (the harness's
 // HarnessResult: warm-up and measured StepRecords, timing, memory peaks) and
@@ -11,6 +14,7 @@
 // once (reports/rung_report.schema.json describes the result).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,17 @@
 #include "variants/config.h"
 
 namespace ladder {
+
+// What rank 0 of a ddp job knows for its report's ddp section: its process
+// group, and every rank's figures (per-step arrays and medians, rank 0 first).
+struct DdpFacts {
+  int world_size = 1;
+  std::string backend, launcher, master;
+  double first_timeout_s = 0, timeout_s = 0, connect_timeout_s = 0;
+  std::vector<std::string> interfaces;  // the network interfaces counted on rank 0's host
+  bool zero1 = false;
+  std::vector<nlohmann::json> per_rank;
+};
 
 struct MeasuredRun {
   RunConfig cfg;
@@ -33,7 +48,8 @@ struct MeasuredRun {
   nlohmann::json gemm_plan;      // report.gemm_plan: fused-linear's GEMM plan (null without fused linears)
   nlohmann::json data;           // what the steps read (TokenSource::describe)
   int64_t n_params = 0, n_params_without_wpe = 0;
-  nlohmann::json op_counts, op_breakdown, profile, ddp;  // null when not measured
+  nlohmann::json op_counts, op_breakdown, profile;  // null when not measured
+  std::optional<DdpFacts> ddp;   // rank 0 of a ddp job
   nlohmann::json cpu_allocator;  // keep_cpu_memory_in_process on CPU; null on CUDA
   bool graph = false;            // CUDA-graph replays: allocated/active peaks miss the graph's pool
   std::string memory_monitor;    // how the per-step peaks were read (memory.measured.monitor)
@@ -44,11 +60,40 @@ struct MeasuredRun {
   std::string tokens_basis = "median tokens_per_s_per_device";
   std::string roofline_file;     // the run's roofline.json; "" or unusable: probe here
   std::string roofline_probe_by = "this process, after its steps";
+  // A PyTorch peer's report (bench/peers.h): what its own process says of
+  // itself, and why its parity is not checked. Empty or null for a rung.
+  nlohmann::json suite, peer;    // its program's suite and peer sections
+  std::string finished_at;       // its own clock; "" now
+  std::string parity_not_checked;  // the parity's reason; "" pending (the runner checks it)
+};
+
+// How a process ended that ran no complete measurement: the failure section
+// of its report. From inside the process (measure: an exception, an OOM, a
+// divergence, with the step and phase) or from the runner for a child that
+// left no report (its exit code, signal and time).
+struct FailureFacts {
+  std::string status;  // failed, oom, diverged, crashed, timeout, skipped, ...
+  std::string reason;
+  std::optional<std::string> message, phase;
+  std::optional<int64_t> step;
+  std::optional<int> rank;
+  bool child_ended = false;  // the runner's view: exit_code, signal, seconds
+  std::optional<int> exit_code;
+  std::optional<std::string> signal;
+  double seconds = 0;
+  int repeat = 1;            // the round, said when > 1
+  nlohmann::json ranks;      // a ddp job's outcomes: first_failed_rank and each rank's; null for one process
 };
 
 // The report of a process whose steps all ran: status "ok", parity pending
-// (the runner checks it against the baseline's losses).
+// (the runner checks it against the baseline's losses), or not checked (a peer).
 nlohmann::json build_rung_report(const MeasuredRun& m, const HarnessResult& r);
+
+// The report of a process that failed: its header, status and failure
+// section; `peer` a peer's identity section (null for a rung).
+nlohmann::json build_failure_report(const RunConfig& c, const std::string& run_id,
+                                    const std::vector<std::string>& argv, const std::string& started_at,
+                                    const FailureFacts& f, const nlohmann::json& peer = nullptr);
 
 // The same harness result from a list of steps run back to back and timed
 // alike (a peer's records): the warm-up rule (warmup_done) decides where
