@@ -44,6 +44,13 @@ const PeerInfo& peer_info(const std::string& name) {
   throw std::logic_error("peer_info: no peer '" + name + "' is declared (bench/peers.cpp)");
 }
 
+std::string peer_names(bool defaults_only) {
+  std::string names;
+  for (const auto& p : peer_table())
+    if (p.by_default || !defaults_only) names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+  return names;
+}
+
 int peers_command(const std::vector<std::string>& args) {
   bool as_json = false;
   std::string device;
@@ -72,8 +79,7 @@ int peers_command(const std::vector<std::string>& args) {
 }
 
 std::vector<std::string> parse_peers(const std::string& value, const char* option) {
-  std::string valid;
-  for (const auto& p : peer_table()) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", p.name);
+  const std::string valid = peer_names(false);
   if (value == "none") return {};
   std::vector<std::string> out;
   size_t start = 0;

@@ -43,7 +43,9 @@ struct PeerInfo {
   bool by_default;   // among the CUDA default (--peers unset)
 };
 const std::vector<PeerInfo>& peer_table();
-const PeerInfo& peer_info(const std::string& name);  // throws std::logic_error for an undeclared name
+const PeerInfo& peer_info(const std::string& name);
+// "eager, compile": the declared peers' names (`defaults_only`: the CUDA default's).
+std::string peer_names(bool defaults_only);  // throws std::logic_error for an undeclared name
 
 // `ladder peers [--json] [--environment DEVICE]`: the declared peers, and
 // with --environment this machine's environment as ladder's reports record it

@@ -186,9 +186,10 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                [&](const std::string& v) { a.ab = v; });
   ap.add_value("--nproc-per-node", "N", "ranks of the ddp rung on this machine (default: GPUs, or 2 on CPU)",
                [&](const std::string& v) { a.nproc = parse_int("--nproc-per-node", v); });
-  ap.add_value("--peers", "none|eager,compile",
-               "PyTorch peers run after the rungs with fused-adamw's switches (scripts/peer.py): eager, "
-               "torch.compile (default: none on CPU, eager,compile on CUDA)",
+  ap.add_value("--peers", "none|NAME,...",
+               fmt::format("PyTorch peers run after the rungs with fused-adamw's switches (scripts/peer.py; "
+                           "'ladder peers' says what each is): {} (default: none on CPU, {} on CUDA)",
+                           peer_names(false), peer_names(true)),
                [&](const std::string& v) { a.peers = parse_peers(v); });
   ap.add_value("--roofline", "FILE",
                "use this roofline (ladder roofline --out, measured on this device) instead of probing one "
