@@ -74,7 +74,7 @@ class TraceProfiler final {
   TraceProfiler& operator=(const TraceProfiler&) = delete;
 
   // Around every step the harness runs (its observer list calls these,
-  // bench/measure.cpp). Only step_begins and step_ends run inside the timed
+  // bench/measure/measure.cpp). Only step_begins and step_ends run inside the timed
   // region, and they only open and close the step's range; starting,
   // stopping and writing a trace happen in before_step and after_step.
   void before_step(int64_t step);

@@ -298,7 +298,7 @@ std::vector<double> add_probe_causes(const LoadedRun& run, std::vector<json>& ca
 }
 
 // What disturbed an input's processes (their noise monitors,
-// bench/noise_monitor.h): the median over its complete reports of each
+// bench/measure/noise_monitor.h): the median over its complete reports of each
 // reading, and every cause named.
 std::optional<InputNoise> input_noise(const LoadedRun& run) {
   std::map<std::string, std::vector<double>> values;
@@ -415,7 +415,7 @@ void check_comparable(const std::vector<LoadedRun>& runs, const std::vector<std:
 // warnings it raises go to `cmp`.
 ComparedRung compare_cell(const std::vector<LoadedRun>& runs, const std::string& cell, const CompareOptions& opts,
                           Comparison& cmp) {
-  // A PyTorch peer (bench/peers.h) is shown as "peer:<name>" beside the
+  // A PyTorch peer (bench/run/peers.h) is shown as "peer:<name>" beside the
   // rungs, and stays out of the geomean over the rungs.
   ComparedRung row{peer_display_name(cell), cell, is_peer_cell(cell), {}, {std::nullopt}};
   std::string missing_in;

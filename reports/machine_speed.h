@@ -1,5 +1,5 @@
 // reports/machine_speed.h: whether the machine's speed, as the speed probe
-// read it (bench/speed_probe.h), explains why a cell's processes differ.
+// read it (bench/measure/speed_probe.h), explains why a cell's processes differ.
 //
 // Every process times a fixed workload beside its steps (timing.noise.probe,
 // speed_index_per_s). When a cell's per-process step times spread more than a
@@ -23,7 +23,7 @@ namespace ladder {
 // few percent between the steps of a process and between processes (2-3 % CV
 // for fp32 gpt2-124m B4 T64 on this repository's 2-core VM); past the limit,
 // a difference of that size between two runs is the machine's, not the code's.
-// The run table's noise verdict (bench/summary_rows.cpp) and the rule below.
+// The run table's noise verdict (bench/run/summary_rows.cpp) and the rule below.
 inline constexpr double kQuietCvLimit = 0.05;
 
 struct ProbeSpread {

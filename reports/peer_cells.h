@@ -1,7 +1,7 @@
 // reports/peer_cells.h: how a run's PyTorch peer cells are named, in the
 // matrix and in what tables and comparisons show.
 //
-// A peer (bench/peers.h: `ladder run --peers`) is the cell "peer-<name>", or
+// A peer (bench/run/peers.h: `ladder run --peers`) is the cell "peer-<name>", or
 // "<shape>/peer-<name>" in a multi-shape matrix, measured with the switches
 // of kPeerBaseRung. Reports read these names back, so they live here, below
 // the bench that makes the cells.

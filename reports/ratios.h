@@ -12,7 +12,7 @@
 // ratios.cpp holds the list and computes every kind; the runner records them
 // in summary.json (reports/run_model.h writes them), the run table shows the
 // kinds marked for it after tokens/s, the ablation and A/B tables and the
-// peers' line read theirs by key, --repeat auto (bench/rounds.cpp) narrows
+// peers' line read theirs by key, --repeat auto (bench/run/rounds.cpp) narrows
 // the judged ones, and compare's per-input speedups are the fp32 kind. A new
 // kind is one entry in ratios.cpp, with its test.
 #pragma once

@@ -3,7 +3,7 @@
 // The format is described by reports/rung_report.schema.json and versioned
 // by kSchemaVersion. Every metric key carries its unit (dt_ms, tokens_per_s,
 // mfu_pct, peak_reserved_bytes). Per-step series are stored as columns
-// (bench/step_columns.h).
+// (bench/measure/step_columns.h).
 #pragma once
 
 #include <string>

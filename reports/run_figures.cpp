@@ -51,7 +51,7 @@ const std::vector<RunFigure>& run_figures() {
       {"mfu_pct_measured_roofline", "MFU against the matmul roofline measured on this device",
        [](R r) { return at(r, {"mfu", "measured_roofline", "mfu_pct"}); }, Across::kMedian, "", "", "{:.1f}", 1,
        nullptr, kSummaryOnly, nullptr},
-      // What MFU divides by a peak (bench/step_metrics.cpp: model_tflops).
+      // What MFU divides by a peak (bench/measure/step_metrics.cpp: model_tflops).
       {"model_tflops_median", "model TFLOP/s achieved: the step's tokens x FLOPs per token over dt, the median step",
        [](R r) { return at(r, {"summary", "model_tflops", "median"}); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
        nullptr, kRunTable, nullptr},
@@ -59,8 +59,8 @@ const std::vector<RunFigure>& run_figures() {
        [](R r) { return at(r, {"memory", "measured", "peak_bytes"}); }, Across::kMax, "peak", "GiB", "{:.2f}", kGiB,
        nullptr, kRunTable | kCompareTable, "Peak memory per rung (GiB, lower is better)"},
       // Beside the measured peak: what the analytic estimate expected
-      // (bench/memory.h; what zero1 and act-ckpt change, per rank).
-      {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/memory.h)",
+      // (bench/measure/memory.h; what zero1 and act-ckpt change, per rank).
+      {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/measure/memory.h)",
        [](R r) { return at(r, {"memory", "estimate", "total_bytes"}); }, Across::kMax, "est", "GiB", "{:.2f}", kGiB,
        nullptr, kRunTable, nullptr},
       // ddp: what the busiest rank sends per step under the ring model

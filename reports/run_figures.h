@@ -6,14 +6,14 @@
 // one process's value is read from its rung report, how the values of a
 // cell's processes combine (--repeat N), and how it is shown: a column of the
 // run table and of compare's table, a chart of the HTML page. The summary
-// rows (bench/summary_rows.cpp), the run table (reports/table.cpp), compare's
+// rows (bench/run/summary_rows.cpp), the run table (reports/table.cpp), compare's
 // input figures and table (reports/compare.cpp) and the HTML charts all come
 // from the list in run_figures.cpp: a new figure is one entry there. The
 // summary schema admits any key with a unit suffix (figure_key_has_unit), so
 // it needs no edit either.
 //
 // The per-step metrics each report carries are declared the same way, a
-// layer below, in bench/step_metrics.cpp.
+// layer below, in bench/measure/step_metrics.cpp.
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
 // reports/run_model.h: a run's summary as structs.
 //
-// summary.json (bench/runner.cpp writes it) is read once, here, into a
+// summary.json (bench/run/runner.cpp writes it) is read once, here, into a
 // RunSummary: its rows as SummaryRow, each with its per-process samples, its
 // figures (reports/run_figures.h) and its ratios (reports/ratios.h). The run
 // table, the ratios and --repeat auto's planning work on these; the JSON is
@@ -47,7 +47,7 @@ struct RowParity {
   std::optional<std::string> reason;
 };
 
-// The noise verdict of a row (bench/summary_rows.cpp).
+// The noise verdict of a row (bench/run/summary_rows.cpp).
 struct RowNoise {
   bool recorded = false;
   std::optional<bool> quiet;

@@ -20,12 +20,12 @@ struct RungFacts {
   std::optional<double> dt_ms_median;  // summary.dt_ms.median
   bool has_config = false;
   std::map<std::string, nlohmann::json> config;  // flattened: "model.n_layer" -> 12
-  // The noise monitor's readings (bench/noise_monitor.h), when recorded:
+  // The noise monitor's readings (bench/measure/noise_monitor.h), when recorded:
   // steal_pct_of_wall, cpu_pct_of_threads, involuntary_switches_per_s, load_1m (its end).
   bool has_noise = false;
   std::map<std::string, double> noise_readings;
   std::vector<nlohmann::json> noise_causes;
-  std::optional<double> speed_index_per_s;  // the speed probe's (bench/speed_probe.h)
+  std::optional<double> speed_index_per_s;  // the speed probe's (bench/measure/speed_probe.h)
   std::optional<double> test_slowdown_pct;  // the test-only slowdown hook's
   std::optional<std::string> git_commit;    // ladder's build (suite.git_commit)
   // The op breakdown of the step, when valid: ms per category, and each

@@ -29,7 +29,7 @@ std::string roofline_figures(const nlohmann::json& roofline);
 void write_ratios(const std::vector<SummaryRow>& rows, nlohmann::json& json_rows);
 
 // Adds every ratio (reports/ratios.h) to summary.json's rows, as
-// bench/runner.cpp does before writing them.
+// bench/run/runner.cpp does before writing them.
 void add_ratios(nlohmann::json& rows);
 
 }  // namespace ladder

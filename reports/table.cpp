@@ -181,7 +181,7 @@ void not_effective_notes(const RunSummary& run, std::vector<Line>& notes) {
 }
 
 // Rows whose dt moved more than a quiet machine's (the noise verdict,
-// bench/summary_rows.cpp), with their CVs, and 'p' MFU above 100 % (a
+// bench/run/summary_rows.cpp), with their CVs, and 'p' MFU above 100 % (a
 // roofline probe that ran slow).
 void noise_notes(const RunSummary& run, std::vector<Line>& notes) {
   std::string noisy;
@@ -247,7 +247,7 @@ void process_notes(const RunSummary& run, std::vector<Line>& notes) {
                                  unresolved.empty() ? std::string() : "; still wider: " + unresolved),
                      "repeat auto:", unresolved.empty() ? Tone::kPlain : Tone::kWarn});
   }
-  if (run.resolution) notes.push_back({*run.resolution, "resolution:"});  // --ab, --repeat auto (bench/rounds.h)
+  if (run.resolution) notes.push_back({*run.resolution, "resolution:"});  // --ab, --repeat auto (bench/run/rounds.h)
 }
 
 std::vector<Line> run_notes(const RunSummary& run, const std::string& summary_path) {

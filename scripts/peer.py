@@ -8,7 +8,7 @@ clip) with the switches of the cell's config (those of `fused-adamw`):
 TF32 matmuls, bf16 autocast, SDPA causal attention, vocabulary padded to a
 multiple of 128 (padding logits never enter the loss, as in ladder), fused
 AdamW. The peers differ only in how PyTorch runs the step: each is one
-declaration in bench/peers.cpp (its name, what it is, whether its own fusion
+declaration in bench/run/peers.cpp (its name, what it is, whether its own fusion
 stands in for ladder's fused rung), which this script reads from `ladder
 peers --json`, and one measuring function here, registered under that name
 with @peer: it takes the forward-and-loss function and returns the one the
@@ -16,10 +16,10 @@ step runs (`ladder peers` lists them).
 
 What the report says of the machine (host, OS, CPU, device, library
 versions) is ladder's own description (`ladder peers --environment DEVICE`,
-bench/environment.h), with what only this process knows put over it: its
+bench/measure/environment.h), with what only this process knows put over it: its
 torch, its threads, its Python.
 
-Timing follows the harness (bench/harness.cpp): each step timed alone (CUDA
+Timing follows the harness (bench/measure/harness.cpp): each step timed alone (CUDA
 events and a synchronise per step on CUDA, a steady clock on CPU), with its
 memory peaks: the CUDA caching allocator's, or the process's VmHWM on CPU
 (reset before each step), with the same glibc malloc settings as a C++ CPU
@@ -28,9 +28,9 @@ plus the measured ones, all alike, and records each.
 
 It writes a partial rung report (--out): what this process is and one
 record per step. `ladder run` makes <cell>/report.json from it with the
-builder rungs use (bench/rung_report.h, reports/rung_report.schema.json):
+builder rungs use (bench/measure/rung_report.h, reports/rung_report.schema.json):
 the warm-up rule decides which records are measured, and the summary
-statistics, timing, memory, FLOPs and MFU (bench/mfu.h, against the run's
+statistics, timing, memory, FLOPs and MFU (bench/measure/mfu.h, against the run's
 roofline.json), the op breakdown (from the Kineto trace of BREAKDOWN_STEPS
 extra profiled steps, peer_breakdown.trace.json beside the report) and the
 parity note are computed there, in one place, exactly as for a rung.
@@ -108,7 +108,7 @@ class Peer:
 
 def ladder_peers(ladder, device):
     """`ladder peers --json --environment DEVICE`: the declared peers, and the machine as ladder's
-    reports describe it (bench/environment.h), read in a process of ladder's own."""
+    reports describe it (bench/measure/environment.h), read in a process of ladder's own."""
     import subprocess
     p = subprocess.run([ladder, "peers", "--json", "--environment", device], capture_output=True, text=True)
     if p.returncode != 0:
@@ -139,7 +139,7 @@ def environment(torch, machine):
 
 
 def keep_cpu_memory_in_process():
-    """bench/cpu_allocator.cpp's mallopt settings, so a CPU peer's large tensors stay in the heap too."""
+    """bench/measure/cpu_allocator.cpp's mallopt settings, so a CPU peer's large tensors stay in the heap too."""
     M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
     try:
         libc = ctypes.CDLL("libc.so.6")
@@ -149,7 +149,7 @@ def keep_cpu_memory_in_process():
         applied = False
     return {"allocator": "glibc malloc", "settings": "mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=max, M_TOP_PAD=256 MiB",
             "applied": applied,
-            "why": "as a C++ CPU rung (bench/cpu_allocator.h): freed tensors stay in the process and later "
+            "why": "as a C++ CPU rung (bench/measure/cpu_allocator.h): freed tensors stay in the process and later "
                    "steps reuse them"}
 
 
@@ -162,7 +162,7 @@ def proc_status_bytes(key):
 
 
 def reset_rss_peak():
-    """Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), as bench/device.cpp."""
+    """Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), as bench/measure/device.cpp."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -270,7 +270,7 @@ def make_optimizer(torch, params, t, sw, switches):
 
 # ---------------------------------------------------------------- the peers
 
-MEASURING = {}  # peer name -> its measuring function (the declarations: bench/peers.cpp)
+MEASURING = {}  # peer name -> its measuring function (the declarations: bench/run/peers.cpp)
 
 
 def peer(name):
@@ -399,8 +399,8 @@ def measure(peer, torch, ref):
 
     Every step is timed alike, with its memory peaks, and recorded: the
     warm-up rule's candidates (up to warmup_max) and then the measured ones.
-    ladder's report builder (bench/rung_report.h) decides where warm-up ended
-    with the harness's rule (bench/harness.h warmup_done) and computes the
+    ladder's report builder (bench/measure/rung_report.h) decides where warm-up ended
+    with the harness's rule (bench/measure/harness.h warmup_done) and computes the
     summary, timing, memory, FLOPs and MFU, as for a rung. Returns the exit code.
     """
     cfg = peer.cfg
@@ -440,7 +440,7 @@ def measure(peer, torch, ref):
 
 
 class TimedSteps:
-    """The steps of one run, each timed alone as the harness times a rung's (bench/harness.cpp),
+    """The steps of one run, each timed alone as the harness times a rung's (bench/measure/harness.cpp),
     and where the run is (phase, step_no): what a failure report says."""
 
     def __init__(self, torch, peer, device):
@@ -569,7 +569,7 @@ def profile_breakdown(torch, peer, cuda, one_step, batches, i):
     """One warm-up and BREAKDOWN_STEPS profiled steps under torch.profiler (CPU operators, and CUDA
     kernels on a GPU), each step a ProfilerStep#N range ending in a synchronisation (one_step's).
     The Kineto trace goes beside the report; `ladder run` categorises it as it does a rung's steps
-    (bench/peers.h peer_op_breakdown). Returns the partial report's op_breakdown: {"trace",
+    (bench/run/peers.h peer_op_breakdown). Returns the partial report's op_breakdown: {"trace",
     "step_dt_ms"}, or {"unavailable": why} when the profiler fails (the measured steps stand)."""
     from torch.profiler import ProfilerActivity, profile, schedule
 
@@ -633,7 +633,7 @@ def read_declaration(args, device):
     if args.peer not in declared:
         return f"--peer: got '{args.peer}', expected one of: {', '.join(declared)} (ladder peers)"
     if args.peer not in MEASURING:
-        return (f"--peer: '{args.peer}' is declared in bench/peers.cpp but has no measuring function here "
+        return (f"--peer: '{args.peer}' is declared in bench/run/peers.cpp but has no measuring function here "
                 f"(@peer(\"{args.peer}\") in scripts/peer.py)")
     args.declared, args.machine = declared[args.peer], listed["environment"]
     return None

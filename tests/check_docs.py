@@ -147,7 +147,7 @@ def check_glob_claim(root, title, text, folder):
 
 
 def step_metric_keys(root):
-    text = (root / "bench" / "step_metrics.cpp").read_text()
+    text = (root / "bench" / "measure" / "step_metrics.cpp").read_text()
     return re.findall(r'^\s*\{"([a-z_]+)",', text, re.M)
 
 
@@ -176,11 +176,18 @@ def recipes(root):
         problems += check_glob_claim(root, title, found[title], folder)
         problems += one_file_per_item(root, folder, pattern, what)
     # A step metric: one declaration; the report builder lists none of the keys.
-    measure = (root / "bench" / "measure.cpp").read_text()
-    for key in step_metric_keys(root):
-        if key not in OWN_PER_RANK and re.search(rf'"{key}"', measure):
-            problems.append(f"bench/measure.cpp names the step metric \"{key}\": the metric is one declaration "
-                            "in bench/step_metrics.cpp (its RankScope says what the ddp section keeps)")
+    # (the ranks' figures are gathered in measure.cpp, the ddp section built in rung_report.cpp's ddp_section)
+    measure = (root / "bench" / "measure" / "measure.cpp").read_text()
+    builder = re.search(r"^json ddp_section\(.*?^}", (root / "bench" / "measure" / "rung_report.cpp").read_text(),
+                        re.M | re.S)
+    if not builder:
+        problems.append("bench/measure/rung_report.cpp: no ddp_section, which builds the ddp section")
+    for where, text in (("bench/measure/measure.cpp", measure),
+                        ("bench/measure/rung_report.cpp ddp_section", builder.group(0) if builder else "")):
+        for key in step_metric_keys(root):
+            if key not in OWN_PER_RANK and re.search(rf'"{key}"', text):
+                problems.append(f"{where} names the step metric \"{key}\": the metric is one declaration in "
+                                "bench/measure/step_metrics.cpp (its RankScope says what the ddp section keeps)")
     # A micro-benchmark: one file per family, each in the list the build reads, and no family unlisted.
     micro = root / "bench" / "micro"
     families = re.search(r"set\(LADDER_MICRO_FAMILIES ([^)]*)\)", (micro / "CMakeLists.txt").read_text())

@@ -276,7 +276,7 @@ def cuda_device_without_a_gpu(d):
 
 
 def each_peer_declared_once(d):
-    """A peer is one declaration (bench/peers.cpp, `ladder peers --json`) and one measuring function
+    """A peer is one declaration (bench/run/peers.cpp, `ladder peers --json`) and one measuring function
     in scripts/peer.py (@peer): the two lists name the same peers, and peer.py names no peer
     elsewhere; a name only one side has is refused before anything runs."""
     import importlib.util

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/matrix.h"
+#include "bench/run/matrix.h"
 #include "tests/run_ladder.h"
 #include "variants/config.h"
 #include "variants/config_fields.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/launch_env.h"
+#include "bench/measure/launch_env.h"
 #include "variants/config.h"
 
 namespace ladder {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/matrix.h"
+#include "bench/run/matrix.h"
 #include "variants/config.h"
 #include "variants/rungs.h"
 

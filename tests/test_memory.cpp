@@ -2,7 +2,7 @@
 // activation checkpointing change in it.
 #include <gtest/gtest.h>
 
-#include "bench/memory.h"
+#include "bench/measure/memory.h"
 #include "variants/config.h"
 #include "variants/rungs.h"
 #include "variants/switches/switch.h"

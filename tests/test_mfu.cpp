@@ -2,7 +2,7 @@
 // datasheet table's device matching.
 #include <gtest/gtest.h>
 
-#include "bench/mfu.h"
+#include "bench/measure/mfu.h"
 #include "variants/config.h"
 
 namespace ladder {

@@ -1,4 +1,4 @@
-// tests/test_noise.cpp: what disturbed a process (bench/noise_monitor.h):
+// tests/test_noise.cpp: what disturbed a process (bench/measure/noise_monitor.h):
 // the readings the monitor takes around the measured steps, and the causes
 // it names from them; and the run table's noise line naming them.
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/noise_monitor.h"
+#include "bench/measure/noise_monitor.h"
 #include "reports/table.h"
 
 namespace ladder {

@@ -19,8 +19,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/harness.h"
-#include "bench/matrix.h"
+#include "bench/measure/harness.h"
+#include "bench/run/matrix.h"
 #include "tests/shard_files.h"
 #include "variants/data_source.h"
 #include "variants/prefetch.h"

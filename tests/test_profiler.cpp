@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "bench/device.h"
-#include "bench/matrix.h"
-#include "bench/memory_monitor.h"
-#include "bench/op_breakdown.h"
-#include "bench/peers.h"
+#include "bench/measure/device.h"
+#include "bench/run/matrix.h"
+#include "bench/measure/memory_monitor.h"
+#include "bench/measure/op_breakdown.h"
+#include "bench/run/peers.h"
 #include "profiler/device_steps.h"
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"

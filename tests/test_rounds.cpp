@@ -1,4 +1,4 @@
-// tests/test_rounds.cpp: a run's rounds (bench/rounds.h): the first rounds
+// tests/test_rounds.cpp: a run's rounds (bench/run/rounds.h): the first rounds
 // interleave every cell (and A/B sides, A B then B A); --repeat auto's next
 // round holds the cells whose ratios are still wider than the target and
 // the cells they are against, and nothing else.
@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/matrix.h"
-#include "bench/rounds.h"
+#include "bench/run/matrix.h"
+#include "bench/run/rounds.h"
 #include "reports/ratios.h"
 #include "reports/summary_json.h"
 #include "reports/table.h"

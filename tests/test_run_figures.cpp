@@ -107,7 +107,7 @@ std::pair<std::string, std::string> run_table_cell(const std::string& rung, cons
   return {};
 }
 
-// model_tflops (bench/step_metrics.cpp) reaches the run table: the median
+// model_tflops (bench/measure/step_metrics.cpp) reaches the run table: the median
 // step's model TFLOP/s, the median over processes.
 TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
   const json a = report(100, 1000, nullptr, 40, 1), b = report(100, 3000, nullptr, 40, 1);

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/matrix.h"
+#include "bench/run/matrix.h"
 #include "tests/tiny_step.h"
 #include "variants/config.h"
 #include "variants/rungs.h"

@@ -1,16 +1,16 @@
-// tests/test_speed_probe.cpp: the speed probe (bench/speed_probe.h), the rule
+// tests/test_speed_probe.cpp: the speed probe (bench/measure/speed_probe.h), the rule
 // that names the machine's speed as the cause of a cell's spread
 // (reports/machine_speed.h), and what a run's rounds can resolve
-// (bench/rounds.h resolvable_change).
+// (bench/run/rounds.h resolvable_change).
 #include <cmath>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/device.h"
-#include "bench/rounds.h"
-#include "bench/speed_probe.h"
+#include "bench/measure/device.h"
+#include "bench/run/rounds.h"
+#include "bench/measure/speed_probe.h"
 #include "reports/machine_speed.h"
 #include "reports/ratios.h"
 #include "reports/summary_json.h"

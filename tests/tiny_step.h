@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "bench/matrix.h"
+#include "bench/run/matrix.h"
 #include "variants/rungs.h"
 #include "variants/step.h"
 

@@ -4,10 +4,10 @@
 // its name (n_embd: the JSON key in the config's `model` object and the
 // matrix-file key), where it lives in RunConfig, its kind, its bounds and one
 // line of help. From the table come:
-//   - the options of `ladder run` and `ladder measure` (bench/run_command.cpp),
+//   - the options of `ladder run` and `ladder measure` (bench/run/run_command.cpp),
 //   - FieldSettings, the values a user set (CLI or matrix file), applied to a
-//     preset's RunConfig (bench/matrix.h: Overrides),
-//   - the matrix file's field keys (bench/matrix.cpp),
+//     preset's RunConfig (bench/run/matrix.h: Overrides),
+//   - the matrix file's field keys (bench/run/matrix.cpp),
 //   - RunConfig::validate()'s per-field bounds and their messages,
 //   - RunConfig's to/from JSON for these fields.
 // Adding a field: one entry in config_fields.cpp and its member in config.h.

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/roofline.h"
+#include "bench/measure/roofline.h"
 #include "variants/model.h"
 #include "variants/precision.h"
 #include "variants/rungs.h"

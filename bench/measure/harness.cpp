@@ -1,0 +1,306 @@
+// bench/measure/harness.cpp: warm-up, the timed loop, and the harness's own observers
+// (see harness.h): the phase clock and the clock of the ddp rung's all-reduce.
+#include "bench/measure/harness.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/measure/noise_monitor.h"
+#include "bench/measure/speed_probe.h"
+#include "profiler/range.h"
+#include "variants/ddp/comm_observer.h"
+
+namespace ladder {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// The ddp rung's all-reduce of one step: when each bucket was launched and
+// done, and when backward's compute ended; into the step's record after it.
+// done() comes from the communication thread, hence the lock.
+class CommClock final : public CommObserver, public StepObserver {
+ public:
+  void launched(int bucket, int64_t bytes) override {
+    std::lock_guard<std::mutex> g(mu_);
+    if (size_t(bucket) >= launched_.size()) launched_.resize(size_t(bucket) + 1);
+    launched_[size_t(bucket)] = Clock::now();
+    bytes_ += bytes;
+  }
+  void done(int bucket) override {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      done_.emplace_back(bucket, Clock::now());
+    }
+    cv_.notify_all();
+  }
+  void wait_begins() override {
+    std::lock_guard<std::mutex> g(mu_);
+    wait_begin_ = Clock::now();
+  }
+  void device_timing(std::function<std::pair<double, double>()> read) override {
+    std::lock_guard<std::mutex> g(mu_);
+    device_read_ = std::move(read);
+  }
+  void gathered(int64_t bytes, double host_ms) override {
+    std::lock_guard<std::mutex> g(mu_);
+    gather_bytes_ += bytes;
+    gather_ms_ += host_ms;
+    gathers_ += 1;
+  }
+  void before_step(int64_t, bool) override {
+    std::lock_guard<std::mutex> g(mu_);
+    gather_bytes_ = 0;
+    gather_ms_ = 0;
+    gathers_ = 0;
+    launched_.clear();
+    done_.clear();
+    bytes_ = 0;
+    wait_begin_.reset();
+    device_read_ = nullptr;
+  }
+  void after_step(StepRecord& rec, bool) override;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Clock::time_point> launched_;
+  std::vector<std::pair<int, Clock::time_point>> done_;
+  int64_t bytes_ = 0;
+  int gathers_ = 0;
+  int64_t gather_bytes_ = 0;
+  double gather_ms_ = 0;
+  std::optional<Clock::time_point> wait_begin_;
+  std::function<std::pair<double, double>()> device_read_;
+};
+
+// Fills rec's comm fields. A future's callbacks may run just after its
+// wait() returned, so give the last ones a moment to land.
+void CommClock::after_step(StepRecord& rec, bool) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (gathers_ > 0) {
+    rec.has_gather = true;
+    rec.gather_bytes = gather_bytes_;
+    rec.gather_ms = gather_ms_;
+  }
+  if (launched_.empty()) return;
+  cv_.wait_for(lk, std::chrono::milliseconds(200), [&] { return done_.size() >= launched_.size(); });
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;  // (launch, done), by launch
+  for (const auto& [bucket, t] : done_) spans.emplace_back(launched_[size_t(bucket)], t);
+  std::sort(spans.begin(), spans.end());
+  const Clock::time_point compute_end = wait_begin_.value_or(spans.empty() ? Clock::now() : spans.back().second);
+  double busy = 0, hidden = 0;
+  Clock::time_point last_end = Clock::time_point::min();
+  for (size_t i = 0; i < spans.size();) {  // merge overlapping spans
+    Clock::time_point a = spans[i].first, b = spans[i].second;
+    for (++i; i < spans.size() && spans[i].first <= b; ++i) b = std::max(b, spans[i].second);
+    busy += ms(b - a);
+    if (compute_end > a) hidden += ms(std::min(b, compute_end) - a);
+    last_end = std::max(last_end, b);
+  }
+  rec.has_comm = true;
+  rec.buckets = int(launched_.size());
+  rec.allreduce_bytes = bytes_;
+  rec.allreduce_ms = busy;
+  rec.allreduce_exposed_ms = last_end > compute_end ? ms(last_end - compute_end) : 0.0;
+  rec.overlap_pct = busy > 0 ? 100.0 * hidden / busy : 0.0;
+  if (device_read_) {  // NCCL: the device's figures replace the host clock's
+    const auto [device_busy, exposed] = device_read_();
+    rec.allreduce_ms = device_busy;
+    rec.allreduce_exposed_ms = exposed;
+    rec.overlap_pct = device_busy > 0 ? std::clamp(100.0 * (device_busy - exposed) / device_busy, 0.0, 100.0) : 0.0;
+  }
+}
+
+// Times the data phase on the host; with `timed` (breakdown mode), also
+// synchronises the device at phase boundaries and times each phase. The data
+// phase's host time excludes those synchronisations.
+class PhaseClock final : public StepObserver {
+ public:
+  PhaseClock(const torch::Device& device, bool timed) : device_(device), timed_(timed) {}
+  void phase_begins(Phase) override {
+    if (timed_) synchronize(device_);
+    t0_ = Clock::now();
+  }
+  void phase_ends(Phase p) override {
+    const auto t1 = Clock::now();
+    if (p == Phase::kData) data_ms_ += ms(t1 - t0_);
+    if (!timed_) return;
+    synchronize(device_);
+    phase_ms_[size_t(p)] += ms(Clock::now() - t0_);
+  }
+  void after_step(StepRecord& rec, bool) override {
+    rec.data_ms = data_ms_;
+    rec.has_phases = timed_;
+    if (timed_) rec.phase_ms = phase_ms_;
+    data_ms_ = 0;
+    phase_ms_ = {};
+  }
+
+ private:
+  torch::Device device_;
+  bool timed_;
+  Clock::time_point t0_;
+  std::array<double, 4> phase_ms_{};
+  double data_ms_ = 0;
+};
+
+// One step between the timer's start and stop, announced to `list`.
+// `slowdown_pct` (test-only) makes the step wait that share of its own host
+// time more before the timer stops.
+StepRecord timed_step(TrainStep& step, int64_t i, StepTimer& timer, StepObservers& list, CommObserver* comm,
+                      bool measured, double slowdown_pct = 0) {
+  list.before_step(i, measured);
+  const auto host0 = Clock::now();
+  timer.start();
+  list.step_begins(i);
+  StepOutput out = step.run(i, list, comm);
+  list.step_ends(i);
+  if (slowdown_pct > 0) {  // a busy wait: a sleep lets the core idle and clock down, slowing the next step too
+    const auto until = Clock::now() + (Clock::now() - host0) * (slowdown_pct / 100.0);
+    while (Clock::now() < until) {
+    }
+  }
+  timer.stop();
+  StepRecord rec;
+  rec.step = i;
+  rec.dt_ms = timer.elapsed_ms();  // waits for the device
+  step.reduce_for_report(out);      // the mean loss over ranks, outside the timed step
+  rec.tokens = out.tokens * step.world_size();  // the whole job's tokens
+  rec.tokens_per_s = double(rec.tokens) / (rec.dt_ms * 1e-3);
+  rec.loss = out.loss.item<double>();
+  rec.grad_norm = out.grad_norm.item<double>();
+  rec.lr = out.lr;
+  list.after_step(rec, measured);
+  return rec;
+}
+}  // namespace
+
+// ---- StepObservers: outermost first on the way in, innermost first on the way out.
+void StepObservers::measurement_begins() {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->measurement_begins();
+}
+void StepObservers::before_step(int64_t step, bool measured) {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->before_step(step, measured);
+}
+void StepObservers::step_begins(int64_t step) {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->step_begins(step);
+}
+void StepObservers::begin(Phase p) {
+  for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->phase_begins(p);
+}
+void StepObservers::end(Phase p) {
+  for (StepObserver* o : list_) o->phase_ends(p);
+}
+void StepObservers::step_ends(int64_t step) {
+  for (StepObserver* o : list_) o->step_ends(step);
+}
+void StepObservers::after_step(StepRecord& rec, bool measured) {
+  for (StepObserver* o : list_) o->after_step(rec, measured);
+}
+void StepObservers::measurement_ends(int64_t last_step) {
+  for (StepObserver* o : list_) o->measurement_ends(last_step);
+}
+
+bool warmup_is_stable(const std::vector<StepRecord>& warmup_steps, double tolerance_pct) {
+  if (warmup_steps.size() < size_t(kWarmupWindow)) return false;
+  double lo = INFINITY, hi = 0;
+  for (size_t i = warmup_steps.size() - size_t(kWarmupWindow); i < warmup_steps.size(); ++i) {
+    lo = std::min(lo, warmup_steps[i].dt_ms);
+    hi = std::max(hi, warmup_steps[i].dt_ms);
+  }
+  return lo > 0 && (hi - lo) / lo * 100.0 <= tolerance_pct;
+}
+
+bool warmup_done(const std::vector<StepRecord>& warm, const RunConfig& cfg, std::string* why) {
+  const auto n = int64_t(warm.size());
+  const char* reason = nullptr;
+  if (n < cfg.warmup) return false;
+  if (!cfg.warmup_until_stable()) reason = "fixed";
+  else if (warmup_is_stable(warm, cfg.warmup_tolerance_pct)) reason = "stable";
+  else if (n >= cfg.warmup_max) reason = "cap";
+  if (reason && why) *why = reason;
+  return reason != nullptr;
+}
+
+double test_slowdown_pct() {
+  const char* v = std::getenv(kTestSlowdownEnv);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const double pct = std::strtod(v, &end);
+  if (*end != '\0' || !(pct >= 0 && pct <= 1000))
+    throw ConfigError(fmt::format("{}: got '{}', expected a percentage in [0, 1000]", kTestSlowdownEnv, v));
+  return pct;
+}
+
+HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
+                              const std::vector<StepObserver*>& watchers) {
+  HarnessResult r;
+  r.test_slowdown_pct = test_slowdown_pct();
+  auto timer = make_step_timer(device);
+  r.timer_method = timer->method();
+  r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
+  PhaseClock phases(device, cfg.breakdown);
+  CommClock comm;
+  MemoryMonitor memory(device);  // measured steps only
+  NoiseMonitor noise(device, cfg.threads > 0 ? cfg.threads : at::get_num_threads());
+  StepObservers list({&phases, &comm, &memory, &noise});
+  for (StepObserver* w : watchers) list.add_outer(*w);
+
+  // The machine's speed just before the measured steps and after them
+  // (bench/measure/speed_probe.h). On a CPU after the warm-up, its threads as hot as
+  // the steps': probed before it, a short GEMM at a process's start read up
+  // to 8x slow on a busy 2-core VM while its steps did not. On CUDA before
+  // the warm-up, so that its memory leaves the allocator's cache with the
+  // rest and no measured step's peak holds it.
+  SpeedProbeRun probe(device, step.matmuls_in_bf16(), *timer);
+  if (device.is_cuda()) probe.before();
+  release_cached_memory(device);  // a clean slate the warm-up steps fill again
+  int64_t i = 0;
+  while (!warmup_done(r.warmup_steps, cfg, &r.warmup_stopped))
+    r.warmup_steps.push_back(timed_step(step, i++, *timer, list, &comm, /*measured=*/false));
+  synchronize(device);
+  if (!device.is_cuda()) probe.before();
+  list.measurement_begins();  // the memory monitor resets its peaks, keeping the warm cache
+  r.steps.reserve(size_t(cfg.steps));
+  const auto wall0 = Clock::now();
+  const double steal0 = host_steal_ms();
+  {
+    profiler::ScopedRange range(profiler::names::kMeasuredSteps);
+    for (int64_t k = 0; k < cfg.steps; ++k)
+      r.steps.push_back(timed_step(step, i++, *timer, list, &comm, /*measured=*/true, r.test_slowdown_pct));
+    synchronize(device);
+  }
+  r.measured_wall_ms = ms(Clock::now() - wall0);
+  const double steal1 = host_steal_ms();
+  r.host_steal_ms = steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1;
+  r.next_step = i;
+  r.memory = memory.totals();
+  double sum_dt = 0;
+  for (const auto& s : r.steps) sum_dt += s.dt_ms;
+  r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
+  list.measurement_ends(i - 1);
+  probe.after();
+  r.noise = noise.to_json();
+  r.noise["probe"] = probe.to_json();
+  return r;
+}
+
+std::vector<StepRecord> run_extra_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
+                                        const std::vector<StepObserver*>& watchers) {
+  auto timer = make_step_timer(device);
+  StepObservers list(watchers);
+  std::vector<StepRecord> records;
+  for (int64_t i = first; i < first + n; ++i)
+    records.push_back(timed_step(step, i, *timer, list, /*comm=*/nullptr, /*measured=*/false));
+  return records;
+}
+
+}  // namespace ladder

@@ -1,0 +1,173 @@
+// bench/measure/op_breakdown.cpp: see op_breakdown.h.
+#include "bench/measure/op_breakdown.h"
+
+#include <memory>
+#include <numeric>
+
+#include <ATen/record_function.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include "bench/measure/device.h"
+#include "bench/measure/harness.h"
+#include "profiler/device_steps.h"
+#include "profiler/kernel_activity.h"
+#include "profiler/kineto_session.h"
+#include "profiler/op_categories.h"
+#include "profiler/range.h"
+
+namespace ladder {
+
+namespace {
+
+namespace pf = profiler;
+
+// Wraps each step in ProfilerStep#N, the span the host breakdown is cut to.
+class StepMarkers final : public StepObserver {
+ public:
+  void step_begins(int64_t step) override {
+    marker_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+    if (marker_->isActive()) marker_->before(pf::names::profiler_step(step));
+  }
+  void step_ends(int64_t) override { marker_.reset(); }
+
+ private:
+  std::unique_ptr<at::RecordFunction> marker_;
+};
+
+double mean_dt(const std::vector<StepRecord>& records) {
+  double s = 0;
+  for (const auto& r : records) s += r.dt_ms;
+  return records.empty() ? 0.0 : s / double(records.size());
+}
+
+struct KinetoCounts {
+  double cpu_ops = 0, cuda_kernels = 0, cuda_memcpy_memset = 0;  // per step
+  pf::Breakdown host;   // summed over the steps
+  int64_t steps = 0;
+  double dt_ms = 0;     // the harness's mean dt of these steps
+};
+
+// `n` steps under Kineto: operator counts and the host breakdown.
+KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+  pf::KinetoSession session({device.is_cuda(), /*record_shapes=*/false, /*profile_memory=*/false});
+  session.start();
+  StepMarkers markers;
+  const auto records = run_extra_steps(step, device, first, n, {&markers});
+  synchronize(device);
+  const auto result = session.stop();
+  KinetoCounts k;
+  k.dt_ms = mean_dt(records);
+  for (const auto& span : pf::step_spans(*result)) {
+    k.host += pf::host_breakdown(pf::host_events(*result, span.thread), span.begin_ns, span.end_ns);
+    ++k.steps;
+  }
+  for (const auto& ev : result->events()) {
+    const std::string name = ev.name();
+    if (ev.deviceType() == c10::DeviceType::CPU) {
+      if (name.rfind("aten::", 0) == 0) ++k.cpu_ops;
+    } else if (ev.deviceType() == c10::DeviceType::CUDA) {
+      const bool copy = name.find("Memcpy") != std::string::npos || name.find("Memset") != std::string::npos;
+      ++(copy ? k.cuda_memcpy_memset : k.cuda_kernels);
+    }
+  }
+  const double per = double(std::max<int64_t>(n, 1));
+  k.cpu_ops /= per;
+  k.cuda_kernels /= per;
+  k.cuda_memcpy_memset /= per;
+  return k;
+}
+
+// Tags every launch of the optimizer phase (CUPTI external correlation).
+class PhaseTagger final : public StepObserver {
+ public:
+  explicit PhaseTagger(pf::KernelActivity& activity) : activity_(activity) {}
+  void phase_begins(Phase p) override { activity_.push_phase(p == Phase::kOptimizer); }
+  void phase_ends(Phase) override { activity_.pop_phase(); }
+
+ private:
+  pf::KernelActivity& activity_;
+};
+
+// Step spans on CUPTI's clock: from the step's first launch to the end of its
+// device work.
+class DeviceSpans final : public StepObserver {
+ public:
+  DeviceSpans(pf::KernelActivity& activity, const torch::Device& device) : activity_(activity), device_(device) {}
+  void step_begins(int64_t) override { spans_.push_back({activity_.now_ticks(), 0, 0}); }
+  void step_ends(int64_t) override {
+    synchronize(device_);
+    spans_.back().end_ticks = activity_.now_ticks();
+  }
+  std::vector<pf::DeviceStepSpan>& spans() { return spans_; }
+
+ private:
+  pf::KernelActivity& activity_;
+  torch::Device device_;
+  std::vector<pf::DeviceStepSpan> spans_;
+};
+
+nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+  std::unique_ptr<pf::KernelActivity> activity;
+  try {
+    activity = pf::start_kernel_activity();
+  } catch (const pf::KernelActivityUnavailable& e) {
+    return {{"source", "cupti: CUDA kernels"}, {"unavailable", e.what()}, {"valid", false},
+            {"invalid_reason", e.what()}};
+  }
+  PhaseTagger tagger(*activity);
+  DeviceSpans spans(*activity, device);
+  // The tagger inside the spans: a step's span opens before its first phase.
+  const auto records = run_extra_steps(step, device, first, n, {&tagger, &spans});
+  const pf::KernelActivityRecords rec = activity->stop();
+  for (size_t i = 0; i < records.size() && i < spans.spans().size(); ++i) spans.spans()[i].dt_ms = records[i].dt_ms;
+  const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());
+  const double per = double(std::max<int64_t>(d.steps, 1));
+  const double dt = d.dt_ms / per;
+  nlohmann::json j = pf::breakdown_json(d.total, d.steps, dt);
+  j.update({{"source", "cupti: CUDA kernels"},
+            {"unavailable", nullptr},
+            {"steps_profiled", d.steps},
+            {"step_dt_ms", dt},
+            {"kernel_launches_per_step", double(d.total.kernels) / per},
+            {"memcpy_memset_per_step", double(d.total.memcpy_memset) / per},
+            {"graph_launches_per_step", double(d.graph_launches) / per},
+            {"dropped_records", rec.dropped_records},
+            {"duplicate_records_removed", d.duplicates_removed},
+            {"clock", {{"ticks_per_ns", d.ticks_per_ns},
+                       {"note", "CUPTI timestamps converted to ns against CLOCK_MONOTONIC sampled at start "
+                                "and stop (another CUPTI client, e.g. Kineto, may have registered a TSC clock)"}}}});
+  pf::add_invariant(j, pf::check_busy_within_dt(d.total.busy_ms / per, dt));
+  return j;
+}
+
+}  // namespace
+
+OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
+                      int64_t breakdown_steps) {
+  OpProfile out;
+  if (!device.is_cuda()) {
+    const KinetoCounts k = kineto_steps(step, device, first, breakdown_steps);
+    out.op_counts = {{"cpu_ops_per_step", int64_t(k.cpu_ops + 0.5)},
+                     {"cuda_kernels_per_step", 0},
+                     {"cuda_memcpy_memset_per_step", 0},
+                     {"source", "kineto"}};
+    out.op_breakdown = pf::breakdown_json(k.host, k.steps, k.dt_ms);
+    out.op_breakdown.update({{"source", "kineto: CPU operators"},
+                             {"unavailable", nullptr},
+                             {"steps_profiled", k.steps},
+                             {"step_dt_ms", k.dt_ms},
+                             {"ops_per_step", k.cpu_ops}});
+    pf::add_invariant(out.op_breakdown,
+                      pf::check_busy_within_dt(k.host.busy_ms / double(std::max<int64_t>(k.steps, 1)), k.dt_ms));
+    return out;
+  }
+  const KinetoCounts k = kineto_steps(step, device, first, 1);
+  out.op_counts = {{"cpu_ops_per_step", int64_t(k.cpu_ops + 0.5)},
+                   {"cuda_kernels_per_step", int64_t(k.cuda_kernels + 0.5)},
+                   {"cuda_memcpy_memset_per_step", int64_t(k.cuda_memcpy_memset + 0.5)},
+                   {"source", "kineto"}};
+  out.op_breakdown = device_breakdown_json(step, device, first + 1, breakdown_steps);
+  return out;
+}
+
+}  // namespace ladder

@@ -1,0 +1,36 @@
+// bench/measure/op_breakdown.h: where one step's time goes, and how many operators
+// and kernels it runs: the report's op_breakdown and op_counts.
+//
+// After the measured steps the harness runs a few extra steps under a
+// collector, timed like measured steps (so the breakdown is compared with
+// the harness's own dt of those same steps):
+//  - CPU: LibTorch's Kineto profiler records every operator and range of the
+//    step; profiler/op_categories.h turns their self times into categories
+//    that sum to the step's span. op_counts: aten:: operators per step.
+//  - CUDA: one step under Kineto (CPU + CUDA) counts operators, kernels and
+//    memcpy/memset; then the breakdown steps run under CUPTI
+//    (profiler/kernel_activity.h), which gives kernel time by category, idle
+//    device time and kernel launches per step without Kineto's per-operator
+//    host overhead. Without CUPTI the breakdown says why it is unavailable.
+// These steps come after the measured ones and never count in the figures.
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "variants/step.h"
+
+namespace ladder {
+
+struct OpProfile {
+  nlohmann::json op_counts;     // cpu_ops_per_step, cuda_kernels_per_step, ...
+  nlohmann::json op_breakdown;  // categories_ms, categories_pct_of_dt, ...
+};
+
+// Runs its extra steps from step `first` (after the measured ones).
+OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
+                      int64_t breakdown_steps = 1);
+
+}  // namespace ladder

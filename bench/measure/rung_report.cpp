@@ -1,0 +1,295 @@
+// bench/measure/rung_report.cpp: see rung_report.h.
+#include "bench/measure/rung_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/measure/memory.h"
+#include "bench/measure/mfu.h"
+#include "bench/measure/roofline.h"
+#include "bench/measure/step_columns.h"
+#include "reports/report.h"
+#include "reports/report_loader.h"
+#include "reports/stats.h"
+#include "variants/rungs.h"
+#include "variants/switches/switch.h"
+
+namespace ladder {
+
+using nlohmann::json;
+
+namespace {
+
+// The precision MFU is measured against: what the rung's matmuls really ran
+// in, the loosest numerics (SwitchDecl::numerics) among the switches in effect.
+Precision mfu_precision(const RunConfig& c, const json& switches) {
+  switch (loosest_numerics(numerics_in_effect(c.sw, switches))) {
+    case Numerics::kBf16: return Precision::kBF16;
+    case Numerics::kTf32: return Precision::kTF32;
+    case Numerics::kFp32Exact: break;
+  }
+  return Precision::kFP32;
+}
+
+// The run's roofline (one denominator for every rung), or, when there is
+// none or it is unusable here, this process's own probe, saying why.
+std::pair<RooflineResult, json> roofline_for(const MeasuredRun& m, Precision precision) {
+  std::string why = "the run has no roofline.json";
+  if (!m.roofline_file.empty()) {
+    try {
+      return {run_roofline_entry(read_json_file(m.roofline_file), precision, m.device_name, m.roofline_file),
+              {{"measured", "once for the run, before the rungs"}, {"file", m.roofline_file}}};
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  const json source = {{"measured", fmt::format("by {} ({})", m.roofline_probe_by, why)}, {"file", nullptr}};
+  return {probe_matmul(m.device, precision), source};
+}
+
+json mfu_section(const MeasuredRun& m, Precision precision, double tokens_per_s, int64_t fpt,
+                 const RooflineResult& roof, const json& roof_source) {
+  json datasheet = {{"peak_tflops", nullptr}, {"device", nullptr}, {"source", nullptr}, {"mfu_pct", nullptr}};
+  if (m.cfg.peak_tflops) {
+    datasheet = {{"peak_tflops", *m.cfg.peak_tflops}, {"device", m.device_name},
+                 {"source", "--peak-tflops override"}, {"mfu_pct", mfu_pct(tokens_per_s, fpt, *m.cfg.peak_tflops)}};
+  } else if (auto peak = datasheet_peak(m.device_name, precision)) {
+    datasheet = {{"peak_tflops", peak->tflops}, {"device", peak->device}, {"source", peak->source},
+                 {"mfu_pct", mfu_pct(tokens_per_s, fpt, peak->tflops)}};
+  }
+  return {{"precision", precision_name(precision)},
+          {"tokens_per_s_basis", m.tokens_basis},
+          {"datasheet", datasheet},
+          {"measured_roofline",
+           {{"peak_tflops", roof.tflops}, {"probe", roof}, {"source", roof_source},
+            {"mfu_pct", mfu_pct(tokens_per_s, fpt, roof.tflops)}}}};
+}
+
+// `graph`: the step replays a CUDA graph, whose activations live in the
+// graph's private pool. Replays allocate nothing, so the allocator's
+// allocated/active peaks leave them out; reserved bytes include the pool.
+json memory_section(const MeasuredRun& m, const MemoryStats& s) {
+  const bool cuda = m.device.is_cuda(), graph = m.graph;
+  const int64_t peak = cuda ? s.peak_reserved_bytes : s.peak_rss_bytes;
+  auto cuda_only = [&](int64_t v) { return cuda ? json(v) : json(); };
+  auto pool_blind = [&](int64_t v) { return cuda && !graph ? json(v) : json(); };
+  auto pct = [&](int64_t v) { return 100.0 * double(v) / double(s.device_total_bytes); };
+  // CPU: the counting allocator's live tensor bytes (bench/measure/cpu_allocator.h).
+  const json allocated = s.allocated_measured(cuda) && !graph ? json(s.peak_allocated_bytes) : json();
+  json measured = {
+      {"peak_allocated_bytes", allocated},
+      {"peak_reserved_bytes", cuda_only(s.peak_reserved_bytes)},
+      {"peak_active_bytes", pool_blind(s.peak_active_bytes)},
+      {"allocated_active_valid", cuda && !graph},
+      {"allocated_active_note",
+       graph ? "null: a CUDA-graph replay allocates nothing, so allocated/active peaks (here and in steps.peak_*) "
+               "leave out the activations in the graph's private pool; peak_reserved_bytes includes it"
+             : cuda           ? ""
+             : s.cpu_counting ? "CPU: peak_allocated_bytes counts live tensor storage (LibTorch's CPU allocator "
+                                "wrapped); peak_rss_bytes is the process's resident set, freed blocks included"
+                              : "CPU: tensor storage not counted; see peak_rss_bytes"},
+      {"alloc_retries", s.alloc_retries},
+      {"ooms", s.ooms},
+      {"peak_rss_bytes", s.peak_rss_bytes},
+      {"peak_rss_window", s.peak_rss_reset ? "measured steps (VmHWM reset at start)" : "process lifetime"},
+      {"device_total_bytes", s.device_total_bytes},
+      {"peak_bytes", peak},
+      {"peak_kind", cuda ? "cuda_peak_reserved" : "cpu_peak_rss"},
+      {"peak_pct_of_device", pct(peak)},
+      {"peak_active_pct_of_device", cuda && !graph ? json(pct(s.peak_active_bytes)) : json()},
+      {"peak_reserved_pct_of_device", cuda ? json(pct(s.peak_reserved_bytes)) : json()},
+      {"monitor", m.memory_monitor},
+  };
+  return {{"measured", measured},
+          {"estimate",
+           estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg, plan_for(m.cfg)))},
+          {"cpu_allocator", m.cpu_allocator}};
+}
+
+json timing_section(const MeasuredRun& m, const HarnessResult& r, double dt_median) {
+  const RunConfig& c = m.cfg;
+  double sum_dt = 0, sum_data = 0;
+  for (const auto& s : r.steps) {
+    sum_dt += s.dt_ms;
+    sum_data += s.data_ms;
+  }
+  const bool steal = r.host_steal_ms >= 0;
+  return {{"mode", r.timing_mode},
+          {"timer", r.timer_method},
+          {"warmup_steps_excluded", int64_t(r.warmup_steps.size())},
+          {"measured_steps", int64_t(r.steps.size())},
+          {"warmup", {{"min", c.warmup}, {"max", c.warmup_until_stable() ? c.warmup_max : c.warmup},
+                      {"window", kWarmupWindow}, {"tolerance_pct", c.warmup_tolerance_pct},
+                      {"steps_run", int64_t(r.warmup_steps.size())}, {"stopped", r.warmup_stopped},
+                      {"rule", "after min steps, warm up until the last `window` steps' dt lie within "
+                               "tolerance_pct of their minimum, at most max steps"}}},
+          {"measured_wall_ms", r.measured_wall_ms},
+          {"test_slowdown_pct", r.test_slowdown_pct > 0 ? json(r.test_slowdown_pct) : json()},
+          {"host_steal_ms", steal ? json(r.host_steal_ms) : json()},
+          {"host_steal_pct_of_wall",
+           steal ? json(100.0 * r.host_steal_ms /
+                        (r.measured_wall_ms * double(std::max(1u, std::thread::hardware_concurrency()))))
+                 : json()},
+          {"harness_overhead_ms_per_step", r.harness_overhead_ms_per_step},
+          {"harness_overhead_pct_of_dt", 100.0 * r.harness_overhead_ms_per_step / dt_median},
+          {"data_ms_per_step", sum_data / double(r.steps.size())},
+          {"data_pct_of_dt", 100.0 * sum_data / sum_dt},
+          {"data_time", m.data_time},
+          {"noise", r.noise}};
+}
+
+// How the ddp section's traffic figures are read.
+json traffic_section(const DdpFacts& d) {
+  json j = {{"ring_model", "per_rank[].sent_bytes_ring: the payload this rank handed to each collective, counted, "
+                           "times what a ring sends from it: 2(R-1)/R of an all-reduce, a broadcast's payload from "
+                           "every rank but the one before its root (Gloo's broadcast is a tree: the same bytes in "
+                           "all, per rank at two ranks)"},
+            {"measured", "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of "
+                         "the rank's network namespace, loopback and ifb mirrors excluded) across each step: everything the host "
+                         "sent, TCP/IP headers included; ranks on one host share them, and ranks that talk over "
+                         "loopback or NVLink read 0"},
+            {"interfaces", d.interfaces}};
+  if (d.zero1)
+    j["gather"] = "per_rank[].gather_ms: ZeRO-1's parameter broadcasts, in the optimizer phase after this rank's "
+                  "AdamW, first launch to the last wait's return; nothing overlaps them";
+  return j;
+}
+
+// The ddp section of rank 0's report: every rank's figures and, for the
+// step metrics declared kAcrossRanks, the spread of the ranks' medians.
+json ddp_section(const std::optional<DdpFacts>& ddp) {
+  if (!ddp) return nullptr;
+  const DdpFacts& d = *ddp;
+  json agg;
+  for (const StepMetric& m : step_metrics()) {
+    if (m.ranks != RankScope::kAcrossRanks) continue;
+    std::vector<double> medians;
+    for (const auto& rk : d.per_rank)
+      if (rk["median"].contains(m.key)) medians.push_back(rk["median"][m.key].get<double>());
+    if (!medians.empty()) agg[m.key] = summarize(medians);
+  }
+  return {{"world_size", d.world_size},
+          {"backend", d.backend},
+          {"launcher", d.launcher},
+          {"master", d.master},
+          {"timeouts_s", {{"first_step", d.first_timeout_s}, {"steady", d.timeout_s}, {"connect", d.connect_timeout_s}}},
+          {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
+          {"comm_timing", d.backend == "gloo"
+                              ? "host clock at launch and at the work's completion callback"
+                              : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end "
+                                "CUDA events); exposed is the compute stream's wait from backward's end to after "
+                                "the last bucket (CUDA events)"},
+          {"traffic", traffic_section(d)},
+          {"per_rank", d.per_rank},
+          {"across_ranks_of_medians", agg}};
+}
+
+}  // namespace
+
+json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
+  const RunConfig& c = m.cfg;
+  const int64_t fpt = flops_per_token(c.model, m.n_params_without_wpe, c.seq);
+  const MetricContext metrics{c.world_size, fpt};
+  json summary = summarize_steps(r.steps, metrics);
+  const double tok_s = summary["tokens_per_s"]["median"].get<double>() / m.devices;
+  const Precision precision = mfu_precision(c, m.switches);
+  const auto [roof, roof_source] = roofline_for(m, precision);
+  std::vector<double> mfu_steps;
+  for (const auto& s : r.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / m.devices, fpt, roof.tflops));
+  summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
+  const Switches numerics = numerics_in_effect(c.sw, m.switches);  // the parity class's
+
+  json report = rung_report_header(c, m.run_id, m.argv, m.started_at);
+  report.update({
+      {"status", "ok"},
+      {"finished_at", m.finished_at.empty() ? utc_now_iso8601() : m.finished_at},
+      {"environment", m.environment},
+      {"world_size", c.world_size},
+      {"switches", m.switches},
+      {"parity", m.parity_not_checked.empty()
+                     ? json{{"status", "pending"}, {"class", parity_class(numerics)}, {"rtol", parity_rtol(numerics)}}
+                     : json{{"status", "not_checked"}, {"class", parity_class(c.sw)}, {"rtol", parity_rtol(c.sw)},
+                            {"reason", m.parity_not_checked}}},
+      {"data", m.data},
+      {"model", {{"n_params", m.n_params}, {"n_params_without_wpe", m.n_params_without_wpe},
+                 {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},
+      {"timing", timing_section(m, r, summary["dt_ms"]["median"].get<double>())},
+      {"flops", {{"flops_per_token", fpt}, {"formula", kFlopsFormula},
+                 {"flops_per_step", double(fpt) * double(c.tokens_per_step())}}},
+      {"throughput", {{"tokens_per_step", c.tokens_per_step()},
+                      {"tokens_per_micro_step", c.tokens_per_micro_step()},
+                      {"micro_steps", c.micro_steps()},
+                      {"tokens_per_s_aggregate", summary["tokens_per_s"]["median"]},
+                      {"tokens_per_s_per_device", tok_s}}},
+      {"mfu", mfu_section(m, precision, tok_s, fpt, roof, roof_source)},
+      {"memory", memory_section(m, r.memory)},
+      {"op_counts", m.op_counts},
+      {"ddp", ddp_section(m.ddp)},
+      {"op_breakdown", m.op_breakdown},
+      {"gemm_plan", m.gemm_plan},
+      {"profile", m.profile},
+      {"steps", steps_to_json(r.steps, metrics)},
+      {"warmup_steps", steps_to_json(r.warmup_steps, metrics)},
+      {"summary", summary},
+  });
+  if (!m.suite.is_null()) report["suite"] = m.suite;
+  if (!m.peer.is_null()) report["peer"] = m.peer;
+  return report;
+}
+
+json build_failure_report(const RunConfig& c, const std::string& run_id, const std::vector<std::string>& argv,
+                          const std::string& started_at, const FailureFacts& f, const json& peer) {
+  auto optional = [](const auto& v) { return v ? json(*v) : json(); };
+  json failure = {{"reason", f.reason}};
+  if (f.message) failure["message"] = f.message->substr(0, 2000);
+  if (f.phase) failure["phase"] = *f.phase;
+  if (f.step) failure["step"] = *f.step;
+  if (f.rank) failure["rank"] = *f.rank;
+  if (f.child_ended)
+    failure.update({{"exit_code", optional(f.exit_code)}, {"signal", optional(f.signal)}, {"seconds", f.seconds}});
+  if (f.ranks.is_object()) failure.update(f.ranks);
+  if (f.repeat > 1) failure["repeat"] = f.repeat;
+  json report = rung_report_header(c, run_id, argv, started_at);
+  report.update({{"status", f.status}, {"finished_at", utc_now_iso8601()}, {"failure", failure}});
+  if (!peer.is_null()) report["peer"] = peer;
+  return report;
+}
+
+HarnessResult harness_result_of(const TimedSteps& t, const RunConfig& cfg) {
+  HarnessResult r;
+  r.timer_method = t.timer_method;
+  r.timing_mode = "end_to_end";
+  size_t warm = 0;
+  std::vector<StepRecord> seen;
+  while (warm < t.steps.size() && !warmup_done(seen, cfg, &r.warmup_stopped)) seen.push_back(t.steps[warm++]);
+  if (t.steps.size() < warm + size_t(cfg.steps))
+    throw std::runtime_error(fmt::format("{} steps were recorded; the warm-up rule took {} of them, and {} more "
+                                         "are to be measured",
+                                         t.steps.size(), warm, cfg.steps));
+  r.warmup_steps = seen;
+  r.steps.assign(t.steps.begin() + long(warm), t.steps.begin() + long(warm) + cfg.steps);
+  r.next_step = r.steps.back().step + 1;
+  const size_t last = warm + size_t(cfg.steps) - 1;
+  const double wall0 = warm > 0 ? t.wall_ms[warm - 1] : t.wall_before_ms;
+  r.measured_wall_ms = t.wall_ms[last] - wall0;
+  double sum_dt = 0;
+  for (const auto& s : r.steps) sum_dt += s.dt_ms;
+  r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
+  if (!t.steal_ms.empty()) r.host_steal_ms = t.steal_ms[last] - (warm > 0 ? t.steal_ms[warm - 1] : t.steal_before_ms);
+  r.memory.device_total_bytes = t.device_total_bytes;
+  r.memory.peak_rss_reset = t.peak_rss_reset;
+  for (const auto& s : r.steps) {
+    r.memory.peak_allocated_bytes = std::max(r.memory.peak_allocated_bytes, s.memory.peak_allocated_bytes);
+    r.memory.peak_reserved_bytes = std::max(r.memory.peak_reserved_bytes, s.memory.peak_reserved_bytes);
+    r.memory.peak_active_bytes = std::max(r.memory.peak_active_bytes, s.memory.peak_active_bytes);
+    r.memory.peak_rss_bytes = std::max(r.memory.peak_rss_bytes, s.memory.peak_rss_bytes);
+    r.memory.alloc_retries += s.memory.alloc_retries;
+    r.memory.ooms += s.memory.ooms;
+  }
+  return r;
+}
+
+}  // namespace ladder

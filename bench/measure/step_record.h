@@ -1,0 +1,56 @@
+// bench/measure/step_record.h: what the harness records of one step.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+
+namespace ladder {
+
+// One measured step's memory, read by the memory monitor (bench/measure/memory_monitor.h).
+struct StepMemory {
+  bool cuda = false;                 // whether the allocator fields below are measured
+  bool cpu_counting = false;         // CPU: peak_allocated_bytes from the counting allocator (bench/measure/cpu_allocator.h)
+  int64_t peak_active_bytes = 0;     // CUDA caching allocator
+  int64_t peak_reserved_bytes = 0;
+  int64_t peak_allocated_bytes = 0;
+  int64_t alloc_retries = 0;         // added during this step
+  int64_t ooms = 0;
+  int64_t peak_rss_bytes = 0;        // host VmHWM during this step
+  // Whether peak_allocated_bytes was measured: always by CUDA's allocator, on CPU when counted.
+  bool allocated_measured() const { return cuda || cpu_counting; }
+};
+
+struct StepRecord {
+  int64_t step = 0;
+  double dt_ms = 0;
+  double tokens_per_s = 0;
+  double loss = 0;
+  double grad_norm = 0;
+  double lr = 0;
+  int64_t tokens = 0;
+  // Host wall time in the data phase, summed over micro-steps (bench/measure/harness.h).
+  double data_ms = 0;
+  bool has_phases = false;
+  std::array<double, 4> phase_ms{};  // indexed like kPhases (variants/phases.h)
+  // ddp: the gradient all-reduce of this step, from the comm events.
+  bool has_comm = false;
+  int buckets = 0;
+  int64_t allreduce_bytes = 0;
+  double allreduce_ms = 0;          // wall time some bucket was in flight (union of intervals)
+  double allreduce_exposed_ms = 0;  // in flight after backward's compute ended (the wait)
+  double overlap_pct = 0;           // share of allreduce_ms hidden behind backward
+  // ZeRO-1: its parameter gather (broadcasts) in the optimizer phase.
+  bool has_gather = false;
+  int64_t gather_bytes = 0;
+  double gather_ms = 0;  // host time, first launch to the last wait's return
+  // ddp: what this rank sent in the step (bench/measure/traffic_monitor.h).
+  bool has_traffic = false;
+  int64_t collective_payload_bytes = 0;  // handed to the collectives
+  int64_t sent_bytes_ring = 0;           // what a ring sends from this rank for them
+  int64_t net_tx_bytes = -1, net_rx_bytes = -1;  // the host's interfaces, loopback excluded; -1: not read
+  bool has_memory = false;           // measured steps only
+  StepMemory memory;
+};
+
+}  // namespace ladder

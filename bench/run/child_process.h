@@ -1,0 +1,58 @@
+// bench/run/child_process.h: the runner's child processes: start them, wait for
+// them with a timeout, stop them, and pass Ctrl-C on to them.
+//
+// While an InterruptHandler lives, SIGINT and SIGTERM set interrupted() and
+// are forwarded to the children run_children() is waiting for (one, or one
+// per rank of a ddp cell), so Ctrl-C stops the child and the runner keeps
+// what completed.
+#pragma once
+
+#include <signal.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ladder {
+
+// Installs the SIGINT/SIGTERM handler and clears interrupted(); the previous
+// handlers come back when it goes out of scope.
+class InterruptHandler {
+ public:
+  InterruptHandler();
+  ~InterruptHandler();
+  InterruptHandler(const InterruptHandler&) = delete;
+  InterruptHandler& operator=(const InterruptHandler&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// Whether SIGINT or SIGTERM arrived since the InterruptHandler was installed.
+bool interrupted();
+
+struct ChildOutcome {
+  bool exited = false;
+  int exit_code = 0;
+  int signal = 0;
+  bool timed_out = false;
+  double seconds = 0;
+};
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// Runs one process per entry of `envs` (the same args, its own environment
+// additions), waits for all of them and returns their outcomes in order.
+// After `timeout_s` all are stopped (SIGTERM, then SIGKILL 10 s later). Once
+// one fails, the rest get `grace_s` to end on their own before they are
+// stopped too: a ddp rank must notice a dead peer within its timeout.
+std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, const std::vector<EnvVars>& envs,
+                                       double timeout_s, double grace_s);
+
+// What happened to a child, in words.
+std::string describe_outcome(const ChildOutcome& out);
+
+// A free TCP port on loopback for a ddp cell's rendezvous.
+int free_port();
+
+}  // namespace ladder
