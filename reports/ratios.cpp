@@ -4,8 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
 #include "reports/peer_cells.h"
 
 namespace ladder {

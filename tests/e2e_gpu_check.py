@@ -194,14 +194,21 @@ def qualification_both_ways(d, ref, out):
     m = re.search(r"^FAIL qualification: slower than ladder \(CPU .*\): (.*) \(dt\)$", back.stdout, re.M)
     slower = dict(re.findall(r"([\w-]+) by (\d+\.\d) %", m.group(1))) if m else {}
     # The reference is 4x slower by construction (+300 %); how much more the two runs differ depends on
-    # the machine's load while each ran (873 % beside a compile), so only the floor is asserted. A rung
-    # whose processes spread too far on a busy machine is unresolved (fp32 at [0.015, 1.951] on
-    # 2026-11-27, in CI and here), never faster: the verdict names the others, by how much.
-    assert slower and all(float(x) > 150 for x in slower.values()), back.stdout
+    # the machine's load while each ran (873 % beside a compile), so only the floor is asserted. The test
+    # is Welch's on 3 against 2 processes, Holm-adjusted over the rungs: on a busy machine a rung whose
+    # processes spread too far is unresolved (fp32 at [0.015, 1.951] on 2026-11-27; both rungs in CI on
+    # 2026-11-28, beside the second compiler's check), never faster and never within noise. Each rung is
+    # slower by more than the floor or unresolved, in the right direction (the mirror of the forward
+    # check's > 2x); the exit code follows: 1 when one is slower, 0 when none resolved.
     for rung in ("fp32", "flash"):
-        assert rung in slower or re.search(rf"^{rung} .* within the reference's spread \(unresolved", back.stdout,
-                                           re.M), (rung, back.stdout)
-    assert back.returncode == 1
+        line = re.search(rf"^{rung} +[\d.]+ +[\d.]+ +(\d+\.\d+)x.*$", back.stdout, re.M)
+        assert line and float(line.group(1)) < 0.5, (rung, back.stdout)
+        assert rung in slower or "within the reference's spread (unresolved" in line.group(0), (rung, back.stdout)
+    assert all(float(x) > 150 for x in slower.values()), back.stdout
+    assert back.returncode == (1 if slower else 0), (back.returncode, back.stdout)
+    if not slower:
+        print("note: the reverse qualification resolved no rung on this busy machine (the FAIL line is checked "
+              "on the recorded H100 runs: recorded_h100_runs)")
     none = script("qualify", out / "ladder", "--references", d / "nothing-here")
     assert none.returncode == 3 and "SKIP qualification: no earlier ladder run of CPU" in none.stdout, none.stdout
     # A fresh clone reads the results as committed: ladder compare against the reference.
