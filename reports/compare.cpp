@@ -78,11 +78,38 @@ std::map<std::string, json> subject_environment(const json& env) {
   return out;
 }
 
-// A cell's report in one run, as facts; none where the run lacks the cell.
-std::optional<RungFacts> facts_of(const LoadedRun& run, const std::string& cell) {
-  const json* r = run.find(cell);
-  return r ? std::optional<RungFacts>(read_rung_facts(*r)) : std::nullopt;
+// The runs of an input: the group's repeats, or the run itself.
+std::vector<const LoadedRun*> members(const LoadedRun& run) {
+  std::vector<const LoadedRun*> out;
+  if (run.repeats.empty()) out.push_back(&run);
+  for (const auto& r : run.repeats) out.push_back(&r);
+  return out;
 }
+
+// Every report of the inputs read once as facts (reports/rung_facts.h), by
+// the report's place in its LoadedRun: the checks, the cells, the noise and
+// the subject below all ask here, none reads a report again.
+class ReportFacts {
+ public:
+  explicit ReportFacts(const std::vector<LoadedRun>& runs) {
+    for (const auto& run : runs) {
+      add(run);
+      for (const auto& r : run.repeats) add(r);
+    }
+  }
+  const RungFacts& of(const json& report) const { return by_report_.at(&report); }
+  // A cell's report in one run; none where the run lacks the cell.
+  const RungFacts* of(const LoadedRun& run, const std::string& cell) const {
+    const json* r = run.find(cell);
+    return r ? &of(*r) : nullptr;
+  }
+
+ private:
+  void add(const LoadedRun& run) {
+    for (const auto& r : run.reports) by_report_.emplace(&r, read_rung_facts(r));
+  }
+  std::map<const json*, RungFacts> by_report_;
+};
 
 // Repeats of one input must agree on the environment (the first difference, or "").
 std::string environment_difference(const LoadedRun& run, const LoadedRun& first, const LoadedRun& rep) {
@@ -103,14 +130,14 @@ std::string environment_difference(const LoadedRun& run, const LoadedRun& first,
 // Repeats of one input are samples of one thing: a repeat that measured
 // something else, or ran in another environment, is refused (exit 2), naming
 // both files, the key and the two values. Pooling them would judge a mixture.
-void check_repeats(const LoadedRun& run) {
+void check_repeats(const LoadedRun& run, const ReportFacts& facts) {
   if (run.repeats.size() < 2) return;
   const LoadedRun& first = run.repeats.front();
   for (size_t r = 1; r < run.repeats.size(); ++r) {
     const LoadedRun& rep = run.repeats[r];
     if (const std::string why = environment_difference(run, first, rep); !why.empty()) throw ConfigError(why);
     for (size_t c = 0; c < first.cells.size(); ++c) {
-      const auto a = facts_of(first, first.cells[c]), b = facts_of(rep, first.cells[c]);
+      const RungFacts *a = facts.of(first, first.cells[c]), *b = facts.of(rep, first.cells[c]);
       if (!a || !b || !a->has_config || !b->has_config) continue;
       for (const auto& [k, va, vb] : config_differences(*a, *b))
         throw ConfigError(fmt::format("input {}: rung '{}': config.{} is {} in {} but {} in {}; expected "
@@ -128,14 +155,6 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The runs of an input: the group's repeats, or the run itself.
-std::vector<const LoadedRun*> members(const LoadedRun& run) {
-  std::vector<const LoadedRun*> out;
-  if (run.repeats.empty()) out.push_back(&run);
-  for (const auto& r : run.repeats) out.push_back(&r);
-  return out;
-}
-
 // The numbers of a per-process list (null where a process has none: NaN).
 std::vector<double> numbers(const std::vector<json>& values) {
   std::vector<double> out;
@@ -148,14 +167,14 @@ std::vector<double> numbers(const std::vector<json>& values) {
 // the figures are its own (medians of its steps); with several (--repeat, or
 // runs joined by commas) the median of the per-process values, which are the
 // samples of the test.
-InputCell input_cell(const LoadedRun& run, const std::string& cell) {
+InputCell input_cell(const LoadedRun& run, const std::string& cell, const ReportFacts& rung_facts) {
   InputCell in;
   std::vector<const json*> reports;
   const auto all = members(run);
   for (size_t k = 0; k < all.size(); ++k) {
     const json* r = all[k]->find(cell);
     if (!r) continue;  // a round the cell did not run in (--repeat auto)
-    const RungFacts facts = read_rung_facts(*r);
+    const RungFacts& facts = rung_facts.of(*r);
     if (facts.status != "ok") {
       InputCell failed;
       failed.status = facts.status;
@@ -278,12 +297,12 @@ void holm_adjust(std::vector<Verdict*>& tested) {
 // the machine's speed explains the processes' spread in dt
 // (reports/machine_speed.h), its cause named with the rung; returns the
 // probe's half-range of each such rung.
-std::vector<double> add_probe_causes(const LoadedRun& run, std::vector<json>& causes) {
+std::vector<double> add_probe_causes(const LoadedRun& run, const ReportFacts& facts, std::vector<json>& causes) {
   std::vector<double> ranges;
   for (const auto& cell : run.cells) {
     std::vector<double> dt, speed;
     for (const LoadedRun* m : members(run)) {
-      const auto r = facts_of(*m, cell);
+      const RungFacts* r = facts.of(*m, cell);
       if (!r || r->status != "ok") continue;
       if (!r->speed_index_per_s) return {};  // reports from before the probe (or a peer's): nothing to say
       dt.push_back(r->dt_ms_median.value_or(0));
@@ -300,19 +319,19 @@ std::vector<double> add_probe_causes(const LoadedRun& run, std::vector<json>& ca
 // What disturbed an input's processes (their noise monitors,
 // bench/measure/noise_monitor.h): the median over its complete reports of each
 // reading, and every cause named.
-std::optional<InputNoise> input_noise(const LoadedRun& run) {
+std::optional<InputNoise> input_noise(const LoadedRun& run, const ReportFacts& facts) {
   std::map<std::string, std::vector<double>> values;
   InputNoise out;
   for (const LoadedRun* m : members(run))
     for (const auto& report : m->reports) {
-      const RungFacts r = read_rung_facts(report);
+      const RungFacts& r = facts.of(report);
       if (r.status != "ok" || !r.has_noise) continue;
       for (const auto& [key, v] : r.noise_readings) values[key].push_back(v);
       for (const auto& c : r.noise_causes)
         if (std::find(out.causes.begin(), out.causes.end(), c) == out.causes.end()) out.causes.push_back(c);
     }
   if (values.empty()) return std::nullopt;  // reports from before the noise monitor
-  const std::vector<double> probe_ranges = add_probe_causes(run, out.causes);
+  const std::vector<double> probe_ranges = add_probe_causes(run, facts, out.causes);
   if (!probe_ranges.empty()) out.probe_half_range_pct = median_of(probe_ranges);
   for (const auto& [key, v] : values) out.readings[key] = median_of(v);
   return out;
@@ -320,10 +339,10 @@ std::optional<InputNoise> input_noise(const LoadedRun& run) {
 
 // The first of a run's reports (its processes') that has a value for `of`, or null.
 template <class F>
-json first_report_value(const LoadedRun& run, F of) {
+json first_report_value(const LoadedRun& run, const ReportFacts& facts, F of) {
   for (const LoadedRun* m : members(run))
     for (const auto& r : m->reports)
-      if (const auto v = of(read_rung_facts(r))) return *v;
+      if (const auto v = of(facts.of(r))) return *v;
   return nullptr;
 }
 
@@ -334,7 +353,8 @@ void add_if_differs(Comparison& cmp, const std::string& key, const std::vector<j
 }
 
 // An input as the comparison lists it, with the warnings it raises.
-ComparedInput compared_input(const LoadedRun& run, const std::map<std::string, json>& shown, Comparison& cmp) {
+ComparedInput compared_input(const LoadedRun& run, const ReportFacts& facts, const std::map<std::string, json>& shown,
+                             Comparison& cmp) {
   // No complete report to read the environment from: what differs is not
   // known, so the comparison is never called an A/A pair.
   if (shown.empty()) {
@@ -352,16 +372,16 @@ ComparedInput compared_input(const LoadedRun& run, const std::map<std::string, j
                                        run.missing_reports.size() > 3 ? ", ..." : ""));
   }
   return {run.label, run.path, run.run_id, std::max<size_t>(1, run.repeats.size()),
-          shown.count("device.name") ? shown.at("device.name") : json("?"), shown, input_noise(run)};
+          shown.count("device.name") ? shown.at("device.name") : json("?"), shown, input_noise(run, facts)};
 }
 
 // The inputs, and the subject: the environment keys whose values differ
 // (and the test-only slowdown hook and ladder's commit, when the inputs
 // differ in them).
-void add_inputs_and_subject(const std::vector<LoadedRun>& runs, Comparison& cmp) {
+void add_inputs_and_subject(const std::vector<LoadedRun>& runs, const ReportFacts& facts, Comparison& cmp) {
   std::set<std::string> env_keys;
   for (const auto& run : runs) {
-    cmp.inputs.push_back(compared_input(run, subject_environment(run.environment()), cmp));
+    cmp.inputs.push_back(compared_input(run, facts, subject_environment(run.environment()), cmp));
     for (const auto& [k, v] : cmp.inputs.back().environment) env_keys.insert(k);
   }
   for (const auto& k : env_keys) {
@@ -374,11 +394,11 @@ void add_inputs_and_subject(const std::vector<LoadedRun>& runs, Comparison& cmp)
   // is ladder's own build (two commits are no A/A pair either).
   std::vector<json> slowdowns, commits;
   for (const auto& run : runs) {
-    slowdowns.push_back(first_report_value(run, [](const RungFacts& f) { return f.test_slowdown_pct; }));
+    slowdowns.push_back(first_report_value(run, facts, [](const RungFacts& f) { return f.test_slowdown_pct; }));
     if (!slowdowns.back().is_null())
       cmp.warnings.push_back(fmt::format("input {}: measured with the test-only slowdown hook "
                                          "(LADDER_TEST_SLOWDOWN_PCT={})", run.label, slowdowns.back().get<double>()));
-    commits.push_back(first_report_value(run, [](const RungFacts& f) { return f.git_commit; }));
+    commits.push_back(first_report_value(run, facts, [](const RungFacts& f) { return f.git_commit; }));
   }
   add_if_differs(cmp, "timing.test_slowdown_pct", slowdowns);
   add_if_differs(cmp, "suite.git_commit", commits);
@@ -386,14 +406,14 @@ void add_inputs_and_subject(const std::vector<LoadedRun>& runs, Comparison& cmp)
 
 // Comparability: what was measured must be the same. A difference is refused
 // (ConfigError, exit 2) unless --force, which lists it in the output.
-void check_comparable(const std::vector<LoadedRun>& runs, const std::vector<std::string>& cells,
-                      const CompareOptions& opts, Comparison& cmp) {
+void check_comparable(const std::vector<LoadedRun>& runs, const ReportFacts& facts,
+                      const std::vector<std::string>& cells, const CompareOptions& opts, Comparison& cmp) {
   std::vector<std::string> refusals;
   for (const auto& cell : cells) {
-    const auto base = facts_of(runs[0], cell);
+    const RungFacts* base = facts.of(runs[0], cell);
     if (!base || !base->has_config) continue;
     for (size_t i = 1; i < runs.size(); ++i) {
-      const auto other = facts_of(runs[i], cell);
+      const RungFacts* other = facts.of(runs[i], cell);
       if (!other || !other->has_config) continue;
       for (const auto& [k, a, b] : config_differences(*base, *other))
         refusals.push_back(fmt::format("rung '{}': config.{} is {} in {} ({}) but {} in {} ({})", cell, k,
@@ -413,14 +433,14 @@ void check_comparable(const std::vector<LoadedRun>& runs, const std::vector<std:
 
 // One rung: each input's figures and its verdict against the baseline; the
 // warnings it raises go to `cmp`.
-ComparedRung compare_cell(const std::vector<LoadedRun>& runs, const std::string& cell, const CompareOptions& opts,
-                          Comparison& cmp) {
+ComparedRung compare_cell(const std::vector<LoadedRun>& runs, const ReportFacts& facts, const std::string& cell,
+                          const CompareOptions& opts, Comparison& cmp) {
   // A PyTorch peer (bench/run/peers.h) is shown as "peer:<name>" beside the
   // rungs, and stays out of the geomean over the rungs.
   ComparedRung row{peer_display_name(cell), cell, is_peer_cell(cell), {}, {std::nullopt}};
   std::string missing_in;
   for (const auto& run : runs) {
-    row.inputs.push_back(input_cell(run, cell));
+    row.inputs.push_back(input_cell(run, cell, facts));
     if (!row.inputs.back().ok()) missing_in += (missing_in.empty() ? "" : ", ") + run.label;
   }
   for (size_t i = 1; i < runs.size(); ++i)
@@ -527,17 +547,18 @@ void add_verdicts_and_geomean(Comparison& cmp, double alpha) {
 }  // namespace
 
 json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
-  for (const auto& run : runs) check_repeats(run);
+  const ReportFacts facts(runs);
+  for (const auto& run : runs) check_repeats(run, facts);
   Comparison cmp;
   cmp.alpha = opts.alpha;
   cmp.noise_threshold_pct = opts.noise_threshold_pct;
-  add_inputs_and_subject(runs, cmp);
+  add_inputs_and_subject(runs, facts, cmp);
   std::vector<std::string> cells;  // in the order they first appear
   for (const auto& run : runs)
     for (const auto& c : run.cells)
       if (std::find(cells.begin(), cells.end(), c) == cells.end()) cells.push_back(c);
-  check_comparable(runs, cells, opts, cmp);
-  for (const auto& cell : cells) cmp.rungs.push_back(compare_cell(runs, cell, opts, cmp));
+  check_comparable(runs, facts, cells, opts, cmp);
+  for (const auto& cell : cells) cmp.rungs.push_back(compare_cell(runs, facts, cell, opts, cmp));
   add_input_speedups(cmp);
   for (const auto& row : cmp.rungs) {
     const std::string fp32 = shape_prefix(row.cell) + "fp32";
