@@ -145,12 +145,12 @@ TEST(FusedClassifier, RejectsInputsThatDoNotFit) {
                         "is outside [0, valid_vocab = 20)");
 }
 
-// weight_grad(s)_into_buffer(s): with .grad() already a tensor, every op
-// adds each weight's gradient into it in place (hooks on the weight never
-// see a gradient: autograd got none), and the bias gradients go through
-// autograd as before; without a .grad() the gradient goes through autograd.
-// The sums equal the plain path's, under bf16 autocast too.
-void check_weight_grads_into_buffers(bool autocast) {
+// grads_into_buffers (the classifier's weight_grad_into_buffer): with
+// .grad() already a tensor, every op adds each weight's and bias's gradient
+// into it in place (hooks on the parameter never see a gradient: autograd got
+// none); without a .grad() the gradient goes through autograd. The sums equal
+// the plain path's, under bf16 autocast too.
+void check_grads_into_buffers(bool autocast) {
   SCOPED_TRACE(autocast ? "bf16 autocast" : "fp32");
   const int64_t N = 6, C = 8, H = 32, Vp = 20, V = 17;
   torch::manual_seed(21);
@@ -164,16 +164,16 @@ void check_weight_grads_into_buffers(bool autocast) {
     std::vector<torch::Tensor> params;
     for (auto* t : {&w, &b, &w2, &b2, &wte}) params.push_back(t->clone().requires_grad_());
     int hooked = 0;
-    for (size_t i : {0u, 2u, 4u}) {
+    for (size_t i = 0; i < params.size(); ++i) {
       if (preset) params[i].mutable_grad() = torch::full_like(params[i], 0.5);  // a buffer with something in it
-      // Counts the gradients autograd hands the weight (an undefined one is none).
+      // Counts the gradients autograd hands the parameter (an undefined one is none).
       params[i].register_hook([&hooked](const torch::Tensor& g) { hooked += g.defined() ? 1 : 0; });
     }
     torch::Tensor loss;
     {
       const AutocastScope scope(autocast, torch::kCPU);
       LinearOptions options;
-      options.weight_grads_into_buffers = into;
+      options.grads_into_buffers = into;
       auto h = linear_bias(x, params[0], params[1], options);                                    // (N, H)
       auto y = mlp_gelu(x, params[0], params[1], params[2], params[3], options);                 // (N, C)
       loss = classifier_cross_entropy(y + h.narrow(1, 0, C).to(y.scalar_type()), params[4], targets, V, into);
@@ -186,15 +186,15 @@ void check_weight_grads_into_buffers(bool autocast) {
   auto [plain, plain_hooked] = grads(/*into=*/false, /*preset=*/true);
   auto [into, into_hooked] = grads(/*into=*/true, /*preset=*/true);
   auto [unset, unset_hooked] = grads(/*into=*/true, /*preset=*/false);
-  EXPECT_EQ(plain_hooked, 3);  // w (its linear's and MLP's gradients summed first), w2, wte
-  EXPECT_EQ(into_hooked, 0) << "a weight whose gradient went into its buffer still got one from autograd";
-  EXPECT_EQ(unset_hooked, 3) << "without a .grad() the gradient must go through autograd";
+  // w and b (their linear's and MLP's gradients summed first), w2, b2, wte
+  EXPECT_EQ(plain_hooked, 5);
+  EXPECT_EQ(into_hooked, 0) << "a parameter whose gradient went into its buffer still got one from autograd";
+  EXPECT_EQ(unset_hooked, 5) << "without a .grad() the gradient must go through autograd";
   const char* names[] = {"w", "b", "w2", "b2", "wte"};
   for (size_t i = 0; i < plain.size(); ++i) {
     EXPECT_EQ(into[i].scalar_type(), torch::kFloat) << names[i];
     expect_close(into[i], plain[i], 1e-5, 1e-6, std::string("preset buffer: ") + names[i]);
-    const auto preset = (i % 2 == 0) ? torch::full_like(plain[i], 0.5) : torch::zeros_like(plain[i]);
-    expect_close(unset[i] + preset, plain[i], 1e-5, 1e-6, std::string("no buffer: ") + names[i]);
+    expect_close(unset[i] + 0.5, plain[i], 1e-5, 1e-6, std::string("no buffer: ") + names[i]);
   }
 }
 
@@ -210,7 +210,7 @@ std::shared_ptr<const GemmPlan> plan_all(GemmMethod method, int64_t rows, bool i
 
 // Every way the plan can run the fused linears gives PyTorch's results: a
 // linear (as attn.c_attn) and the MLP, forward and every parameter gradient,
-// with the weight gradients into preset fp32 buffers (D's case) and through
+// with the parameter gradients into preset fp32 buffers (D and E's case) and through
 // autograd, under bf16 autocast. On a CPU each choice runs PyTorch's ops,
 // which checks the plan's plumbing (the choices the backward reads back); on
 // CUDA each runs its cuBLASLt way and must not fall back.
@@ -224,7 +224,7 @@ void check_every_plan_choice(const torch::Device& device) {
   auto grads = [&](const LinearOptions& options) {
     std::vector<torch::Tensor> params;
     for (const auto& t : init) params.push_back(t.clone().requires_grad_());
-    for (size_t i : {0u, 2u}) params[i].mutable_grad() = torch::full_like(params[i], 0.5);  // D adds into these
+    for (auto& p : params) p.mutable_grad() = torch::full_like(p, 0.5);  // D and E add into these
     torch::Tensor y;
     {
       const AutocastScope scope(true, device);
@@ -240,11 +240,12 @@ void check_every_plan_choice(const torch::Device& device) {
   reference.lt_epilogues = false;  // PyTorch's ops everywhere
   const auto want = grads(reference);
   const char* names[] = {"y", "w", "b", "w2", "b2"};
-  for (GemmMethod m : {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad})
+  for (GemmMethod m : {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad,
+                       GemmMethod::kLtIntoGradBgradb})
     for (bool into : {false, true}) {
       SCOPED_TRACE(fmt::format("{}, weight grads {}", method_name(m), into ? "into buffers" : "through autograd"));
       LinearOptions options;
-      options.weight_grads_into_buffers = into;
+      options.grads_into_buffers = into;
       options.plan = plan_all(m, N, into);
       const auto before = fused_linear_stats();
       const auto got = grads(options);
@@ -252,7 +253,7 @@ void check_every_plan_choice(const torch::Device& device) {
       const auto after = fused_linear_stats();
       const auto [lt_plain, all_plain] = lt_sites(*options.plan, false);
       const auto [lt_gelu, all_gelu] = lt_sites(*options.plan, true);
-      if (device.is_cuda() && lt_plain + lt_gelu > 0) {  // D without the buffers: no site takes it
+      if (device.is_cuda() && lt_plain + lt_gelu > 0) {  // D, E without the buffers: no site takes them
         EXPECT_GT(after.epilogue_gemms, before.epilogue_gemms);
         EXPECT_EQ(after.fallback_gemms, before.fallback_gemms) << "fell back: " << after.last_fallback;
       } else {
@@ -267,8 +268,8 @@ TEST(FusedLinear, CudaEveryPlanChoiceMatchesPytorchsOps) {
   check_every_plan_choice(torch::kCUDA);
 }
 
-TEST(FusedLinear, WeightGradsGoIntoExistingBuffers) { check_weight_grads_into_buffers(false); }
-TEST(FusedLinear, WeightGradsGoIntoExistingBuffersUnderBf16Autocast) { check_weight_grads_into_buffers(true); }
+TEST(FusedLinear, WeightGradsGoIntoExistingBuffers) { check_grads_into_buffers(false); }
+TEST(FusedLinear, WeightGradsGoIntoExistingBuffersUnderBf16Autocast) { check_grads_into_buffers(true); }
 
 TEST(FusedLinear, Float32MatchesReference) { check_linear(torch::kCPU, false, 1e-5, 1e-6); }
 TEST(FusedLinear, Bf16AutocastMatchesReference) { check_linear(torch::kCPU, true, 2e-2, 2e-2); }
@@ -330,7 +331,7 @@ TEST(FusedLinear, GptFusedForwardAndBackwardMatchUnfused) {
   std::vector<std::vector<torch::Tensor>> grads(2);
   std::vector<torch::Tensor> logits(2);
   for (int fused = 0; fused < 2; ++fused) {
-    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*weight_grads_into_buffers=*/false)
+    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*grads_into_buffers=*/false)
                               : flash_only());
     init_gpt2_weights(model, 5);
     torch::manual_seed(3);
@@ -356,7 +357,7 @@ TEST(FusedClassifier, GptFusedLossAndGradientsMatchUnfused) {
   std::vector<std::vector<torch::Tensor>> grads(2);
   std::vector<float> losses(2);
   for (int fused = 0; fused < 2; ++fused) {
-    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*weight_grads_into_buffers=*/true)
+    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*grads_into_buffers=*/true)
                               : flash_only());
     init_gpt2_weights(model, 5, V);
     std::unique_ptr<FlatGradients> flat;
@@ -411,7 +412,7 @@ TEST(FusedLinear, GptFusedUnderBf16AutocastCastsNoActivations) {
   std::vector<int64_t> casts(2);
   std::vector<float> losses(2);
   for (int fused = 0; fused < 2; ++fused) {
-    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*weight_grads_into_buffers=*/false)
+    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/true, /*grads_into_buffers=*/false)
                               : flash_only());
     init_gpt2_weights(model, 5);
     torch::manual_seed(3);

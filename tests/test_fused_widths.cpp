@@ -198,7 +198,7 @@ void gpt_at(int64_t C, int64_t n_head, int64_t V, int64_t Vp, torch::Device devi
   torch::Tensor norms[2];
   float losses[2];
   for (int fused = 0; fused < 2; ++fused) {
-    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/false, /*weight_grads_into_buffers=*/true)
+    GPT model(cfg, fused == 1 ? ModelOptions::all_fused(/*flash=*/false, /*grads_into_buffers=*/true)
                               : ModelOptions{});
     init_gpt2_weights(model, 7, V);
     model->to(device);

@@ -36,7 +36,7 @@ CandidateResult measured(GemmChoice c, double median) {
 }
 
 TEST(GemmPlan, ChoiceLabelsRoundTrip) {
-  for (const char* label : {"pytorch", "lt#0", "lt#7", "lt-split-bias#2", "lt-into-grad#0"}) {
+  for (const char* label : {"pytorch", "lt#0", "lt#7", "lt-split-bias#2", "lt-into-grad#0", "lt-into-grad-bgradb#3"}) {
     const auto c = parse_choice(label);
     ASSERT_TRUE(c) << label;
     EXPECT_EQ(c->label(), label);
@@ -53,6 +53,9 @@ TEST(GemmPlan, MethodsApplyToTheirRoles) {
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kWeightBiasGrad, false));  // no flat buffer
   EXPECT_TRUE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kWeightBiasGrad, true));
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kInputGradDgelu, true));
+  EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kWeightBiasGrad, false));
+  EXPECT_TRUE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kWeightBiasGrad, true));
+  EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kForwardBias, true));
 }
 
 TEST(GemmPlan, ChoiceKeepsPytorchUnlessFasterByTheMargin) {
@@ -238,26 +241,6 @@ TEST(GemmPlan, FilePlanMustFitTheRunsSites) {
                       {"mlp.c_proj/weight+bias grad's choice", "lt-into-grad#2", "flat-grads"});
 }
 
-TEST(GemmPlan, KeyIdTellsEveryFieldApart) {
-  const GemmPlanKey base = small_plan().key;
-  EXPECT_EQ(base.id(), GemmPlanKey(base).id());
-  EXPECT_EQ(base.id().rfind("nvidia-h100-80gb-hbm3-", 0), 0u) << base.id();
-  std::vector<GemmPlanKey> variants(9, base);
-  variants[0].device = "NVIDIA H200";
-  variants[1].cublaslt = "130000";
-  variants[2].torch = "2.10.0";
-  variants[3].dtype = "fp32";
-  variants[4].n_embd = 128;
-  variants[5].n_layer = 3;
-  variants[6].rows = 256;
-  variants[7].gelu_epilogue = false;
-  variants[8].into_grad = false;
-  std::set<std::string> ids = {base.id()};
-  for (const auto& v : variants) ids.insert(v.id());
-  EXPECT_EQ(ids.size(), 10u);
-  EXPECT_EQ(GemmPlanKey::from_json(base.to_json(), "k"), base);
-}
-
 // LADDER_CACHE pointed at a temporary directory for the test's lifetime.
 struct CacheDir {
   std::filesystem::path dir =
@@ -273,6 +256,65 @@ struct CacheDir {
     std::filesystem::remove_all(dir);
   }
 };
+
+TEST(GemmPlan, KeyIdTellsEveryFieldApart) {
+  const GemmPlanKey base = small_plan().key;
+  EXPECT_EQ(base.id(), GemmPlanKey(base).id());
+  EXPECT_EQ(base.id().rfind("nvidia-h100-80gb-hbm3-", 0), 0u) << base.id();
+  std::vector<GemmPlanKey> variants(10, base);
+  variants[0].device = "NVIDIA H200";
+  variants[1].cublaslt = "130000";
+  variants[2].torch = "2.10.0";
+  variants[3].dtype = "fp32";
+  variants[4].n_embd = 128;
+  variants[5].n_layer = 3;
+  variants[6].rows = 256;
+  variants[7].gelu_epilogue = false;
+  variants[8].into_grad = false;
+  variants[9].planner = 1;
+  std::set<std::string> ids = {base.id()};
+  for (const auto& v : variants) ids.insert(v.id());
+  EXPECT_EQ(ids.size(), 11u);
+  EXPECT_EQ(GemmPlanKey::from_json(base.to_json(), "k"), base);
+  EXPECT_EQ(base.planner, kGemmPlannerVersion);
+}
+
+// A plan recorded before the planner had a version (the 2026-11-27 H100's)
+// reads as version 1: a file can still pin it, and a cached one of version 1
+// is measured again by this planner.
+TEST(GemmPlan, PlanWithoutAVersionIsTheFirstPlanners) {
+  CacheDir cache;
+  GemmPlan p = small_plan();
+  auto j = p.to_json();
+  j["key"].erase("planner");
+  const GemmPlan old = GemmPlan::from_json(j, "old.json");
+  EXPECT_EQ(old.key.planner, 1);
+  EXPECT_EQ(old.choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(), "lt-into-grad#2");
+  save_cached_plan(old);
+  EXPECT_TRUE(load_cached_plan(old.key));
+  EXPECT_FALSE(load_cached_plan(p.key)) << "a plan of planner 1 was taken for planner " << kGemmPlannerVersion;
+  expect_config_error([&] { j["key"]["planner"] = "two"; GemmPlan::from_json(j, "bad.json"); },
+                      {"bad.json", "/key/planner", "\"two\"", "an integer"});
+}
+
+// At a weight-gradient site the planner times each candidate with dW landing
+// in the fp32 buffer, as the step with flat-grads runs it: A (and B, C) add
+// their dW into o.grad after the GEMM; without a buffer nothing is added.
+TEST(GemmPlan, TimedWeightGradLandsInTheBuffer) {
+  const ModelConfig m{1, 1, 16, 16, 20};
+  for (const GemmSite& s : gemm_sites(m, 32)) {
+    if (s.role != GemmRole::kWeightBiasGrad) continue;
+    auto o = gemm::draw_operands(s, torch::kCPU, torch::kBFloat16, 3);
+    ASSERT_TRUE(o.grad.defined() && o.grad.scalar_type() == torch::kFloat) << s.name();
+    o.grad.fill_(0.5);
+    gemm::call_site(s, o, {});
+    gemm::call_site(s, o, {});
+    const auto dw = o.dy.t().mm(o.x).to(torch::kFloat);  // PyTorch's bf16 dW, as the step adds it
+    EXPECT_TRUE(torch::allclose(o.grad, 0.5 + 2 * dw, 1e-5, 1e-5)) << s.name();
+    o.grad = torch::Tensor();
+    EXPECT_NO_THROW(gemm::call_site(s, o, {})) << s.name();  // dW back through autograd: no buffer
+  }
+}
 
 TEST(GemmPlan, CacheKeepsAPlanPerKey) {
   CacheDir cache;

@@ -66,7 +66,7 @@ GemmChoice saved_choice(AutogradContext* ctx, const char* name) {
           int(ctx->saved_data[std::string(name) + ".rank"].toInt())};
 }
 
-torch::Tensor hand_weight_grad(const torch::Tensor& weight, const torch::Tensor& dw, bool into_buffer);
+torch::Tensor hand_param_grad(const torch::Tensor& param, const torch::Tensor& grad, bool into_buffer);
 
 // Each step of a fused linear through gemm_candidates.h, counted.
 torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, GemmChoice c) {
@@ -76,14 +76,16 @@ torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const
   return y;
 }
 
-// The weight's gradient (none when D added it into .grad()) and the bias's.
+// The weight's and the bias's gradients as the Function returns them (none
+// for one that went into its .grad(): by D or E for the weight, else by
+// hand_param_grad).
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
-                                                         const torch::Tensor& weight, GemmChoice c,
-                                                         bool into_buffer) {
+                                                         const torch::Tensor& weight, const torch::Tensor& bias,
+                                                         GemmChoice c, bool into_buffer) {
   gemm::Outcome out;
   auto [dw, db] = gemm::weight_bias_grad(dy, x, c, into_buffer ? weight.grad() : torch::Tensor(), &out);
   count(out);
-  return {dw.defined() ? hand_weight_grad(weight, dw, into_buffer) : dw, db};
+  return {dw.defined() ? hand_param_grad(weight, dw, into_buffer) : dw, hand_param_grad(bias, db, into_buffer)};
 }
 
 // The dtype the op computes in: autocast's when autocast is on for x's device
@@ -116,22 +118,24 @@ torch::Tensor unrows(const torch::Tensor& y, const torch::Tensor& like) {
   return y.view(sizes);
 }
 
-// The weight's gradient dw (in the compute dtype) as the Function returns it.
-// With into_buffer and a .grad() already there (the flat buffer's fp32 view),
-// dw is added into it in place, one pass that reads dw, and autograd gets
-// none for the weight; otherwise dw goes back in the weight's dtype, and
-// autograd's AccumulateGrad adds or sets it. The in-place path also spares
-// the cast pass that autocast's ToCopyBackward made before AccumulateGrad's
-// add, which read the cast again.
-torch::Tensor hand_weight_grad(const torch::Tensor& weight, const torch::Tensor& dw, bool into_buffer) {
-  torch::Tensor grad = weight.grad();  // a handle on the same tensor
-  if (into_buffer && grad.defined() && grad.sizes() == dw.sizes() && grad.device() == dw.device() &&
+// A parameter's gradient g (a weight's or a bias's, in the compute dtype or
+// fp32) as the Function returns it. With into_buffer and a .grad() already
+// there (the flat buffer's fp32 view), g is added into it in place, one pass
+// that reads g, and autograd gets none for the parameter; otherwise g goes
+// back in the parameter's dtype, and autograd's AccumulateGrad adds or sets
+// it. The in-place path also spares the cast pass that autocast's
+// ToCopyBackward made before AccumulateGrad's add, which read the cast again
+// (for a bias, two kernel launches of a few microseconds each, 48 biases a
+// step in GPT-2 small).
+torch::Tensor hand_param_grad(const torch::Tensor& param, const torch::Tensor& g, bool into_buffer) {
+  torch::Tensor grad = param.grad();  // a handle on the same tensor
+  if (into_buffer && grad.defined() && grad.sizes() == g.sizes() && grad.device() == g.device() &&
       grad.is_floating_point()) {
     torch::NoGradGuard no_grad;
-    grad.add_(dw);
+    grad.add_(g);
     return torch::Tensor();
   }
-  return cast(dw, weight.scalar_type());
+  return cast(g, param.scalar_type());
 }
 
 }  // namespace
@@ -156,19 +160,20 @@ variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Ten
                                           const LinearOptions& options, const std::string& layer) {
   g_linear_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copy
-  ctx->save_for_backward({x2, w, weight});
-  ctx->saved_data["into_buffer"] = options.weight_grads_into_buffers;
+  const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copies
+  const auto b = cast(bias, x2.scalar_type()).contiguous();
+  ctx->save_for_backward({x2, w, weight, bias});
+  ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "weight_grad", choice_for(options, layer, GemmRole::kWeightBiasGrad));
-  return {forward_bias(x2, w, bias.contiguous(), choice_for(options, layer, GemmRole::kForwardBias))};  // (N, O)
+  return {forward_bias(x2, w, b, choice_for(options, layer, GemmRole::kForwardBias))};  // (N, O)
 }
 
 variable_list LinearBiasFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
-  const auto &x2 = saved[0], &w = saved[1], &weight = saved[2];
+  const auto &x2 = saved[0], &w = saved[1], &weight = saved[2], &bias = saved[3];
   const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
   const auto dy = grad_outputs[0].contiguous();  // (N, O)
-  auto [dw, db] = weight_bias_grad(dy, x2, weight, saved_choice(ctx, "weight_grad"), into_buffer);  // (O, I), (O)
+  auto [dw, db] = weight_bias_grad(dy, x2, weight, bias, saved_choice(ctx, "weight_grad"), into_buffer);  // (O, I), (O)
   return {dy.mm(w), dw, db, torch::Tensor(), torch::Tensor()};  // dx (N, I)
 }
 
@@ -178,22 +183,22 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
                                        const LinearOptions& options) {
   g_mlp_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto dtype = x2.scalar_type();  // the compute-dtype copies of the weights
+  const auto dtype = x2.scalar_type();  // the compute-dtype copies of the weights and biases
   const auto fc_w = cast(fc_weight, dtype).contiguous(), proj_w = cast(proj_weight, dtype).contiguous();
+  const auto fc_b = cast(fc_bias, dtype).contiguous(), proj_b = cast(proj_bias, dtype).contiguous();
   torch::Tensor h, pre;  // (N, H) each
   if (options.gelu_epilogue) {
     gemm::Outcome out;
-    std::tie(h, pre) = gemm::forward_bias_gelu(x2, fc_w, fc_bias.contiguous(),
+    std::tie(h, pre) = gemm::forward_bias_gelu(x2, fc_w, fc_b,
                                                choice_for(options, "mlp.c_fc", GemmRole::kForwardBiasGelu), &out);
     count(out);
   } else {  // GELU apart: c_fc's forward is a BIAS site
-    pre = forward_bias(x2, fc_w, fc_bias.contiguous(), choice_for(options, "mlp.c_fc", GemmRole::kForwardBias));
+    pre = forward_bias(x2, fc_w, fc_b, choice_for(options, "mlp.c_fc", GemmRole::kForwardBias));
     h = at::gelu(pre, kGelu);
   }
-  auto y = forward_bias(h, proj_w, proj_bias.contiguous(),
-                        choice_for(options, "mlp.c_proj", GemmRole::kForwardBias));  // (N, C)
-  ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight});
-  ctx->saved_data["into_buffer"] = options.weight_grads_into_buffers;
+  auto y = forward_bias(h, proj_w, proj_b, choice_for(options, "mlp.c_proj", GemmRole::kForwardBias));  // (N, C)
+  ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight, fc_bias, proj_bias});
+  ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "proj_weight_grad", choice_for(options, "mlp.c_proj", GemmRole::kWeightBiasGrad));
   save_choice(ctx, "proj_dgelu", choice_for(options, "mlp.c_proj", GemmRole::kInputGradDgelu));
   return {y};
@@ -202,17 +207,18 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
 variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad_outputs) {
   const auto saved = ctx->get_saved_variables();
   const auto &x2 = saved[0], &fc_w = saved[1], &pre = saved[2], &h = saved[3], &proj_w = saved[4];
-  const auto &fc_weight = saved[5], &proj_weight = saved[6];
+  const auto &fc_weight = saved[5], &proj_weight = saved[6], &fc_bias = saved[7], &proj_bias = saved[8];
   const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
   const auto dy = grad_outputs[0].contiguous();  // (N, C)
-  auto [dproj_w, dproj_b] =
-      weight_bias_grad(dy, h, proj_weight, saved_choice(ctx, "proj_weight_grad"), into_buffer);  // (C, H), (C)
+  auto [dproj_w, dproj_b] = weight_bias_grad(dy, h, proj_weight, proj_bias, saved_choice(ctx, "proj_weight_grad"),
+                                             into_buffer);  // (C, H), (C)
   gemm::Outcome out;
   auto [dpre, dfc_b] = gemm::input_grad_dgelu(dy, proj_w, pre, saved_choice(ctx, "proj_dgelu"), &out);  // (N, H), (H)
   count(out);
   auto dfc_w = dpre.t().mm(x2);  // (H, C); dfc_b came with dpre
   auto dx = dpre.mm(fc_w);       // (N, C)
-  return {dx, hand_weight_grad(fc_weight, dfc_w, into_buffer), dfc_b, dproj_w, dproj_b, torch::Tensor()};
+  return {dx, hand_param_grad(fc_weight, dfc_w, into_buffer), hand_param_grad(fc_bias, dfc_b, into_buffer), dproj_w,
+          dproj_b, torch::Tensor()};
 }
 
 variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
@@ -237,7 +243,7 @@ variable_list ClassifierCrossEntropyFunction::backward(AutogradContext* ctx, var
   const auto& dloss = grad_outputs[0];
   auto dx = dlogits.mm(w).mul_(dloss);      // (N, C)
   auto dw = dlogits.t().mm(x2 * dloss);     // (Vp, C)
-  return {dx, hand_weight_grad(weight, dw, into_buffer), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  return {dx, hand_param_grad(weight, dw, into_buffer), torch::Tensor(), torch::Tensor(), torch::Tensor()};
 }
 
 }  // namespace detail
@@ -259,7 +265,7 @@ torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tens
               " do not match x ", x.sizes(), "; expected one target per row of x");
   auto x2 = rows(cast(x, compute_dtype(x)));
   // The weight goes in as it is: the Function casts it, so that its gradient
-  // can go straight into the weight's .grad() (see hand_weight_grad).
+  // can go straight into the weight's .grad() (see hand_param_grad).
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   return detail::ClassifierCrossEntropyFunction::apply(x2, weight, targets.reshape({-1}).contiguous(), valid_vocab,
                                                        weight_grad_into_buffer)[0];
@@ -276,11 +282,11 @@ torch::Tensor linear_bias(const torch::Tensor& x, const torch::Tensor& weight, c
   check_linear(x, weight, bias, "linear_bias", "the layer");
   const auto dtype = compute_dtype(x);
   auto x2 = rows(cast(x, dtype));
-  auto b = cast(bias, dtype);
-  // The casts are autocast's (the weight's inside the Function, so that its
-  // gradient can go straight into .grad()); every GEMM runs in `dtype`.
+  // The casts are autocast's (the weight's and the bias's inside the
+  // Function, so that their gradients can go straight into .grad()); every
+  // GEMM runs in `dtype`.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return unrows(detail::LinearBiasFunction::apply(x2, weight, b, options, layer)[0], x);
+  return unrows(detail::LinearBiasFunction::apply(x2, weight, bias, options, layer)[0], x);
 }
 
 torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, const torch::Tensor& fc_bias,
@@ -297,8 +303,7 @@ torch::Tensor mlp_gelu(const torch::Tensor& x, const torch::Tensor& fc_weight, c
   const auto dtype = compute_dtype(x);
   auto x2 = rows(cast(x, dtype));
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  auto y = detail::MlpGeluFunction::apply(x2, fc_weight, cast(fc_bias, dtype), proj_weight, cast(proj_bias, dtype),
-                                          options)[0];
+  auto y = detail::MlpGeluFunction::apply(x2, fc_weight, fc_bias, proj_weight, proj_bias, options)[0];
   return unrows(y, x);
 }
 

@@ -41,15 +41,18 @@
 
 namespace ladder::fused {
 
-// Weight gradients (every op below): with weight_grad(s)_into_buffer(s) set
-// and a weight's .grad() already a tensor (the training step's flat buffer),
-// backward adds the weight's gradient into that .grad() in place, in one
-// pass, and gives autograd none for it. Otherwise (the default) it returns
-// the gradient in the weight's dtype, for autograd's AccumulateGrad. The
-// in-place form spares, per weight and step, the fp32 copy of the gradient
-// that autocast's cast backward made and AccumulateGrad's add read again
-// (20 bytes of traffic per parameter down to 12). Only for a caller that owns
-// .grad(): no hooks on it (DDP's), no torch::autograd::grad().
+// Parameter gradients (every op below): with grads_into_buffers (the
+// classifier's weight_grad_into_buffer) set and a parameter's .grad()
+// already a tensor (the training step's flat buffer), backward adds the
+// parameter's gradient into that .grad() in place, in one pass, and gives
+// autograd none for it: every weight and bias of linear_bias and mlp_gelu,
+// the classifier's weight. Otherwise (the default) it returns the gradient in
+// the parameter's dtype, for autograd's AccumulateGrad. The in-place form
+// spares, per parameter and step, the fp32 copy of the gradient that
+// autocast's cast backward made and AccumulateGrad's add read again (20 bytes
+// of traffic per parameter down to 12; for a bias, two small kernels). Only
+// for a caller that owns .grad(): no hooks on it (DDP's), no
+// torch::autograd::grad().
 
 // How linear_bias and mlp_gelu run, from the step's plan (the fused rung's
 // sub-switches, variants/switches/): where the weight gradients go, and which
@@ -57,7 +60,7 @@ namespace ladder::fused {
 // measured against its separate kernels. A GEMM left to ATen by these is not
 // counted as a fallback. The CPU path never uses cuBLASLt.
 struct LinearOptions {
-  bool weight_grads_into_buffers = false;  // flat-grads: dW added into the existing .grad()
+  bool grads_into_buffers = false;  // flat-grads: dW and db added into the existing .grad()
   bool lt_epilogues = true;   // lt-epilogues: BIAS forward, BGRADB backward (CUDA)
   bool gelu_epilogue = true;  // gelu-epilogue: GELU_AUX_BIAS, DGELU_BGRAD (CUDA, with lt_epilogues);
                               // off: GELU and its derivative as separate ATen kernels

@@ -104,18 +104,27 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
     std::string why;
     fused::cuda::LtAlgoInfo used;
     auto* const slot = algo_slot(used, out);
-    const bool into = c.method == GemmMethod::kLtIntoGrad && grad.defined() && grad.scalar_type() == torch::kFloat &&
-                      grad.is_contiguous() && grad.device() == dy.device() && grad.dim() == 2 &&
-                      grad.size(0) == dy.size(1) && grad.size(1) == x.size(1);
+    const bool bgradb = c.method == GemmMethod::kLtIntoGradBgradb;
+    const bool into = (c.method == GemmMethod::kLtIntoGrad || bgradb) && grad.defined() &&
+                      grad.scalar_type() == torch::kFloat && grad.is_contiguous() && grad.device() == dy.device() &&
+                      grad.dim() == 2 && grad.size(0) == dy.size(1) && grad.size(1) == x.size(1);
     if (into) {
       auto g = grad;  // the same tensor, updated in place
-      if (lt_ran(fused::cuda::lt_weight_grad_accumulate(dy, x, g, &why, c.algo_rank, slot), why, used, out)) {
+      if (bgradb) {  // E: the bias gradient from the epilogue, in fp32
+        auto db = torch::empty({dy.size(1)}, dy.options().dtype(torch::kFloat));
+        if (lt_ran(fused::cuda::lt_weight_bias_grad_accumulate(dy, x, g, db, &why, c.algo_rank, slot), why, used,
+                   out)) {
+          if (out) out->into_grad = true;
+          return {torch::Tensor(), db};
+        }
+      } else if (lt_ran(fused::cuda::lt_weight_grad_accumulate(dy, x, g, &why, c.algo_rank, slot), why, used,
+                        out)) {
         if (out) out->into_grad = true;
         return {torch::Tensor(), fp32_bias_grad(dy)};
       }
     }
     auto dw = torch::empty({dy.size(1), x.size(1)}, dy.options());
-    if (c.method == GemmMethod::kLt) {
+    if (c.method == GemmMethod::kLt || bgradb) {  // B, or E without a buffer to go into
       auto db = torch::empty({dy.size(1)}, dy.options());
       if (lt_ran(fused::cuda::lt_weight_bias_grad(dy, x, dw, db, &why, c.algo_rank, slot), why, used, out))
         return {dw, db};
@@ -219,7 +228,13 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
   switch (s.role) {
     case GemmRole::kForwardBias: forward_bias(o.x, o.w, o.b, c); break;
     case GemmRole::kForwardBiasGelu: forward_bias_gelu(o.x, o.w, o.b, c); break;
-    case GemmRole::kWeightBiasGrad: weight_bias_grad(o.dy, o.x, c, o.grad); break;
+    case GemmRole::kWeightBiasGrad: {
+      const auto dw = weight_bias_grad(o.dy, o.x, c, o.grad).first;
+      // As fused_linear.cpp's hand_param_grad: a dW that came back (A, B, C)
+      // is added into the fp32 buffer, a pass over it that D and E spare.
+      if (dw.defined() && o.grad.defined()) o.grad.add_(dw);
+      break;
+    }
     case GemmRole::kInputGradDgelu: input_grad_dgelu(o.dy, o.w, o.pre, c); break;
   }
 }
@@ -276,7 +291,8 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
   const auto a = run_site(s, o, {});
   std::vector<RunnableCandidate> out = {probe(s, o, {}, a, tolerance)};
   if (!device.is_cuda()) return out;
-  for (GemmMethod m : {GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad}) {
+  for (GemmMethod m :
+       {GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad, GemmMethod::kLtIntoGradBgradb}) {
     if (!method_applies(m, s.role, into_grad)) continue;
     for (int rank = 0;; ++rank) {
       RunnableCandidate rc = probe(s, o, {m, rank}, a, tolerance);
@@ -342,6 +358,7 @@ GemmPlan measure_on_cuda(const std::vector<GemmSite>& sites, const GemmPlanKey& 
   SiteOperands operands;  // the current site's, alive while its candidates are timed
   const CandidateSource source = [&](const GemmSite& s) {
     operands = draw_operands(s, device, compute, /*seed=*/1234);
+    if (!key.into_grad) operands.grad = torch::Tensor();  // dW goes back through autograd: no buffer to add into
     return site_candidates(s, operands, device, key.into_grad);
   };
   GemmPlan p = measure_plan(sites, key, source, event_time_ms);

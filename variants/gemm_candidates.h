@@ -1,5 +1,6 @@
 // variants/gemm_candidates.h: each epilogue GEMM site's candidates
-// (variants/gemm_plan.h: A pytorch, B lt, C lt-split-bias, D lt-into-grad),
+// (variants/gemm_plan.h: A pytorch, B lt, C lt-split-bias, D lt-into-grad,
+// E lt-into-grad-bgradb),
 // written once: fused_linear.cpp runs the plan's choice through these, the
 // planner times them, and bench/micro/gemm_sites.cpp times them one by one.
 //
@@ -28,7 +29,7 @@ struct Outcome {
   bool lt = false;         // cuBLASLt ran
   bool gelu = false;       // with a GELU epilogue (GELU_AUX_BIAS, DGELU_BGRAD, DGELU)
   bool fell_back = false;  // the choice asked for cuBLASLt, which could not: PyTorch's ops ran
-  bool into_grad = false;  // D: the weight gradient went into the fp32 buffer
+  bool into_grad = false;  // D, E: the weight gradient went into the fp32 buffer
   std::string why;         // why it fell back
   bool want_algo = false;  // in: fill algo (the planner; costs host time per call)
   nlohmann::json algo;     // the cuBLASLt algorithm that ran, when asked (null otherwise)
@@ -41,9 +42,9 @@ torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const
 std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
                                                           const torch::Tensor& b, GemmChoice c,
                                                           Outcome* out = nullptr);
-// {dW (O, I) = dy^T x, db (O) = sum over rows of dy}. With D and `grad` a
-// float32 (O, I) tensor, dW is added into `grad` (beta = 1) and comes back
-// undefined; without a fitting `grad` D runs as C.
+// {dW (O, I) = dy^T x, db (O) = sum over rows of dy}. With D or E and `grad`
+// a float32 (O, I) tensor, dW is added into `grad` (beta = 1) and comes back
+// undefined (E's db in fp32); without a fitting `grad` D runs as C, E as B.
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
                                                          GemmChoice c, const torch::Tensor& grad = {},
                                                          Outcome* out = nullptr);
@@ -56,16 +57,18 @@ std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy
 struct SiteOperands {
   torch::Tensor x, w, b;  // forward: x (N, I), w (O, I), b (O)
   torch::Tensor dy, pre;  // weight grad: dy (N, O) and x; dgelu: dy (N, O), w (O, I), pre (N, I)
-  torch::Tensor grad;     // D: a float32 (O, I) gradient buffer
+  torch::Tensor grad;     // weight grad: a float32 (O, I) gradient buffer (D and E add into it)
 };
 SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch::ScalarType dtype, uint64_t seed);
 SiteOperands to_double(const SiteOperands& o);
 // The site's outputs by `c` (D's dW: the buffer's increase).
 std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, GemmChoice c, Outcome* out = nullptr);
-// The site by `c`, its outputs dropped: what a timing runs (D adds into o.grad).
+// The site by `c`, its outputs dropped: what a timing runs. At a weight-
+// gradient site with o.grad defined (the step's flat-grads), dW lands in
+// o.grad however it came: D and E add into it, A, B and C's dW is added after.
 void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c);
 
-// Every choice the site can take on `device` (A first; B, C, D for each of
+// Every choice the site can take on `device` (A first; B, C, D, E for each of
 // the heuristic's algorithms on CUDA): each probed once, checked against A
 // (relative L2 of every output within `dtype`'s tolerance), and ready to time.
 std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,

@@ -21,7 +21,7 @@ using nlohmann::json;
 namespace {
 
 constexpr GemmMethod kMethods[] = {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias,
-                                   GemmMethod::kLtIntoGrad};
+                                   GemmMethod::kLtIntoGrad, GemmMethod::kLtIntoGradBgradb};
 constexpr GemmRole kRoles[] = {GemmRole::kForwardBias, GemmRole::kForwardBiasGelu, GemmRole::kWeightBiasGrad,
                                GemmRole::kInputGradDgelu};
 
@@ -76,7 +76,9 @@ json site_json(const SitePlan& s) {
 GemmChoice choice_from_json(const json& j, const std::string& where, const std::string& path) {
   const auto label = get<std::string>(j, "choice", where, path, "a choice such as \"pytorch\" or \"lt#1\"");
   const auto choice = parse_choice(label);
-  if (!choice) bad(where, path + "/choice", "\"" + label + "\"", "pytorch, lt#R, lt-split-bias#R or lt-into-grad#R");
+  if (!choice)
+    bad(where, path + "/choice", "\"" + label + "\"",
+        "pytorch, lt#R, lt-split-bias#R, lt-into-grad#R or lt-into-grad-bgradb#R");
   return *choice;
 }
 
@@ -135,6 +137,7 @@ const char* method_name(GemmMethod m) {
     case GemmMethod::kLt: return "lt";
     case GemmMethod::kLtSplitBias: return "lt-split-bias";
     case GemmMethod::kLtIntoGrad: return "lt-into-grad";
+    case GemmMethod::kLtIntoGradBgradb: return "lt-into-grad-bgradb";
   }
   return "?";
 }
@@ -167,7 +170,8 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
     case GemmMethod::kPytorch:
     case GemmMethod::kLt: return true;
     case GemmMethod::kLtSplitBias: return role == GemmRole::kWeightBiasGrad || role == GemmRole::kInputGradDgelu;
-    case GemmMethod::kLtIntoGrad: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
+    case GemmMethod::kLtIntoGrad:
+    case GemmMethod::kLtIntoGradBgradb: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
   }
   return false;
 }
@@ -176,7 +180,8 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
 
 json GemmPlanKey::to_json() const {
   return {{"device", device}, {"cublaslt", cublaslt}, {"torch", torch}, {"dtype", dtype}, {"n_embd", n_embd},
-          {"n_layer", n_layer}, {"rows", rows}, {"gelu_epilogue", gelu_epilogue}, {"into_grad", into_grad}};
+          {"n_layer", n_layer}, {"rows", rows}, {"gelu_epilogue", gelu_epilogue}, {"into_grad", into_grad},
+          {"planner", planner}};
 }
 
 GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
@@ -191,6 +196,7 @@ GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
   k.rows = get<int64_t>(j, "rows", where, p, "an integer (B*T)");
   k.gelu_epilogue = get<bool>(j, "gelu_epilogue", where, p, "true or false");
   k.into_grad = get<bool>(j, "into_grad", where, p, "true or false");
+  k.planner = j.contains("planner") ? get<int>(j, "planner", where, p, "an integer (the planner's version)") : 1;
   return k;
 }
 
@@ -352,7 +358,7 @@ GemmPlan plan_from_file(const GemmPlan& file_plan, const std::string& path, cons
       bad(where, "the site " + s.site.name(), it->site.describe(), "this run's shape, " + s.site.describe());
     if (!method_applies(it->choice.method, s.site.role, key.into_grad))
       bad(where, "the site " + s.site.name() + "'s choice", it->choice.label(),
-          "a method this run's site can take (lt-into-grad needs flat-grads)");
+          "a method this run's site can take (lt-into-grad and lt-into-grad-bgradb need flat-grads)");
     s.choice = it->choice;
     s.reason = "from the file: " + it->reason;
   }

@@ -12,6 +12,11 @@
 //   D  lt-into-grad   weight-gradient sites with flat-grads: dW accumulated
 //                     (beta = 1) straight into the fp32 flat gradient buffer,
 //                     the bias gradient in fp32 apart
+//   E  lt-into-grad-bgradb  as D, the bias gradient by the BGRADB epilogue
+//                     (in fp32) rather than apart
+// Each is timed as the step runs it: with flat-grads a weight gradient that
+// comes back in bf16 (A, B, C) is then added into its fp32 buffer, and that
+// add is part of the candidate's time (D and E need none).
 // The planner times them interleaved (each repetition runs every candidate
 // once, in a rotated order; the median of each) and keeps A unless another is
 // faster by more than the margin: the step is then never slower than
@@ -38,8 +43,9 @@
 
 namespace ladder {
 
-enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad };
-const char* method_name(GemmMethod m);  // "pytorch", "lt", "lt-split-bias", "lt-into-grad"
+enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb };
+// "pytorch", "lt", "lt-split-bias", "lt-into-grad", "lt-into-grad-bgradb"
+const char* method_name(GemmMethod m);
 std::optional<GemmMethod> parse_method(std::string_view name);
 
 // One way to run one site: a method and, for cuBLASLt, the rank of the
@@ -54,9 +60,11 @@ struct GemmChoice {
 // "pytorch", "lt#2", "lt-into-grad#0" ("lt" alone: rank 0); nullopt if malformed.
 std::optional<GemmChoice> parse_choice(std::string_view label);
 
-// Whether `method` can serve `role` at all (C: bias-gradient roles; D: the
-// weight gradient, with the flat buffer).
+// Whether `method` can serve `role` at all (C: bias-gradient roles; D and E:
+// the weight gradient, with the flat buffer).
 bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer);
+
+inline constexpr int kGemmPlannerVersion = 2;
 
 // One candidate's measurement at one site.
 struct CandidateResult {
@@ -84,7 +92,12 @@ struct GemmPlanKey {
   std::string dtype;           // the compute dtype: "bf16", "fp32", "tf32"
   int64_t n_embd = 0, n_layer = 0, rows = 0;  // the sites' shapes
   bool gelu_epilogue = true;   // c_fc's forward and c_proj's dgelu are epilogue sites
-  bool into_grad = false;      // flat-grads: D applies
+  bool into_grad = false;      // flat-grads: D and E apply
+  // The planner's version: its candidates and how it times them. A cached
+  // plan of another version is measured again; a plan file's is read (an
+  // absent field: 1, the planner of 2026-11-27, which timed A, B and C's
+  // weight gradients without the add into the buffer and had no E).
+  int planner = kGemmPlannerVersion;
   std::string id() const;      // a file name: "<device>-<16 hex digits of the fields' hash>"
   nlohmann::json to_json() const;
   static GemmPlanKey from_json(const nlohmann::json& j, const std::string& where);

@@ -30,11 +30,11 @@ torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
 }
 }  // namespace
 
-ModelOptions ModelOptions::all_fused(bool flash, bool weight_grads_into_buffers) {
+ModelOptions ModelOptions::all_fused(bool flash, bool grads_into_buffers) {
   ModelOptions o;
   o.flash = flash;
   o.fused_ln = o.fused_linear = o.fused_ce = true;
-  o.linear.weight_grads_into_buffers = weight_grads_into_buffers;  // every epilogue on (the defaults), no plan
+  o.linear.grads_into_buffers = grads_into_buffers;  // every epilogue on (the defaults), no plan
   return o;
 }
 
@@ -171,7 +171,7 @@ torch::Tensor GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targe
   if (!options_.fused_ce) return lm_loss(forward(idx), targets, valid_vocab);
   const int64_t V = valid_vocab > 0 ? valid_vocab : wte->weight.size(0);
   return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V,
-                                         options_.linear.weight_grads_into_buffers);
+                                         options_.linear.grads_into_buffers);
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {

@@ -47,7 +47,7 @@ struct ModelOptions {
 
   // Every fused op on, with every epilogue, as the fused rung runs them
   // (for tests and micro-benchmarks that build a model without a step).
-  static ModelOptions all_fused(bool flash, bool weight_grads_into_buffers);
+  static ModelOptions all_fused(bool flash, bool grads_into_buffers);
 };
 
 class CausalSelfAttentionImpl : public torch::nn::Module {

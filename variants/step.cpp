@@ -54,7 +54,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     const bool bf16 = plan_.acts("bf16") && cfg.bf16_applied();
     const std::string dtype = bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32";
     auto& lin = plan_.model.linear;
-    const bool into_grad = lin.weight_grads_into_buffers && !cfg.sw.on("ddp");
+    const bool into_grad = lin.grads_into_buffers && !cfg.sw.on("ddp");
     lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
         cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
   }

@@ -17,6 +17,11 @@
 //                   summed apart in fp32 (llm.c's way)
 //   lt-into-grad    D, weight-gradient sites: dW accumulated (beta = 1) into
 //                   an fp32 gradient buffer, the bias gradient in fp32 apart
+//   lt-into-grad-bgradb  E, as D with the bias gradient by the BGRADB
+//                   epilogue, in fp32
+// At the weight-gradient sites every way is timed as the step with
+// flat-grads runs it: dW lands in an fp32 buffer (A, B and C's bf16 dW is
+// added into it after the GEMM; D and E write it there).
 // Each candidate is checked first against the same op in fp64 from the same
 // bf16 inputs (relative L2 within bf16's tolerance, every output), then
 // timed. CUDA runs them all; a CPU runs pytorch only (cuBLASLt is CUDA's).
@@ -50,8 +55,10 @@ std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
   out.push_back({"lt-ws32", {GemmMethod::kLt, 0}, kOwnWorkspace});
   if (method_applies(GemmMethod::kLtSplitBias, s.role, false))
     out.push_back({"lt-fp32-bias", {GemmMethod::kLtSplitBias, 0}});
-  if (method_applies(GemmMethod::kLtIntoGrad, s.role, true))
+  if (method_applies(GemmMethod::kLtIntoGrad, s.role, true)) {
     out.push_back({"lt-into-grad", {GemmMethod::kLtIntoGrad, 0}});
+    out.push_back({"lt-into-grad-bgradb", {GemmMethod::kLtIntoGradBgradb, 0}});
+  }
   return out;
 }
 
@@ -115,7 +122,7 @@ void register_gemm_sites(const MicroConfig& cfg) {
 const Family kGemmSitesFamily{"gemm_sites",
                               "fused-linear's epilogue GEMMs, each site of the step each way it can run "
                               "(PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias gradient "
-                              "in fp32 apart, dW into an fp32 gradient buffer)",
+                              "in fp32 apart, dW into an fp32 gradient buffer, with or without the bias epilogue)",
                               register_gemm_sites, nullptr};
 
 }  // namespace ladder::micro

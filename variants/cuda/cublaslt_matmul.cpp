@@ -202,8 +202,11 @@ void describe(const Gemm& g, at::ScalarType dtype, GemmSetup& s) {
   if (g.bias) {
     LADDER_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
-    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &s.ab_type,
-                                                       sizeof(s.ab_type)));
+    // The bias (or bias gradient) in A and B's dtype; into an fp32 D, in
+    // fp32 (cuBLASLt's default: D's type).
+    const cudaDataType_t bias_type = g.d_fp32 ? s.cd_type : s.ab_type;
+    LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                       sizeof(bias_type)));
   }
   if (g.aux) {
     LADDER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.aux,
@@ -436,29 +439,52 @@ bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, co
   return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
-bool lt_weight_grad_accumulate(const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad, std::string* why_not,
-                               int algo_rank, LtAlgoInfo* used) {
+namespace {
+
+// grad (O, I) += dy^T x into the fp32 grad (beta = 1), with BGRADB writing
+// the fp32 bias gradient to `dbias` when it is not null: the two
+// *_accumulate calls.
+bool weight_grad_accumulate(const char* op, const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad,
+                            at::Tensor* dbias, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}}) check_matrix(*t, name, dtype);
   check_matrix(grad, "grad", at::kFloat);
-  TORCH_CHECK(dy.dim() == 2 && x.dim() == 2 && x.size(0) == dy.size(0),
-              "cublaslt_matmul: lt_weight_grad_accumulate wants dy (N, O) and x (N, I), got dy ", dy.sizes(), " and x ",
-              x.sizes());
+  TORCH_CHECK(dy.dim() == 2 && x.dim() == 2 && x.size(0) == dy.size(0), "cublaslt_matmul: ", op,
+              " wants dy (N, O) and x (N, I), got dy ", dy.sizes(), " and x ", x.sizes());
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
-  TORCH_CHECK(grad.dim() == 2 && grad.size(0) == O && grad.size(1) == I,
-              "cublaslt_matmul: lt_weight_grad_accumulate's grad must be (O, I) = (", O, ", ", I, "), got ",
-              grad.sizes());
-  TORCH_CHECK(x.device() == dy.device() && grad.device() == dy.device(),
-              "cublaslt_matmul: lt_weight_grad_accumulate's tensors must be on one device, got dy on ", dy.device(),
-              ", x on ", x.device(), ", grad on ", grad.device());
-  // As lt_weight_grad, with D (and C) the fp32 grad and beta 1: column-major
-  // grad^T (I, O) += X^T (I, N) . dY (N, O): A = X stored (I, N), op N; B = dY
-  // stored (O, N), op T; D ld I.
-  Gemm g{CUBLASLT_EPILOGUE_DEFAULT, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
-         /*lda=*/I, dy.data_ptr(), /*ldb=*/O, grad.data_ptr(), /*ldd=*/I};
+  TORCH_CHECK(grad.dim() == 2 && grad.size(0) == O && grad.size(1) == I, "cublaslt_matmul: ", op,
+              "'s grad must be (O, I) = (", O, ", ", I, "), got ", grad.sizes());
+  TORCH_CHECK(x.device() == dy.device() && grad.device() == dy.device(), "cublaslt_matmul: ", op,
+              "'s tensors must be on one device, got dy on ", dy.device(), ", x on ", x.device(), ", grad on ",
+              grad.device());
+  if (dbias) {
+    check_matrix(*dbias, "dbias", at::kFloat);
+    TORCH_CHECK(dbias->dim() == 1 && dbias->size(0) == O && dbias->device() == dy.device(), "cublaslt_matmul: ", op,
+                "'s dbias must be (O) = (", O, ") on ", dy.device(), ", got ", dbias->sizes(), " on ",
+                dbias->device());
+  }
+  // As lt_weight_grad (or lt_weight_bias_grad), with D (and C) the fp32 grad
+  // and beta 1: column-major grad^T (I, O) += X^T (I, N) . dY (N, O): A = X
+  // stored (I, N), op N; B = dY stored (O, N), op T; D ld I. BGRADB reduces
+  // B over k = N.
+  Gemm g{dbias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT, /*transa=*/false, /*transb=*/true, /*m=*/I,
+         /*n=*/O, /*k=*/N, x.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, grad.data_ptr(), /*ldd=*/I,
+         dbias ? dbias->data_ptr() : nullptr};
   g.beta = 1.0f;
   g.d_fp32 = true;
   return run_gemm(g, dtype, why_not, algo_rank, used);
+}
+
+}  // namespace
+
+bool lt_weight_grad_accumulate(const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad, std::string* why_not,
+                               int algo_rank, LtAlgoInfo* used) {
+  return weight_grad_accumulate("lt_weight_grad_accumulate", dy, x, grad, nullptr, why_not, algo_rank, used);
+}
+
+bool lt_weight_bias_grad_accumulate(const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad, at::Tensor& dbias,
+                                    std::string* why_not, int algo_rank, LtAlgoInfo* used) {
+  return weight_grad_accumulate("lt_weight_bias_grad_accumulate", dy, x, grad, &dbias, why_not, algo_rank, used);
 }
 
 void set_lt_workspace_bytes(size_t bytes) {

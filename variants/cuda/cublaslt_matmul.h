@@ -2,8 +2,8 @@
 // variants/fused_linear.h. CUDA only (compiled with LADDER_WITH_CUDA).
 //
 // Every tensor is a contiguous row-major CUDA matrix of one dtype (float32 or
-// bfloat16) on the current device, except lt_weight_grad_accumulate's float32
-// gradient; outputs are preallocated. Each call is enqueued on the current
+// bfloat16) on the current device, except the float32 gradient (and bias
+// gradient) of the *_accumulate calls; outputs are preallocated. Each call is enqueued on the current
 // CUDA stream with the current cuBLASLt handle and workspace, and never
 // synchronises, so it can be captured in a CUDA graph.
 // Accumulation is fp32 (TF32 for float32 inputs when the float32 matmul
@@ -79,6 +79,10 @@ bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, co
 // here whose output dtype (fp32) can differ from its inputs'.
 bool lt_weight_grad_accumulate(const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad, std::string* why_not,
                                int algo_rank = 0, LtAlgoInfo* used = nullptr);
+// The same with the BGRADB epilogue: grad (O, I) += dy^T x and dbias (O), a float32 CUDA tensor, = the sum
+// over rows of dy, one GEMM (the bias gradient in D's dtype, fp32, as cuBLASLt's default bias type).
+bool lt_weight_bias_grad_accumulate(const at::Tensor& dy, const at::Tensor& x, at::Tensor& grad, at::Tensor& dbias,
+                                    std::string* why_not, int algo_rank = 0, LtAlgoInfo* used = nullptr);
 
 // The workspace these GEMMs get. 0 (the default): torch's cuBLASLt workspace
 // (at::cuda::getCUDABlasLtWorkspace: 1 MiB in torch 2.11 unless the

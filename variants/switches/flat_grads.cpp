@@ -1,6 +1,6 @@
 // variants/switches/flat_grads.cpp: every gradient a view of one flat buffer
 // (variants/grad_buffer.h): zeroing is one memset, the clip's norm reads one
-// tensor, and the fused ops add their weight gradients into it in place.
+// tensor, and the fused ops add their weight and bias gradients into it in place.
 #include "variants/switches/switch.h"
 
 #include "variants/config.h"
@@ -9,13 +9,13 @@ namespace ladder::switches {
 
 extern const SwitchDecl flat_grads = {
     "flat-grads", 360, SwitchRole::kPart, "fused",
-    "gradients in one flat buffer; the fused ops add weight gradients into it in place",
+    "gradients in one flat buffer; the fused ops add weight and bias gradients into it in place",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     // The ddp rung keeps its gradients in the all-reduce buckets instead, and
-    // its hooks must see every weight gradient: nothing goes around autograd.
+    // its hooks must see every gradient: nothing goes around autograd.
     [](const RunConfig& c, StepPlan& p) {
       if (c.sw.on("ddp")) p.stand_down("flat-grads", "the ddp rung keeps its gradients in the all-reduce buckets");
-      p.model.linear.weight_grads_into_buffers = p.acts("flat-grads");
+      p.model.linear.grads_into_buffers = p.acts("flat-grads");
     },
     [](const SwitchFacts& f) {
       auto j = switch_effect(true, "FlatGradients: parameters' .grad() as views of one buffer",
