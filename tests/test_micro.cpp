@@ -37,6 +37,20 @@ TEST(Micro, CompareAllKeepsTheWorstPairAndNeverPassesNaN) {
   EXPECT_FALSE(r.passed);
 }
 
+// A way the device has no kernel for is skipped and said, not a failed
+// check (the run's exit code counts failed checks); a failed one still counts.
+TEST(Micro, UnavailableWayIsNotAFailedCheck) {
+  const int before = failed_checks();
+  const CheckResult& missing =
+      check_once("test/unavailable", [] { return unavailable_check("cuBLASLt has no kernel here: none"); });
+  EXPECT_TRUE(missing.unavailable);
+  EXPECT_FALSE(missing.passed);
+  EXPECT_EQ(missing.what, "cuBLASLt has no kernel here: none");
+  EXPECT_EQ(failed_checks(), before);
+  check_once("test/failed", [] { return compare_all({{torch::ones({2}), torch::zeros({2})}}, 0.01, "x"); });
+  EXPECT_EQ(failed_checks(), before + 1);
+}
+
 TEST(Micro, KernelTolerancesPerPrecision) {
   // One op's output against its reference. fp32 and tf32 equal the ladder's
   // parity gates; bf16 is looser than the step's 1e-2 gate, because one

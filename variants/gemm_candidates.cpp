@@ -105,7 +105,7 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
     fused::cuda::LtAlgoInfo used;
     auto* const slot = algo_slot(used, out);
     const bool bgradb = c.method == GemmMethod::kLtIntoGradBgradb;
-    const bool into = (c.method == GemmMethod::kLtIntoGrad || bgradb) && grad.defined() &&
+    const bool into = into_grad_method(c.method) && grad.defined() &&
                       grad.scalar_type() == torch::kFloat && grad.is_contiguous() && grad.device() == dy.device() &&
                       grad.dim() == 2 && grad.size(0) == dy.size(1) && grad.size(1) == x.size(1);
     if (into) {
@@ -271,6 +271,12 @@ RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, 
   rc.result.algo = out.algo;
   if (c.uses_lt() && !out.lt) {
     rc.result.why_not = out.why.empty() ? "cuBLASLt is CUDA only" : out.why;
+    return rc;
+  }
+  // D or E whose GEMM into the buffer cuBLASLt refused ran its fallback (C,
+  // B): that is another candidate's time, not this one's.
+  if (into_grad_method(c.method) && o.grad.defined() && !out.into_grad) {
+    rc.result.why_not = "no algorithm into the fp32 buffer: " + out.why;
     return rc;
   }
   if (const double err = relative_l2(got, a); !(err <= tolerance)) {

@@ -53,6 +53,11 @@ std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy
                                                          const torch::Tensor& pre, GemmChoice c,
                                                          Outcome* out = nullptr);
 
+// D and E: the methods whose weight gradient goes into the fp32 buffer.
+inline bool into_grad_method(GemmMethod m) {
+  return m == GemmMethod::kLtIntoGrad || m == GemmMethod::kLtIntoGradBgradb;
+}
+
 // A site's operands, drawn at random (seeded) on `device` in `dtype`.
 struct SiteOperands {
   torch::Tensor x, w, b;  // forward: x (N, I), w (O, I), b (O)

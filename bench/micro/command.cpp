@@ -160,13 +160,15 @@ void initialize_gbench(const Options& o, const std::vector<std::string>& argv) {
 }
 
 // After the benchmarks: micro.json written, and the exit code (1 when a
-// correctness check failed or a benchmark did not finish).
+// correctness check failed or a benchmark did not finish; a way not
+// available on the device is listed, not counted).
 int report_results(const TeeReporter& tee, size_t ran, const std::string& run_dir) {
   const std::string path = (fs::path(run_dir) / "micro.json").string();
   write_file_atomically(path, tee.json());
   benchmark::Shutdown();
   fmt::print(stderr, "ladder bench: {} benchmark(s), google/benchmark JSON in {}\n", ran, path);
   const int failed = failed_checks();
+  for (const auto& u : tee.unavailable()) fmt::print(stderr, "ladder bench: skipped, {}\n", u);
   for (const auto& e : tee.errors()) fmt::print(stderr, "ladder bench: error: {}\n", e);
   if (failed == 0 && tee.errors().empty()) return 0;
   fmt::print(stderr, "ladder bench: {} correctness check(s) failed, {} benchmark(s) did not finish\n", failed,

@@ -95,14 +95,26 @@ const CheckResult& check_once(const std::string& key, const std::function<CheckR
     r.what += fmt::format(" (perturbed by {}={})", kPerturbEnv, perturb);
   }
   std::lock_guard<std::mutex> lock(g_checks_mutex);
-  if (!r.passed) ++g_failed_checks;
+  if (!r.passed && !r.unavailable) ++g_failed_checks;
   return checks().emplace(key, std::move(r)).first->second;
+}
+
+CheckResult unavailable_check(std::string why) {
+  CheckResult r;
+  r.unavailable = true;
+  r.rel_err = std::numeric_limits<double>::quiet_NaN();
+  r.what = std::move(why);
+  return r;
 }
 
 bool passed_check(benchmark::State& state, const CheckResult& check, const std::string& label_extra) {
   state.counters["check_passed"] = check.passed ? 1.0 : 0.0;
   state.counters["check_rel_err"] = check.rel_err;
   state.counters["check_tolerance"] = check.tolerance;
+  if (check.unavailable) {
+    state.SkipWithError((std::string(kNotAvailable) + check.what).c_str());
+    return false;
+  }
   if (!check.passed) {
     const std::string msg = fmt::format("correctness check failed: {}: relative error {:.3e} > tolerance {:.0e}",
                                         check.what, check.rel_err, check.tolerance);

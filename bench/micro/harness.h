@@ -66,7 +66,16 @@ struct CheckResult {
   double rel_err = 0;    // the worst relative error found
   double tolerance = 0;  // what it had to stay within
   std::string what;      // what was compared, e.g. "sdpa vs explicit: y, dq, dk, dv"
+  // The way has no kernel on this device (`what` says why, e.g. cuBLASLt's
+  // heuristic offers no algorithm for that epilogue): the benchmark is not
+  // timed and says so, and it is not a failed check.
+  bool unavailable = false;
 };
+// A benchmark skipped because its way is not available on the device starts
+// its message with this; the reporter and the exit code tell it from errors.
+inline constexpr const char* kNotAvailable = "not available here: ";
+// The CheckResult of a way that is not available (`why`).
+CheckResult unavailable_check(std::string why);
 
 // ||got - want||_2 / ||want||_2, in float64, of tensors of any dtype/device.
 double rel_err(const torch::Tensor& got, const torch::Tensor& want);

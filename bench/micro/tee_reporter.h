@@ -2,15 +2,19 @@
 // on the terminal (console, json or csv, as --benchmark_format asks) and
 // keeps google/benchmark's own JSON in memory, so that the command can write
 // <run_dir>/micro.json atomically when the run ends. It also counts the
-// benchmarks that ended in an error (a failed check, an exception).
+// benchmarks that ended in an error (a failed check, an exception), apart
+// from those skipped because their way is not available on the device.
 #pragma once
 
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <benchmark/benchmark.h>
+
+#include "bench/micro/harness.h"
 
 namespace ladder::micro {
 
@@ -27,7 +31,9 @@ class TeeReporter final : public benchmark::BenchmarkReporter {
   }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.error_occurred) errors_.push_back(r.benchmark_name() + ": " + r.error_message);
+      if (!r.error_occurred) continue;
+      const bool missing = std::string_view(r.error_message).rfind(kNotAvailable, 0) == 0;
+      (missing ? unavailable_ : errors_).push_back(r.benchmark_name() + ": " + r.error_message);
     }
     json_.ReportRuns(runs);
     display_->ReportRuns(runs);
@@ -41,12 +47,15 @@ class TeeReporter final : public benchmark::BenchmarkReporter {
   std::string json() const { return json_text_.str(); }
   // "name: message" for every run that ended in an error.
   const std::vector<std::string>& errors() const { return errors_; }
+  // "name: not available here: why" for every run skipped as not available.
+  const std::vector<std::string>& unavailable() const { return unavailable_; }
 
  private:
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   benchmark::JSONReporter json_;
   std::ostringstream json_text_;
   std::vector<std::string> errors_;
+  std::vector<std::string> unavailable_;
 };
 
 }  // namespace ladder::micro
