@@ -242,10 +242,11 @@ TEST(Rungs, OneFusedPartAloneChangesOnlyItsOwnMechanism) {
   EXPECT_EQ(sw["fused"]["fusions_active"], nlohmann::json({"residual_add_layer_norm"}));  // fp32: no bf16 outputs
 }
 
-// The step's fused rung adds the linears' and the lm_head's weight gradients
-// straight into the flat buffer: autograd hands those weights no gradient (a
-// hook on one sees none), while the biases and LayerNorms still get theirs.
-TEST(Rungs, FusedStepAddsWeightGradientsIntoTheFlatBuffer) {
+// The step's fused rung adds the linears' weight and bias gradients and the
+// lm_head's weight gradient straight into the flat buffer: autograd hands
+// those parameters no gradient (a hook on one sees none), while the
+// LayerNorms and the embedding's part of wte still get theirs.
+TEST(Rungs, FusedStepAddsLinearGradientsIntoTheFlatBuffer) {
   auto owned = tiny_cpu_step("fused-adamw");
   TrainStep& step = *owned;
   auto params = step.model()->named_parameters();
@@ -259,8 +260,8 @@ TEST(Rungs, FusedStepAddsWeightGradientsIntoTheFlatBuffer) {
   EXPECT_EQ(handed["h.0.mlp.c_fc.weight"], 0);
   EXPECT_EQ(handed["h.1.attn.c_attn.weight"], 0);
   EXPECT_EQ(handed["wte.weight"], 1);  // the embedding's part; the lm_head's went into the buffer
-  EXPECT_EQ(handed["h.0.mlp.c_fc.bias"], 1);
-  EXPECT_EQ(handed["h.0.ln_1.weight"], 1);
+  EXPECT_EQ(handed["h.0.mlp.c_fc.bias"], 0);  // a fused linear's bias too
+  EXPECT_EQ(handed["h.0.ln_1.weight"], 1);    // the LayerNorm's go through autograd
 }
 
 }  // namespace
