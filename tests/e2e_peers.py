@@ -85,7 +85,13 @@ def eager_op_breakdown(d, report):
     b = report["op_breakdown"]
     assert b["source"] == "kineto trace of scripts/peer.py: CPU operators" and b["valid"], b
     assert b["steps_profiled"] == 2 and (d / "peer-eager" / "peer_breakdown.trace.json").is_file(), b
-    assert abs(b["sum_pct_of_dt"] - 100) < 5, b
+    # The categories partition the profiled steps' span (plus any overlap), and sum_pct_of_dt is that over the median
+    # step dt, exactly. Its value is not: the peer's dt is the median of its unprofiled steps, so a busy machine moves
+    # the ratio (107 % in CI beside the second compiler's check); two steps counted as one would read about 200 %.
+    assert math.isclose(sum(b["categories_ms"].values()), b["sum_ms"], rel_tol=1e-6), b
+    assert math.isclose(b["sum_ms"], b["span_ms"] + b["overlap_ms"], rel_tol=1e-6), b
+    assert math.isclose(b["sum_pct_of_dt"], 100 * b["sum_ms"] / b["step_dt_ms"], rel_tol=1e-6), b
+    assert 60 < b["sum_pct_of_dt"] < 150, b
     for key in ("gemm", "attention", "elementwise_norm", "softmax_loss", "optimizer"):
         assert b["categories_ms"][key] > 0, (key, b["categories_ms"])
     assert "aten::_fused_adamw_" in {r["name"] for r in b["top_by_category"]["optimizer"]}, b["top_by_category"]
