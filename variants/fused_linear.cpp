@@ -66,7 +66,7 @@ GemmChoice saved_choice(AutogradContext* ctx, const char* name) {
           int(ctx->saved_data[std::string(name) + ".rank"].toInt())};
 }
 
-torch::Tensor hand_param_grad(const torch::Tensor& param, const torch::Tensor& grad, bool into_buffer);
+torch::Tensor hand_param_grad(const torch::Tensor& param, const torch::Tensor& g, bool into_buffer);
 
 // Each step of a fused linear through gemm_candidates.h, counted.
 torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, GemmChoice c) {
