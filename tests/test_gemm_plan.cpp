@@ -58,6 +58,37 @@ TEST(GemmPlan, MethodsApplyToTheirRoles) {
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kForwardBias, true));
 }
 
+// Every method has a name that parses back to it, A first (the planner
+// tries them in this order).
+TEST(GemmPlan, EveryMethodNamedOnce) {
+  std::set<std::string> names;
+  for (GemmMethod m : kGemmMethods) {
+    names.insert(method_name(m));
+    EXPECT_EQ(parse_method(method_name(m)), m) << method_name(m);
+  }
+  EXPECT_EQ(names.size(), std::size(kGemmMethods));
+  EXPECT_EQ(kGemmMethods[0], GemmMethod::kPytorch);
+}
+
+// A call that did not run as its choice asked is never timed or checked as
+// that choice: cuBLASLt that did not run, D or E given a buffer that their
+// GEMM did not go into (their fallback's kernels ran).
+TEST(GemmPlan, CallNotAsAskedSaysWhy) {
+  gemm::Outcome cpu;  // nothing ran on cuBLASLt, no reason given: a CPU
+  EXPECT_EQ(gemm::not_as_asked({GemmMethod::kLt, 0}, cpu, false), "cuBLASLt did not run: it is CUDA only");
+  EXPECT_EQ(gemm::not_as_asked({}, cpu, false), "") << "PyTorch's ops ran as asked";
+  gemm::Outcome fell;  // D's GEMM into the buffer refused: C ran
+  fell.lt = true;
+  fell.why = "NOT_SUPPORTED";
+  const GemmChoice d{GemmMethod::kLtIntoGrad, 0}, e{GemmMethod::kLtIntoGradBgradb, 1};
+  EXPECT_EQ(gemm::not_as_asked(d, fell, true), "cuBLASLt has no algorithm for dW into the fp32 buffer: NOT_SUPPORTED");
+  EXPECT_NE(gemm::not_as_asked(e, fell, true), "");
+  EXPECT_EQ(gemm::not_as_asked(d, fell, false), "") << "without a buffer D runs as C by design";
+  fell.into_grad = true;
+  EXPECT_EQ(gemm::not_as_asked(e, fell, true), "");
+  EXPECT_EQ(gemm::not_as_asked({GemmMethod::kLt, 2}, fell, true), "");
+}
+
 TEST(GemmPlan, ChoiceKeepsPytorchUnlessFasterByTheMargin) {
   std::string why;
   const std::vector<CandidateResult> close = {measured({}, 1.0), measured({GemmMethod::kLt, 0}, 0.98)};

@@ -269,14 +269,8 @@ RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, 
     return rc;
   }
   rc.result.algo = out.algo;
-  if (c.uses_lt() && !out.lt) {
-    rc.result.why_not = out.why.empty() ? "cuBLASLt is CUDA only" : out.why;
-    return rc;
-  }
-  // D or E whose GEMM into the buffer cuBLASLt refused ran its fallback (C,
-  // B): that is another candidate's time, not this one's.
-  if (into_grad_method(c.method) && o.grad.defined() && !out.into_grad) {
-    rc.result.why_not = "no algorithm into the fp32 buffer: " + out.why;
+  if (auto why = not_as_asked(c, out, o.grad.defined()); !why.empty()) {
+    rc.result.why_not = std::move(why);
     return rc;
   }
   if (const double err = relative_l2(got, a); !(err <= tolerance)) {
@@ -290,6 +284,13 @@ RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, 
 
 }  // namespace
 
+std::string not_as_asked(GemmChoice c, const Outcome& out, bool into_buffer) {
+  if (c.uses_lt() && !out.lt) return "cuBLASLt did not run: " + (out.why.empty() ? "it is CUDA only" : out.why);
+  if (into_grad_method(c.method) && into_buffer && !out.into_grad)
+    return "cuBLASLt has no algorithm for dW into the fp32 buffer: " + out.why;
+  return "";
+}
+
 std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,
                                                bool into_grad) {
   torch::NoGradGuard no_grad;
@@ -297,9 +298,8 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
   const auto a = run_site(s, o, {});
   std::vector<RunnableCandidate> out = {probe(s, o, {}, a, tolerance)};
   if (!device.is_cuda()) return out;
-  for (GemmMethod m :
-       {GemmMethod::kLt, GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad, GemmMethod::kLtIntoGradBgradb}) {
-    if (!method_applies(m, s.role, into_grad)) continue;
+  for (GemmMethod m : kGemmMethods) {  // A ran above
+    if (m == GemmMethod::kPytorch || !method_applies(m, s.role, into_grad)) continue;
     for (int rank = 0;; ++rank) {
       RunnableCandidate rc = probe(s, o, {m, rank}, a, tolerance);
       // How many algorithms the heuristic offers: known once one of them ran.

@@ -58,6 +58,13 @@ inline bool into_grad_method(GemmMethod m) {
   return m == GemmMethod::kLtIntoGrad || m == GemmMethod::kLtIntoGradBgradb;
 }
 
+// Why a call whose Outcome is `out` did not run as `c` asked ("" when it
+// did): cuBLASLt asked for and not run (a CPU; no algorithm), or D or E given
+// a buffer (`into_buffer`) whose GEMM into it cuBLASLt refused, so their
+// fallback ran (C's or B's kernels). Either way the call's time is not c's:
+// the planner does not time it, the micro-benchmarks skip it.
+std::string not_as_asked(GemmChoice c, const Outcome& out, bool into_buffer);
+
 // A site's operands, drawn at random (seeded) on `device` in `dtype`.
 struct SiteOperands {
   torch::Tensor x, w, b;  // forward: x (N, I), w (O, I), b (O)

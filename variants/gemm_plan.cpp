@@ -20,8 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr GemmMethod kMethods[] = {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias,
-                                   GemmMethod::kLtIntoGrad, GemmMethod::kLtIntoGradBgradb};
 constexpr GemmRole kRoles[] = {GemmRole::kForwardBias, GemmRole::kForwardBiasGelu, GemmRole::kWeightBiasGrad,
                                GemmRole::kInputGradDgelu};
 
@@ -143,7 +141,7 @@ const char* method_name(GemmMethod m) {
 }
 
 std::optional<GemmMethod> parse_method(std::string_view name) {
-  for (GemmMethod m : kMethods)
+  for (GemmMethod m : kGemmMethods)
     if (name == method_name(m)) return m;
   return std::nullopt;
 }

@@ -44,6 +44,10 @@
 namespace ladder {
 
 enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb };
+// Every method, PyTorch's (A) first: what names parse to and what the
+// planner tries (variants/gemm_candidates.h), in this order.
+inline constexpr GemmMethod kGemmMethods[] = {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias,
+                                              GemmMethod::kLtIntoGrad, GemmMethod::kLtIntoGradBgradb};
 // "pytorch", "lt", "lt-split-bias", "lt-into-grad", "lt-into-grad-bgradb"
 const char* method_name(GemmMethod m);
 std::optional<GemmMethod> parse_method(std::string_view name);

@@ -92,9 +92,8 @@ void bench_site(benchmark::State& state, const std::string& key, const torch::De
     const auto got = gemm::run_site(s, o, c.choice, &out);
     // A way cuBLASLt has no kernel for on this GPU (D and E: none into the
     // fp32 buffer, though their fallback ran) is skipped and said, not failed.
-    if (c.choice.uses_lt() && !out.lt) return unavailable_check("cuBLASLt has no kernel here: " + out.why);
-    if (gemm::into_grad_method(c.choice.method) && !out.into_grad)
-      return unavailable_check("cuBLASLt has no kernel for dW into the fp32 buffer here: " + out.why);
+    if (auto why = gemm::not_as_asked(c.choice, out, o.grad.defined()); !why.empty())
+      return unavailable_check(why);
     const auto want = gemm::run_site(s, gemm::to_double(o), {});
     std::vector<std::pair<torch::Tensor, torch::Tensor>> pairs;
     for (size_t i = 0; i < got.size() && i < want.size(); ++i) pairs.push_back({got[i], want[i]});
