@@ -176,7 +176,7 @@ void check_grads_into_buffers(bool autocast) {
       options.grads_into_buffers = into;
       auto h = linear_bias(x, params[0], params[1], options);                                    // (N, H)
       auto y = mlp_gelu(x, params[0], params[1], params[2], params[3], options);                 // (N, C)
-      loss = classifier_cross_entropy(y + h.narrow(1, 0, C).to(y.scalar_type()), params[4], targets, V, into);
+      loss = classifier_cross_entropy(y + h.narrow(1, 0, C).to(y.scalar_type()), params[4], targets, V, options);
     }
     loss.backward();
     std::vector<torch::Tensor> out;

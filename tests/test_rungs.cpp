@@ -38,7 +38,7 @@ TEST(Rungs, LadderOrderAndEachRungAddsOneDeclaredSwitch) {
         EXPECT_TRUE(l[i].sw.on(*info)) << l[i].name << " dropped " << info->name;
       }
   }
-  EXPECT_EQ(flags_of(switch_named("fused")), 8u);
+  EXPECT_EQ(flags_of(switch_named("fused")), 9u);
   EXPECT_TRUE(rung_runnable(l.back(), "cpu"));  // ddp runs on Gloo
 #ifdef LADDER_WITH_NCCL
   EXPECT_TRUE(rung_runnable(l.back(), "cuda"));
@@ -172,8 +172,8 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there.
   EXPECT_EQ(sw["fused"]["fusions_active"],
             nlohmann::json({"residual_add_layer_norm", "layer_norm_outputs_in_bf16", "mlp_one_autograd_node",
-                            "classifier_loss_and_grad_in_one_pass", "flat_gradient_buffer",
-                            "weight_grads_added_into_buffer", "clip_inside_fused_adamw"}));
+                            "classifier_loss_and_grad_in_one_pass", "weight_casts_once_per_step",
+                            "flat_gradient_buffer", "weight_grads_added_into_buffer", "clip_inside_fused_adamw"}));
   std::vector<std::string> not_used;
   for (const auto& e : sw["fused"]["fusions_not_used"]) not_used.push_back(e["name"]);
   EXPECT_EQ(not_used, (std::vector<std::string>{"lt-epilogues", "gelu-epilogue", "cuda-graph"}));

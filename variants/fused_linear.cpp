@@ -99,6 +99,15 @@ torch::Tensor cast(const torch::Tensor& t, at::ScalarType dtype) {
   return t.scalar_type() == dtype ? t : t.to(dtype);
 }
 
+// A parameter in the compute dtype, contiguous: its copy in options.casts
+// when that is fresh (cast-cache: made once per optimizer step), else cast
+// here. Either way the same values (one rounding of the same fp32 numbers).
+torch::Tensor compute_copy(const torch::Tensor& param, at::ScalarType dtype, const LinearOptions& options) {
+  if (param.scalar_type() != dtype && options.casts)
+    if (auto copy = options.casts->find(param, dtype); copy.defined()) return copy;
+  return cast(param, dtype).contiguous();
+}
+
 void check_linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, const char* op,
                   const char* layer) {
   TORCH_CHECK(x.defined() && w.defined() && b.defined(), op, ": ", layer, " needs x, weight and bias");
@@ -160,8 +169,8 @@ variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Ten
                                           const LinearOptions& options, const std::string& layer) {
   g_linear_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copies
-  const auto b = cast(bias, x2.scalar_type()).contiguous();
+  const auto w = compute_copy(weight, x2.scalar_type(), options);  // the compute-dtype copies
+  const auto b = compute_copy(bias, x2.scalar_type(), options);
   ctx->save_for_backward({x2, w, weight, bias});
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "weight_grad", choice_for(options, layer, GemmRole::kWeightBiasGrad));
@@ -184,8 +193,8 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
   g_mlp_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto dtype = x2.scalar_type();  // the compute-dtype copies of the weights and biases
-  const auto fc_w = cast(fc_weight, dtype).contiguous(), proj_w = cast(proj_weight, dtype).contiguous();
-  const auto fc_b = cast(fc_bias, dtype).contiguous(), proj_b = cast(proj_bias, dtype).contiguous();
+  const auto fc_w = compute_copy(fc_weight, dtype, options), proj_w = compute_copy(proj_weight, dtype, options);
+  const auto fc_b = compute_copy(fc_bias, dtype, options), proj_b = compute_copy(proj_bias, dtype, options);
   torch::Tensor h, pre;  // (N, H) each
   if (options.gelu_epilogue) {
     gemm::Outcome out;
@@ -223,14 +232,14 @@ variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad
 
 variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
                                                       const torch::Tensor& weight, const torch::Tensor& targets,
-                                                      int64_t valid_vocab, bool weight_grad_into_buffer) {
+                                                      int64_t valid_vocab, const LinearOptions& options) {
   g_classifier_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
-  const auto w = cast(weight, x2.scalar_type()).contiguous();  // the compute-dtype copy
+  const auto w = compute_copy(weight, x2.scalar_type(), options);  // the compute-dtype copy
   auto logits = x2.mm(w.t());                                   // (N, Vp), contiguous
   auto loss = cross_entropy_loss_and_grad_over_logits(logits, targets, valid_vocab);
   ctx->save_for_backward({x2, w, logits, weight});  // logits now hold d(loss)/d(logits)
-  ctx->saved_data["into_buffer"] = weight_grad_into_buffer;
+  ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   return {loss};
 }
 
@@ -250,7 +259,7 @@ variable_list ClassifierCrossEntropyFunction::backward(AutogradContext* ctx, var
 
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& targets, int64_t valid_vocab,
-                                       bool weight_grad_into_buffer) {
+                                       const LinearOptions& options) {
   RECORD_FUNCTION("ladder::classifier_cross_entropy", std::vector<c10::IValue>({x, weight}));
   TORCH_CHECK(x.defined() && weight.defined() && targets.defined(),
               "classifier_cross_entropy: x, weight and targets must be defined tensors");
@@ -268,7 +277,7 @@ torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tens
   // can go straight into the weight's .grad() (see hand_param_grad).
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   return detail::ClassifierCrossEntropyFunction::apply(x2, weight, targets.reshape({-1}).contiguous(), valid_vocab,
-                                                       weight_grad_into_buffer)[0];
+                                                       options)[0];
 }
 
 torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,

@@ -37,12 +37,13 @@
 
 #include <torch/torch.h>
 
+#include "variants/cast_cache.h"
 #include "variants/gemm_plan.h"
 
 namespace ladder::fused {
 
-// Parameter gradients (every op below): with grads_into_buffers (the
-// classifier's weight_grad_into_buffer) set and a parameter's .grad()
+// Parameter gradients (every op below): with grads_into_buffers set and a
+// parameter's .grad()
 // already a tensor (the training step's flat buffer), backward adds the
 // parameter's gradient into that .grad() in place, in one pass, and gives
 // autograd none for it: every weight and bias of linear_bias and mlp_gelu,
@@ -69,6 +70,11 @@ struct LinearOptions {
   // by layer name and role; the step sets it (--gemm-plan). Null: cuBLASLt's
   // first algorithm for every epilogue, as --gemm-plan lt.
   std::shared_ptr<const GemmPlan> plan;
+  // cast-cache: the parameters' compute-dtype copies, refreshed by the step
+  // after each optimizer update (variants/cast_cache.h). An op reads its
+  // weight's and bias's copy from here when it is fresh, and casts them
+  // itself otherwise. Null: every forward casts (a model built without a step).
+  std::shared_ptr<const CastCache> casts;
 };
 
 // x: (..., I); weight: (O, I); bias: (O). Returns (..., O). `layer` names
@@ -100,10 +106,12 @@ torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc
 // (N, Vp) logits are read from memory once in forward and once per GEMM in
 // backward, against a third full pass when the gradient waits for backward.
 // Under autocast x and weight are cast to its dtype, as a matmul would be.
-// The loss's backward may run once per forward (the gradient is saved).
+// The loss's backward may run once per forward (the gradient is saved). Of
+// options, grads_into_buffers and casts apply (the classifier's GEMMs are
+// ATen's).
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& targets, int64_t valid_vocab,
-                                       bool weight_grad_into_buffer = false);
+                                       const LinearOptions& options = {});
 // cross_entropy_reference (variants/cross_entropy.h) on at::matmul(x, weight^T).
 torch::Tensor classifier_cross_entropy_reference(const torch::Tensor& x, const torch::Tensor& weight,
                                                  const torch::Tensor& targets, int64_t valid_vocab);
@@ -153,7 +161,7 @@ struct MlpGeluFunction : public torch::autograd::Function<MlpGeluFunction> {
 struct ClassifierCrossEntropyFunction : public torch::autograd::Function<ClassifierCrossEntropyFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x2,
                                                 const torch::Tensor& weight, const torch::Tensor& targets,
-                                                int64_t valid_vocab, bool weight_grad_into_buffer);
+                                                int64_t valid_vocab, const LinearOptions& options);
   // Returns {dx2, dweight (none when added into .grad()), none, none, none}.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs);

@@ -170,8 +170,22 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
 torch::Tensor GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t valid_vocab) {
   if (!options_.fused_ce) return lm_loss(forward(idx), targets, valid_vocab);
   const int64_t V = valid_vocab > 0 ? valid_vocab : wte->weight.size(0);
-  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V,
-                                         options_.linear.grads_into_buffers);
+  return fused::classifier_cross_entropy(hidden(idx), wte->weight, targets, V, options_.linear);
+}
+
+std::vector<torch::Tensor> GPTImpl::fused_cast_parameters() {
+  std::vector<torch::Tensor> params;
+  if (options_.fused_linear) {
+    for (const auto& block : *h) {
+      const auto* b = block->as<Block>();
+      for (const auto& layer : {b->attn->c_attn, b->attn->c_proj, b->mlp->c_fc, b->mlp->c_proj}) {
+        params.push_back(layer->weight);
+        params.push_back(layer->bias);
+      }
+    }
+  }
+  if (options_.fused_ce) params.push_back(wte->weight);
+  return params;
 }
 
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {

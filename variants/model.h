@@ -106,6 +106,10 @@ class GPTImpl : public torch::nn::Module {
   // (B, T) int64 -> the final LayerNorm's output (B, T, C), the lm_head's input.
   torch::Tensor hidden(const torch::Tensor& idx);
   const ModelOptions& options() const { return options_; }
+  // The parameters the fused ops cast to the compute dtype in their forward
+  // (what options.linear.casts can hold): every block's linears' weights and
+  // biases with fused_linear, wte (the lm_head) with fused_ce.
+  std::vector<torch::Tensor> fused_cast_parameters();
   // Block i's forward on the residual stream: (x) -> (x'), or with fused_ln
   // (x, x's LayerNorm) -> (x', x''s LayerNorm for the next block, or ln_f's).
   // Public for the checkpoint's recompute (model.cpp).

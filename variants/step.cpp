@@ -60,6 +60,12 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   }
   ModelOptions model_options = plan_.model;
   model_options.layer_ranges = cfg.layer_ranges;
+  // cast-cache: the fused ops read their bf16 copies from here; made once the
+  // weights are final (below), refreshed after every update (clip_and_update).
+  if (plan_.acts("cast-cache") && matmuls_in_bf16()) {
+    casts_ = std::make_shared<CastCache>(torch::kBFloat16);
+    model_options.linear.casts = casts_;
+  }
   model_ = GPT(model_cfg, model_options);
   init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
   model_->to(device_);
@@ -82,6 +88,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
                                            /*defer_host_wait=*/plan_.acts("fused-adamw") && !cfg.breakdown);
   }
+  if (casts_) casts_->track(model_->fused_cast_parameters());  // rank 0's weights on every rank by now
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   add_layer_norm_calls_at_start_ = fused::add_layer_norm_calls();
   fused_linear_at_start_ = fused::fused_linear_stats();
@@ -120,8 +127,11 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
   if (device_lr) {
     optimizer_->step_device_lr(divisor);
   } else {
-    optimizer_->step(lr, divisor);
+    optimizer_->step(lr, divisor);  // ZeRO-1's gather included: every rank's weights are whole after it
   }
+  // The next micro-steps' bf16 weights, in the same stream (and, with the
+  // optimizer in the graph, the same graph) right after the update.
+  if (casts_) casts_->refresh();
   return norm;
 }
 
@@ -346,7 +356,7 @@ nlohmann::json TrainStep::describe_switches() const {
   linear.fallback_gemms -= l0.fallback_gemms;
   const SwitchFacts facts{cfg_,         plan_,           device_,        tf32_effect_,     bf16_effect_,
                           add_layer_norm_calls, linear, uses_graph(),   optimizer_in_graph_, graph_replays_,
-                          steps_run_,   *optimizer_,     pg_,            sync_.get()};
+                          steps_run_,   *optimizer_,     pg_,            sync_.get(),      casts_.get()};
   nlohmann::json j = nlohmann::json::object();
   for (const SwitchDecl* s : all_switches()) {
     if (s->role == SwitchRole::kGroup) continue;  // from its parts, below

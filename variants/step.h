@@ -20,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "variants/cast_cache.h"
 #include "variants/config.h"
 #include "variants/data.h"
 #include "variants/fused_linear.h"
@@ -125,6 +126,9 @@ class TrainStep {
   // zeroing) for the last; without fused AdamW the optimizer runs eagerly
   // after micro_graph_ replays. The two share one memory pool.
   std::unique_ptr<FlatGradients> flat_grads_;
+  // cast-cache (with bf16 in effect): the fused ops' bf16 weight copies,
+  // refreshed after every optimizer update; the model's options share it.
+  std::shared_ptr<CastCache> casts_;
   bool use_graph_ = false;
   bool optimizer_in_graph_ = false;
   std::unique_ptr<GraphedStep> micro_graph_, step_graph_;

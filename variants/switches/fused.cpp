@@ -2,7 +2,7 @@
 //
 // The rung turns on every switch whose group is "fused": fused_ln.cpp,
 // fused_linear.cpp, lt_epilogues.cpp, gelu_epilogue.cpp, fused_ce.cpp,
-// flat_grads.cpp, cuda_graph.cpp. Each part is its own switch, so ablation
+// cast_cache.cpp, flat_grads.cpp, cuda_graph.cpp, adamw_clip.cpp. Each part is its own switch, so ablation
 // measures each mechanism ("fp32+fused-ln", "top-cuda-graph"); the report's
 // "fused" entry sums up its parts (TrainStep::describe_switches).
 #include "variants/switches/switch.h"
@@ -11,7 +11,8 @@ namespace ladder::switches {
 
 extern const SwitchDecl fused = {
     "fused", 300, SwitchRole::kGroup, nullptr,
-    "fused kernels: residual+LayerNorm, GEMM epilogues, classifier, flat gradients; CUDA graphs on CUDA",
+    "fused kernels: residual+LayerNorm, GEMM epilogues, classifier, weights cast once a step, flat gradients; "
+    "CUDA graphs on CUDA",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr, /*describe=*/nullptr,
 };
 

@@ -47,6 +47,7 @@ struct RunConfig;
 class StepOptimizer;
 class ProcessGroup;
 class GradientSync;
+class CastCache;
 
 // The numerics a switch allows, loosest last: a rung's parity class and MFU
 // precision are those of its loosest switch in effect.
@@ -97,6 +98,7 @@ struct SwitchFacts {
   const StepOptimizer& optimizer;
   const ProcessGroup* pg = nullptr;   // the ddp rung's
   const GradientSync* sync = nullptr;  // the ddp rung's
+  const CastCache* casts = nullptr;    // cast-cache's, when it acts and bf16 took effect
 };
 
 struct SwitchDecl {
