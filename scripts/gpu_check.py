@@ -2,7 +2,7 @@
 """scripts/gpu_check.py: the GPU node check that scripts/gpu-smoke runs.
 
 usage: scripts/gpu-smoke [--time-budget MIN] [--device cuda|cuda:N|cpu] [--peers LIST] [--rungs LIST]
-                         [--results-dir DIR] [--references DIR] [LADDER_RUN_OPTIONS...]
+                         [--ablation PARTS] [--results-dir DIR] [--references DIR] [LADDER_RUN_OPTIONS...]
 
 Builds, then runs the stages below within the time budget (default 10
 minutes, the build included), most important first, each announced by a
@@ -34,8 +34,9 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
                  gradient in fp32 apart), checked against fp64, then timed;
                  gemm-sites.md has ms per way and site (a CPU: PyTorch's only)
   ablation       the fused parts at the top (top, top-fused, top-PART for each
-                 part): 2 rounds if they fit in what is left, else 1, stopped
-                 at the budget's end; scripts/ablation-table and the verdict
+                 part, or each of --ablation PARTS in its order): 2 rounds if
+                 they fit in what is left, else 1, stopped at the budget's end;
+                 scripts/ablation-table and the verdict
 
 The three analysis stages cost nothing and follow the ladder at once; ddp
 and gemm-sites (seconds each) come before the ablation, which takes what is
@@ -423,8 +424,13 @@ def plan_processes(check, run_args, rounds):
     return parity + rounds * measured
 
 
-def ablation_cells():
-    return ["top", "top-fused"] + [f"top-{p}" for p in fused_parts()]
+def ablation_parts(check):
+    """The parts the ablation takes out of the top rung, in order: --ablation's, else every part of fused."""
+    return check.args.ablation.split(",") if check.args.ablation else fused_parts()
+
+
+def ablation_cells(check):
+    return ["top", "top-fused"] + [f"top-{p}" for p in ablation_parts(check)]
 
 
 def ladder_run_args(check, peers):
@@ -437,7 +443,7 @@ def ladder_share(check, peers):
     or RESERVE_FRACTION of the budget kept for them when the plans cannot say."""
     ladder = plan_processes(check, ladder_run_args(check, peers), 2)
     rest = [plan_processes(check, ["--rungs", "ddp", "--nproc-per-node", "1", "--peers", "none"], 1),
-            plan_processes(check, ["--rungs", ",".join(ablation_cells()), "--peers", "none"], 1)]
+            plan_processes(check, ["--rungs", ",".join(ablation_cells(check)), "--peers", "none"], 1)]
     # The verdicts, the band table and qualification take seconds; gemm-sites its own minimum.
     left = check.left() - 10 - GEMM_SITES_MIN_S
     if ladder is None or None in rest:
@@ -688,9 +694,12 @@ def fused_parts():
 
 def stage_ablation(check, per_process_s):
     run_dir = check.out / "ablation"
-    cells = ablation_cells()
-    if len(cells) == 2:
+    if not fused_parts():
         return check.result("FAIL", "ablation", "`ladder switches` names no part of fused")
+    if unknown := [p for p in ablation_parts(check) if p not in fused_parts()]:
+        return check.result("FAIL", "ablation", f"--ablation names {', '.join(unknown)}: not a part of fused "
+                                                f"(its parts: {', '.join(fused_parts())})")
+    cells = ablation_cells(check)
     plan_args = ["--rungs", ",".join(cells), "--peers", "none"]
     one, two = plan_processes(check, plan_args, 1), plan_processes(check, plan_args, 2)
     rounds = 2 if two is not None and check.left() > two * per_process_s else 1
@@ -731,6 +740,9 @@ def parse_args(argv):
     ap.add_argument("--peers", default=None, help="peers of the ladder run (default eager,compile; eager on a CPU)")
     ap.add_argument("--rungs", default=None,
                     help="rungs of the ladder run (default the whole ladder; the band table needs fused-adamw)")
+    ap.add_argument("--ablation", default=None, metavar="PARTS",
+                    help="the fused parts the ablation stage takes out of the top rung, in this order "
+                         "(default every part, as `ladder switches` lists them): the first ones get the time")
     ap.add_argument("--results-dir", default=str(ROOT / "reports" / "results"),
                     help="where <date>-<device>/ is written (default reports/results)")
     ap.add_argument("--references", default=None,
@@ -738,6 +750,8 @@ def parse_args(argv):
     args, extra = ap.parse_known_args(argv)
     if not args.time_budget > 0:
         ap.error(f"--time-budget: got {args.time_budget:g}, expected minutes > 0")
+    if args.ablation is not None and not re.fullmatch(r"[a-z0-9-]+(,[a-z0-9-]+)*", args.ablation):
+        ap.error(f"--ablation: got '{args.ablation}', expected part names separated by commas (fused-ln,cast-cache)")
     if args.device is not None and not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
         ap.error(f"--device: got '{args.device}', expected cuda, cuda:N or cpu")
     args.references = args.references or args.results_dir

@@ -94,10 +94,15 @@ def make_reference(d, slowdown_pct):
 
 
 def dry_run_every_stage(d):
+    # --ablation's spelling is checked before anything runs: exit 2, naming the option and the value.
+    bad = script("gpu-smoke", "--device", "cpu", "--ablation", "Fused LN")
+    assert bad.returncode == 2 and "--ablation: got 'Fused LN', expected part names" in bad.stderr, bad.stderr
     ref = make_reference(d, 300)
     # Three rungs and the eager peer keep the ladder stage short; --repeat auto fills its share of the budget.
+    # Two parts for the ablation, in the order given (a CUDA-only one, which a CPU cannot run, first).
     p = script("gpu-smoke", "--device", "cpu", "--time-budget", str(BUDGET_MIN), "--rungs", "fp32,flash,fused-adamw",
-               "--results-dir", d / "results", "--references", d / "refs", *TINY_SHAPE)
+               "--ablation", "lt-epilogues,fused-ln", "--results-dir", d / "results", "--references", d / "refs",
+               *TINY_SHAPE)
     print(p.stdout[-20000:], p.stderr[-5000:])
     status = every_stage_passes_or_is_out_of_time(p)
     out = next((d / "results").glob("*-cpu-*"))
@@ -169,7 +174,7 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
         table = (out / "gemm-sites.md").read_text().splitlines()
         assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | fastest |" and len(table) == 2 + 8, table
     if status["ablation"][0] == "PASS":
-        commands += ["--rungs top,top-fused,top-", "scripts/ablation-table"]
+        commands += ["--rungs top,top-fused,top-lt-epilogues,top-fused-ln --peers none", "scripts/ablation-table"]
         files += ["ablation-verdict.txt", "ablation-table.md"]
     for cmd in commands:
         assert cmd in readme, cmd
