@@ -6,17 +6,17 @@ namespace ladder {
 CastCache::CastCache(at::ScalarType dtype) : dtype_(dtype) {}
 
 void CastCache::track(const std::vector<torch::Tensor>& params) {
-  entries_.clear();
   params_.clear();
   copies_.clear();
+  index_.clear();
   for (const auto& p : params) {
     TORCH_CHECK(p.defined(), "CastCache::track: an undefined parameter");
-    if (!p.is_floating_point() || p.scalar_type() == dtype_ || entries_.count(p.unsafeGetTensorImpl())) continue;
-    Entry e{p, torch::empty(p.sizes(), p.options().dtype(dtype_).requires_grad(false)), 0};
+    if (!p.is_floating_point() || p.scalar_type() == dtype_ || index_.count(p.unsafeGetTensorImpl())) continue;
+    index_.emplace(p.unsafeGetTensorImpl(), params_.size());
     params_.push_back(p);
-    copies_.push_back(e.copy);
-    entries_.emplace(p.unsafeGetTensorImpl(), std::move(e));
+    copies_.push_back(torch::empty(p.sizes(), p.options().dtype(dtype_).requires_grad(false)));
   }
+  versions_.assign(params_.size(), 0);
   refresh();
 }
 
@@ -28,20 +28,20 @@ void CastCache::refresh() {
     // elements), a copy per tensor elsewhere; the same rounding as .to().
     torch::_foreach_copy_(copies_, params_);
   }
-  for (auto& [impl, e] : entries_) e.version = e.param._version();
+  for (size_t i = 0; i < params_.size(); ++i) versions_[i] = params_[i]._version();
   ++refreshes_;
 }
 
 torch::Tensor CastCache::find(const torch::Tensor& param, at::ScalarType dtype) const {
   if (dtype != dtype_) return {};
-  const auto it = entries_.find(param.unsafeGetTensorImpl());
-  if (it == entries_.end()) return {};
-  if (it->second.version != param._version()) {
+  const auto it = index_.find(param.unsafeGetTensorImpl());
+  if (it == index_.end()) return {};
+  if (versions_[it->second] != param._version()) {
     stale_.fetch_add(1, std::memory_order_relaxed);
     return {};
   }
   reads_.fetch_add(1, std::memory_order_relaxed);
-  return it->second.copy;
+  return copies_[it->second];
 }
 
 CastCache::Stats CastCache::stats() const {

@@ -55,17 +55,15 @@ class CastCache {
     int64_t stale = 0;        // find() of a tracked parameter changed since the last refresh
   };
   Stats stats() const;
-  at::ScalarType dtype() const { return dtype_; }
 
  private:
-  struct Entry {
-    torch::Tensor param;  // a handle on the parameter (shares its version counter)
-    torch::Tensor copy;   // (param's sizes) in dtype_, contiguous
-    int64_t version = 0;  // param's version when copy was made
-  };
   at::ScalarType dtype_;
-  std::unordered_map<const c10::TensorImpl*, Entry> entries_;
-  std::vector<torch::Tensor> params_, copies_;  // the tracked, in track()'s order: refresh's lists
+  // The tracked, in track()'s order (refresh's lists): each parameter (a
+  // handle sharing its version counter), its copy ((param's sizes) in dtype_,
+  // contiguous) and the parameter's version when the copy was made.
+  std::vector<torch::Tensor> params_, copies_;
+  std::vector<int64_t> versions_;
+  std::unordered_map<const c10::TensorImpl*, size_t> index_;  // a parameter's place in those
   int64_t refreshes_ = 0;
   mutable std::atomic<int64_t> reads_{0}, stale_{0};  // find() may run on autograd's threads (act-ckpt)
 };

@@ -2,9 +2,10 @@
 //
 // The rung turns on every switch whose group is "fused": fused_ln.cpp,
 // fused_linear.cpp, lt_epilogues.cpp, gelu_epilogue.cpp, fused_ce.cpp,
-// cast_cache.cpp, flat_grads.cpp, cuda_graph.cpp, adamw_clip.cpp. Each part is its own switch, so ablation
-// measures each mechanism ("fp32+fused-ln", "top-cuda-graph"); the report's
-// "fused" entry sums up its parts (TrainStep::describe_switches).
+// cast_cache.cpp, flat_grads.cpp, cuda_graph.cpp, adamw_clip.cpp. Each part
+// is its own switch, so ablation measures each mechanism ("fp32+fused-ln",
+// "top-cuda-graph"); the report's "fused" entry sums up its parts
+// (TrainStep::describe_switches).
 #include "variants/switches/switch.h"
 
 namespace ladder::switches {
