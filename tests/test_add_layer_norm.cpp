@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -188,6 +189,29 @@ TEST(FusedAddLayerNorm, AcceptsNonContiguousInputs) {
   expect_close(y, y_ref, 2e-5, 2e-5, "y");
 }
 
+// --layer-norm-kernel's two names, and only those; the CPU loops launch no
+// CUDA kernel, whatever the setting.
+TEST(FusedAddLayerNorm, KernelSettingNamesAndCpuLaunchesNone) {
+  EXPECT_EQ(parse_layer_norm_kernel("auto"), LayerNormKernel::kAuto);
+  EXPECT_EQ(parse_layer_norm_kernel("row"), LayerNormKernel::kRow);
+  try {
+    parse_layer_norm_kernel("vector");
+    ADD_FAILURE() << "parse_layer_norm_kernel took 'vector'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'vector': expected auto or row"), std::string::npos) << e.what();
+  }
+  const LayerNormKernel before = layer_norm_kernel();
+  const LayerNormLaunches start = layer_norm_launches();
+  for (LayerNormKernel k : {LayerNormKernel::kRow, LayerNormKernel::kAuto}) {
+    set_layer_norm_kernel(k);
+    EXPECT_EQ(layer_norm_kernel(), k);
+    run_fused({2, 5, 8}, torch::kFloat);
+  }
+  set_layer_norm_kernel(before);
+  const LayerNormLaunches n = layer_norm_launches() - start;
+  EXPECT_EQ(n.forward_vector + n.forward_row + n.backward_vector + n.backward_row, 0);
+}
+
 // ---- CUDA kernels against the same references (skipped without a GPU) -------------------
 
 TEST(FusedAddLayerNorm, CudaMatchesReference) {
@@ -261,6 +285,68 @@ TEST(FusedAddLayerNorm, CudaOneOutputAloneAndDeterministicWeightGradient) {
   // The two-stage weight gradient sums in a fixed order: bit for bit the same twice.
   auto first = backward(true, true, true), second = backward(true, true, true);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(torch::equal(first[i], second[i])) << names[i];
+}
+
+// The vector kernels against the row kernels and the reference, at GPT-2's
+// widths (small, medium, large, xl) and at the widest they take, on a full
+// step's 16384 rows at 768 (512 chunks, the H100's grid); where they cannot
+// run (C not a multiple of 4, wider than 2048, a misaligned tensor) the row
+// kernels run under auto too. The launch counts say which ran.
+TEST(FusedAddLayerNorm, CudaVectorAndRowKernelsAgree) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  struct Case {
+    int64_t N, C;
+    bool misaligned, vector;
+  };
+  const Case cases[] = {{16384, 768, false, true}, {1000, 1024, false, true}, {1000, 1280, false, true},
+                        {1000, 1600, false, true}, {300, 2048, false, true},  {300, 770, false, false},
+                        {300, 2052, false, false}, {300, 768, true, false}};
+  const LayerNormKernel before = layer_norm_kernel();
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "N " << k.N << ", C " << k.C << (k.misaligned ? ", misaligned" : ""));
+    torch::manual_seed(11);
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+    // misaligned: x starts one float into its storage (contiguous, 4-byte aligned only).
+    auto x_storage = torch::randn({k.N * k.C + 1}, cuda);
+    auto x = (k.misaligned ? x_storage.narrow(0, 1, k.N * k.C) : x_storage.narrow(0, 0, k.N * k.C))
+                 .view({k.N, k.C})
+                 .requires_grad_();  // a leaf: narrow of a tensor without grad
+    auto r = torch::randn({k.N, k.C}, cuda).to(torch::kBFloat16).requires_grad_();
+    auto w = (1 + 0.1 * torch::randn({k.C}, cuda)).requires_grad_();
+    auto b = (0.1 * torch::randn({k.C}, cuda)).requires_grad_();
+    auto ds = torch::randn({k.N, k.C}, cuda), dy = torch::randn({k.N, k.C}, cuda).to(torch::kBFloat16);
+    std::vector<std::vector<torch::Tensor>> results;
+    for (int run = 0; run < 3; ++run) {  // auto, row, the ATen reference
+      for (auto* t : {&x, &r, &w, &b}) t->mutable_grad().reset();
+      set_layer_norm_kernel(run == 1 ? LayerNormKernel::kRow : LayerNormKernel::kAuto);
+      const LayerNormLaunches start = layer_norm_launches();
+      auto [s, y] = run < 2 ? add_layer_norm(x, r, w, b, 1e-5, torch::kBFloat16)
+                            : add_layer_norm_reference(x, r, w, b, 1e-5, torch::kBFloat16);
+      torch::autograd::backward({s, y}, {ds, dy});
+      const LayerNormLaunches n = layer_norm_launches() - start;
+      if (run < 2) {
+        const bool vector = run == 0 && k.vector;
+        EXPECT_EQ(n.forward_vector, vector ? 1 : 0) << "run " << run;
+        EXPECT_EQ(n.forward_row, vector ? 0 : 1) << "run " << run;
+        EXPECT_EQ(n.backward_vector, vector ? 1 : 0) << "run " << run;
+        EXPECT_EQ(n.backward_row, vector ? 0 : 1) << "run " << run;
+      }
+      results.push_back({s.detach().cpu(), y.detach().to(torch::kFloat).cpu(), x.grad().cpu(), r.grad().to(torch::kFloat).cpu(),
+                         w.grad().cpu(), b.grad().cpu()});
+    }
+    set_layer_norm_kernel(before);
+    const char* names[] = {"s", "y", "dx", "dresidual", "dweight", "dbias"};
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      // s is the same sum either way; y and dresidual are bf16 (one rounding
+      // step apart at most); the rest differ by the order of a row's sums.
+      const double tol = i == 0 ? 0 : (i == 1 || i == 3) ? kBf16RoundingTol : 1e-4;
+      expect_close(results[0][i], results[1][i], tol, tol, std::string(names[i]) + ": vector against row");
+      expect_close(results[0][i], results[2][i], i == 0 ? 1e-6 : tol, i == 0 ? 1e-6 : tol,
+                   std::string(names[i]) + ": vector against the reference");
+    }
+    // The bias gradient, a plain sum of dy, is summed in the row kernel's order: the same bits.
+    EXPECT_TRUE(torch::equal(results[0][5], results[1][5])) << "dbias: vector and row sum in one order";
+  }
 }
 
 }  // namespace

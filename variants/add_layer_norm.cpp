@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -201,9 +203,35 @@ const float* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_
 
 namespace {
 std::atomic<int64_t> g_add_layer_norm_calls{0};
+std::atomic<LayerNormKernel> g_layer_norm_kernel{LayerNormKernel::kAuto};
+// CUDA launches by kernel: forward vector, forward row, backward vector, backward row.
+std::atomic<int64_t> g_kernel_launches[4] = {};
+
+[[maybe_unused]] void count_launch(bool backward, bool vector) {
+  g_kernel_launches[(backward ? 2 : 0) + (vector ? 0 : 1)].fetch_add(1, std::memory_order_relaxed);
+}
 }  // namespace
 
 int64_t add_layer_norm_calls() { return g_add_layer_norm_calls.load(); }
+
+void set_layer_norm_kernel(LayerNormKernel k) { g_layer_norm_kernel.store(k); }
+LayerNormKernel layer_norm_kernel() { return g_layer_norm_kernel.load(); }
+
+LayerNormKernel parse_layer_norm_kernel(const std::string& name) {
+  if (name == "auto") return LayerNormKernel::kAuto;
+  if (name == "row") return LayerNormKernel::kRow;
+  throw std::invalid_argument("layer norm kernel '" + name + "': expected auto or row");
+}
+
+LayerNormLaunches layer_norm_launches() {
+  return {g_kernel_launches[0].load(), g_kernel_launches[1].load(), g_kernel_launches[2].load(),
+          g_kernel_launches[3].load()};
+}
+
+LayerNormLaunches LayerNormLaunches::operator-(const LayerNormLaunches& o) const {
+  return {forward_vector - o.forward_vector, forward_row - o.forward_row, backward_vector - o.backward_vector,
+          backward_row - o.backward_row};
+}
 
 namespace detail {
 
@@ -223,10 +251,11 @@ variable_list AddLayerNormFunction::forward(AutogradContext* ctx, const torch::T
   if (x.is_cuda()) {
 #ifdef LADDER_WITH_CUDA
     const c10::cuda::CUDAGuard guard(x.device());
-    cuda::add_layer_norm_forward(x.data_ptr<float>(), residual.data_ptr(), elem_type(residual.scalar_type()),
-                                 weight.data_ptr<float>(), bias.data_ptr<float>(), s.data_ptr<float>(),
-                                 y.data_ptr(), elem_type(y_dtype), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                 N, C, float(eps), current_stream());
+    const bool vector = cuda::add_layer_norm_forward(
+        x.data_ptr<float>(), residual.data_ptr(), elem_type(residual.scalar_type()), weight.data_ptr<float>(),
+        bias.data_ptr<float>(), s.data_ptr<float>(), y.data_ptr(), elem_type(y_dtype), mean.data_ptr<float>(),
+        rstd.data_ptr<float>(), N, C, float(eps), current_stream(), layer_norm_kernel() == LayerNormKernel::kAuto);
+    count_launch(/*backward=*/false, vector);
 #endif
   } else {
     with_cpu_elem(residual.scalar_type(), [&](auto r_elem) {
@@ -262,13 +291,14 @@ variable_list AddLayerNormFunction::backward(AutogradContext* ctx, variable_list
 #ifdef LADDER_WITH_CUDA
     const c10::cuda::CUDAGuard guard(s.device());
     auto scratch = torch::empty({cuda::add_layer_norm_backward_scratch_floats(N, C)}, s.options());
-    cuda::add_layer_norm_backward(dy.defined() ? dy.data_ptr() : nullptr, elem_type(dy_dtype), data_or_null(ds_in),
-                                  s.data_ptr<float>(), weight.data_ptr<float>(), mean.data_ptr<float>(),
-                                  rstd.data_ptr<float>(), dx.data_ptr<float>(),
-                                  residual_bf16 ? dresidual.data_ptr() : nullptr,
-                                  residual_bf16 ? cuda::ElemType::kBFloat16 : cuda::ElemType::kFloat32,
-                                  dweight.data_ptr<float>(), dbias.data_ptr<float>(), scratch.data_ptr<float>(), N,
-                                  C, current_stream());
+    const bool vector = cuda::add_layer_norm_backward(
+        dy.defined() ? dy.data_ptr() : nullptr, elem_type(dy_dtype), data_or_null(ds_in), s.data_ptr<float>(),
+        weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(), dx.data_ptr<float>(),
+        residual_bf16 ? dresidual.data_ptr() : nullptr,
+        residual_bf16 ? cuda::ElemType::kBFloat16 : cuda::ElemType::kFloat32, dweight.data_ptr<float>(),
+        dbias.data_ptr<float>(), scratch.data_ptr<float>(), N, C, current_stream(),
+        layer_norm_kernel() == LayerNormKernel::kAuto);
+    count_launch(/*backward=*/true, vector);
 #endif
   } else {
     // An fp32 residual takes dx itself: dresidual stays undefined, so null.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <tuple>
 
 #include <torch/torch.h>
@@ -41,6 +42,25 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
 // replay runs none: it replays the captured kernels). The fused-ln switch is
 // effective only if it ran (variants/switches/fused_ln.cpp).
 int64_t add_layer_norm_calls();
+
+// Which CUDA kernels add_layer_norm runs (--layer-norm-kernel;
+// variants/cuda/add_layer_norm.h): kAuto, the vector kernels wherever the
+// width and the pointers' alignment allow them, else the row kernels; kRow,
+// the row kernels always. Process-wide: a rung's process sets it once, before
+// its first step (TrainStep).
+enum class LayerNormKernel { kAuto, kRow };
+void set_layer_norm_kernel(LayerNormKernel k);
+LayerNormKernel layer_norm_kernel();
+// "auto" or "row"; throws std::invalid_argument for any other name.
+LayerNormKernel parse_layer_norm_kernel(const std::string& name);
+
+// add_layer_norm's CUDA launches in this process, by the kernel that ran (a
+// graph replay launches none of its own): what the fused-ln switch reports.
+struct LayerNormLaunches {
+  int64_t forward_vector = 0, forward_row = 0, backward_vector = 0, backward_row = 0;
+  LayerNormLaunches operator-(const LayerNormLaunches& o) const;
+};
+LayerNormLaunches layer_norm_launches();
 
 namespace detail {
 // The autograd Function behind add_layer_norm; declared here so that tests

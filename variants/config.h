@@ -111,6 +111,9 @@ struct RunConfig {
   // --gemm-plan: how fused-linear's epilogue GEMMs run on CUDA (variants/gemm_plan.h):
   // "auto" (measured in warm-up), "pytorch", "lt", or a plan file.
   std::string gemm_plan = "auto";
+  // --layer-norm-kernel: fused-ln's CUDA kernels (variants/add_layer_norm.h):
+  // "auto" (the vector kernels where they fit) or "row".
+  std::string layer_norm_kernel = "auto";
   // Set by the harness when "auto" found bf16 emulated: the measured rates,
   // for the switch's reason. Runtime only, not part of the saved config.
   std::string cpu_bf16_emulated;

@@ -203,6 +203,12 @@ std::vector<ConfigField> make_fields() {
           "(a report.json or a plan from one)",
           anything(), [](auto& c) -> auto& { return c.gemm_plan; })
         .absent([](RunConfig& c) { c.gemm_plan = "lt"; }),  // configs from before the planner ran cuBLASLt's first
+    field(kRun, "layer_norm_kernel", "--layer-norm-kernel", "auto|row",
+          "fused-ln's CUDA kernels: auto takes the vector kernels (4 elements an access, the row in registers) "
+          "where C is a multiple of 4 up to 2048 and the tensors are aligned, else the row kernels; row always "
+          "takes the row kernels (one element an access)",
+          one_of({"auto", "row"}), [](auto& c) -> auto& { return c.layer_norm_kernel; })
+        .absent([](RunConfig& c) { c.layer_norm_kernel = "row"; }),  // configs from before the vector kernels
   };
   // clang-format on
   std::vector<ConfigField> out;

@@ -45,6 +45,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     disable_tf32(device);
   }
   if (plan_.acts("bf16")) bf16_effect_ = enable_bf16(device);
+  fused::set_layer_norm_kernel(fused::parse_layer_norm_kernel(cfg.layer_norm_kernel));  // fused-ln's, on CUDA
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
   if (plan_.model.fused_linear) {
@@ -91,6 +92,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   if (casts_) casts_->track(model_->fused_cast_parameters());  // rank 0's weights on every rank by now
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   add_layer_norm_calls_at_start_ = fused::add_layer_norm_calls();
+  layer_norm_launches_at_start_ = fused::layer_norm_launches();
   fused_linear_at_start_ = fused::fused_linear_stats();
   // The ddp rung keeps its gradients in the all-reduce buckets instead.
   if (plan_.acts("flat-grads") && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
@@ -354,9 +356,22 @@ nlohmann::json TrainStep::describe_switches() const {
   linear.epilogue_gemms -= l0.epilogue_gemms;
   linear.gelu_epilogue_gemms -= l0.gelu_epilogue_gemms;
   linear.fallback_gemms -= l0.fallback_gemms;
-  const SwitchFacts facts{cfg_,         plan_,           device_,        tf32_effect_,     bf16_effect_,
-                          add_layer_norm_calls, linear, uses_graph(),   optimizer_in_graph_, graph_replays_,
-                          steps_run_,   *optimizer_,     pg_,            sync_.get(),      casts_.get()};
+  const SwitchFacts facts{cfg_,
+                          plan_,
+                          device_,
+                          tf32_effect_,
+                          bf16_effect_,
+                          add_layer_norm_calls,
+                          fused::layer_norm_launches() - layer_norm_launches_at_start_,
+                          linear,
+                          uses_graph(),
+                          optimizer_in_graph_,
+                          graph_replays_,
+                          steps_run_,
+                          *optimizer_,
+                          pg_,
+                          sync_.get(),
+                          casts_.get()};
   nlohmann::json j = nlohmann::json::object();
   for (const SwitchDecl* s : all_switches()) {
     if (s->role == SwitchRole::kGroup) continue;  // from its parts, below

@@ -140,6 +140,7 @@ class TrainStep {
   int64_t decay_steps_;
   SwitchEffect tf32_effect_, bf16_effect_;
   int64_t add_layer_norm_calls_at_start_ = 0;  // fused-ln is effective if add_layer_norm ran since
+  fused::LayerNormLaunches layer_norm_launches_at_start_;
   fused::FusedLinearStats fused_linear_at_start_;
   std::string step_range_name_;  // "step <rung>"
   int64_t keep_gradients_step_ = -1;

@@ -17,9 +17,17 @@
 
 namespace ladder::fused::cuda {
 
-// One warp per row. s = x + residual; y = (s - mean) * rstd * weight + bias,
-// computed in float and stored in y_type.
-void add_layer_norm_forward(const float* x,         // (N, C)
+// The kernels (add_layer_norm.cu): one warp per row either way. With
+// allow_vector, where C is a multiple of 4 up to 2048 and every pointer is
+// aligned for 4 elements, the vector kernels run (four elements per access,
+// the row kept in registers: each byte read once); otherwise, or without
+// allow_vector, the row kernels (one element per access). The launchers
+// return whether the vector kernel ran. Both compute in float, element by
+// element alike; only the order of a row's sums differs.
+
+// s = x + residual; y = (s - mean) * rstd * weight + bias, computed in float
+// and stored in y_type.
+bool add_layer_norm_forward(const float* x,         // (N, C)
                             const void* residual,   // (N, C) residual_type
                             ElemType residual_type,
                             const float* weight,    // (C)
@@ -29,7 +37,7 @@ void add_layer_norm_forward(const float* x,         // (N, C)
                             ElemType y_type,
                             float* mean,            // (N) out
                             float* rstd,            // (N) out
-                            int64_t N, int64_t C, float eps, cudaStream_t stream);
+                            int64_t N, int64_t C, float eps, cudaStream_t stream, bool allow_vector = true);
 
 // The weight/bias gradient is reduced in two deterministic stages: partial
 // sums over chunks of kLayerNormRowsPerChunk rows, made by the kernel that
@@ -47,7 +55,7 @@ inline constexpr int64_t add_layer_norm_backward_scratch_floats(int64_t N, int64
 // the residual is float32 and dx serves both). dweight = sum_rows dy * xhat,
 // dbias = sum_rows dy (both zero when dy is null). dy is read in dy_type (y's
 // dtype) and widened to float.
-void add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
+bool add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
                              ElemType dy_type,
                              const float* ds_in,    // (N, C) or null
                              const float* s,        // (N, C) saved forward output
@@ -60,6 +68,6 @@ void add_layer_norm_backward(const void* dy,        // (N, C) dy_type, or null
                              float* dweight,        // (C) out
                              float* dbias,          // (C) out
                              float* scratch,        // add_layer_norm_backward_scratch_floats(N, C)
-                             int64_t N, int64_t C, cudaStream_t stream);
+                             int64_t N, int64_t C, cudaStream_t stream, bool allow_vector = true);
 
 }  // namespace ladder::fused::cuda

@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "variants/add_layer_norm.h"
 #include "variants/fused_linear.h"
 #include "variants/model.h"
 #include "variants/precision.h"
@@ -91,6 +92,7 @@ struct SwitchFacts {
   torch::Device device;
   SwitchEffect tf32, bf16;          // what enable_tf32 / enable_bf16 found
   int64_t add_layer_norm_calls = 0;  // add_layer_norm forward calls since the step was built
+  fused::LayerNormLaunches layer_norm_launches;  // its CUDA launches since then, by kernel
   fused::FusedLinearStats linear;   // fused linear calls and cuBLASLt GEMMs since then
   bool graph_captured = false;
   bool optimizer_in_graph = false;
