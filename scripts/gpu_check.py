@@ -11,7 +11,10 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
 
   build          scripts/build --target ladder --target ladder_tests
   unit-tests     ladder_tests' CUDA cases (on a CPU: those named Cuda, which skip,
-                 and the breakdown's DeviceSteps.*)
+                 and the breakdown's DeviceSteps.*); where a kernel with a
+                 fallback fails its tests (KERNEL_FALLBACKS: fused-ln's vector
+                 kernels), the later runs take the fallback's option, so the
+                 measurement still runs, and the FAIL line says so
   nvtx-trees     ladder_tests' Nvtx.* (the NVTX range tree of a step)
   ladder-run     the default ladder with the peers (eager and compile on CUDA,
                  eager on a CPU), its rounds extended by --repeat auto within its
@@ -89,6 +92,10 @@ CUDA_TESTS = "*Cuda*:FusedAtGpt2Widths.*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 CPU_DRY_RUN_TESTS = "*Cuda*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
           "qualification", "ddp", "gemm-sites", "ablation"]
+# Kernels with a fallback: (the prefix of their CUDA tests, the `ladder run` option and value
+# that keep a run off them, what they are). A failure of such a test in the unit-tests stage
+# sends every later run of the check to the fallback.
+KERNEL_FALLBACKS = [("FusedAddLayerNorm.Cuda", "--layer-norm-kernel", "row", "fused-ln's vector kernels")]
 GEMM_SITES_MIN_S = 30  # what the gemm-sites stage needs at least (about 30 benchmarks on a GPU)
 RESERVE_FRACTION = 0.3  # of the budget, kept after the ladder run for ddp and the ablation when plans cannot say
 KILL_GRACE_S = 60  # after the SIGINT that stops a run at the budget's end
@@ -370,7 +377,27 @@ def gtest_counts(log_text):
     return count("PASSED"), count("SKIPPED"), failed
 
 
-def stage_gtest(check, stage, gtest_filter, what):
+def kernel_fallbacks(failed, extra):
+    """The `ladder run` options that keep the check's later runs off kernels whose tests
+    failed (`failed`: test names; KERNEL_FALLBACKS), and what each keeps them off; none for an
+    option the user gave (`extra`: the check's options for every run)."""
+    given = {a.split("=")[0] for a in extra if a.startswith("--")}
+    options, why = [], []
+    for prefix, option, value, what in KERNEL_FALLBACKS:
+        if option not in given and any(t.startswith(prefix) for t in failed):
+            options += [option, value]
+            why.append(f"{what} ({option} {value})")
+    return options, why
+
+
+def take_kernel_fallbacks(check, failed):
+    """Adds kernel_fallbacks' options to every later run of the check; the FAIL line's tail."""
+    options, why = kernel_fallbacks(failed, check.extra)
+    check.extra += options
+    return f"; the later runs go without {', '.join(why)}" if why else ""
+
+
+def stage_gtest(check, stage, gtest_filter, what, on_failed=lambda failed: ""):
     if not TESTS.exists():
         return check.result("FAIL", stage, f"{rel(TESTS)} is not built")
     listed = capture([str(TESTS), "--gtest_list_tests", f"--gtest_filter={gtest_filter}"], timeout=120)
@@ -384,7 +411,8 @@ def stage_gtest(check, stage, gtest_filter, what):
     if cut:
         return check.result("SKIP", stage, f"out of time after {passed + len(failed)} of {n} tests", secs)
     if rc != 0 or failed:
-        return check.result("FAIL", stage, f"{len(failed)} of {n} failed: {' '.join(failed) or f'exit {rc}'}", secs)
+        return check.result("FAIL", stage, f"{len(failed)} of {n} failed: {' '.join(failed) or f'exit {rc}'}"
+                            f"{on_failed(failed)}", secs)
     if passed == 0 and skipped:
         return check.result("SKIP", stage, f"all {skipped} skip here (no CUDA device)", secs)
     return check.result("PASS", stage, f"{passed} passed" + (f", {skipped} skipped" if skipped else ""), secs)
@@ -780,7 +808,7 @@ def main(argv):
             return
         stage_gtest(check, "unit-tests", CUDA_TESTS if check.cuda else CPU_DRY_RUN_TESTS,
                     "CUDA unit tests (ladder_tests)" if check.cuda else "CUDA unit tests (ladder_tests; on a CPU "
-                    "those named Cuda skip)")
+                    "those named Cuda skip)", on_failed=lambda failed: take_kernel_fallbacks(check, failed))
         if check.interrupted:
             return
         stage_gtest(check, "nvtx-trees", "Nvtx.*", "NVTX range-tree tests")

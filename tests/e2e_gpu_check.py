@@ -28,6 +28,10 @@ usage: e2e_gpu_check.py LADDER_BIN CASE
   verdict_on_recorded_h100
                         the verdict on the recorded H100 check's ladder: the
                         compile peer's copies of ladder-only parts are notes
+  kernel_fallbacks      a failed test of a kernel with a fallback (fused-ln's
+                        vector kernels) sends the later runs to its option
+                        (--layer-norm-kernel row), which `ladder run` takes;
+                        other failures, and an option the user gave, add none
   recorded_h100_runs    the 2026-11-27 H100 runs beside 2026-11-23's: `ladder
                         compare` reads them (refusing the different total
                         batch without --force); scripts/qualify picks the
@@ -348,8 +352,33 @@ def recorded_h100_runs(d):
                                  "flash by 4.8 % (dt)" in p.stdout, p.stdout
 
 
+def kernel_fallbacks(d):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    ln = "FusedAddLayerNorm.CudaVectorAndRowKernelsAgree"
+    options, why = gpu_check.kernel_fallbacks([ln, "FusedLinear.CudaEveryLtWay"], ["--preset", "gpt2-124m"])
+    assert options == ["--layer-norm-kernel", "row"], options
+    assert why == ["fused-ln's vector kernels (--layer-norm-kernel row)"], why
+    assert gpu_check.kernel_fallbacks(["FusedLinear.CudaEveryLtWay"], []) == ([], [])
+    assert gpu_check.kernel_fallbacks([ln], ["--layer-norm-kernel=auto"]) == ([], [])  # the user's choice stands
+
+    class FakeCheck:
+        extra = ["--steps", "5"]
+    tail = gpu_check.take_kernel_fallbacks(FakeCheck, [ln])
+    assert FakeCheck.extra == ["--steps", "5", "--layer-norm-kernel", "row"], FakeCheck.extra
+    assert tail == "; the later runs go without fused-ln's vector kernels (--layer-norm-kernel row)", tail
+    # Every fallback's option is one `ladder run` takes (its plan, nothing run).
+    for _, option, value, _ in gpu_check.KERNEL_FALLBACKS:
+        p = run_ladder(LADDER, ["run", "--device", "cpu", *TINY_SHAPE, "--rungs", "fused", option, value,
+                                "--out", str(d / "plan"), "--plan"], check_code=0)
+        assert "fused" in p.stdout, p.stdout
+
+
 CASES = {f.__name__: f for f in (verdict_on_cpu_run, dry_run_every_stage, interrupt_keeps_the_results,
-                                  band_table_on_recorded_h100, verdict_on_recorded_h100, recorded_h100_runs)}
+                                  band_table_on_recorded_h100, verdict_on_recorded_h100, kernel_fallbacks,
+                                  recorded_h100_runs)}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2])
