@@ -22,8 +22,8 @@ TINY = ["--preset", "tiny", "--device", "cpu", "--threads", "2", "--benchmark_mi
 # matmul 5 GEMMs x 3 precisions; attention T=128 x 2 kinds x 2 precisions;
 # cross_entropy V 1000/1024 x 2 precisions; adamw torch/fused; mlp 2 kinds x 2
 # precisions; gemm_sites: the 8 epilogue GEMM sites (variants/gemm_sites.h), PyTorch's
-# way only on a CPU; layernorm composite/fused; allreduce: 1 to 3 DDP bucket sizes.
-FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "mlp": 4, "gemm_sites": 8, "layernorm": 2,
+# way only on a CPU; layernorm composite/fused x fp32/bf16; allreduce: 1 to 3 DDP bucket sizes.
+FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "mlp": 4, "gemm_sites": 8, "layernorm": 4,
             "allreduce": None}
 FLOP_FAMILIES = {"matmul", "attention", "cross_entropy", "mlp", "gemm_sites"}
 
@@ -88,7 +88,7 @@ def failed_check_fails_the_run():
     assert all("correctness check failed" in b["error_message"] for b in mlp), mlp
     # The other family still ran and passed.
     ln = [b for b in benches if b["name"].startswith("layernorm/")]
-    assert len(ln) == 2 and all(not b.get("error_occurred") and b["check_passed"] == 1 for b in ln), ln
+    assert len(ln) == 4 and all(not b.get("error_occurred") and b["check_passed"] == 1 for b in ln), ln
 
 
 def ladder_micro_lists_every_family():
