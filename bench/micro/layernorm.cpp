@@ -79,8 +79,8 @@ void bench_layernorm(benchmark::State& state, const std::string& check_key, cons
   };
   Inputs in{draw(shape).requires_grad_(), draw(shape, low).requires_grad_(), draw(shape), draw(shape, low),
             (1.0 + 0.1 * draw({C})).requires_grad_(), (0.1 * draw({C})).requires_grad_()};
+  const auto kernel_before = fused::layer_norm_kernel();  // run() sets it; put back at the end
   const CheckResult& check = check_once(check_key, [&] { return check_way(checked, precision, in); });
-  const auto kernel_before = fused::layer_norm_kernel();
   if (passed_check(state, check)) {
     time_iterations(state, device, [&] { run(way, in); });
     const double low_bytes = double(torch::elementSize(low));
