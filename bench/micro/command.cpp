@@ -136,8 +136,8 @@ void add_run_context(const MicroConfig& cfg, const std::string& run_id, const st
   add_context("ladder.devices", devices);
   for (const auto& d : cfg.devices) add_context("ladder.batch." + device_tag(d), cfg.batch_for(d));
   add_context("ladder.peak_basis",
-              "pct_of_peak: against the datasheet peak (bench/measure/mfu.cpp) for known GPUs, else the measured matmul "
-              "roofline (bench/measure/roofline.h) at the benchmark's precision; the label names which");
+              "pct_of_peak: against the datasheet peak (bench/measure/mfu.cpp) for known GPUs, else the measured "
+              "matmul roofline (bench/measure/roofline.h) at the benchmark's precision; the label names which");
   add_context("ladder.timing", "UseManualTime: CUDA events on GPU, steady clock on CPU (bench/measure/device.h)");
 }
 

@@ -25,7 +25,8 @@ const std::vector<torch::Tensor>& gpt_parameter_shapes(const ModelConfig& m) {
   const std::string key = fmt::format("{}/{}/{}/{}/{}", m.n_layer, m.n_head, m.n_embd, m.block_size, m.vocab_size);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   std::vector<torch::Tensor> shapes;
-  for (const auto& p : GPT(m)->parameters()) shapes.push_back(torch::empty(p.sizes(), p.options().device(torch::kMeta)));
+  for (const auto& p : GPT(m)->parameters())
+    shapes.push_back(torch::empty(p.sizes(), p.options().device(torch::kMeta)));
   return cache.emplace(key, std::move(shapes)).first->second;
 }
 
