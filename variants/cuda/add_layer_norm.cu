@@ -62,6 +62,22 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   }
 }
 
+// The end of both backward kernels, after their __syncthreads: the warps'
+// dweight/dbias partials in shared memory (warps, 2, C), summed in warp order
+// into this block's partial[blockIdx.x] (2, C).
+__device__ __forceinline__ void sum_warp_partials(const float* param_sh, float* __restrict__ partial, int warps,
+                                                  int C) {
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    float dw = 0.f, db = 0.f;
+    for (int w = 0; w < warps; ++w) {
+      dw += param_sh[int64_t(w) * 2 * C + c];
+      db += param_sh[int64_t(w) * 2 * C + C + c];
+    }
+    partial[(int64_t(blockIdx.x) * 2 + 0) * C + c] = dw;
+    partial[(int64_t(blockIdx.x) * 2 + 1) * C + c] = db;
+  }
+}
+
 // ---- the vector kernels: each lane keeps its share of the row in registers -------------
 //
 // The row kernels above and below load one element per lane per instruction
@@ -72,7 +88,7 @@ __global__ void __launch_bounds__(kLayerNormThreads)
 // row in registers between the passes, so each byte is read from memory once.
 // Lane l owns the columns 4v .. 4v + 3 of the vectors v = l, l + 32, ..., so
 // C must be a multiple of 4 and at most 4 * 32 * kMaxVecs (what
-// vector_lanes_fit checks, with the pointers' alignment). The arithmetic per
+// vecs_per_lane checks; vec4_aligned the pointers' alignment). The arithmetic per
 // element is the row kernels'; only the order of the row's sums differs.
 
 // Four consecutive elements, loaded or stored as one access.
@@ -260,15 +276,7 @@ __global__ void __launch_bounds__(kLayerNormThreads, kMaxVecs <= 8 ? 4 : 1)
                                                     dweight_sh, dbias_sh, row * C, C, lane);
   if (dy == nullptr) return;  // uniform across the grid: no partials to write
   __syncthreads();
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    float dw = 0.f, db = 0.f;
-    for (int w = 0; w < warps; ++w) {
-      dw += vec_param_sh[int64_t(w) * 2 * C + c];
-      db += vec_param_sh[int64_t(w) * 2 * C + C + c];
-    }
-    partial[(int64_t(blockIdx.x) * 2 + 0) * C + c] = dw;
-    partial[(int64_t(blockIdx.x) * 2 + 1) * C + c] = db;
-  }
+  sum_warp_partials(vec_param_sh, partial, warps, C);
 }
 
 // The vectors (4 elements) each lane takes at width C: 0 where the vector
@@ -363,15 +371,7 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   }
   if (dy == nullptr) return;  // uniform across the grid: no partials to write
   __syncthreads();
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    float dw = 0.f, db = 0.f;
-    for (int w = 0; w < warps; ++w) {
-      dw += param_sh[int64_t(w) * 2 * C + c];
-      db += param_sh[int64_t(w) * 2 * C + C + c];
-    }
-    partial[(int64_t(blockIdx.x) * 2 + 0) * C + c] = dw;
-    partial[(int64_t(blockIdx.x) * 2 + 1) * C + c] = db;
-  }
+  sum_warp_partials(param_sh, partial, warps, C);
 }
 
 // How many warps (rows at a time) a backward block runs: 8, or fewer where
