@@ -216,15 +216,22 @@ __device__ __forceinline__ void add_layer_norm_backward_vec_row(
       float ds[4] = {0.f, 0.f, 0.f, 0.f};
       if (ds_in != nullptr) load4(ds_in + offset + c, ds);
       if (dy != nullptr) {
-        float w[4];
+        // The partials move as one 16-byte access a lane: the warp's 512
+        // bytes in four conflict-free phases. Element by element, lane l's
+        // stride of 4 floats would put 4 lanes on each bank.
+        float w[4], dw[4], db[4];
         load4(weight + c, w);
+        load4(dweight_sh + c, dw);
+        load4(dbias_sh + c, db);
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const float d = to_float(dv[i].v[k]);
           ds[k] += rs * (d * w[k] - mean_g - xhat[i][k] * mean_gx);
-          dweight_sh[c + k] += d * xhat[i][k];
-          dbias_sh[c + k] += d;
+          dw[k] += d * xhat[i][k];
+          db[k] += d;
         }
+        store4(dweight_sh + c, dw);
+        store4(dbias_sh + c, db);
       }
       store4(dx + offset + c, ds);
       if (dresidual != nullptr) store4(dresidual + offset + c, ds);
@@ -264,8 +271,9 @@ __global__ void __launch_bounds__(kLayerNormThreads, kMaxVecs <= 8 ? 4 : 1)
     for (int i = 0; i < kMaxVecs; ++i) {
       const int c = (lane + i * kWarpSize) * 4;
       if (c < C) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) dweight_sh[c + k] = dbias_sh[c + k] = 0.f;
+        const float zero[4] = {0.f, 0.f, 0.f, 0.f};
+        store4(dweight_sh + c, zero);
+        store4(dbias_sh + c, zero);
       }
     }
   }
