@@ -243,12 +243,21 @@ __device__ __forceinline__ void add_layer_norm_backward_vec_row(
 // the same grid, block, chunks and shared-memory partials, summed in the
 // same order (warp w's rows in order, then the warps in order), so dweight
 // and dbias come out as the row kernel's. Up to GPT-2 medium's width
-// (kMaxVecs <= 8) the registers are held to 64 a thread, so that four blocks
-// fit an SM as they do for the row kernel (its shared memory allows no more):
-// the 512 chunks of a 16384-row step then run in one wave on an H100's 132
-// SMs, not in two (at 80 registers, three fit).
+// (kMaxVecs <= 8) the registers are held to what lets as many blocks fit an
+// SM as the shared memory does (a block takes 48 KiB at C = 768), as for the
+// row kernel: on sm_90 (228 KiB) four, at 64 registers, so the 512 chunks of
+// a 16384-row step run in one wave on an H100's 132 SMs, not in two (at 80
+// registers, three fit); on sm_80 (164 KiB) three; on sm_86/89 (100 KiB)
+// two, where a cap of four would only add spills.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kBackwardVecBlocksPerSm = 2;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
+constexpr int kBackwardVecBlocksPerSm = 3;
+#else
+constexpr int kBackwardVecBlocksPerSm = 4;
+#endif
 template <typename D, typename R, int kMaxVecs>
-__global__ void __launch_bounds__(kLayerNormThreads, kMaxVecs <= 8 ? 4 : 1)
+__global__ void __launch_bounds__(kLayerNormThreads, kMaxVecs <= 8 ? kBackwardVecBlocksPerSm : 1)
     add_layer_norm_backward_vec_kernel(const D* __restrict__ dy,          // (N, C)
                                        const float* __restrict__ ds_in,   // (N, C)
                                        const float* __restrict__ s,       // (N, C)
