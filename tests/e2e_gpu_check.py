@@ -9,7 +9,7 @@ usage: e2e_gpu_check.py LADDER_BIN CASE
                         act on a CPU (notes, PASS); fp32+adamw-clip asks for
                         adamw-clip by name, which cannot act there (FAIL)
   dry_run_every_stage   the whole check on the CPU (--device cpu, tiny preset):
-                        every stage's line in order (gemm-sites: the 8 sites,
+                        every stage's line in order (gemm-sites: the 9 sites,
                         PyTorch's way only on a CPU), the results directory
                         (run directories without traces, README with the
                         device, torch, compiler, commit and every command,
@@ -165,8 +165,8 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
     # `ladder run --gemm-plan` takes.
     plan_md = (out / "gemm-plan.md").read_text().splitlines()
     assert plan_md[0].startswith("**fused-adamw's GEMM plan (--gemm-plan auto; cpu: PyTorch's ops"), plan_md[0]
-    assert len([l for l in plan_md if l.startswith("| attn.") or l.startswith("| mlp.")]) == 8, plan_md
-    assert "fused-adamw's GEMM plan: 0 of 8 sites off PyTorch's ops; gemm-plan.md" in stdout
+    assert len([l for l in plan_md if l.startswith("| attn.") or l.startswith("| mlp.")]) == 9, plan_md
+    assert "fused-adamw's GEMM plan: 0 of 9 sites off PyTorch's ops; gemm-plan.md" in stdout
     assert json.loads((out / "gemm-plan.json").read_text())["mode"] == "auto"
     if status["ddp"][0] == "PASS":
         commands.append("--rungs ddp --nproc-per-node 1")
@@ -174,9 +174,9 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
     if status["gemm-sites"][0] == "PASS":
         commands.append("ladder bench --device cpu --preset tiny --threads 1 --benchmark_filter=^gemm_sites/")
         files.append("gemm-sites.md")
-        assert "8 sites checked and timed" in status["gemm-sites"][1], status["gemm-sites"]
+        assert "9 sites checked and timed" in status["gemm-sites"][1], status["gemm-sites"]
         table = (out / "gemm-sites.md").read_text().splitlines()
-        assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | fastest |" and len(table) == 2 + 8, table
+        assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | fastest |" and len(table) == 2 + 9, table
     if status["ablation"][0] == "PASS":
         commands += ["--rungs top,top-fused,top-lt-epilogues,top-fused-ln --peers none", "scripts/ablation-table"]
         files += ["ablation-verdict.txt", "ablation-table.md"]

@@ -589,7 +589,7 @@ TEST(FusedBf16AgainstFp64, MlpAtGpt2Widths) { check_mlp_rows(torch::kCPU, 64); }
 
 // The check that must hold on a GPU: gpt2-124m's MLP and its attention
 // projections at B16 T1024 (16,384 rows), through the cuBLASLt epilogues
-// (BIAS, BGRADB, GELU_AUX_BIAS, DGELU_BGRAD).
+// (BIAS, BGRADB, GELU_AUX_BIAS, DGELU; c_fc's bias gradient by its BGRADB).
 TEST(FusedBf16AgainstFp64, CudaGpt2B16T1024UseEpilogues) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const auto before = fused_linear_stats();

@@ -49,7 +49,8 @@ TEST(GemmPlan, ChoiceLabelsRoundTrip) {
 TEST(GemmPlan, MethodsApplyToTheirRoles) {
   EXPECT_TRUE(method_applies(GemmMethod::kLt, GemmRole::kForwardBias, false));
   EXPECT_FALSE(method_applies(GemmMethod::kLtSplitBias, GemmRole::kForwardBiasGelu, true));
-  EXPECT_TRUE(method_applies(GemmMethod::kLtSplitBias, GemmRole::kInputGradDgelu, false));
+  EXPECT_TRUE(method_applies(GemmMethod::kLtSplitBias, GemmRole::kWeightBiasGrad, false));
+  EXPECT_FALSE(method_applies(GemmMethod::kLtSplitBias, GemmRole::kInputGradDgelu, false));  // no bias there
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kWeightBiasGrad, false));  // no flat buffer
   EXPECT_TRUE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kWeightBiasGrad, true));
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGrad, GemmRole::kInputGradDgelu, true));
@@ -178,7 +179,7 @@ GemmPlan small_plan() {
   key.into_grad = true;
   GemmPlan p = pinned_plan(gemm_sites(m, 128), key, GemmMethod::kPytorch, "auto");
   p.sites[4].choice = {GemmMethod::kLtIntoGrad, 2};
-  p.sites[5].choice = {GemmMethod::kLtSplitBias, 1};
+  p.sites[6].choice = {GemmMethod::kLtSplitBias, 1};  // mlp.c_fc/weight+bias grad
   p.sites[4].candidates = {measured({}, 0.5), measured({GemmMethod::kLtIntoGrad, 2}, 0.25)};
   p.sites[4].candidates[1].algo = {{"rank", 2}, {"tile", "128x128"}, {"splitk", 4}};
   p.workspace_bytes = 32 << 20;
@@ -190,7 +191,8 @@ TEST(GemmPlan, JsonRoundTrip) {
   const GemmPlan back = GemmPlan::from_json(p.to_json(), "test");
   EXPECT_EQ(back.to_json(), p.to_json());
   EXPECT_EQ(back.choice_for("mlp.c_proj", GemmRole::kWeightBiasGrad).label(), "lt-into-grad#2");
-  EXPECT_EQ(back.choice_for("mlp.c_proj", GemmRole::kInputGradDgelu).label(), "lt-split-bias#1");
+  EXPECT_EQ(back.choice_for("mlp.c_fc", GemmRole::kWeightBiasGrad).label(), "lt-split-bias#1");
+  EXPECT_EQ(back.choice_for("mlp.c_proj", GemmRole::kInputGradDgelu).label(), "pytorch");
   EXPECT_EQ(back.choice_for("attn.c_attn", GemmRole::kForwardBias).label(), "pytorch");
   EXPECT_EQ(back.choice_for("no.such", GemmRole::kForwardBias).label(), "pytorch");
   const auto j = p.to_json();
@@ -266,6 +268,10 @@ TEST(GemmPlan, FilePlanMustFitTheRunsSites) {
             std::string::npos);  // another GPU may rerun it: the source says so
   expect_config_error([&] { plan_from_file(file, "p.json", gemm_sites(m, 256), file.key); },
                       {"--gemm-plan p.json", "attn.c_attn/forward", "m192 n128 k64", "m192 n256 k64"});
+  auto without_cfc = file;  // a planner-2 plan: c_fc's weight gradient was no site
+  without_cfc.sites.erase(without_cfc.sites.begin() + 6);
+  expect_config_error([&] { plan_from_file(without_cfc, "p.json", gemm_sites(m, 128), file.key); },
+                      {"--gemm-plan p.json", "without mlp.c_fc/weight+bias grad"});
   other = file.key;
   other.into_grad = false;  // lt-into-grad needs the flat buffer
   expect_config_error([&] { plan_from_file(file, "p.json", gemm_sites(m, 128), other); },
@@ -355,7 +361,7 @@ TEST(GemmPlan, CacheKeepsAPlanPerKey) {
   save_cached_plan(p);
   const auto back = load_cached_plan(p.key);
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->choice_for("mlp.c_proj", GemmRole::kInputGradDgelu).label(), "lt-split-bias#1");
+  EXPECT_EQ(back->choice_for("mlp.c_fc", GemmRole::kWeightBiasGrad).label(), "lt-split-bias#1");
   EXPECT_EQ(back->source, "cache: " + (cache.dir / "gemm-plans" / (p.key.id() + ".json")).string());
   GemmPlanKey other = p.key;
   other.rows = 64;
@@ -393,7 +399,7 @@ TEST(GemmPlan, CpuStepRecordsPytorchEverywhere) {
   EXPECT_EQ(plan["mode"], "auto");
   EXPECT_NE(plan["source"].get<std::string>().find("cpu: PyTorch's ops"), std::string::npos) << plan["source"];
   EXPECT_EQ(plan["key"]["device"], "cpu");
-  EXPECT_EQ(plan["sites"].size(), 8u);
+  EXPECT_EQ(plan["sites"].size(), 9u);
   for (const auto& s : plan["sites"]) EXPECT_EQ(s["choice"], "pytorch") << s["site"];
   EXPECT_TRUE(tiny_cpu_step("fp32")->describe_gemm_plan().is_null());  // no fused linears
 }

@@ -22,7 +22,8 @@ TEST(GemmSites, Gpt2At16x1024) {
                            "mlp.c_fc/forward+gelu m3072 n16384 k768 TN GELU_AUX_BIAS",
                            "mlp.c_proj/forward m768 n16384 k3072 TN BIAS",
                            "mlp.c_proj/weight+bias grad m3072 n768 k16384 NT BGRADB",
-                           "mlp.c_proj/input grad+dgelu m3072 n16384 k768 NN DGELU_BGRAD",
+                           "mlp.c_proj/input grad+dgelu m3072 n16384 k768 NN DGELU",
+                           "mlp.c_fc/weight+bias grad m768 n3072 k16384 NT BGRADB",
                            "attn.c_proj/weight+bias grad m768 n768 k16384 NT BGRADB",
                            "attn.c_attn/weight+bias grad m768 n2304 k16384 NT BGRADB",
                        }));
@@ -30,8 +31,8 @@ TEST(GemmSites, Gpt2At16x1024) {
 }
 
 // Forward, the four linears of a block are 2 N (I O) FLOPs each; backward,
-// the sites cover every weight gradient but c_fc's and one input gradient
-// (c_proj's): 2 + 3 of the 4 + 4 + 1 products of the 12 a block's linears cost.
+// the sites cover every weight gradient and one input gradient (c_proj's):
+// 2 + 4 of the 4 + 4 + 1 + 3 products of the 12 + 12 a block's linears cost.
 TEST(GemmSites, FlopsAreTheLinearsOwn) {
   const ModelConfig m{2, 2, 64, 32, 100};
   const int64_t N = 3 * 32, C = 64;
@@ -40,13 +41,16 @@ TEST(GemmSites, FlopsAreTheLinearsOwn) {
     (s.role == GemmRole::kForwardBias || s.role == GemmRole::kForwardBiasGelu ? fwd : bwd) += s.flops();
   const double per_linear = 2.0 * N * C * C;  // a C x C linear over N rows
   EXPECT_DOUBLE_EQ(fwd, per_linear * (3 + 1 + 4 + 4));
-  EXPECT_DOUBLE_EQ(bwd, per_linear * (4 + 4 + 1 + 3));  // dW c_proj(mlp), dgelu, dW c_proj(attn), dW c_attn
+  EXPECT_DOUBLE_EQ(bwd, per_linear * (4 + 4 + 4 + 1 + 3));  // dW c_proj(mlp), dgelu, dW c_fc, c_proj(attn), c_attn
 }
 
+// Without it, c_fc's forward is a BIAS GEMM and c_proj's input gradient no
+// site (GELU's derivative runs apart); c_fc's weight-and-bias gradient still is.
 TEST(GemmSites, WithoutTheGeluEpilogueCfcIsABiasGemmAndItsGradientNone) {
   const auto sites = gemm_sites(ModelConfig{}, 1024, /*gelu_epilogue=*/false);
-  ASSERT_EQ(sites.size(), 7u);
+  ASSERT_EQ(sites.size(), 8u);
   EXPECT_EQ(sites[2].describe(), "mlp.c_fc/forward m3072 n1024 k768 TN BIAS");
+  EXPECT_EQ(sites[5].describe(), "mlp.c_fc/weight+bias grad m768 n3072 k1024 NT BGRADB");
   for (const auto& s : sites) EXPECT_NE(s.role, GemmRole::kInputGradDgelu) << s.describe();
 }
 

@@ -210,6 +210,7 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "proj_weight_grad", choice_for(options, "mlp.c_proj", GemmRole::kWeightBiasGrad));
   save_choice(ctx, "proj_dgelu", choice_for(options, "mlp.c_proj", GemmRole::kInputGradDgelu));
+  save_choice(ctx, "fc_weight_grad", choice_for(options, "mlp.c_fc", GemmRole::kWeightBiasGrad));
   return {y};
 }
 
@@ -222,12 +223,12 @@ variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad
   auto [dproj_w, dproj_b] = weight_bias_grad(dy, h, proj_weight, proj_bias, saved_choice(ctx, "proj_weight_grad"),
                                              into_buffer);  // (C, H), (C)
   gemm::Outcome out;
-  auto [dpre, dfc_b] = gemm::input_grad_dgelu(dy, proj_w, pre, saved_choice(ctx, "proj_dgelu"), &out);  // (N, H), (H)
+  const auto dpre = gemm::input_grad_dgelu(dy, proj_w, pre, saved_choice(ctx, "proj_dgelu"), &out);  // (N, H)
   count(out);
-  auto dfc_w = dpre.t().mm(x2);  // (H, C); dfc_b came with dpre
-  auto dx = dpre.mm(fc_w);       // (N, C)
-  return {dx, hand_param_grad(fc_weight, dfc_w, into_buffer), hand_param_grad(fc_bias, dfc_b, into_buffer), dproj_w,
-          dproj_b, torch::Tensor()};
+  auto [dfc_w, dfc_b] = weight_bias_grad(dpre, x2, fc_weight, fc_bias, saved_choice(ctx, "fc_weight_grad"),
+                                         into_buffer);  // (H, C), (H)
+  auto dx = dpre.mm(fc_w);  // (N, C)
+  return {dx, dfc_w, dfc_b, dproj_w, dproj_b, torch::Tensor()};
 }
 
 variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,

@@ -7,9 +7,9 @@
 //  - mlp_gelu: GPT-2's MLP as one op, y = gelu_tanh(x Wfc^T + bfc) Wproj^T + bproj.
 //    Forward: the first GEMM's epilogue adds bfc, applies GELU and keeps the
 //    pre-activation for backward (GELU_AUX_BIAS). Backward: the GEMM that
-//    computes d(gelu output) = dy Wproj applies GELU's derivative to it and
-//    reduces the fc bias gradient in its epilogue (DGELU_BGRAD); each weight
-//    gradient GEMM also yields its bias gradient (BGRADB). Without these, the
+//    computes d(gelu output) = dy Wproj applies GELU's derivative to it in its
+//    epilogue (DGELU); each weight gradient GEMM, c_fc's too, also yields its
+//    bias gradient (BGRADB: c_fc's is the sum of that dpre). Without these, the
 //    MLP's forward and backward each pay a separate GELU pass over (N, 4C)
 //    and a bias reduction per linear (variants/add_layer_norm.h and
 //    variants/cross_entropy.h have the other fused ops).
@@ -63,7 +63,7 @@ namespace ladder::fused {
 struct LinearOptions {
   bool grads_into_buffers = false;  // flat-grads: dW and db added into the existing .grad()
   bool lt_epilogues = true;   // lt-epilogues: BIAS forward, BGRADB backward (CUDA)
-  bool gelu_epilogue = true;  // gelu-epilogue: GELU_AUX_BIAS, DGELU_BGRAD (CUDA, with lt_epilogues);
+  bool gelu_epilogue = true;  // gelu-epilogue: GELU_AUX_BIAS, DGELU (CUDA, with lt_epilogues);
                               // off: GELU and its derivative as separate ATen kernels
   // With lt_epilogues, how each epilogue GEMM site runs (variants/gemm_plan.h:
   // PyTorch's ops or one of cuBLASLt's ways, with the algorithm), looked up
@@ -123,7 +123,7 @@ struct FusedLinearStats {
   int64_t mlp_gelu_calls = 0;      // forward calls of mlp_gelu
   int64_t classifier_calls = 0;    // forward calls of classifier_cross_entropy
   int64_t epilogue_gemms = 0;      // cuBLASLt GEMMs that ran with a fused epilogue (CUDA only)
-  int64_t gelu_epilogue_gemms = 0; // of those, with GELU_AUX_BIAS or DGELU_BGRAD
+  int64_t gelu_epilogue_gemms = 0; // of those, with GELU_AUX_BIAS or DGELU
   int64_t fallback_gemms = 0;      // GEMMs whose epilogue fell back to separate ATen ops (CUDA only)
   std::string last_fallback;       // why the last fallback happened ("" if none)
 };

@@ -137,30 +137,21 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
   return {dy.t().mm(x), dy.sum(0)};
 }
 
-std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
-                                                         const torch::Tensor& pre, GemmChoice c, Outcome* out) {
+torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, const torch::Tensor& pre,
+                               GemmChoice c, Outcome* out) {
 #ifdef LADDER_WITH_CUDA
   if (wants_lt(dy, c)) {
     auto dpre = torch::empty_like(pre);
     std::string why;
     fused::cuda::LtAlgoInfo used;
     auto* const slot = algo_slot(used, out);
-    if (c.method == GemmMethod::kLt) {
-      auto db = torch::empty({pre.size(1)}, pre.options());
-      if (lt_ran(fused::cuda::lt_input_grad_dgelu(dy, w, pre, dpre, db, &why, c.algo_rank, slot), why, used,
-                 out)) {
-        if (out) out->gelu = true;
-        return {dpre, db};
-      }
-    } else if (lt_ran(fused::cuda::lt_input_grad_dgelu_only(dy, w, pre, dpre, &why, c.algo_rank, slot), why, used,
-                      out)) {
+    if (lt_ran(fused::cuda::lt_input_grad_dgelu(dy, w, pre, dpre, &why, c.algo_rank, slot), why, used, out)) {
       if (out) out->gelu = true;
-      return {dpre, fp32_bias_grad(dpre)};
+      return dpre;
     }
   }
 #endif
-  auto dpre = at::gelu_backward(dy.mm(w), pre, kGelu);
-  return {dpre, dpre.sum(0)};
+  return at::gelu_backward(dy.mm(w), pre, kGelu);
 }
 
 // ---- a site, its operands and its candidates -------------------------------------------
@@ -216,10 +207,7 @@ std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, Ge
       if (!dw.defined()) dw = (o.grad - before).to(o.dy.scalar_type());  // D: what went into the buffer
       return {dw, db};
     }
-    case GemmRole::kInputGradDgelu: {
-      auto [dpre, db] = input_grad_dgelu(o.dy, o.w, o.pre, c, out);
-      return {dpre, db};
-    }
+    case GemmRole::kInputGradDgelu: return {input_grad_dgelu(o.dy, o.w, o.pre, c, out)};
   }
   return {};
 }

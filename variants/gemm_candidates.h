@@ -6,7 +6,7 @@
 //
 // Every function takes row-major tensors in the compute dtype, as
 // fused_linear.cpp holds them, and a GemmChoice. On a CPU, and for pytorch,
-// they run PyTorch's ops (addmm; mm and sum; mm, gelu_backward and sum): the
+// they run PyTorch's ops (addmm; mm and sum; mm and gelu_backward): the
 // unfused step's own. On CUDA a cuBLASLt choice runs cuBLASLt
 // (variants/cuda/cublaslt_matmul.h); where it has no algorithm for the
 // choice, the same result comes from PyTorch's ops and the outcome says so.
@@ -27,7 +27,7 @@ namespace ladder::gemm {
 // What one call did: which way it ran and, for the planner, the algorithm.
 struct Outcome {
   bool lt = false;         // cuBLASLt ran
-  bool gelu = false;       // with a GELU epilogue (GELU_AUX_BIAS, DGELU_BGRAD, DGELU)
+  bool gelu = false;       // with a GELU epilogue (GELU_AUX_BIAS, DGELU)
   bool fell_back = false;  // the choice asked for cuBLASLt, which could not: PyTorch's ops ran
   bool into_grad = false;  // D, E: the weight gradient went into the fp32 buffer
   std::string why;         // why it fell back
@@ -48,10 +48,10 @@ std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
                                                          GemmChoice c, const torch::Tensor& grad = {},
                                                          Outcome* out = nullptr);
-// {dpre (N, I) = (dy W) * gelu_tanh'(pre), db (I) = sum over rows of dpre}.
-std::pair<torch::Tensor, torch::Tensor> input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w,
-                                                         const torch::Tensor& pre, GemmChoice c,
-                                                         Outcome* out = nullptr);
+// dpre (N, I) = (dy W) * gelu_tanh'(pre). c_fc's bias gradient, the sum of
+// dpre over rows, comes with c_fc's weight gradient (weight_bias_grad).
+torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, const torch::Tensor& pre,
+                               GemmChoice c, Outcome* out = nullptr);
 
 // D and E: the methods whose weight gradient goes into the fp32 buffer.
 inline bool into_grad_method(GemmMethod m) {

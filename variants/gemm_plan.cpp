@@ -167,7 +167,7 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
   switch (method) {
     case GemmMethod::kPytorch:
     case GemmMethod::kLt: return true;
-    case GemmMethod::kLtSplitBias: return role == GemmRole::kWeightBiasGrad || role == GemmRole::kInputGradDgelu;
+    case GemmMethod::kLtSplitBias: return role == GemmRole::kWeightBiasGrad;
     case GemmMethod::kLtIntoGrad:
     case GemmMethod::kLtIntoGradBgradb: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
   }

@@ -64,11 +64,11 @@ struct GemmChoice {
 // "pytorch", "lt#2", "lt-into-grad#0" ("lt" alone: rank 0); nullopt if malformed.
 std::optional<GemmChoice> parse_choice(std::string_view label);
 
-// Whether `method` can serve `role` at all (C: bias-gradient roles; D and E:
-// the weight gradient, with the flat buffer).
+// Whether `method` can serve `role` at all (C: the weight-and-bias gradient;
+// D and E: the same, with the flat buffer).
 bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer);
 
-inline constexpr int kGemmPlannerVersion = 2;
+inline constexpr int kGemmPlannerVersion = 3;
 
 // One candidate's measurement at one site.
 struct CandidateResult {
@@ -97,10 +97,12 @@ struct GemmPlanKey {
   int64_t n_embd = 0, n_layer = 0, rows = 0;  // the sites' shapes
   bool gelu_epilogue = true;   // c_fc's forward and c_proj's dgelu are epilogue sites
   bool into_grad = false;      // flat-grads: D and E apply
-  // The planner's version: its candidates and how it times them. A cached
-  // plan of another version is measured again; a plan file's is read (an
-  // absent field: 1, the planner of 2026-11-27, which timed A, B and C's
-  // weight gradients without the add into the buffer and had no E).
+  // The planner's version: its sites, their candidates and how it times
+  // them. A cached plan of another version is measured again; a plan file's
+  // is read (an absent field: 1, the planner of 2026-11-27, which timed A, B
+  // and C's weight gradients without the add into the buffer and had no E;
+  // before 3, c_proj's dgelu site also reduced c_fc's bias gradient
+  // (DGELU_BGRAD, or C's fp32 sum) and c_fc's weight gradient was no site).
   int planner = kGemmPlannerVersion;
   std::string id() const;      // a file name: "<device>-<16 hex digits of the fields' hash>"
   nlohmann::json to_json() const;

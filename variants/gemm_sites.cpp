@@ -45,7 +45,7 @@ const char* GemmSite::epilogue() const {
     case GemmRole::kForwardBias: return "BIAS";
     case GemmRole::kForwardBiasGelu: return "GELU_AUX_BIAS";
     case GemmRole::kWeightBiasGrad: return "BGRADB";
-    case GemmRole::kInputGradDgelu: return "DGELU_BGRAD";
+    case GemmRole::kInputGradDgelu: return "DGELU";
   }
   return "?";
 }
@@ -78,9 +78,10 @@ std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool ge
       // Backward, in the order autograd reaches them: the MLP's first.
       {"mlp.c_proj", GemmRole::kWeightBiasGrad, rows, H, C, L},
   };
-  // c_proj's input gradient times gelu'(pre): c_fc's pre-activation gradient and bias gradient
-  // in one GEMM (c_fc's weight gradient and every dx are plain GEMMs, no epilogue).
+  // c_proj's input gradient times gelu'(pre): c_fc's pre-activation gradient in one GEMM;
+  // then c_fc's weight and bias gradients from it (every dx is a plain GEMM, no epilogue).
   if (gelu_epilogue) sites.push_back({"mlp.c_proj", GemmRole::kInputGradDgelu, rows, H, C, L});
+  sites.push_back({"mlp.c_fc", GemmRole::kWeightBiasGrad, rows, C, H, L});
   sites.push_back({"attn.c_proj", GemmRole::kWeightBiasGrad, rows, C, C, L});
   sites.push_back({"attn.c_attn", GemmRole::kWeightBiasGrad, rows, C, 3 * C, L});
   return sites;

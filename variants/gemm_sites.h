@@ -22,7 +22,7 @@ enum class GemmRole {
   kForwardBias,      // y (N, O) = x W^T + b              BIAS
   kForwardBiasGelu,  // pre = x W^T + b, h = gelu(pre)    GELU_AUX_BIAS (pre kept as aux)
   kWeightBiasGrad,   // dW (O, I) = dy^T x, db = sum dy   BGRADB
-  kInputGradDgelu,   // dpre (N, I) = (dy W) * gelu'(pre), db = sum dpre   DGELU_BGRAD
+  kInputGradDgelu,   // dpre (N, I) = (dy W) * gelu'(pre)  DGELU (c_fc's db: its kWeightBiasGrad)
 };
 
 struct GemmSite {
@@ -37,7 +37,7 @@ struct GemmSite {
   int64_t k() const;
   bool transa() const;
   bool transb() const;
-  const char* epilogue() const;  // "BIAS", "GELU_AUX_BIAS", "BGRADB", "DGELU_BGRAD"
+  const char* epilogue() const;  // "BIAS", "GELU_AUX_BIAS", "BGRADB", "DGELU"
   const char* role_name() const; // "forward", "forward+gelu", "weight+bias grad", "input grad+dgelu"
   double flops() const { return 2.0 * double(m()) * double(n()) * double(k()); }
   // "mlp.c_fc/forward+gelu" and "mlp.c_fc/forward+gelu m3072 n16384 k768 TN GELU_AUX_BIAS".

@@ -5,16 +5,16 @@
 // The candidates, in bf16 (the precision the fused rung computes in), as the
 // step and its GEMM planner run them (variants/gemm_candidates.h), each at
 // the heuristic's first algorithm:
-//   pytorch         A, what PyTorch does: addmm, then gelu; mm and sum; mm,
-//                   gelu_backward and sum (the reference the planner keeps
+//   pytorch         A, what PyTorch does: addmm, then gelu; mm and sum; mm
+//                   and gelu_backward (the reference the planner keeps
 //                   unless another is faster)
 //   lt              B, the cuBLASLt epilogue, torch's cuBLASLt workspace
 //                   (1 MiB in torch 2.11)
 //   lt-ws32         B with a 32 MiB workspace ladder owns (ATen's cuBLAS
 //                   calls get 32 MiB; the planner's): can split-K help the dW GEMMs?
-//   lt-fp32-bias    C, bias-gradient sites only: the GEMM without its
-//                   reduction epilogue (DEFAULT, DGELU), the bias gradient
-//                   summed apart in fp32 (llm.c's way)
+//   lt-fp32-bias    C, weight-gradient sites: the GEMM without its
+//                   reduction epilogue (DEFAULT), the bias gradient summed
+//                   apart in fp32 (llm.c's way)
 //   lt-into-grad    D, weight-gradient sites: dW accumulated (beta = 1) into
 //                   an fp32 gradient buffer, the bias gradient in fp32 apart
 //   lt-into-grad-bgradb  E, as D with the bias gradient by the BGRADB

@@ -40,7 +40,6 @@ const char* epilogue_name(cublasLtEpilogue_t e) {
     case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
     case CUBLASLT_EPILOGUE_GELU_AUX_BIAS: return "GELU_AUX_BIAS";
     case CUBLASLT_EPILOGUE_BGRADB: return "BGRADB";
-    case CUBLASLT_EPILOGUE_DGELU_BGRAD: return "DGELU_BGRAD";
     case CUBLASLT_EPILOGUE_DGELU: return "DGELU";
     case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
     default: return "other";
@@ -103,7 +102,7 @@ struct Preference {
 // One GEMM, column-major: D (m, n) = op(A) (m, k) op(B) (k, n) + beta D, with
 // `epilogue`. A is stored (k, m) when transa, else (m, k); B is stored (n, k)
 // when transb, else (k, n). `bias` is the bias (BIAS, GELU_AUX_BIAS) or the
-// bias-gradient output (BGRADB, DGELU_BGRAD); `aux` the GELU pre-activation
+// bias-gradient output (BGRADB); `aux` the GELU pre-activation
 // (m, n), ld m. C is D itself (read only when beta is not 0), in A and B's
 // dtype, or in fp32 when d_fp32.
 struct Gemm {
@@ -399,22 +398,6 @@ bool lt_weight_bias_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& 
   return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
-bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre, at::Tensor& dpre,
-                         at::Tensor& dbias, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
-  const auto dtype = dy.scalar_type();
-  for (auto [t, name] :
-       {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}, {&dbias, "dbias"}})
-    check_matrix(*t, name, dtype);
-  const int64_t N = dy.size(0), O = dy.size(1), I = weight.size(1);
-  // Column-major dPre^T (I, N) = W^T (I, O) . dY^T (O, N): A = W stored (I, O),
-  // op N; B = dY stored (O, N), op N. DGELU multiplies by gelu'(pre) (aux, ld I)
-  // and BGRAD reduces the result over its columns (the N rows): db (I).
-  Gemm g{CUBLASLT_EPILOGUE_DGELU_BGRAD, /*transa=*/false, /*transb=*/false, /*m=*/I, /*n=*/N, /*k=*/O,
-         weight.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dpre.data_ptr(), /*ldd=*/I, dbias.data_ptr(),
-         pre.data_ptr(), /*ldaux=*/I};
-  return run_gemm(g, dtype, why_not, algo_rank, used);
-}
-
 bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweight, std::string* why_not,
                     int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
@@ -426,13 +409,14 @@ bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweig
   return run_gemm(g, dtype, why_not, algo_rank, used);
 }
 
-bool lt_input_grad_dgelu_only(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
-                              at::Tensor& dpre, std::string* why_not, int algo_rank, LtAlgoInfo* used) {
+bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre, at::Tensor& dpre,
+                         std::string* why_not, int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}})
     check_matrix(*t, name, dtype);
   const int64_t N = dy.size(0), O = dy.size(1), I = weight.size(1);
-  // As lt_input_grad_dgelu, without BGRAD's reduction of the result.
+  // Column-major dPre^T (I, N) = W^T (I, O) . dY^T (O, N): A = W stored (I, O),
+  // op N; B = dY stored (O, N), op N. DGELU multiplies by gelu'(pre) (aux, ld I).
   Gemm g{CUBLASLT_EPILOGUE_DGELU, /*transa=*/false, /*transb=*/false, /*m=*/I, /*n=*/N, /*k=*/O,
          weight.data_ptr(), /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dpre.data_ptr(), /*ldd=*/I, nullptr,
          pre.data_ptr(), /*ldaux=*/I};

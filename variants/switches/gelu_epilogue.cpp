@@ -1,6 +1,6 @@
 // variants/switches/gelu_epilogue.cpp: GELU and its derivative in the MLP's
-// cuBLASLt epilogues (GELU_AUX_BIAS forward, DGELU_BGRAD backward); off, they
-// run as separate ATen kernels (gelu, gelu_backward, sum).
+// cuBLASLt epilogues (GELU_AUX_BIAS forward, DGELU backward); off, they
+// run as separate ATen kernels (gelu, gelu_backward).
 #include "variants/switches/switch.h"
 
 #include <fmt/format.h>
@@ -9,7 +9,7 @@ namespace ladder::switches {
 
 extern const SwitchDecl gelu_epilogue = {
     "gelu-epilogue", 340, SwitchRole::kPart, "fused",
-    "GELU and its derivative in the MLP GEMMs' cuBLASLt epilogues (GELU_AUX_BIAS, DGELU_BGRAD)",
+    "GELU and its derivative in the MLP GEMMs' cuBLASLt epilogues (GELU_AUX_BIAS, DGELU)",
     Numerics::kFp32Exact, {"fused-linear", "lt-epilogues"}, /*cuda_only=*/true,
     [](const RunConfig&, StepPlan& p) { p.model.linear.gelu_epilogue = true; },
     [](const SwitchFacts& f) {
@@ -19,9 +19,9 @@ extern const SwitchDecl gelu_epilogue = {
       const auto [lt, sites] = plan ? lt_sites(*plan, /*gelu_roles=*/true) : std::pair<int, int>{0, 0};
       if (plan) reason += fmt::format("; the GEMM plan ({}) runs {} of its {} GELU sites on cuBLASLt", plan->source,
                                       lt, sites);
-      auto j = switch_effect(n > 0, "cuBLASLt GELU_AUX_BIAS and DGELU_BGRAD epilogues", reason);
+      auto j = switch_effect(n > 0, "cuBLASLt GELU_AUX_BIAS and DGELU epilogues", reason);
       if (plan && lt == 0 && n == 0) j["applicable"] = false;  // measured: PyTorch's ops were as fast
-      j["fusions"] = {"cublaslt_epilogues: GELU_AUX_BIAS, DGELU_BGRAD"};
+      j["fusions"] = {"cublaslt_epilogues: GELU_AUX_BIAS, DGELU"};
       return j;
     },
 };
