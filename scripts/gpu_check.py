@@ -13,8 +13,9 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
   unit-tests     ladder_tests' CUDA cases (on a CPU: those named Cuda, which skip,
                  and the breakdown's DeviceSteps.*); where a kernel with a
                  fallback fails its tests (KERNEL_FALLBACKS: fused-ln's vector
-                 kernels), the later runs take the fallback's option, so the
-                 measurement still runs, and the FAIL line says so
+                 kernels, fused-ce's batched kernel), the later runs take the
+                 fallback's option, so the measurement still runs, and the
+                 FAIL line says so
   nvtx-trees     ladder_tests' Nvtx.* (the NVTX range tree of a step)
   ladder-run     the default ladder with the peers (eager and compile on CUDA,
                  eager on a CPU), its rounds extended by --repeat auto within its
@@ -95,7 +96,8 @@ STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "br
 # Kernels with a fallback: (the prefix of their CUDA tests, the `ladder run` option and value
 # that keep a run off them, what they are). A failure of such a test in the unit-tests stage
 # sends every later run of the check to the fallback.
-KERNEL_FALLBACKS = [("FusedAddLayerNorm.Cuda", "--layer-norm-kernel", "row", "fused-ln's vector kernels")]
+KERNEL_FALLBACKS = [("FusedAddLayerNorm.Cuda", "--layer-norm-kernel", "row", "fused-ln's vector kernels"),
+                    ("FusedCrossEntropy.Cuda", "--cross-entropy-kernel", "online", "fused-ce's batched kernel")]
 GEMM_SITES_MIN_S = 30  # what the gemm-sites stage needs at least (about 30 benchmarks on a GPU)
 RESERVE_FRACTION = 0.3  # of the budget, kept after the ladder run for ddp and the ablation when plans cannot say
 KILL_GRACE_S = 60  # after the SIGINT that stops a run at the budget's end

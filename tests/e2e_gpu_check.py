@@ -29,8 +29,9 @@ usage: e2e_gpu_check.py LADDER_BIN CASE
                         the verdict on the recorded H100 check's ladder: the
                         compile peer's copies of ladder-only parts are notes
   kernel_fallbacks      a failed test of a kernel with a fallback (fused-ln's
-                        vector kernels) sends the later runs to its option
-                        (--layer-norm-kernel row), which `ladder run` takes;
+                        vector kernels, fused-ce's batched kernel) sends the
+                        later runs to its option (--layer-norm-kernel row,
+                        --cross-entropy-kernel online), which `ladder run` takes;
                         other failures, and an option the user gave, add none
   recorded_h100_runs    the 2026-11-27 H100 runs beside 2026-11-23's: `ladder
                         compare` reads them (refusing the different total
@@ -364,11 +365,17 @@ def kernel_fallbacks(d):
     assert gpu_check.kernel_fallbacks(["FusedLinear.CudaEveryLtWay"], []) == ([], [])
     assert gpu_check.kernel_fallbacks([ln], ["--layer-norm-kernel=auto"]) == ([], [])  # the user's choice stands
 
+    ce = "FusedCrossEntropy.CudaBatchedAndOnlineKernelsAgree"
+    assert gpu_check.kernel_fallbacks([ce], []) == (["--cross-entropy-kernel", "online"],
+                                                    ["fused-ce's batched kernel (--cross-entropy-kernel online)"])
+
     class FakeCheck:
         extra = ["--steps", "5"]
-    tail = gpu_check.take_kernel_fallbacks(FakeCheck, [ln])
-    assert FakeCheck.extra == ["--steps", "5", "--layer-norm-kernel", "row"], FakeCheck.extra
-    assert tail == "; the later runs go without fused-ln's vector kernels (--layer-norm-kernel row)", tail
+    tail = gpu_check.take_kernel_fallbacks(FakeCheck, [ln, ce])
+    assert FakeCheck.extra == ["--steps", "5", "--layer-norm-kernel", "row", "--cross-entropy-kernel", "online"], \
+        FakeCheck.extra
+    assert tail == ("; the later runs go without fused-ln's vector kernels (--layer-norm-kernel row), "
+                    "fused-ce's batched kernel (--cross-entropy-kernel online)"), tail
     # Every fallback's option is one `ladder run` takes (its plan, nothing run).
     for _, option, value, _ in gpu_check.KERNEL_FALLBACKS:
         p = run_ladder(LADDER, ["run", "--device", "cpu", *TINY_SHAPE, "--rungs", "fused", option, value,

@@ -147,6 +147,7 @@ TEST(ConfigFields, AbsentFieldsReadAsOlderConfigsMeantThem) {
     else if (f.name == "warmup_max") EXPECT_EQ(c.warmup_max, c.warmup);  // before warm-up until stable: fixed
     else if (f.name == "gemm_plan") EXPECT_EQ(c.gemm_plan, "lt");  // before the planner: cuBLASLt's first algorithm
     else if (f.name == "layer_norm_kernel") EXPECT_EQ(c.layer_norm_kernel, "row");  // before the vector kernels
+    else if (f.name == "cross_entropy_kernel") EXPECT_EQ(c.cross_entropy_kernel, "online");  // before batched
     else EXPECT_EQ(value_text(f.get(c)), value_text(f.get(RunConfig{}))) << f.name;
   }
 }

@@ -6,9 +6,12 @@
 // extreme logits; its input checks; on CUDA (16-byte packs and not) where a
 // GPU is present. GPT-2's own widths are in tests/test_fused_widths.cpp, the
 // classifier around it (lm_head GEMM + this loss) in tests/test_fused_linear.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -165,6 +168,31 @@ TEST(FusedCrossEntropy, RejectsInconsistentInputs) {
                         "logits and targets must be contiguous");
 }
 
+// The kernel setting's two names and nothing else; the CPU loops are the
+// same under either (the setting picks a CUDA kernel).
+TEST(FusedCrossEntropy, KernelSettingNamesAndCpuSameEitherWay) {
+  EXPECT_EQ(parse_cross_entropy_kernel("batched"), CrossEntropyKernel::kBatched);
+  EXPECT_EQ(parse_cross_entropy_kernel("online"), CrossEntropyKernel::kOnline);
+  try {
+    parse_cross_entropy_kernel("auto");
+    ADD_FAILURE() << "parse_cross_entropy_kernel took 'auto'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'auto': expected batched or online"), std::string::npos) << e.what();
+  }
+  const CrossEntropyKernel before = cross_entropy_kernel();
+  torch::manual_seed(3);
+  const auto logits = make_logits(6, 56, 50, torch::kFloat);
+  const auto targets = torch::randint(0, 50, {6}, torch::kLong);
+  std::vector<CrossEntropyResult> got;
+  for (auto k : {CrossEntropyKernel::kBatched, CrossEntropyKernel::kOnline}) {
+    set_cross_entropy_kernel(k);
+    EXPECT_EQ(cross_entropy_kernel(), k);
+    got.push_back(run_fused(logits, targets, 50));
+  }
+  set_cross_entropy_kernel(before);
+  EXPECT_TRUE(torch::equal(got[0].loss, got[1].loss) && torch::equal(got[0].grad, got[1].grad));
+}
+
 // ---- CUDA kernel against the same reference (skipped without a GPU) -------------------
 
 TEST(FusedCrossEntropy, CudaWritesTheGradientOverTheLogits) {
@@ -186,6 +214,56 @@ TEST(FusedCrossEntropy, CudaMatchesReference) {
     expect_matches(run_fused(logits, targets, V), run_reference(logits, targets, V), V, 1e-5,
                    dtype == torch::kFloat ? 1e-4 : 1e-2);
   }
+}
+
+// The batched kernel (the default) and the online one, each against the
+// reference and the two against each other: GPT-2's padded vocabulary (read
+// in packs) and its unpadded one (value by value) at 2048 rows, odd sizes,
+// and -inf logits off the target; then a bad target, whose row's loss and
+// gradient over [0, V) are NaN in both and whose padding stays 0.
+TEST(FusedCrossEntropy, CudaBatchedAndOnlineKernelsAgree) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const CrossEntropyKernel before = cross_entropy_kernel();
+  const CrossEntropyKernel kernels[] = {CrossEntropyKernel::kBatched, CrossEntropyKernel::kOnline};
+  struct Shape {
+    int64_t N, Vp, V;
+  };
+  for (const Shape sh : {Shape{2048, 50304, 50257}, Shape{2048, 50257, 50257}, Shape{40, 3048, 3001},
+                         Shape{40, 3001, 3001}, Shape{3, 8, 5}})
+    for (auto dtype : {torch::kFloat, torch::kBFloat16}) {
+      SCOPED_TRACE(::testing::Message() << "N " << sh.N << ", Vp " << sh.Vp << ", V " << sh.V << ", " << dtype);
+      torch::manual_seed(17);
+      auto logits = make_logits(sh.N, sh.Vp, sh.V, dtype);
+      const int64_t off = std::min<int64_t>(sh.V / 2, 100);  // columns [0, off) of row 0 are -inf
+      logits.narrow(0, 0, 1).narrow(1, 0, off).fill_(-std::numeric_limits<float>::infinity());
+      const auto targets = torch::randint(off, sh.V, {sh.N}, torch::kLong).cuda();
+      logits = logits.cuda();
+      const auto ref = run_reference(logits, targets, sh.V);
+      const double grad_rtol = dtype == torch::kFloat ? 1e-4 : 1e-2;
+      std::vector<CrossEntropyResult> got;
+      for (auto k : kernels) {
+        set_cross_entropy_kernel(k);
+        got.push_back(run_fused(logits, targets, sh.V));
+        SCOPED_TRACE(k == CrossEntropyKernel::kBatched ? "batched" : "online");
+        expect_matches(got.back(), ref, sh.V, 1e-5, grad_rtol);
+      }
+      expect_close(got[0].loss.cpu(), got[1].loss.cpu(), 1e-5, 1e-5, "batched against online: loss");
+      expect_close(got[0].grad.cpu().to(torch::kFloat), got[1].grad.cpu().to(torch::kFloat), grad_rtol,
+                   grad_rtol / double(sh.N), "batched against online: dlogits");
+    }
+  torch::manual_seed(19);
+  const auto logits = make_logits(4, 64, 60, torch::kBFloat16).cuda();
+  const auto targets = torch::tensor({1, 60, 2, 3}, torch::kLong).cuda();  // row 1's target is padding
+  for (auto k : kernels) {
+    set_cross_entropy_kernel(k);
+    const auto r = run_fused(logits, targets, 60);
+    const auto grad = r.grad.cpu().to(torch::kFloat);
+    EXPECT_TRUE(std::isnan(r.loss.item<float>()));
+    EXPECT_TRUE(grad[1].narrow(0, 0, 60).isnan().all().item<bool>());
+    EXPECT_TRUE(torch::equal(grad[1].narrow(0, 60, 4), torch::zeros({4})));
+    EXPECT_FALSE(grad.narrow(0, 2, 2).isnan().any().item<bool>());
+  }
+  set_cross_entropy_kernel(before);
 }
 
 }  // namespace

@@ -114,6 +114,9 @@ struct RunConfig {
   // --layer-norm-kernel: fused-ln's CUDA kernels (variants/add_layer_norm.h):
   // "auto" (the vector kernels where they fit) or "row".
   std::string layer_norm_kernel = "auto";
+  // --cross-entropy-kernel: fused-ce's CUDA kernel (variants/cross_entropy.h):
+  // "batched" (a batch of logits at a time) or "online" (one at a time).
+  std::string cross_entropy_kernel = "batched";
   // Set by the harness when "auto" found bf16 emulated: the measured rates,
   // for the switch's reason. Runtime only, not part of the saved config.
   std::string cpu_bf16_emulated;

@@ -209,6 +209,11 @@ std::vector<ConfigField> make_fields() {
           "takes the row kernels (one element an access)",
           one_of({"auto", "row"}), [](auto& c) -> auto& { return c.layer_norm_kernel; })
         .absent([](RunConfig& c) { c.layer_norm_kernel = "row"; }),  // configs from before the vector kernels
+    field(kRun, "cross_entropy_kernel", "--cross-entropy-kernel", "batched|online",
+          "fused-ce's CUDA kernel: batched takes a batch of logits at a time (their max, one rescale, exp as one "
+          "FFMA and MUFU.EX2 a logit); online one logit at a time (expf; the kernel before 2026-11-28)",
+          one_of({"batched", "online"}), [](auto& c) -> auto& { return c.cross_entropy_kernel; })
+        .absent([](RunConfig& c) { c.cross_entropy_kernel = "online"; }),  // configs from before the batched kernel
   };
   // clang-format on
   std::vector<ConfigField> out;

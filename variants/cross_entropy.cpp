@@ -3,7 +3,9 @@
 // launcher (variants/cuda/cross_entropy.h) and the composite-ATen reference.
 #include "variants/cross_entropy.h"
 
+#include <atomic>
 #include <cmath>
+#include <stdexcept>
 
 #include <ATen/Parallel.h>
 
@@ -91,6 +93,19 @@ LADDER_CPU_CLONES void cross_entropy_loss_and_grad_rows(int64_t begin, int64_t e
 
 // ---- the op ----------------------------------------------------------------------------
 
+namespace {
+std::atomic<CrossEntropyKernel> g_cross_entropy_kernel{CrossEntropyKernel::kBatched};
+}  // namespace
+
+void set_cross_entropy_kernel(CrossEntropyKernel k) { g_cross_entropy_kernel.store(k); }
+CrossEntropyKernel cross_entropy_kernel() { return g_cross_entropy_kernel.load(); }
+
+CrossEntropyKernel parse_cross_entropy_kernel(const std::string& name) {
+  if (name == "batched") return CrossEntropyKernel::kBatched;
+  if (name == "online") return CrossEntropyKernel::kOnline;
+  throw std::invalid_argument("cross-entropy kernel '" + name + "': expected batched or online");
+}
+
 torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
                                                       int64_t valid_vocab) {
   check_cross_entropy_inputs(logits, targets, valid_vocab);
@@ -108,7 +123,8 @@ torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logit
     const c10::cuda::CUDAGuard guard(logits.device());
     cuda::cross_entropy_loss_and_grad(logits.data_ptr(), elem_type(logits.scalar_type()),
                                       targets.data_ptr<int64_t>(), losses.data_ptr<float>(), lse.data_ptr<float>(),
-                                      logits.data_ptr(), scale, N, Vp, V, current_stream());
+                                      logits.data_ptr(), scale, N, Vp, V, current_stream(),
+                                      cross_entropy_kernel() == CrossEntropyKernel::kBatched);
     loss = losses.mean();
 #endif
     return loss;

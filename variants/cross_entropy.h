@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <torch/torch.h>
 
@@ -30,6 +31,18 @@ namespace ladder::fused {
 // throwing.
 torch::Tensor cross_entropy_loss_and_grad_over_logits(const torch::Tensor& logits, const torch::Tensor& targets,
                                                       int64_t valid_vocab);
+// Which CUDA kernel the op runs (--cross-entropy-kernel;
+// variants/cuda/cross_entropy.h): kBatched, a batch of values at a time with
+// exp as one FFMA and MUFU.EX2 a value; kOnline, one value at a time with
+// expf (the kernel of 2026-11-27). The same results within a few float ulps.
+// Process-wide: a rung's process sets it once, before its first step
+// (TrainStep). The CPU loops are the same either way.
+enum class CrossEntropyKernel { kBatched, kOnline };
+void set_cross_entropy_kernel(CrossEntropyKernel k);
+CrossEntropyKernel cross_entropy_kernel();
+// "batched" or "online"; throws std::invalid_argument for any other name.
+CrossEntropyKernel parse_cross_entropy_kernel(const std::string& name);
+
 // at::cross_entropy_loss (mean) on logits.narrow(1, 0, valid_vocab).float();
 // its gradient w.r.t. the logits is what the op above writes.
 torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,

@@ -7,6 +7,7 @@
 
 #include "profiler/range.h"
 #include "variants/add_layer_norm.h"
+#include "variants/cross_entropy.h"
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/zero1.h"
 #include "variants/gemm_candidates.h"
@@ -46,6 +47,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   }
   if (plan_.acts("bf16")) bf16_effect_ = enable_bf16(device);
   fused::set_layer_norm_kernel(fused::parse_layer_norm_kernel(cfg.layer_norm_kernel));  // fused-ln's, on CUDA
+  fused::set_cross_entropy_kernel(fused::parse_cross_entropy_kernel(cfg.cross_entropy_kernel));  // fused-ce's
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
   if (plan_.model.fused_linear) {

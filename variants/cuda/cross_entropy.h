@@ -24,7 +24,9 @@ namespace ladder::fused::cuda {
 // classifier: the logits are read from memory once, for the loss and its
 // gradient together). A target outside [0, V) is not checked on the host
 // (that would synchronise); its row's loss is NaN, and so is its gradient
-// over [0, V).
+// over [0, V). batched: the batched kernel (a batch of values at a time,
+// exp as one FFMA and MUFU.EX2 a value), else the online kernel (one value at
+// a time, expf); the same results within a few float ulps.
 void cross_entropy_loss_and_grad(const void* logits,     // (N, Vp) logits_type
                                  ElemType logits_type,
                                  const int64_t* targets,  // (N)
@@ -32,6 +34,6 @@ void cross_entropy_loss_and_grad(const void* logits,     // (N, Vp) logits_type
                                  float* lse,              // (N) out
                                  void* grad,              // (N, Vp) out, logits_type; may be logits
                                  float grad_scale,
-                                 int64_t N, int64_t Vp, int64_t V, cudaStream_t stream);
+                                 int64_t N, int64_t Vp, int64_t V, cudaStream_t stream, bool batched);
 
 }  // namespace ladder::fused::cuda

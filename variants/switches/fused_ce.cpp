@@ -18,6 +18,11 @@ extern const SwitchDecl fused_ce = {
                              fmt::format("ladder::classifier_cross_entropy ran {} times (a graph replay calls none)",
                                          calls));
       j["fusions"] = {"classifier_loss_and_grad_in_one_pass"};
+      // On CUDA, which kernel ran (--cross-entropy-kernel): batched or online.
+      if (f.device.is_cuda() && calls > 0) {
+        j["kernel"] = f.cfg.cross_entropy_kernel;
+        j["reason"] = fmt::format("{}; CUDA kernel: {}", j["reason"].get<std::string>(), f.cfg.cross_entropy_kernel);
+      }
       return j;
     },
 };
