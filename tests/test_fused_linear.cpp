@@ -20,6 +20,9 @@
 
 #include "tests/expect_close.h"
 #include "variants/fused_linear.h"
+#ifdef LADDER_WITH_CUDA
+#include "variants/cuda/cublaslt_matmul.h"
+#endif
 #include "variants/grad_buffer.h"
 #include "variants/model.h"
 #include "variants/precision.h"
@@ -466,6 +469,48 @@ TEST(FusedClassifier, CudaMatchesReference) {
   check_classifier(torch::kCUDA, false, 1e-4, 1e-4);
   check_classifier(torch::kCUDA, true, 2e-2, 2e-2);
 }
+
+#ifdef LADDER_WITH_CUDA
+// The cuBLASLt calls take their sizes and leading dimensions from dy, x and
+// the weight: an output or operand of any other size must be refused before
+// cuBLASLt reads or writes past it. The same calls with the right sizes pass
+// the checks (they may still decline, with a reason, but never throw).
+TEST(FusedLinear, CudaLtCallsRefuseOperandsOfTheWrongSize) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  namespace lt = ladder::fused::cuda;
+  const auto bf16 = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kBFloat16);
+  const auto f32 = bf16.dtype(torch::kFloat);
+  const int64_t N = 64, I = 32, O = 48;
+  auto x = torch::randn({N, I}, bf16), w = torch::randn({O, I}, bf16), b = torch::randn({O}, bf16);
+  auto dy = torch::randn({N, O}, bf16), y = torch::empty({N, O}, bf16), pre = torch::empty({N, O}, bf16);
+  auto dw = torch::empty({O, I}, bf16), db = torch::empty({O}, bf16), dpre = torch::empty({N, I}, bf16);
+  auto grad = torch::zeros({O, I}, f32), db32 = torch::zeros({O}, f32);
+  auto gelu_pre = torch::randn({N, I}, bf16);
+  std::string why;
+  EXPECT_NO_THROW(lt::lt_linear_forward(x, w, b, y, &pre, &why));
+  EXPECT_NO_THROW(lt::lt_weight_bias_grad(dy, x, dw, db, &why));
+  EXPECT_NO_THROW(lt::lt_weight_grad(dy, x, dw, &why));
+  EXPECT_NO_THROW(lt::lt_input_grad_dgelu(dy, w, gelu_pre, dpre, &why));
+  EXPECT_NO_THROW(lt::lt_weight_bias_grad_accumulate(dy, x, grad, db32, &why));
+  torch::cuda::synchronize();
+
+  auto wide_y = torch::empty({N, O + 8}, bf16), short_b = torch::empty({O - 8}, bf16);
+  expect_error_mentions([&] { lt::lt_linear_forward(x, w, b, wide_y, nullptr, &why); }, "y must be");
+  expect_error_mentions([&] { lt::lt_linear_forward(x, w, short_b, y, nullptr, &why); }, "bias must be");
+  auto wrong_pre = torch::empty({N, I}, bf16);
+  expect_error_mentions([&] { lt::lt_linear_forward(x, w, b, y, &wrong_pre, &why); }, "pre must be");
+  auto half_x = torch::randn({N / 2, I}, bf16), db_of_x = torch::empty({I}, bf16);
+  expect_error_mentions([&] { lt::lt_weight_bias_grad(dy, half_x, dw, db, &why); }, "x must be");
+  expect_error_mentions([&] { lt::lt_weight_bias_grad(dy, x, dw, db_of_x, &why); }, "dbias must be");
+  auto dw_t = torch::empty({I, O}, bf16);
+  expect_error_mentions([&] { lt::lt_weight_grad(dy, x, dw_t, &why); }, "dweight must be");
+  auto pre_of_y = torch::empty({N, O}, bf16);
+  expect_error_mentions([&] { lt::lt_input_grad_dgelu(dy, w, pre_of_y, dpre, &why); }, "pre must be");
+  expect_error_mentions([&] { lt::lt_input_grad_dgelu(dy, w, gelu_pre, pre_of_y, &why); }, "dpre must be");
+  auto grad_t = torch::zeros({I, O}, f32);
+  expect_error_mentions([&] { lt::lt_weight_grad_accumulate(dy, x, grad_t, &why); }, "grad must be");
+}
+#endif
 
 // ---- bf16 paths judged against an fp64 truth ----------------------------------------------
 // At GPT-2's sizes no two bf16 paths agree element for element: a weight or

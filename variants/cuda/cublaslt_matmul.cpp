@@ -363,6 +363,19 @@ void check_matrix(const at::Tensor& t, const char* name, at::ScalarType dtype) {
               t.is_contiguous() ? "" : " (not contiguous)");
 }
 
+// The sizes run_gemm's pointers and leading dimensions take for granted: a
+// caller that passed others would have cuBLASLt read or write out of bounds.
+void check_sizes(const char* op, const at::Tensor& t, const char* name, at::IntArrayRef want) {
+  TORCH_CHECK(t.sizes() == want, "cublaslt_matmul: ", op, "'s ", name, " must be ", want, ", got ", t.sizes());
+}
+
+// dy (N, O) and a second 2-D operand `other` whose rows or columns must
+// match: the dimensions every call below is planned from.
+void check_2d(const char* op, const at::Tensor& dy, const at::Tensor& other, const char* other_name) {
+  TORCH_CHECK(dy.dim() == 2 && other.dim() == 2, "cublaslt_matmul: ", op, " wants 2-D dy and ", other_name,
+              ", got dy ", dy.sizes(), " and ", other_name, " ", other.sizes());
+}
+
 }  // namespace
 
 bool lt_linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, at::Tensor& y,
@@ -372,7 +385,12 @@ bool lt_linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::
     check_matrix(*t, name, dtype);
   const bool gelu = pre != nullptr && pre->defined();
   if (gelu) check_matrix(*pre, "pre", dtype);
+  check_2d("lt_linear_forward", x, weight, "weight");
   const int64_t N = x.size(0), I = x.size(1), O = weight.size(0);
+  check_sizes("lt_linear_forward", weight, "weight", {O, I});
+  check_sizes("lt_linear_forward", bias, "bias", {O});
+  check_sizes("lt_linear_forward", y, "y", {N, O});
+  if (gelu) check_sizes("lt_linear_forward", *pre, "pre", {N, O});
   // Column-major Y^T (O, N) = W (O, I) . X^T (I, N): A = W stored (I, O), op T;
   // B = X stored (I, N), op N.
   Gemm g{gelu ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS, /*transa=*/true, /*transb=*/false,
@@ -390,7 +408,11 @@ bool lt_weight_bias_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& 
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}, {&dbias, "dbias"}})
     check_matrix(*t, name, dtype);
+  check_2d("lt_weight_bias_grad", dy, x, "x");
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
+  check_sizes("lt_weight_bias_grad", x, "x", {N, I});
+  check_sizes("lt_weight_bias_grad", dweight, "dweight", {O, I});
+  check_sizes("lt_weight_bias_grad", dbias, "dbias", {O});
   // Column-major dW^T (I, O) = X^T (I, N) . dY (N, O): A = X stored (I, N), op N;
   // B = dY stored (O, N), op T. BGRADB reduces B over k = N: db (O).
   Gemm g{CUBLASLT_EPILOGUE_BGRADB, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
@@ -402,7 +424,10 @@ bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweig
                     int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}}) check_matrix(*t, name, dtype);
+  check_2d("lt_weight_grad", dy, x, "x");
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
+  check_sizes("lt_weight_grad", x, "x", {N, I});
+  check_sizes("lt_weight_grad", dweight, "dweight", {O, I});
   // As lt_weight_bias_grad, without BGRADB's reduction of B.
   Gemm g{CUBLASLT_EPILOGUE_DEFAULT, /*transa=*/false, /*transb=*/true, /*m=*/I, /*n=*/O, /*k=*/N, x.data_ptr(),
          /*lda=*/I, dy.data_ptr(), /*ldb=*/O, dweight.data_ptr(), /*ldd=*/I};
@@ -414,7 +439,11 @@ bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const a
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}})
     check_matrix(*t, name, dtype);
+  check_2d("lt_input_grad_dgelu", dy, weight, "weight");
   const int64_t N = dy.size(0), O = dy.size(1), I = weight.size(1);
+  check_sizes("lt_input_grad_dgelu", weight, "weight", {O, I});
+  check_sizes("lt_input_grad_dgelu", pre, "pre", {N, I});
+  check_sizes("lt_input_grad_dgelu", dpre, "dpre", {N, I});
   // Column-major dPre^T (I, N) = W^T (I, O) . dY^T (O, N): A = W stored (I, O),
   // op N; B = dY stored (O, N), op N. DGELU multiplies by gelu'(pre) (aux, ld I).
   Gemm g{CUBLASLT_EPILOGUE_DGELU, /*transa=*/false, /*transb=*/false, /*m=*/I, /*n=*/N, /*k=*/O,
@@ -433,19 +462,18 @@ bool weight_grad_accumulate(const char* op, const at::Tensor& dy, const at::Tens
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}}) check_matrix(*t, name, dtype);
   check_matrix(grad, "grad", at::kFloat);
-  TORCH_CHECK(dy.dim() == 2 && x.dim() == 2 && x.size(0) == dy.size(0), "cublaslt_matmul: ", op,
-              " wants dy (N, O) and x (N, I), got dy ", dy.sizes(), " and x ", x.sizes());
+  check_2d(op, dy, x, "x");
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
-  TORCH_CHECK(grad.dim() == 2 && grad.size(0) == O && grad.size(1) == I, "cublaslt_matmul: ", op,
-              "'s grad must be (O, I) = (", O, ", ", I, "), got ", grad.sizes());
+  check_sizes(op, x, "x", {N, I});
+  check_sizes(op, grad, "grad", {O, I});
   TORCH_CHECK(x.device() == dy.device() && grad.device() == dy.device(), "cublaslt_matmul: ", op,
               "'s tensors must be on one device, got dy on ", dy.device(), ", x on ", x.device(), ", grad on ",
               grad.device());
   if (dbias) {
     check_matrix(*dbias, "dbias", at::kFloat);
-    TORCH_CHECK(dbias->dim() == 1 && dbias->size(0) == O && dbias->device() == dy.device(), "cublaslt_matmul: ", op,
-                "'s dbias must be (O) = (", O, ") on ", dy.device(), ", got ", dbias->sizes(), " on ",
-                dbias->device());
+    check_sizes(op, *dbias, "dbias", {O});
+    TORCH_CHECK(dbias->device() == dy.device(), "cublaslt_matmul: ", op, "'s dbias must be on ", dy.device(),
+                ", got ", dbias->device());
   }
   // As lt_weight_grad (or lt_weight_bias_grad), with D (and C) the fp32 grad
   // and beta 1: column-major grad^T (I, O) += X^T (I, N) . dY (N, O): A = X
