@@ -35,4 +35,19 @@ inline void expect_error_mentions(const std::function<void()>& fn, const std::st
   }
 }
 
+// Puts a process-wide setting back as it was when the test ends, whatever
+// the test throws: const SettingRestorer restore{kernel(), set_kernel};
+template <class T>
+class SettingRestorer {
+ public:
+  SettingRestorer(T before, void (*set)(T)) : before_(before), set_(set) {}
+  SettingRestorer(const SettingRestorer&) = delete;
+  SettingRestorer& operator=(const SettingRestorer&) = delete;
+  ~SettingRestorer() { set_(before_); }
+
+ private:
+  T before_;
+  void (*set_)(T);
+};
+
 }  // namespace ladder::testing

@@ -21,6 +21,7 @@ namespace {
 
 using ladder::testing::expect_close;
 using ladder::testing::expect_error_mentions;
+using ladder::testing::SettingRestorer;
 
 // ---- add + LayerNorm --------------------------------------------------------------------
 
@@ -200,14 +201,15 @@ TEST(FusedAddLayerNorm, KernelSettingNamesAndCpuLaunchesNone) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'vector': expected auto or row"), std::string::npos) << e.what();
   }
-  const LayerNormKernel before = layer_norm_kernel();
   const LayerNormLaunches start = layer_norm_launches();
-  for (LayerNormKernel k : {LayerNormKernel::kRow, LayerNormKernel::kAuto}) {
-    set_layer_norm_kernel(k);
-    EXPECT_EQ(layer_norm_kernel(), k);
-    run_fused({2, 5, 8}, torch::kFloat);
+  {
+    const SettingRestorer restore{layer_norm_kernel(), set_layer_norm_kernel};
+    for (LayerNormKernel k : {LayerNormKernel::kRow, LayerNormKernel::kAuto}) {
+      set_layer_norm_kernel(k);
+      EXPECT_EQ(layer_norm_kernel(), k);
+      run_fused({2, 5, 8}, torch::kFloat);
+    }
   }
-  set_layer_norm_kernel(before);
   const LayerNormLaunches n = layer_norm_launches() - start;
   EXPECT_EQ(n.forward_vector + n.forward_row + n.backward_vector + n.backward_row, 0);
 }
@@ -304,7 +306,7 @@ TEST(FusedAddLayerNorm, CudaVectorAndRowKernelsAgree) {
                         {1000, 1280, false, true, true}, {1000, 1600, false, true, true},
                         {300, 2048, false, true, true},  {300, 770, false, false, false},
                         {300, 2052, false, false, false}, {300, 768, true, false, true}};
-  const LayerNormKernel before = layer_norm_kernel();
+  const SettingRestorer restore{layer_norm_kernel(), set_layer_norm_kernel};
   for (const Case& k : cases) {
     SCOPED_TRACE(::testing::Message() << "N " << k.N << ", C " << k.C << (k.misaligned ? ", misaligned" : ""));
     torch::manual_seed(11);
@@ -337,7 +339,6 @@ TEST(FusedAddLayerNorm, CudaVectorAndRowKernelsAgree) {
       results.push_back({s.detach().cpu(), y.detach().to(torch::kFloat).cpu(), x.grad().cpu(), r.grad().to(torch::kFloat).cpu(),
                          w.grad().cpu(), b.grad().cpu()});
     }
-    set_layer_norm_kernel(before);
     const char* names[] = {"s", "y", "dx", "dresidual", "dweight", "dbias"};
     for (size_t i = 0; i < results[0].size(); ++i) {
       // s is the same sum either way; y and dresidual are bf16 (one rounding

@@ -24,6 +24,7 @@ namespace {
 
 using ladder::testing::expect_close;
 using ladder::testing::expect_error_mentions;
+using ladder::testing::SettingRestorer;
 
 struct CrossEntropyResult {
   torch::Tensor loss;  // () float32
@@ -170,17 +171,12 @@ TEST(FusedCrossEntropy, RejectsInconsistentInputs) {
 
 // Puts the process-wide cross-entropy kernel setting back when it goes,
 // whatever a test in between set or threw.
-struct KernelSettingRestorer {
-  CrossEntropyKernel before = cross_entropy_kernel();
-  ~KernelSettingRestorer() { set_cross_entropy_kernel(before); }
-};
-
 // The kernel setting's two names and nothing else; the CPU loops are the
 // same under either (the setting picks a CUDA kernel).
 TEST(FusedCrossEntropy, KernelSettingNamesAndCpuSameEitherWay) {
   EXPECT_EQ(parse_cross_entropy_kernel("batched"), CrossEntropyKernel::kBatched);
   EXPECT_EQ(parse_cross_entropy_kernel("online"), CrossEntropyKernel::kOnline);
-  const KernelSettingRestorer restore;
+  const SettingRestorer restore{cross_entropy_kernel(), set_cross_entropy_kernel};
   try {
     parse_cross_entropy_kernel("auto");
     ADD_FAILURE() << "parse_cross_entropy_kernel took 'auto'";
@@ -230,7 +226,7 @@ TEST(FusedCrossEntropy, CudaMatchesReference) {
 // and gradient over [0, V) are NaN in both and whose padding stays 0.
 TEST(FusedCrossEntropy, CudaBatchedAndOnlineKernelsAgree) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  const KernelSettingRestorer restore;
+  const SettingRestorer restore{cross_entropy_kernel(), set_cross_entropy_kernel};
   const CrossEntropyKernel kernels[] = {CrossEntropyKernel::kBatched, CrossEntropyKernel::kOnline};
   struct Shape {
     int64_t N, Vp, V;
