@@ -25,6 +25,31 @@ __device__ __forceinline__ void merge_softmax_state(float& m, float& sum, float 
   m = m_new;
 }
 
+// Merges every thread's softmax state (m, s) across the block with Merge
+// (merge_softmax_state, or the base-2 merge_softmax2_state below): within
+// each warp, then warp 0 over the warps' states through shared memory. On
+// return warp 0's lanes hold the block's state; the other warps' are partial.
+template <void (*Merge)(float&, float&, float, float)>
+__device__ __forceinline__ void block_merge_softmax_state(float& m, float& s) {
+  __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
+  __shared__ float s_sh[kCrossEntropyThreads / kWarpSize];
+  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1)
+    Merge(m, s, __shfl_xor_sync(kFullMask, m, offset), __shfl_xor_sync(kFullMask, s, offset));
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (lane == 0) {
+    m_sh[warp] = m;
+    s_sh[warp] = s;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = blockDim.x / kWarpSize;
+    m = lane < warps ? m_sh[lane] : -INFINITY;
+    s = lane < warps ? s_sh[lane] : 0.f;
+    for (int offset = kWarpSize / 2; offset > 0; offset >>= 1)
+      Merge(m, s, __shfl_xor_sync(kFullMask, m, offset), __shfl_xor_sync(kFullMask, s, offset));
+  }
+}
+
 // 16-byte packs of logits: a bf16 row is read 8 values per load instead of
 // one (fp32: 4), so a warp's load is 512 contiguous bytes rather than 64.
 // Taken when the row stride and both pointers allow it (row_packs); a
@@ -87,8 +112,6 @@ __global__ void __launch_bounds__(kCrossEntropyThreads)
                                        float* __restrict__ lse,              // (N)
                                        T* grad,                              // (N, Vp), may be logits
                                        float grad_scale, int64_t Vp, int64_t V) {
-  __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
-  __shared__ float sum_sh[kCrossEntropyThreads / kWarpSize];
   __shared__ float lse_sh;
   const int64_t row = blockIdx.x;
   const T* row_logits = logits + row * Vp;
@@ -109,34 +132,14 @@ __global__ void __launch_bounds__(kCrossEntropyThreads)
   } else {
     for (int64_t j = threadIdx.x; j < V; j += blockDim.x) softmax_state_add(m, sum, to_float(row_logits[j]));
   }
-  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
-    const float m_other = __shfl_xor_sync(kFullMask, m, offset);
-    const float sum_other = __shfl_xor_sync(kFullMask, sum, offset);
-    merge_softmax_state(m, sum, m_other, sum_other);
-  }
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (lane == 0) {
-    m_sh[warp] = m;
-    sum_sh[warp] = sum;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = blockDim.x / kWarpSize;
-    m = lane < warps ? m_sh[lane] : -INFINITY;
-    sum = lane < warps ? sum_sh[lane] : 0.f;
-    for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
-      const float m_other = __shfl_xor_sync(kFullMask, m, offset);
-      const float sum_other = __shfl_xor_sync(kFullMask, sum, offset);
-      merge_softmax_state(m, sum, m_other, sum_other);
-    }
-    if (lane == 0) {
-      const float row_lse = m + logf(sum);
-      const int64_t t = targets[row];
-      const bool valid = t >= 0 && t < V;
-      losses[row] = valid ? row_lse - to_float(row_logits[valid ? t : 0]) : __int_as_float(0x7fc00000);
-      lse[row] = row_lse;
-      lse_sh = row_lse;
-    }
+  block_merge_softmax_state<merge_softmax_state>(m, sum);
+  if (threadIdx.x == 0) {
+    const float row_lse = m + logf(sum);
+    const int64_t t = targets[row];
+    const bool valid = t >= 0 && t < V;
+    losses[row] = valid ? row_lse - to_float(row_logits[valid ? t : 0]) : __int_as_float(0x7fc00000);
+    lse[row] = row_lse;
+    lse_sh = row_lse;
   }
   // The target logit was read above, before this barrier; only now is the
   // row overwritten (when grad is logits).
@@ -201,25 +204,9 @@ __device__ __forceinline__ void merge_softmax2_state(float& M, float& S, float M
 // The row's base-2 logsumexp, M + log2(S) over every thread's state, returned
 // to every thread of the block (two barriers).
 __device__ __forceinline__ float block_logsumexp2(float M, float S) {
-  __shared__ float m_sh[kCrossEntropyThreads / kWarpSize];
-  __shared__ float s_sh[kCrossEntropyThreads / kWarpSize];
   __shared__ float lse2_sh;
-  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1)
-    merge_softmax2_state(M, S, __shfl_xor_sync(kFullMask, M, offset), __shfl_xor_sync(kFullMask, S, offset));
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (lane == 0) {
-    m_sh[warp] = M;
-    s_sh[warp] = S;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = blockDim.x / kWarpSize;
-    M = lane < warps ? m_sh[lane] : -INFINITY;
-    S = lane < warps ? s_sh[lane] : 0.f;
-    for (int offset = kWarpSize / 2; offset > 0; offset >>= 1)
-      merge_softmax2_state(M, S, __shfl_xor_sync(kFullMask, M, offset), __shfl_xor_sync(kFullMask, S, offset));
-    if (lane == 0) lse2_sh = M + log2f(S);
-  }
+  block_merge_softmax_state<merge_softmax2_state>(M, S);
+  if (threadIdx.x == 0) lse2_sh = M + log2f(S);
   __syncthreads();
   return lse2_sh;
 }
