@@ -169,8 +169,6 @@ TEST(FusedCrossEntropy, RejectsInconsistentInputs) {
                         "logits and targets must be contiguous");
 }
 
-// Puts the process-wide cross-entropy kernel setting back when it goes,
-// whatever a test in between set or threw.
 // The kernel setting's two names and nothing else; the CPU loops are the
 // same under either (the setting picks a CUDA kernel).
 TEST(FusedCrossEntropy, KernelSettingNamesAndCpuSameEitherWay) {

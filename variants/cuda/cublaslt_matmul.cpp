@@ -369,11 +369,11 @@ void check_sizes(const char* op, const at::Tensor& t, const char* name, at::IntA
   TORCH_CHECK(t.sizes() == want, "cublaslt_matmul: ", op, "'s ", name, " must be ", want, ", got ", t.sizes());
 }
 
-// dy (N, O) and a second 2-D operand `other` whose rows or columns must
-// match: the dimensions every call below is planned from.
-void check_2d(const char* op, const at::Tensor& dy, const at::Tensor& other, const char* other_name) {
-  TORCH_CHECK(dy.dim() == 2 && other.dim() == 2, "cublaslt_matmul: ", op, " wants 2-D dy and ", other_name,
-              ", got dy ", dy.sizes(), " and ", other_name, " ", other.sizes());
+// The two 2-D operands (dy or x, and x or the weight) whose sizes every
+// call below is planned from, before their sizes are read.
+void check_2d(const char* op, const at::Tensor& a, const char* a_name, const at::Tensor& b, const char* b_name) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "cublaslt_matmul: ", op, " wants 2-D ", a_name, " and ", b_name,
+              ", got ", a_name, " ", a.sizes(), " and ", b_name, " ", b.sizes());
 }
 
 }  // namespace
@@ -385,7 +385,7 @@ bool lt_linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::
     check_matrix(*t, name, dtype);
   const bool gelu = pre != nullptr && pre->defined();
   if (gelu) check_matrix(*pre, "pre", dtype);
-  check_2d("lt_linear_forward", x, weight, "weight");
+  check_2d("lt_linear_forward", x, "x", weight, "weight");
   const int64_t N = x.size(0), I = x.size(1), O = weight.size(0);
   check_sizes("lt_linear_forward", weight, "weight", {O, I});
   check_sizes("lt_linear_forward", bias, "bias", {O});
@@ -408,7 +408,7 @@ bool lt_weight_bias_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& 
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}, {&dbias, "dbias"}})
     check_matrix(*t, name, dtype);
-  check_2d("lt_weight_bias_grad", dy, x, "x");
+  check_2d("lt_weight_bias_grad", dy, "dy", x, "x");
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
   check_sizes("lt_weight_bias_grad", x, "x", {N, I});
   check_sizes("lt_weight_bias_grad", dweight, "dweight", {O, I});
@@ -424,7 +424,7 @@ bool lt_weight_grad(const at::Tensor& dy, const at::Tensor& x, at::Tensor& dweig
                     int algo_rank, LtAlgoInfo* used) {
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}, {&dweight, "dweight"}}) check_matrix(*t, name, dtype);
-  check_2d("lt_weight_grad", dy, x, "x");
+  check_2d("lt_weight_grad", dy, "dy", x, "x");
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
   check_sizes("lt_weight_grad", x, "x", {N, I});
   check_sizes("lt_weight_grad", dweight, "dweight", {O, I});
@@ -439,7 +439,7 @@ bool lt_input_grad_dgelu(const at::Tensor& dy, const at::Tensor& weight, const a
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&weight, "weight"}, {&pre, "pre"}, {&dpre, "dpre"}})
     check_matrix(*t, name, dtype);
-  check_2d("lt_input_grad_dgelu", dy, weight, "weight");
+  check_2d("lt_input_grad_dgelu", dy, "dy", weight, "weight");
   const int64_t N = dy.size(0), O = dy.size(1), I = weight.size(1);
   check_sizes("lt_input_grad_dgelu", weight, "weight", {O, I});
   check_sizes("lt_input_grad_dgelu", pre, "pre", {N, I});
@@ -462,7 +462,7 @@ bool weight_grad_accumulate(const char* op, const at::Tensor& dy, const at::Tens
   const auto dtype = dy.scalar_type();
   for (auto [t, name] : {std::pair{&dy, "dy"}, {&x, "x"}}) check_matrix(*t, name, dtype);
   check_matrix(grad, "grad", at::kFloat);
-  check_2d(op, dy, x, "x");
+  check_2d(op, dy, "dy", x, "x");
   const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
   check_sizes(op, x, "x", {N, I});
   check_sizes(op, grad, "grad", {O, I});
