@@ -335,6 +335,12 @@ def steady(log):
     return bool(lines) and "(warmup)" not in lines[-1]
 
 
+def gloo_timed_out(message):
+    """Gloo names a timeout one of two ways, by which of its waits ran out first: the socket's
+    ("Operation timed out") or its recv's ("Timed out waiting 4000ms for recv operation")."""
+    return "Operation timed out" in message or "Timed out waiting" in message
+
+
 def two_host_fault(d, fault):
     require_torchrun()
     require_namespaces()
@@ -377,9 +383,7 @@ def two_host_fault(d, fault):
         assert said[0] <= FAULT_BOUND_S + SLACK_S, (said[0], FAULT_BOUND_S)
         assert ended[0] <= FAULT_BOUND_S + 15, (ended[0], FAULT_BOUND_S)
         if fault == "cut":
-            # Gloo names the timeout one of two ways, by which of its waits ran out first: the socket's
-            # ("Operation timed out") or its recv's ("Timed out waiting 4000ms for recv operation").
-            assert "Operation timed out" in f["message"] or "Timed out waiting" in f["message"], f["message"]
+            assert gloo_timed_out(f["message"]), f["message"]
             # Rank 1, cut off from the store on host0, says so and exits too.
             rank1 = [x for x in text[1].splitlines() if x.startswith("ladder: run failed: rank 1 of 2")]
             assert rank1, text[1][-3000:]
@@ -434,7 +438,7 @@ def ladder_run_link_cut(d):
         f = validate(d / "run" / "ddp" / "report.json")["failure"]
         print(f"ddp recorded failed {failed_at:.1f} s after the cut: {f['message']}")
         print(f"ranks: {f['ranks']}")
-        assert "Operation timed out" in f["message"] and "did not answer" in f["message"], f["message"]
+        assert gloo_timed_out(f["message"]) and "did not answer" in f["message"], f["message"]
         assert all("exited with code 1" in x["outcome"] for x in f["ranks"]), f["ranks"]
         assert failed_at <= FAULT_BOUND_S + SLACK_S + 5, failed_at  # + both ranks' exit, then the runner
         for cell in ("fp32", "tf32", "ddp.parity-single"):
