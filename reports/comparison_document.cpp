@@ -371,7 +371,7 @@ void add_band_tables(const json& cmp, Document& doc) {
 }
 
 // "ladder compare: A vs B", and what the comparison is of.
-void add_titles(const json& cmp, Document& doc) {
+void add_comparison_titles(const json& cmp, Document& doc) {
   doc.title = "ladder compare";
   const auto labels = input_labels(cmp);
   for (size_t i = 0; i < labels.size(); ++i) doc.title += (i == 0 ? ": " : " vs ") + labels[i];
@@ -391,7 +391,7 @@ Document comparison_document(const json& cmp) {
   Document doc;
   doc.kind = DocumentKind::kComparison;
   doc.data = cmp;
-  add_titles(cmp, doc);
+  add_comparison_titles(cmp, doc);
   doc.preamble = header_lines(cmp);
   doc.tables = {rung_table(cmp), shape_table(cmp)};
   doc.notes.push_back(

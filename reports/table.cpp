@@ -374,7 +374,7 @@ std::vector<Chart> run_charts(const json& summary) {
 }
 
 // "ladder run: <run id>", and how it ended.
-void add_titles(const json& summary, Document& doc) {
+void add_run_titles(const json& summary, Document& doc) {
   using namespace json_fields;
   doc.title = "ladder run: " + text(summary, "run_id", "(no run id)");
   doc.subtitle = text(summary, "status", "unfinished") + " run";
@@ -402,7 +402,7 @@ Document run_document(const json& summary, const std::string& summary_path) {
     for (auto& t : bands.tables) doc.tables.push_back(std::move(t));
     if (bands.tables.empty()) doc.notes.push_back({"no band table: " + bands.why, "bands:", Tone::kWarn});
   }
-  add_titles(summary, doc);
+  add_run_titles(summary, doc);
   doc.charts = run_charts(summary);
   return doc;
 }

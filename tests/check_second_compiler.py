@@ -6,8 +6,10 @@ usage: check_second_compiler.py BUILD_DIR [CLANGXX]
 The project builds with GCC; users build with other compilers (the first GPU
 machine's stock Ubuntu 24.04 image has GCC 13, which rejected a line GCC 12
 accepts). This runs Clang's front end (-fsyntax-only: no code generation) on
-every C++ file in BUILD_DIR/compile_commands.json with the build's own flags,
-so code that only one compiler accepts fails the test suite. To be cheap on
+every C++ file in BUILD_DIR/compile_commands.json with the build's own flags
+(each source of a unity file alone, with that file's flags), so code that only
+one compiler accepts, or that compiles only inside its unity batch, fails the
+test suite. To be cheap on
 2 cores it first builds one Clang precompiled header from the LibTorch PCH
 header the build uses, then checks two files at a time; and a file that passed
 before with the same compiler, command, contents and project headers (a hash
@@ -76,6 +78,29 @@ def project_headers_digest(root):
     return h.hexdigest()
 
 
+def unity_members(path):
+    """The sources a CMake unity file (build/.../Unity/unity_*.cxx) includes, else []."""
+    if "/Unity/unity_" not in path:
+        return []
+    text = pathlib.Path(path).read_text()
+    return [line.split('"')[1] for line in text.splitlines() if line.startswith('#include "')]
+
+
+def per_source(entries):
+    """The entries with each unity file replaced by one entry per source it
+    includes (its command, that source in place of the unity file): each file
+    is checked alone, so one that compiles only after another of its batch
+    (an include it forgot, found in the other's) fails here."""
+    out = []
+    for e in entries:
+        members = unity_members(e["file"])
+        if not members:
+            out.append(e)
+        for member in members:
+            out.append(dict(e, file=member, command=e["command"].replace(e["file"], member)))
+    return out
+
+
 def entry_key(e, version, headers, root, build):
     """The file's check as a hash, the same in any clone: the checkout's and
     the build's paths in its command are replaced by placeholders."""
@@ -95,7 +120,7 @@ def main():
         print("SKIP: no clang++ on PATH (scripts/bootstrap installs Debian's clang); second-compiler check not run")
         return SKIP
     version = subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    entries = [e for e in json.loads((build / "compile_commands.json").read_text())
+    entries = [e for e in per_source(json.loads((build / "compile_commands.json").read_text()))
                if e["file"].endswith(".cpp") and "/_deps/" not in e["file"]]
     if not entries:
         print(f"FAIL: no C++ files in {build}/compile_commands.json")

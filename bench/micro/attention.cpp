@@ -16,23 +16,23 @@ namespace {
 
 enum class Kind { kExplicit, kSdpa };
 
-struct Inputs {
+struct AttentionInputs {
   torch::Tensor q, k, v, dy;  // (B, nh, T, hs)
   torch::Tensor mask;         // (T, T) bool, lower triangular
 };
 
-Inputs make_inputs(const torch::Device& device, Precision p, int64_t B, int64_t H, int64_t T, int64_t hs,
+AttentionInputs make_inputs(const torch::Device& device, Precision p, int64_t B, int64_t H, int64_t T, int64_t hs,
                    uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto opts = torch::TensorOptions().dtype(dtype_for(p)).device(device);
   auto draw = [&] { return torch::randn({B, H, T, hs}, gen).to(opts); };  // (B, nh, T, hs)
-  Inputs in{draw().requires_grad_(), draw().requires_grad_(), draw().requires_grad_(), draw(), {}};
+  AttentionInputs in{draw().requires_grad_(), draw().requires_grad_(), draw().requires_grad_(), draw(), {}};
   in.mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(device)).tril();
   return in;
 }
 
 // Forward + backward; returns {y, dq, dk, dv}.
-std::vector<torch::Tensor> run(Kind kind, const Inputs& in) {
+std::vector<torch::Tensor> run(Kind kind, const AttentionInputs& in) {
   auto y = kind == Kind::kSdpa ? sdpa_causal_attention(in.q, in.k, in.v)
                                : explicit_causal_attention(in.q, in.k, in.v, in.mask);  // (B, nh, T, hs)
   auto grads = torch::autograd::grad({y}, {in.q, in.k, in.v}, {in.dy});
@@ -43,7 +43,7 @@ void bench_attention(benchmark::State& state, const std::string& check_key,
                      const torch::Device& device, Kind kind, Precision p, const ModelConfig& m, int64_t B,
                      int64_t T, uint64_t seed) {
   const int64_t H = m.n_head, hs = m.n_embd / m.n_head;
-  const Inputs in = make_inputs(device, p, B, H, T, hs, seed);
+  const AttentionInputs in = make_inputs(device, p, B, H, T, hs, seed);
   const CheckResult& check = check_once(check_key, [&] {
     auto want = run(Kind::kExplicit, in);
     auto got = run(Kind::kSdpa, in);

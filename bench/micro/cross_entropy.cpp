@@ -16,16 +16,16 @@
 namespace ladder::micro {
 namespace {
 
-struct Inputs {
+struct CrossEntropyInputs {
   torch::Tensor x;        // (M, C) float32, requires grad
   torch::Tensor w;        // (Vp, C) float32, requires grad; rows [V, Vp) are padding
   torch::Tensor targets;  // (M) int64 in [0, V)
 };
 
 // The first V rows of w and the targets are the same for every Vp.
-Inputs make_inputs(const torch::Device& device, int64_t M, int64_t C, int64_t V, int64_t Vp, uint64_t seed) {
+CrossEntropyInputs make_inputs(const torch::Device& device, int64_t M, int64_t C, int64_t V, int64_t Vp, uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  Inputs in;
+  CrossEntropyInputs in;
   in.x = torch::randn({M, C}, gen).to(device).requires_grad_();
   in.targets = torch::randint(0, V, {M}, gen, torch::kInt64).to(device);
   auto w = torch::randn({V, C}, gen) * 0.02;                                 // (V, C)
@@ -35,7 +35,7 @@ Inputs make_inputs(const torch::Device& device, int64_t M, int64_t C, int64_t V,
 }
 
 // Forward + backward as the step runs them; returns {loss, dx, dw}.
-std::vector<torch::Tensor> run(const Inputs& in, int64_t V, Precision p, const torch::Device& device) {
+std::vector<torch::Tensor> run(const CrossEntropyInputs& in, int64_t V, Precision p, const torch::Device& device) {
   torch::Tensor loss;
   {
     AutocastScope autocast(p == Precision::kBF16, device);
@@ -49,10 +49,10 @@ int64_t padded(int64_t v) { return (v + 127) / 128 * 128; }
 
 void bench_ce(benchmark::State& state, const std::string& check_key, const torch::Device& device, Precision p,
               int64_t M, int64_t C, int64_t V, int64_t Vp, uint64_t seed) {
-  const Inputs in = make_inputs(device, M, C, V, Vp, seed);
+  const CrossEntropyInputs in = make_inputs(device, M, C, V, Vp, seed);
   const CheckResult& check = check_once(check_key, [&] {
     const int64_t Vpad = padded(V);
-    const Inputs a = make_inputs(device, M, C, V, V, seed), b = make_inputs(device, M, C, V, Vpad, seed);
+    const CrossEntropyInputs a = make_inputs(device, M, C, V, V, seed), b = make_inputs(device, M, C, V, Vpad, seed);
     auto want = run(a, V, p, device);
     auto got = run(b, V, p, device);
     auto pad_grad = got[2].slice(0, V);  // (Vpad - V, C): must be exactly zero

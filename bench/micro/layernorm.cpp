@@ -34,13 +34,13 @@ const char* way_name(Way w) {
   return "?";
 }
 
-struct Inputs {
+struct LayernormInputs {
   torch::Tensor x, r, ds, dy;  // (B, T, C): x, ds float32; r, dy in the precision's dtype; x and r require grad
   torch::Tensor w, b;          // (C) float32, require grad
 };
 
 // Forward + backward; returns {s, y, dx, dr, dw, db}.
-std::vector<torch::Tensor> run(Way way, const Inputs& in) {
+std::vector<torch::Tensor> run(Way way, const LayernormInputs& in) {
   const auto y_dtype = in.dy.scalar_type();
   if (way != Way::kComposite)
     fused::set_layer_norm_kernel(way == Way::kRow ? fused::LayerNormKernel::kRow : fused::LayerNormKernel::kAuto);
@@ -52,7 +52,7 @@ std::vector<torch::Tensor> run(Way way, const Inputs& in) {
 
 // The way's outputs against composite's; for vector, unavailable unless the
 // vector kernels ran both ways.
-CheckResult check_way(Way way, Precision precision, const Inputs& in) {
+CheckResult check_way(Way way, Precision precision, const LayernormInputs& in) {
   const auto before = fused::layer_norm_launches();
   auto got = run(way, in);
   const auto n = fused::layer_norm_launches() - before;
@@ -77,7 +77,7 @@ void bench_layernorm(benchmark::State& state, const std::string& check_key, cons
   auto draw = [&](std::vector<int64_t> sizes, torch::ScalarType dtype = torch::kFloat) {
     return torch::randn(sizes, gen).to(device, dtype);
   };
-  Inputs in{draw(shape).requires_grad_(), draw(shape, low).requires_grad_(), draw(shape), draw(shape, low),
+  LayernormInputs in{draw(shape).requires_grad_(), draw(shape, low).requires_grad_(), draw(shape), draw(shape, low),
             (1.0 + 0.1 * draw({C})).requires_grad_(), (0.1 * draw({C})).requires_grad_()};
   const auto kernel_before = fused::layer_norm_kernel();  // run() sets it; put back at the end
   const CheckResult& check = check_once(check_key, [&] { return check_way(checked, precision, in); });

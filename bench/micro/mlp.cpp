@@ -17,14 +17,14 @@
 namespace ladder::micro {
 namespace {
 
-struct Inputs {
+struct MlpInputs {
   torch::Tensor x, dy;          // (B, T, C); x requires grad
   torch::Tensor fc_w, fc_b;     // (4C, C), (4C); require grad
   torch::Tensor proj_w, proj_b; // (C, 4C), (C); require grad
 };
 
 // Forward + backward; returns {y, dx, dfc_w, dfc_b, dproj_w, dproj_b}.
-std::vector<torch::Tensor> run(bool fused, const Inputs& in, Precision p, const torch::Device& device) {
+std::vector<torch::Tensor> run(bool fused, const MlpInputs& in, Precision p, const torch::Device& device) {
   torch::Tensor y;
   {
     AutocastScope autocast(p == Precision::kBF16, device);
@@ -39,7 +39,7 @@ void bench_mlp(benchmark::State& state, const std::string& check_key, const torc
                Precision p, int64_t B, int64_t T, int64_t C, uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto draw = [&](std::vector<int64_t> sizes, double scale) { return (torch::randn(sizes, gen) * scale).to(device); };
-  Inputs in{draw({B, T, C}, 1.0).requires_grad_(), draw({B, T, C}, 1.0),
+  MlpInputs in{draw({B, T, C}, 1.0).requires_grad_(), draw({B, T, C}, 1.0),
             draw({4 * C, C}, 0.02).requires_grad_(), draw({4 * C}, 0.02).requires_grad_(),
             draw({C, 4 * C}, 0.02).requires_grad_(), draw({C}, 0.02).requires_grad_()};
   const CheckResult& check = check_once(check_key, [&] {

@@ -1,7 +1,11 @@
 // bench/micro/cuda/nccl_pair.cpp: the CUDA adapter of bench/micro/process_groups.h,
 // two NCCL ranks of one communicator in one process, rank r on cuda:r.
-// Compiled only with LADDER_WITH_NCCL (and USE_C10D_NCCL, which LibTorch's
-// ProcessGroupNCCL.hpp needs to declare anything).
+// Compiled only with LADDER_WITH_NCCL. LibTorch's ProcessGroupNCCL.hpp
+// declares nothing without USE_C10D_NCCL, which a LibTorch built with NCCL
+// defines for the files that link it; defined here too should one not.
+#ifndef USE_C10D_NCCL
+#define USE_C10D_NCCL 1
+#endif
 #include <c10/cuda/CUDAGuard.h>
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
