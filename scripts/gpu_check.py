@@ -9,7 +9,7 @@ minutes, the build included), most important first, each announced by a
 progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
 `SKIP <stage>: <why>`:
 
-  build          scripts/build --target ladder --target ladder_tests
+  build          scripts/build --for check --target ladder --target ladder_tests
   unit-tests     ladder_tests' CUDA cases (on a CPU: those named Cuda, which skip,
                  and the breakdown's DeviceSteps.*); where a kernel with a
                  fallback fails its tests (KERNEL_FALLBACKS: fused-ln's vector
@@ -358,10 +358,10 @@ def ninja_progress():
 
 
 def stage_build(check):
-    check.progress("build", f"scripts/build --target ladder --target ladder_tests into {rel(BUILD)}")
+    check.progress("build", f"scripts/build --for check --target ladder --target ladder_tests into {rel(BUILD)}")
     # The check needs none of the tests' Python tools: their install (a minute of wheels) is left
     # to scripts/test, unless the caller asks for it.
-    rc, secs, cut = check.run("build", [SCRIPTS / "build", "--target", "ladder", "--target", "ladder_tests"],
+    rc, secs, cut = check.run("build", [SCRIPTS / "build", "--for", "check", "--target", "ladder", "--target", "ladder_tests"],
                               "build.log", check.deadline, echo=ninja_progress(),
                               env={"LADDER_PYTHON_TOOLS": os.environ.get("LADDER_PYTHON_TOOLS", "0")})
     describe_build(check)

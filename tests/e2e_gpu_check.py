@@ -159,7 +159,7 @@ def results_directory_says_what_ran(out, status):
 def readme_names_every_command_and_file(out, readme, status, stdout):
     """Each stage that ran: its commands in the README and its files beside it, the GEMM plan's and the
     GEMM sites' tables and the ablation's as they should read."""
-    commands = ["scripts/build --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
+    commands = ["scripts/build --for check --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
                 "ladder run --device cpu", "scripts/qualify", "ladder bands"]
     files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json"]
     # The top rung's GEMM plan beside the band table: on a CPU every site PyTorch's ops, and a file that
