@@ -50,6 +50,8 @@ BUNDLE = WORK / "bundle"
 # What configure needs from the bundle (scripts/bootstrap's Debian names) and the headers that prove each.
 STANDS_IN_FOR = ["libfmt-dev", "nlohmann-json3-dev", "libboost-math-dev", "libgtest-dev", "libgmock-dev",
                  "libbenchmark-dev", "libgloo-dev"]
+# The build configures each file as an object of its own (LADDER_UNITY_BATCH=1, no unity batches), so that
+# one file's object is a target.
 SMALL_TARGET = os.environ.get("LADDER_OFFLINE_TARGET", "CMakeFiles/ladder_reports.dir/reports/inference.cpp.o")
 # What the build must leave behind: the small target's object, or for the whole tree its two programs.
 BUILT = ["ladder", "tests/ladder_tests"] if SMALL_TARGET == "all" else [SMALL_TARGET]
@@ -206,7 +208,7 @@ echo "== the Python tools resolve from the bundle's wheels alone"
   --find-links '{src}/.bundle/wheels' -r '{src}/scripts/python-tools'; echo "wheels-exit=$?"
 echo "== build"
 s=$(date +%s%N)
-LADDER_PYTHON_TOOLS=0 LADDER_BUILD_DIR='{build}' '{src}/scripts/build' {target}
+LADDER_PYTHON_TOOLS=0 LADDER_BUILD_DIR='{build}' '{src}/scripts/build' {target} -DLADDER_UNITY_BATCH=1
 echo "build-exit=$? build-ms=$(( ($(date +%s%N) - s) / 1000000 ))"
 """
     ns = f"ladder-offline-{os.getpid()}"
