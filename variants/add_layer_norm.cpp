@@ -341,4 +341,44 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
   return {s, y};
 }
 
+namespace {
+
+void add_unfused_layer_norm_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  using profiler::Category;
+  const double N = double(s.rows()), C = double(s.n_embd);
+  const int64_t m = s.micro_steps, L = s.n_layer;
+  const int64_t forwards = (2 * L * f.block_forwards() + 1) * m, backwards = (2 * L + 1) * m;
+  work.memory("ln/forward", Category::kElementwiseNorm, forwards, N * C * 4 + 2 * C * 4, N * C * 4 + 2 * N * 4);
+  work.memory("ln/backward", Category::kElementwiseNorm, backwards, 2 * N * C * 4 + 2 * N * 4 + C * 4,
+              N * C * 4 + 2 * C * 4);
+}
+
+void add_fused_layer_norm_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  using profiler::Category;
+  const double a = double(s.act_bytes), N = double(s.rows()), T = double(s.seq), C = double(s.n_embd);
+  const int64_t m = s.micro_steps, L = s.n_layer;
+  const double stats = 2 * N * 4, params = 2 * C * 4;
+  // Forward: s (fp32), y (the matmul dtype), the statistics.
+  const double written = N * C * 4 + N * C * a + stats;
+  work.memory("embedding+ln_1/add_ln forward", Category::kElementwiseNorm, m, N * C * 4 + T * C * 4 + params,
+              written);
+  work.memory("block/add_ln forward", Category::kElementwiseNorm, 2 * L * f.block_forwards() * m,
+              N * C * 4 + N * C * a + params, written);
+  // Backward: dy (matmul dtype), ds (the next add_ln's dx), s and the statistics in; dx, dweight, dbias
+  // out, and a dresidual of its own where the residual is bf16. The first's residual is pos (fp32); the
+  // last's s (before ln_f) is read by nothing, so it has no ds.
+  const double dresidual = a == 4 ? 0.0 : N * C * a, in = N * C * (a + 4) + stats + C * 4;
+  work.memory("embedding+ln_1/add_ln backward", Category::kElementwiseNorm, m, in + N * C * 4, N * C * 4 + params);
+  work.memory("block/add_ln backward", Category::kElementwiseNorm, (2 * L - 1) * m, in + N * C * 4,
+              N * C * 4 + dresidual + params);
+  work.memory("ln_f/add_ln backward", Category::kElementwiseNorm, m, in, N * C * 4 + dresidual + params);
+}
+
+}  // namespace
+
+void add_layer_norm_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  if (f.fused_ln) add_fused_layer_norm_work(s, f, work);
+  else add_unfused_layer_norm_work(s, f, work);
+}
+
 }  // namespace ladder::fused

@@ -16,6 +16,8 @@
 
 #include <torch/torch.h>
 
+#include "variants/work.h"
+
 namespace ladder::fused {
 
 // s = x + residual; y = LayerNorm(s) * weight + bias over the last dim (eps).
@@ -61,6 +63,18 @@ struct LayerNormLaunches {
   LayerNormLaunches operator-(const LayerNormLaunches& o) const;
 };
 LayerNormLaunches layer_norm_launches();
+
+// The LayerNorms' sites in a step's work (variants/work.h). Unfused: ATen's
+// layer_norm over the fp32 stream (2L + 1 a micro-step: ln_1, ln_2, ln_f),
+// each reading x and writing y and the rows' mean and rstd; its backward
+// reads dy, x and the statistics and writes dx, dweight and dbias. With
+// fused-ln, add_layer_norm (the 2L + 1 adds before them, the first being the
+// embeddings' tok + pos): it reads x and the residual (the branch's output at
+// the matmul dtype; pos for the first) and writes s, y (at the matmul dtype)
+// and the statistics; its backward reads dy, ds (the next op's gradient of
+// s; none for the last, whose s nothing reads) and s, and writes dx, and a
+// dresidual of its own where the residual's dtype is not fp32.
+void add_layer_norm_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 namespace detail {
 // The autograd Function behind add_layer_norm; declared here so that tests

@@ -57,4 +57,29 @@ CastCache::Stats CastCache::stats() const {
   return s;
 }
 
+void add_cast_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  using profiler::Category;
+  if (s.act_bytes != 2) return;
+  const double Pb = s.block_linear_params(), Pw = s.wte_params();
+  const double N = double(s.rows()), C = double(s.n_embd);
+  const int64_t m = s.micro_steps, L = s.n_layer;
+  const bool blocks_cached = f.cast_cache && f.fused_linear, wte_cached = f.cast_cache && f.fused_ce;
+  if (blocks_cached || wte_cached) {
+    const double P = (blocks_cached ? Pb : 0) + (wte_cached ? Pw : 0);
+    work.memory("optimizer/bf16 weight copies", Category::kOptimizer, 1, P * 4, P * 2);
+  }
+  if (!blocks_cached)
+    work.memory("cast/block weights to bf16", Category::kMemcpyMemset, m * f.block_forwards(), Pb * 4, Pb * 2);
+  if (!wte_cached) work.memory("cast/wte to bf16", Category::kMemcpyMemset, m, Pw * 4, Pw * 2);
+  if (!(f.grads_into_buffers && f.fused_linear))
+    work.memory("cast/block weight grads to fp32", Category::kMemcpyMemset, m, Pb * 2, Pb * 4);
+  if (!(f.grads_into_buffers && f.fused_ce))
+    work.memory("cast/wte grad to fp32", Category::kMemcpyMemset, m, Pw * 2, Pw * 4);
+  if (!f.fused_ln) {  // ln_1, ln_2 (each block), ln_f: fp32 out, the next matmul reads bf16
+    work.memory("cast/ln output to bf16", Category::kMemcpyMemset, (2 * L * f.block_forwards() + 1) * m, N * C * 4,
+                N * C * 2);
+    work.memory("cast/ln output grad to fp32", Category::kMemcpyMemset, (2 * L + 1) * m, N * C * 2, N * C * 4);
+  }
+}
+
 }  // namespace ladder

@@ -28,6 +28,8 @@
 
 #include <torch/torch.h>
 
+#include "variants/work.h"
+
 namespace ladder {
 
 class CastCache {
@@ -67,5 +69,15 @@ class CastCache {
   int64_t refreshes_ = 0;
   mutable std::atomic<int64_t> reads_{0}, stale_{0};  // find() may run on autograd's threads (act-ckpt)
 };
+
+// The bf16 casts' sites in a step's work (variants/work.h), under bf16
+// autocast only: each weight and bias of the block linears and wte cast to
+// bf16 in every forward (the blocks' again in act-ckpt's recompute), or once
+// per optimizer step after the update for those this cache holds (in the
+// optimizer phase); the weight gradients cast back to fp32 where they do
+// not go into the flat buffer; and where no fused LayerNorm hands the next
+// matmul bf16, each LayerNorm's output cast to bf16 (ln_1, ln_2, ln_f) and
+// its gradient back.
+void add_cast_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 }  // namespace ladder

@@ -152,4 +152,26 @@ torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::
                                 /*label_smoothing=*/0.0);
 }
 
+void add_loss_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  using profiler::Category;
+  const double a = double(s.act_bytes), N = double(s.rows()), V = double(s.vocab), Vp = double(s.model_vocab);
+  const int64_t m = s.micro_steps;
+  if (f.fused_ce) {
+    work.memory("loss/fused cross-entropy", Category::kSoftmaxLoss, m, N * V * a + N * 8, N * Vp * a + N * 4);
+    return;
+  }
+  if (V < Vp) {  // logits[..., :V] reshaped: a copy; its backward pads the gradient with zeros
+    work.memory("loss/logits' first V columns", Category::kMemcpyMemset, m, N * V * a, N * V * a);
+    work.memory("loss/gradient padded to Vp", Category::kMemcpyMemset, m, N * V * a, N * Vp * a);
+  }
+  if (a == 2) {  // cross_entropy runs in fp32 under autocast
+    work.memory("loss/logits cast to fp32", Category::kMemcpyMemset, m, N * V * 2, N * V * 4);
+    work.memory("loss/gradient cast to bf16", Category::kMemcpyMemset, m, N * V * 4, N * V * 2);
+  }
+  work.memory("loss/log_softmax forward", Category::kSoftmaxLoss, m, N * V * 4, N * V * 4);
+  work.memory("loss/nll forward", Category::kSoftmaxLoss, m, N * 8 + N * 4, 4);
+  work.memory("loss/nll backward", Category::kSoftmaxLoss, m, N * 8, N * V * 4);
+  work.memory("loss/log_softmax backward", Category::kSoftmaxLoss, m, 2 * N * V * 4, N * V * 4);
+}
+
 }  // namespace ladder::fused

@@ -16,6 +16,8 @@
 
 #include <torch/torch.h>
 
+#include "variants/work.h"
+
 namespace ladder::fused {
 
 // Not differentiable: the forward half of the classifier's one-pass loss
@@ -47,5 +49,15 @@ CrossEntropyKernel parse_cross_entropy_kernel(const std::string& name);
 // its gradient w.r.t. the logits is what the op above writes.
 torch::Tensor cross_entropy_reference(const torch::Tensor& logits, const torch::Tensor& targets,
                                       int64_t valid_vocab);
+
+// The loss's sites in a step's work (variants/work.h), after the classifier's
+// GEMM (gemm_sites.h). fused-ce: this op's one pass reads the logits' first
+// V columns and the targets, and writes the gradient over all Vp columns
+// (zeros on the padding) and the rows' losses. Unfused (lm_loss): with
+// vocab-pad the first V columns copied out of the padded logits (and, in
+// backward, the gradient padded back with zeros); under bf16 autocast the
+// logits cast to fp32 and the gradient back; log_softmax and nll_loss, and
+// their backward.
+void add_loss_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 }  // namespace ladder::fused

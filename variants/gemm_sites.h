@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "variants/config.h"
+#include "variants/work.h"
 
 namespace ladder {
 
@@ -50,5 +51,36 @@ struct GemmSite {
 // order forward then backward. gelu_epilogue false: c_fc's forward is a BIAS
 // GEMM and its input gradient no epilogue GEMM (GELU runs apart).
 std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool gelu_epilogue = true);
+
+// Every GEMM of a training step, each distinct one once: per block the four
+// linears' forward, input gradient and weight gradient, and the classifier
+// (lm_head, tied to wte, no bias) once a micro-step; in the order forward,
+// then backward as autograd reaches them. Shapes as the row-major op sees
+// them: rows N = B*T, in I, out O (the classifier's O is the model's
+// vocabulary Vp). The speed-of-light work model counts each site's work
+// from it (add_gemm_work).
+enum class GemmPass { kForward, kInputGrad, kWeightGrad };
+
+struct StepGemm {
+  std::string layer;  // "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj", "lm_head"
+  GemmPass pass;
+  int64_t rows = 0, in = 0, out = 0;
+  int64_t per_micro_step = 0;  // n_layer for a block's, 1 for the classifier's
+  bool bias = false;
+  double flops() const { return 2.0 * double(rows) * double(in) * double(out); }
+  const char* pass_name() const;  // "forward", "input grad", "weight grad"
+  std::string name() const;       // "mlp.c_fc/weight grad"
+};
+
+std::vector<StepGemm> step_gemms(const ModelConfig& model, int64_t rows, int64_t model_vocab);
+
+// The GEMM sites' work (variants/work.h), each GEMM with the work the rung
+// moves into it: with lt-epilogues (CUDA) the bias in the forward and the
+// bias gradient in the weight gradient's GEMM, with gelu-epilogue c_fc's
+// pre-activation written beside its output and read again by c_proj's input
+// gradient; with grads_into_buffers the weight gradient accumulated into the
+// fp32 buffer (read and written). Bias gradients left out of the GEMMs are
+// sites of their own ("<layer>/bias grad", a reduction over the rows).
+void add_gemm_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 }  // namespace ladder

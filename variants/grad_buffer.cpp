@@ -60,4 +60,18 @@ bool FlatGradients::intact() const {
   return true;
 }
 
+void add_gradient_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  using profiler::Category;
+  const double P = double(f.n_params), Pw = s.wte_params();
+  const int64_t m = s.micro_steps;
+  const bool persistent = f.flat_grads || f.world > 1;  // .grad stays between steps and is zeroed
+  if (!(f.grads_into_buffers && f.fused_ce))
+    work.memory("embedding.wte/tied gradients summed", Category::kElementwiseNorm, m, 2 * Pw * 4, Pw * 4);
+  // What autograd hands to AccumulateGrad: all but what the fused ops add into the buffer themselves.
+  const double handed = P - (f.grads_into_buffers && f.fused_linear ? s.block_linear_params() : 0);
+  if (const int64_t adds = persistent ? m : m - 1; adds > 0)
+    work.memory("grads/accumulated into .grad", Category::kElementwiseNorm, adds, 2 * handed * 4, handed * 4);
+  if (persistent) work.memory("optimizer/zero grads", Category::kOptimizer, 1, 0, P * 4);
+}
+
 }  // namespace ladder

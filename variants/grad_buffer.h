@@ -16,6 +16,8 @@
 
 #include <torch/torch.h>
 
+#include "variants/work.h"
+
 namespace ladder {
 
 // clip_grad_norm_'s scale for a global norm `norm` (a () tensor):
@@ -63,5 +65,14 @@ class FlatGradients {
   torch::Tensor buffer_;
   std::vector<torch::Tensor> grads_;  // params_[i].grad() as set here
 };
+
+// The gradients' own sites in a step's work (variants/work.h): wte's two
+// gradients (the embedding's and the lm_head's) summed before they reach
+// .grad, where the lm_head's is not added into the buffer by its op; every
+// gradient autograd hands over added into its .grad when one is there (each
+// micro-step with the flat buffer or the ddp rung's buckets, which stay and
+// are zeroed; from the second micro-step otherwise, the first one's taken
+// over); and the buffer zeroed once a step, in the optimizer phase.
+void add_gradient_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 }  // namespace ladder

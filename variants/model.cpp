@@ -317,6 +317,90 @@ void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab) {
   if (padding_rows.defined()) fill_normal(padding_rows, std_base);
 }
 
+namespace {
+
+using profiler::Category;
+
+void add_embedding_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  const double N = double(s.rows()), T = double(s.seq), C = double(s.n_embd), Vp = double(s.model_vocab);
+  const int64_t m = s.micro_steps;
+  work.memory("embedding.wte/gather", Category::kElementwiseNorm, m, N * 8 + N * C * 4, N * C * 4);
+  work.memory("embedding.wpe/gather", Category::kElementwiseNorm, m, T * 8 + T * C * 4, T * C * 4);
+  if (!f.fused_ln)  // tok + pos (the fused op adds them with block 0's ln_1)
+    work.memory("embedding/add", Category::kElementwiseNorm, m, N * C * 4 + T * C * 4, N * C * 4);
+  // wte's gradient as ATen makes it: dense (Vp, C), zeros then the rows' sums.
+  work.memory("embedding.wte/grad", Category::kElementwiseNorm, m, N * C * 4 + N * 8, Vp * C * 4);
+  work.memory("embedding.wpe/grad", Category::kElementwiseNorm, m, N * C * 4, T * C * 4);
+}
+
+// Explicit attention over the full (B, nh, T, T) scores S: q k^T, the scale,
+// the mask, softmax, att v; backward the same in reverse, two GEMMs a matmul.
+void add_explicit_attention_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  const double a = double(s.act_bytes), N = double(s.rows()), T = double(s.seq), C = double(s.n_embd);
+  const double S = double(s.batch) * double(s.n_head) * T * T, mm = 2 * N * T * C;  // mm: one matmul's FLOPs
+  const int64_t per = s.n_layer * s.micro_steps, fwd = per * f.block_forwards();
+  const bool bf16 = a == 2;
+  auto gemm = [&](const char* name, int64_t count, double read, double written) {
+    work.add({name, Category::kGemm, WorkBound::kMatmul, count, mm, read, written});
+  };
+  gemm("attn.q@k^T/forward", fwd, 2 * N * C * a, S * a);
+  work.memory("attn.scale/forward", Category::kElementwiseNorm, fwd, S * a, S * a);
+  work.memory("attn.mask/forward", Category::kElementwiseNorm, fwd, S * a + T * T, S * a);
+  if (bf16) work.memory("attn.softmax/cast to fp32", Category::kMemcpyMemset, fwd, S * 2, S * 4);
+  work.memory("attn.softmax/forward", Category::kSoftmaxLoss, fwd, S * 4, S * 4);
+  if (bf16) work.memory("attn.softmax/cast to bf16", Category::kMemcpyMemset, fwd, S * 4, S * 2);
+  gemm("attn.att@v/forward", fwd, S * a + N * C * a, N * C * a);
+  gemm("attn.att@v/grad of att", per, 2 * N * C * a, S * a);
+  gemm("attn.att@v/grad of v", per, S * a + N * C * a, N * C * a);
+  if (bf16) work.memory("attn.softmax/cast back to fp32", Category::kMemcpyMemset, per, S * 2, S * 4);
+  work.memory("attn.softmax/backward", Category::kSoftmaxLoss, per, 2 * S * 4, S * 4);
+  if (bf16) work.memory("attn.softmax/cast back to bf16", Category::kMemcpyMemset, per, S * 4, S * 2);
+  work.memory("attn.mask/backward", Category::kElementwiseNorm, per, S * a + T * T, S * a);
+  work.memory("attn.scale/backward", Category::kElementwiseNorm, per, S * a, S * a);
+  gemm("attn.q@k^T/grad of q", per, S * a + N * C * a, N * C * a);
+  gemm("attn.q@k^T/grad of k", per, S * a + N * C * a, N * C * a);
+}
+
+// SDPA with is_causal: a causal kernel computes the T(T+1)/2 pairs of each
+// head, 2 hs FLOPs a pair a matmul; two matmuls forward (q k^T, p v), five
+// backward (the scores again, dv, dp, dq, dk). It reads q, k, v and writes
+// the output and the rows' logsumexp (fp32); backward reads those and dout,
+// and writes dq, dk, dv.
+void add_sdpa_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  const double a = double(s.act_bytes), N = double(s.rows()), T = double(s.seq), C = double(s.n_embd);
+  const double pairs_matmul = N * C * (T + 1);  // 2 hs B nh T(T+1)/2: one causal matmul's FLOPs
+  const double lse = double(s.batch) * double(s.n_head) * T * 4;
+  const int64_t per = s.n_layer * s.micro_steps;
+  work.add({"attn.sdpa/forward", Category::kAttention, WorkBound::kMatmul, per * f.block_forwards(),
+            2 * pairs_matmul, 3 * N * C * a, N * C * a + lse});
+  work.add({"attn.sdpa/backward", Category::kAttention, WorkBound::kMatmul, per, 5 * pairs_matmul,
+            5 * N * C * a + lse, 3 * N * C * a});
+}
+
+void add_block_elementwise_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  const double a = double(s.act_bytes), N = double(s.rows()), C = double(s.n_embd), H = 4 * C;
+  const int64_t per = s.n_layer * s.micro_steps, fwd = per * f.block_forwards();
+  // y (B, nh, T, hs) -> (B, T, C) for c_proj: a copy of the attention's output.
+  work.memory("attn.output/transpose", Category::kMemcpyMemset, fwd, N * C * a, N * C * a);
+  if (!(f.fused_linear && f.gelu_epilogue)) {
+    work.memory("mlp.gelu/forward", Category::kElementwiseNorm, fwd, N * H * a, N * H * a);
+    work.memory("mlp.gelu/backward", Category::kElementwiseNorm, per, 2 * N * H * a, N * H * a);
+  }
+  if (!f.fused_ln) {  // x + attn(...), x + mlp(...): fp32 stream plus the branch at the matmul dtype
+    work.memory("block/residual add", Category::kElementwiseNorm, 2 * fwd, N * C * (4 + a), N * C * 4);
+    work.memory("block/residual grad sum", Category::kElementwiseNorm, 2 * per, 2 * N * C * 4, N * C * 4);
+  }
+}
+
+}  // namespace
+
+void add_model_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
+  add_embedding_work(s, f, work);
+  if (f.flash) add_sdpa_work(s, f, work);
+  else add_explicit_attention_work(s, f, work);
+  add_block_elementwise_work(s, f, work);
+}
+
 torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t valid_vocab) {
   const int64_t Vp = logits.size(-1);
   const int64_t V = valid_vocab > 0 ? valid_vocab : Vp;

@@ -12,6 +12,7 @@
 #include "variants/fused_linear.h"
 
 #include "variants/config.h"
+#include "variants/work.h"
 
 namespace ladder {
 
@@ -149,6 +150,18 @@ void init_gpt2_weights(GPT& model, uint64_t seed, int64_t valid_vocab = 0);
 
 // Blocks recomputed in backward by activation checkpointing in this process.
 int64_t block_recomputes();
+
+// The model's own sites in a step's work (variants/work.h), forward and
+// backward: the token and position embeddings (gathers, and wte's dense
+// gradient of (Vp, C)); attention, explicit (its two matmuls each way in the
+// GEMM band, the score matrix's scale, mask and softmax; under bf16 autocast
+// the softmax in fp32 between two casts) or SDPA's causal kernel (the
+// T(T+1)/2 pairs a causal kernel computes: two matmuls forward, five
+// backward with the recompute of the scores); the attention output's
+// transpose into (B, T, C); GELU where no GEMM epilogue does it; the
+// residual adds and, in backward, the sum of the two gradients at each fork
+// of the residual stream, where no fused LayerNorm does them.
+void add_model_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 // Mean cross-entropy over all B*T positions. Only the first `valid_vocab`
 // logits are classes (0 = all): padding never enters the softmax.

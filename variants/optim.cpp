@@ -187,4 +187,12 @@ std::unique_ptr<StepOptimizer> make_optimizer(const ParamGroups& groups, const T
   return std::make_unique<TorchAdamW>(groups, cfg);
 }
 
+void add_optimizer_work(const WorkShape&, const WorkFlags& f, WorkList& work) {
+  using profiler::Category;
+  const double P = double(f.n_params), shard = f.zero1 ? P / double(f.world) : P;
+  work.memory("optimizer/grad norm", Category::kOptimizer, 1, P * 4, 0);
+  if (!f.clip_in_kernel) work.memory("optimizer/clip scale", Category::kOptimizer, 1, P * 4, P * 4);
+  work.memory("optimizer/adamw", Category::kOptimizer, 1, shard * 16, shard * 12);
+}
+
 }  // namespace ladder

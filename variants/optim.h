@@ -8,6 +8,7 @@
 
 #include "variants/config.h"
 #include "variants/model.h"
+#include "variants/work.h"
 
 namespace ladder {
 
@@ -71,5 +72,14 @@ void set_learning_rate(torch::optim::Optimizer& opt, double lr);
 // StepOptimizer::zero_grad over these parameters: each defined gradient reset
 // (set_to_none) or zeroed in place, detached from any graph.
 void zero_gradients(const std::vector<torch::Tensor>& params, bool set_to_none);
+
+// The optimizer phase's sites in a step's work (variants/work.h), once per
+// optimizer step: the global gradient norm (reads every gradient), the
+// clip's scaling (reads and writes them; none where the fused AdamW kernel
+// applies it), and AdamW (reads parameter, gradient and both moments, writes
+// parameter and moments: 28 bytes a parameter, fp32; with zero1 on this
+// rank's shard). The fused and the per-parameter AdamW move the same
+// compulsory bytes; the per-parameter one moves more in fact.
+void add_optimizer_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 }  // namespace ladder

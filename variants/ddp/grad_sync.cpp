@@ -180,4 +180,11 @@ nlohmann::json GradientSync::describe() const {
           {"first_sync_event_order", event_order_}};
 }
 
+void add_collective_work(const WorkShape&, const WorkFlags& f, WorkList& work) {
+  if (f.world <= 1) return;
+  const double W = double(f.world), each_way = (W - 1) / W * double(f.n_params) * 4;
+  work.add({f.zero1 ? "ddp/reduce-scatter + all-gather" : "ddp/all-reduce", profiler::Category::kCommunication,
+            WorkBound::kLink, 1, 0, each_way, each_way});
+}
+
 }  // namespace ladder

@@ -39,6 +39,7 @@
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/cuda/nccl_backend.h"
 #include "variants/ddp/process_group.h"
+#include "variants/work.h"
 
 namespace ladder {
 
@@ -92,5 +93,13 @@ class GradientSync {
   int64_t bucket_cap_bytes_;
   std::unique_ptr<DeviceCommTimer> device_timer_;  // NCCL only
 };
+
+// The ddp rung's collectives in a step's work (variants/work.h): the
+// gradients' all-reduce (with zero1 a reduce-scatter and the parameters'
+// all-gather, the same bytes), once per optimizer step. A ring moves
+// 2 (W - 1) / W of the P fp32 gradients through each rank's link, half each
+// way; that over the bus bandwidth the all-reduce micro-benchmark measures is
+// its floor. None on one rank.
+void add_collective_work(const WorkShape& shape, const WorkFlags& flags, WorkList& work);
 
 }  // namespace ladder
