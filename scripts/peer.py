@@ -41,6 +41,7 @@ an exception); 2 bad input; 3 skipped (this Python has no usable torch).
 import argparse
 import ctypes
 import datetime
+import inspect
 import json
 import os
 import platform
@@ -575,10 +576,13 @@ def profile_breakdown(torch, peer, cuda, one_step, batches, i):
 
     trace = os.path.join(os.path.dirname(os.path.abspath(peer.args.out)), BREAKDOWN_TRACE)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    # One cycle (repeat=1), so keeping events across cycles changes nothing; a torch.profiler that
+    # takes acc_events warns ("Profiler clears events at the end of each cycle") unless told to keep them.
+    keep = {"acc_events": True} if "acc_events" in inspect.signature(profile.__init__).parameters else {}
     dts = []
     try:
         with profile(activities=activities, schedule=schedule(wait=0, warmup=1, active=BREAKDOWN_STEPS, repeat=1),
-                     on_trace_ready=lambda p: p.export_chrome_trace(trace)) as prof:
+                     on_trace_ready=lambda p: p.export_chrome_trace(trace), **keep) as prof:
             for k, batch in enumerate(batches):
                 rec = one_step(i + k, batch, profiled=True)
                 if k >= 1:
