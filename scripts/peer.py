@@ -35,6 +35,10 @@ roofline.json), the op breakdown (from the Kineto trace of BREAKDOWN_STEPS
 extra profiled steps, peer_breakdown.trace.json beside the report) and the
 parity note are computed there, in one place, exactly as for a rung.
 
+Output: `ladder run` appends this process's stdout and stderr (PyTorch's
+warnings, a traceback) to the cell's output.log and hands it its own stderr
+as --progress-fd, where the progress lines alone go.
+
 Exit: 0 measured; 1 the peer failed (the report says why: a compile error,
 an exception); 2 bad input; 3 skipped (this Python has no usable torch).
 """
@@ -515,9 +519,10 @@ class TimedSteps:
                "lr": lr, "data_ms": data_ms, "peak_rss_bytes": proc_status_bytes("VmHWM")}
         if cuda:
             rec.update(cuda_memory_peaks(torch.cuda.memory_stats(device), before))
-        if not self.peer.args.quiet and not profiled:
+        if self.peer.args.progress and not profiled:
             print(f"[{self.peer.args.label}] step {i + 1:>4}/{self.total} | dt {dt:9.2f} ms | "
-                  f"{self.tokens / (dt * 1e-3):9.0f} tok/s | loss {rec['loss']:.4f}", file=sys.stderr, flush=True)
+                  f"{self.tokens / (dt * 1e-3):9.0f} tok/s | loss {rec['loss']:.4f}", file=self.peer.args.progress,
+                  flush=True)
         return rec
 
 
@@ -643,6 +648,16 @@ def read_declaration(args, device):
     return None
 
 
+def progress_stream(args):
+    """Where the progress lines go: nowhere (--quiet), the descriptor --progress-fd names (line-buffered), or
+    stderr. Raises OSError when that descriptor is not open."""
+    if args.quiet:
+        return None
+    if args.progress_fd is None:
+        return sys.stderr
+    return os.fdopen(args.progress_fd, "w", buffering=1)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--peer", required=True, help="a peer's name (ladder peers)")
@@ -655,10 +670,19 @@ def main(argv=None):
     ap.add_argument("--suite-version", default="unknown", help="ladder's version, for the report")
     ap.add_argument("--git-commit", default="unknown", help="ladder's git commit, for the report")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--progress-fd", type=int, default=None,
+                    help="write the progress lines to this open file descriptor instead of stderr (ladder run: its "
+                         "own stderr, while this process's stdout and stderr go to the cell's output.log)")
     ap.add_argument("--bf16-off-because", default=None,
                     help="on a CPU: leave bf16 autocast off (the rung would: ladder run --cpu-bf16), for this reason")
     args = ap.parse_args(argv)
     args.label = args.label or f"peer-{args.peer}"
+    try:
+        args.progress = progress_stream(args)
+    except OSError as e:
+        print(f"peer.py: error: --progress-fd: got {args.progress_fd}, not an open descriptor: {e.strerror}",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         with open(args.config) as f:
             cfg = json.load(f)

@@ -3,6 +3,7 @@
 #include "bench/run/child_process.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -73,8 +75,35 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
+namespace {
+
+// In the child after fork(): its environment, its output (ChildOutput), then
+// the program. Never returns.
+[[noreturn]] void exec_child(char* const* argv, const EnvVars& env, const ChildOutput& output) {
+  for (const auto& [k, v] : env) {
+    if (v.empty()) unsetenv(k.c_str()); else setenv(k.c_str(), v.c_str(), 1);
+  }
+  if (!output.log_path.empty()) {
+    if (output.progress_fd >= 0) dup2(STDERR_FILENO, output.progress_fd);
+    const int log = open(output.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log < 0) {
+      std::fprintf(stderr, "ladder: cannot open %s for %s's output: %s\n", output.log_path.c_str(), argv[0],
+                   std::strerror(errno));
+      _exit(127);
+    }
+    dup2(log, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    if (log > STDERR_FILENO) close(log);
+  }
+  execv(argv[0], argv);
+  std::fprintf(stderr, "ladder: cannot exec %s: %s\n", argv[0], std::strerror(errno));
+  _exit(127);
+}
+
+}  // namespace
+
 std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, const std::vector<EnvVars>& envs,
-                                       double timeout_s, double grace_s) {
+                                       double timeout_s, double grace_s, const ChildOutput& output) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -87,14 +116,7 @@ std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, con
   for (size_t i = 0; i < n; ++i) {
     const pid_t pid = fork();
     if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-    if (pid == 0) {
-      for (const auto& [k, v] : envs[i]) {
-        if (v.empty()) unsetenv(k.c_str()); else setenv(k.c_str(), v.c_str(), 1);
-      }
-      execv(argv[0], argv.data());
-      std::fprintf(stderr, "ladder: cannot exec %s: %s\n", argv[0], std::strerror(errno));
-      _exit(127);
-    }
+    if (pid == 0) exec_child(argv.data(), envs[i], output);
     pids[i] = pid;
     running[i] = true;
     g_children[i] = pid;
@@ -138,6 +160,21 @@ std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, con
   }
   g_n_children = 0;
   return out;
+}
+
+std::string log_tail(const std::string& path, size_t max_lines, const std::string& indent) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return "";
+  constexpr std::streamoff kMaxBytes = 16 << 10;  // enough for the lines asked for
+  const std::streamoff size = f.tellg();
+  f.seekg(std::max<std::streamoff>(0, size - kMaxBytes));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(f, line);) lines.push_back(line);
+  if (size > kMaxBytes && !lines.empty()) lines.erase(lines.begin());  // cut in the middle
+  std::string tail;
+  for (size_t i = lines.size() > max_lines ? lines.size() - max_lines : 0; i < lines.size(); ++i)
+    tail += indent + lines[i] + "\n";
+  return tail;
 }
 
 std::string describe_outcome(const ChildOutcome& out) {

@@ -41,13 +41,26 @@ struct ChildOutcome {
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
+// Where a child's output goes. By default it shares the runner's stdout and
+// stderr. With `log_path`, its stdout and stderr are appended to that file
+// instead, and `progress_fd` (when >= 0) is the runner's stderr opened in
+// the child under that number, for the progress lines alone.
+struct ChildOutput {
+  std::string log_path;
+  int progress_fd = -1;
+};
+
 // Runs one process per entry of `envs` (the same args, its own environment
 // additions), waits for all of them and returns their outcomes in order.
 // After `timeout_s` all are stopped (SIGTERM, then SIGKILL 10 s later). Once
 // one fails, the rest get `grace_s` to end on their own before they are
 // stopped too: a ddp rank must notice a dead peer within its timeout.
 std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, const std::vector<EnvVars>& envs,
-                                       double timeout_s, double grace_s);
+                                       double timeout_s, double grace_s, const ChildOutput& output = {});
+
+// The last `max_lines` lines of a child's log (ChildOutput::log_path), each
+// with `indent` before it; "" when the file is missing or empty.
+std::string log_tail(const std::string& path, size_t max_lines, const std::string& indent);
 
 // What happened to a child, in words.
 std::string describe_outcome(const ChildOutcome& out);

@@ -185,52 +185,18 @@ void write_peer_failure(const RunnerOptions& o, const Job& job, const std::strin
                                                                  child_failure(job, status, reason, out), peer));
 }
 
-}  // namespace
-
-// Runs one peer's scripts/peer.py child and completes its partial report
-// into <cell>/report.json (complete_peer_report: summary, FLOPs, MFU against
-// the run's roofline). No Python or torch: "skipped"; a compile error or
-// an exception: "failed" with the peer's message; the matrix carries on.
-void run_peer_job(const Job& job, const std::string& progress, const std::string& roofline_file,
-                  const RunnerOptions& o, std::vector<std::string>& missing) {
-  const Cell& cell = *job.cell;
-  const auto [report_path, config_path] = prepare_job(job, o);
-  const fs::path partial_path = report_path.parent_path() / "peer_partial.json";
-  fs::remove(partial_path);
-  const std::string label = job_label(job);
-  if (!o.quiet) fmt::print(stderr, "{} {} (PyTorch peer, {})\n", progress, label, cell.cfg.device);
-  PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
-  // A peer computes in the precision its rung would here: on a CPU whose
-  // bf16 matmuls the run measured as emulated, in fp32 (RunConfig::bf16_applied).
-  if (cmd.skip_reason.empty() && cell.cfg.sw.on("bf16") && cell.cfg.device == "cpu") {
-    RunConfig as_run = cell.cfg;
-    if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
-    if (const std::string why = as_run.bf16_off_reason(); !why.empty()) {
-      cmd.args.push_back("--bf16-off-because");
-      cmd.args.push_back(why);
-    }
-  }
-  if (!cmd.skip_reason.empty()) {
-    write_peer_failure(o, job, "skipped", cmd.skip_reason, ChildOutcome{});
-    if (!o.quiet) fmt::print(stderr, "[{}] skipped: {}\n", label, cmd.skip_reason);
-    return;
-  }
-  const ChildOutcome out = run_children(cmd.args, {EnvVars{}}, o.rung_timeout_s, 0).front();
-  if (interrupted()) {
-    // Stopped by Ctrl-C: the cell is missing (--resume runs it again).
-    if (!report_complete(o, job)) {
-      fs::remove(report_path);
-      missing.push_back(job_name(job));
-    }
-    fs::remove(partial_path);
-    return;
-  }
+// After a peer's process ended: its report. Completed from the partial
+// report it wrote (complete_peer_report), its own failure report (a compile
+// error, no torch) with how the process ended, or a failure report when it
+// left none or a malformed one.
+void record_peer_outcome(const Job& job, const ChildOutcome& out, const PeerCommand& cmd, const fs::path& partial_path,
+                         const std::string& roofline_file, const RunnerOptions& o) {
+  const fs::path report_path = job_report(o, job);
   auto partial = read_json(partial_path);
   const std::string status = partial ? partial->value("status", "") : "";
   if (partial && status == "ok" && out.exited && out.exit_code == 0) {
     try {
-      write_report(report_path.string(), complete_peer_report(*partial, cell.cfg, roofline_file));
-      fs::remove(partial_path);
+      write_report(report_path.string(), complete_peer_report(*partial, job.cell->cfg, roofline_file));
       return;
     } catch (const nlohmann::json::exception& e) {
       write_peer_failure(o, job, "failed", fmt::format("its report is malformed: {}", e.what()), out);
@@ -254,17 +220,77 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
                                     out.exit_code);
     write_peer_failure(o, job, st, reason, out);
   }
+}
+
+// A peer that did not end ok, in one line: its status, the reason and the
+// last line of its message (a traceback ends with the exception); then,
+// unless it was skipped, the tail of its output with the log's path.
+void print_peer_failure(const std::string& label, const fs::path& report_path, const fs::path& log_path) {
+  constexpr size_t kTailLines = 20;
+  auto r = read_json(report_path);
+  const json failure = r && r->contains("failure") ? (*r)["failure"] : json::object();
+  std::string message = failure.value("message", "");
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  message = message.substr(message.rfind('\n') == std::string::npos ? 0 : message.rfind('\n') + 1);
+  const std::string status = r ? r->value("status", "?") : "?";
+  fmt::print(stderr, "[{}] {}: {}{}; the matrix carries on\n", label, status, failure.value("reason", ""),
+             message.empty() ? "" : ": " + message.substr(0, 300));
+  if (status == "skipped") return;
+  if (const std::string tail = log_tail(log_path.string(), kTailLines, "  | "); !tail.empty())
+    fmt::print(stderr, "[{}] its output, the last {} lines at most of {}:\n{}", label, kTailLines,
+               log_path.string(), tail);
+}
+
+}  // namespace
+
+// Runs one peer's scripts/peer.py child and completes its partial report
+// into <cell>/report.json (complete_peer_report: summary, FLOPs, MFU against
+// the run's roofline). No Python or torch: "skipped"; a compile error or
+// an exception: "failed" with the peer's message; the matrix carries on.
+// The child's stdout and stderr go to <cell>/output.log (kPeerLogFile), its
+// progress lines to the runner's stderr; the log's tail is printed only when
+// the peer did not end ok.
+void run_peer_job(const Job& job, const std::string& progress, const std::string& roofline_file,
+                  const RunnerOptions& o, std::vector<std::string>& missing) {
+  const Cell& cell = *job.cell;
+  const auto [report_path, config_path] = prepare_job(job, o);
+  const fs::path partial_path = report_path.parent_path() / "peer_partial.json";
+  const fs::path log_path = report_path.parent_path() / kPeerLogFile;
   fs::remove(partial_path);
-  if (!o.quiet) {
-    auto r = read_json(report_path);
-    const json failure = r && r->contains("failure") ? (*r)["failure"] : json::object();
-    // The message's last line: a traceback ends with the exception.
-    std::string message = failure.value("message", "");
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    message = message.substr(message.rfind('\n') == std::string::npos ? 0 : message.rfind('\n') + 1);
-    fmt::print(stderr, "[{}] {}: {}{}; the matrix carries on\n", label, r ? r->value("status", "?") : "?",
-               failure.value("reason", ""), message.empty() ? "" : ": " + message.substr(0, 300));
+  fs::remove(log_path);
+  const std::string label = job_label(job);
+  if (!o.quiet) fmt::print(stderr, "{} {} (PyTorch peer, {})\n", progress, label, cell.cfg.device);
+  PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
+  // A peer computes in the precision its rung would here: on a CPU whose
+  // bf16 matmuls the run measured as emulated, in fp32 (RunConfig::bf16_applied).
+  if (cmd.skip_reason.empty() && cell.cfg.sw.on("bf16") && cell.cfg.device == "cpu") {
+    RunConfig as_run = cell.cfg;
+    if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
+    if (const std::string why = as_run.bf16_off_reason(); !why.empty()) {
+      cmd.args.push_back("--bf16-off-because");
+      cmd.args.push_back(why);
+    }
   }
+  if (!cmd.skip_reason.empty()) {
+    write_peer_failure(o, job, "skipped", cmd.skip_reason, ChildOutcome{});
+    if (!o.quiet) fmt::print(stderr, "[{}] skipped: {}\n", label, cmd.skip_reason);
+    return;
+  }
+  const ChildOutput output{log_path.string(), o.quiet ? -1 : kPeerProgressFd};
+  const ChildOutcome out = run_children(cmd.args, {EnvVars{}}, o.rung_timeout_s, 0, output).front();
+  if (interrupted()) {
+    // Stopped by Ctrl-C: the cell is missing (--resume runs it again).
+    if (!report_complete(o, job)) {
+      fs::remove(report_path);
+      missing.push_back(job_name(job));
+    }
+    fs::remove(partial_path);
+    return;
+  }
+  record_peer_outcome(job, out, cmd, partial_path, roofline_file, o);
+  fs::remove(partial_path);
+  auto report = read_json(report_path);
+  if (!o.quiet && !(report && report->value("status", "") == "ok")) print_peer_failure(label, report_path, log_path);
 }
 
 }  // namespace ladder

@@ -173,6 +173,7 @@ PeerCommand peer_command(const Cell& cell, const std::string& config_path, const
              "--label", label, "--run-id", run_id, "--suite-version", build_info::kVersion,
              "--git-commit", build_info::kGitCommit};
   if (quiet) pc.args.push_back("--quiet");
+  else pc.args.insert(pc.args.end(), {"--progress-fd", std::to_string(kPeerProgressFd)});
   return pc;
 }
 

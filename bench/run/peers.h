@@ -66,6 +66,10 @@ Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const s
 // How to start a peer's process: the Python (LADDER_PYTHON, else the
 // source tree's .venv/bin/python, else python3 on PATH) and scripts/peer.py.
 // `skip_reason` is set, and `args` empty, when either cannot be found.
+// Unless `quiet`, peer.py writes its progress lines to kPeerProgressFd,
+// which the runner opens on its own stderr; everything else the process
+// prints (PyTorch's warnings, a traceback) goes to the cell's kPeerLogFile
+// (bench/run/child_process.h ChildOutput).
 struct PeerCommand {
   std::vector<std::string> args;
   std::string skip_reason;
@@ -73,6 +77,8 @@ struct PeerCommand {
 PeerCommand peer_command(const Cell& cell, const std::string& config_path, const std::string& partial_path,
                          const std::string& label, const std::string& run_id, bool quiet);
 inline constexpr const char* kPeerPythonEnv = "LADDER_PYTHON";
+inline constexpr int kPeerProgressFd = 3;
+inline constexpr const char* kPeerLogFile = "output.log";  // beside the peer's report.json
 
 // The op breakdown of a peer, from what scripts/peer.py wrote in its partial
 // report's op_breakdown: {"trace": the Kineto trace of its profiled steps,
