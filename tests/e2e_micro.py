@@ -44,9 +44,10 @@ def fresh(name):
 
 def smoke_every_family_checked():
     out = fresh("smoke")
-    run(LADDER, "bench", *TINY, "--out", out)
+    p = run(LADDER, "bench", *TINY, "--out", out)
     doc = json.loads((out / "micro.json").read_text())
     ctx = doc["context"]
+    library_build_said_plainly(p.stderr, ctx)
     # The environment fields of the reports, and the config.
     for key in ("ladder.environment.host", "ladder.environment.cpu_model", "ladder.environment.versions.libtorch",
                 "ladder.environment.threads.intra_op", "ladder.environment.device.name", "ladder.run_id"):
@@ -75,6 +76,25 @@ def smoke_every_family_checked():
         assert got >= 1, f"family {family} did not run"
         assert count is None or got == count, f"{family}: {got} benchmarks, expected {count}: {by_family[family]}"
     print(f"{len(benches)} benchmarks in {len(by_family)} families, every check passed")
+
+
+def library_build_said_plainly(stderr, ctx):
+    """google/benchmark's "built as DEBUG" warning (Debian's library is built
+    without NDEBUG, with its own -O2) is replaced by one plain line, and the
+    JSON context says what library_build_type means for the library linked."""
+    assert "***WARNING*** Library was built as DEBUG" not in stderr, stderr
+    lib = {k.removeprefix("ladder.gbench_library."): v for k, v in ctx.items()
+           if k.startswith("ladder.gbench_library.")}
+    assert set(lib) == {"path", "cmake_configuration", "ndebug", "note"}, lib
+    notes = [line for line in stderr.splitlines() if line.startswith("ladder bench: google/benchmark calls itself")]
+    if ctx["library_build_type"] == "debug":
+        assert lib["ndebug"] == "false" and "without NDEBUG" in lib["note"], lib
+        assert len(notes) == 1, stderr
+        assert f"DEBUG because {lib['path']} was compiled without NDEBUG (CMake configuration " \
+               f"{lib['cmake_configuration']}: " in notes[0], notes
+        assert "No time below is affected" in notes[0] and "UseManualTime" in notes[0], notes
+    else:
+        assert lib["ndebug"] == "true" and not notes, (lib, notes)
 
 
 def failed_check_fails_the_run():

@@ -13,6 +13,7 @@
 #include "bench/measure/device.h"
 #include "bench/measure/environment.h"
 #include "bench/micro/families.h"
+#include "bench/micro/library_build.h"
 #include "bench/micro/tee_reporter.h"
 #include "build_info.h"
 #include "profiler/common/atomic_file.h"
@@ -139,6 +140,8 @@ void add_run_context(const MicroConfig& cfg, const std::string& run_id, const st
               "pct_of_peak: against the datasheet peak (bench/measure/mfu.cpp) for known GPUs, else the measured "
               "matmul roofline (bench/measure/roofline.h) at the benchmark's precision; the label names which");
   add_context("ladder.timing", "UseManualTime: CUDA events on GPU, steady clock on CPU (bench/measure/device.h)");
+  // What library_build_type means for the library linked (library_build.h).
+  add_context("ladder.gbench_library", library_build().context());
 }
 
 // google/benchmark parses its flags out of an argv of its own; one it does

@@ -3,7 +3,9 @@
 // keeps google/benchmark's own JSON in memory, so that the command can write
 // <run_dir>/micro.json atomically when the run ends. It also counts the
 // benchmarks that ended in an error (a failed check, an exception), apart
-// from those skipped because their way is not available on the device.
+// from those skipped because their way is not available on the device. On
+// the terminal, google/benchmark's "Library was built as DEBUG" warning is
+// replaced by what the library's build is (library_build.h).
 #pragma once
 
 #include <memory>
@@ -15,6 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/micro/harness.h"
+#include "bench/micro/library_build.h"
 
 namespace ladder::micro {
 
@@ -27,7 +30,13 @@ class TeeReporter final : public benchmark::BenchmarkReporter {
 
   bool ReportContext(const Context& context) override {
     json_.ReportContext(context);
-    return display_->ReportContext(context);
+    std::ostream& terminal = display_->GetErrorStream();  // where the console and CSV reporters print the context
+    std::ostringstream printed;
+    display_->SetErrorStream(&printed);
+    const bool ok = display_->ReportContext(context);
+    display_->SetErrorStream(&terminal);
+    terminal << without_debug_warning(printed.str()) << std::flush;
+    return ok;
   }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
