@@ -312,6 +312,15 @@ def bad_inputs(d):
     bad(["run", *TINY, "--target-ci", "2"], "--target-ci", "--repeat auto")
     bad(["run", *TINY, "--ab", "nonsense"], "--ab", "'nonsense'", "exe:PATH")
     bad(["run", *TINY, "--ab", "exe:/no/such/ladder"], "--ab", "not an executable")
+    # A program that is not ladder: asked for its version first, never run as side A.
+    other = d / "not-ladder"
+    other.write_text("#!/bin/sh\necho 'usage: not-ladder'\n")
+    other.chmod(0o755)
+    bad(["run", *TINY, "--ab", f"exe:{other}"], f"--ab: exe:{other} is not a build of ladder",
+        f"'{other} version' exited with code 0", "without printing 'ladder VERSION ...'", "expected exe:PATH")
+    bad(["run", *TINY, "--ab", "exe:/bin/false"], "--ab: exe:/bin/false is not a build of ladder",
+        "exited with code 1")
+    run(["run", *TINY, "--ab", f"exe:{LADDER}", "--plan"], check_code=0)  # a build of ladder is one
     bad(["run", *TINY, "--ab", "same", "--peers", "eager"], "--peers", "A/B")
     good = d / "good"
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)

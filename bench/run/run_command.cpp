@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -19,6 +20,7 @@
 #include "bench/measure/measure.h"
 #include "bench/run/peers.h"
 #include "bench/measure/roofline.h"
+#include "bench/run/child_process.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/runner.h"
 #include "profiler/common/atomic_file.h"
@@ -201,6 +203,27 @@ void add_run_options(ArgParser& ap, RunArgs& a) {
                [&](const std::string& v) { a.ro.format = v; });
 }
 
+// --ab exe:PATH: side A runs `PATH measure --config ...`, so PATH must be a
+// build of ladder, which `PATH version` says ("ladder VERSION (COMMIT), ...").
+void check_side_a_exe(const std::string& exe, const std::string& expected) {
+  if (exe.empty() || access(exe.c_str(), X_OK) != 0)
+    throw ConfigError(fmt::format("--ab: '{}' is not an executable file; {}", exe, expected));
+  std::string log = (fs::temp_directory_path() / "ladder-ab-version-XXXXXX").string();
+  const int fd = mkstemp(log.data());
+  if (fd < 0) throw std::runtime_error(fmt::format("--ab: cannot make a temporary file: {}", std::strerror(errno)));
+  close(fd);
+  const ChildOutcome out = run_children({exe, "version"}, {EnvVars{}}, 60, 0, ChildOutput{log}).front();
+  std::string first_line;
+  std::ifstream printed(log);
+  std::getline(printed, first_line);
+  fs::remove(log);
+  if (out.exited && out.exit_code == 0 && first_line.rfind("ladder ", 0) == 0) return;
+  throw ConfigError(fmt::format("--ab: exe:{} is not a build of ladder: '{} version' {}{}; {}", exe, exe,
+                                describe_outcome(out),
+                                out.exited && out.exit_code == 0 ? " without printing 'ladder VERSION ...'" : "",
+                                expected));
+}
+
 // --ab: what differs between the sides of a one-run A/B comparison.
 void set_ab(const std::string& spec, RunnerOptions& ro) {
   const std::string expected = "expected exe:PATH (side A runs that ladder), env:VAR=VALUE[,VAR=VALUE] (side B runs "
@@ -210,8 +233,7 @@ void set_ab(const std::string& spec, RunnerOptions& ro) {
   if (spec == "same") return;
   if (spec.rfind("exe:", 0) == 0) {
     ro.side_a_exe = spec.substr(4);
-    if (ro.side_a_exe.empty() || access(ro.side_a_exe.c_str(), X_OK) != 0)
-      throw ConfigError(fmt::format("--ab: '{}' is not an executable file; {}", ro.side_a_exe, expected));
+    check_side_a_exe(ro.side_a_exe, expected);
     return;
   }
   if (spec.rfind("env:", 0) == 0) {
@@ -333,7 +355,6 @@ std::vector<Cell> new_cells(RunArgs& a) {
   ro.repeat_auto = a.repeat_auto;
   ro.target_ci_pct = a.target_ci_pct.value_or(ro.target_ci_pct);
   ro.time_budget_s = a.time_budget_min ? *a.time_budget_min * 60 : 0;
-  if (a.ab) set_ab(*a.ab, ro);
   std::vector<Cell> cells = build_cells(a.spec);
   ro.run_id = new_run_id();
   ro.run_dir = a.c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : a.c.out_dir;
@@ -414,6 +435,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   a.ro.argv = argv;
   a.ro.mode = a.spec.mode;
   a.ro.parity_steps = a.spec.parity_steps;
+  if (a.ab && a.resume_dir.empty()) set_ab(*a.ab, a.ro);  // a plan checks it too
   if (a.plan_only) {
     if (!a.resume_dir.empty()) throw ConfigError("--plan: a plan is of a new run; expected no --resume with it");
     return print_plan(build_cells(a.spec), a.spec);
