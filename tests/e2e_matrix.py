@@ -321,6 +321,9 @@ def bad_inputs(d):
     bad(["run", *TINY, "--ab", "exe:/bin/false"], "--ab: exe:/bin/false is not a build of ladder",
         "exited with code 1")
     run(["run", *TINY, "--ab", f"exe:{LADDER}", "--plan"], check_code=0)  # a build of ladder is one
+    # A budget that no rung fits would run nothing: refused, with the smallest estimate.
+    bad(["run", *TINY, "--memory-budget", "1e-9"], "--memory-budget: got 1e-09 GiB per device, which no rung fits",
+        "the smallest estimate is ", " GiB (", "expected a budget of at least that")
     bad(["run", *TINY, "--ab", "same", "--peers", "eager"], "--peers", "A/B")
     good = d / "good"
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)

@@ -347,6 +347,28 @@ std::vector<Cell> resumed_cells(RunArgs& a, const ArgParser& ap) {
   return saved;
 }
 
+// --memory-budget that no rung fits would run nothing and exit 0: refused,
+// with the smallest estimate (--plan lists them all).
+void check_budget_fits_a_rung(const std::vector<Cell>& cells, const RunArgs& a) {
+  if (!a.memory_budget_gib) return;
+  const Cell* smallest = nullptr;  // of the rungs held back by the budget
+  int64_t smallest_bytes = 0;
+  for (const auto& c : cells) {
+    if (c.role != "measure") continue;
+    if (c.runnable) return;
+    const int64_t need = step_memory_estimate_bytes(c.cfg);
+    if (need <= a.spec.memory_budget_bytes) continue;  // not run for another reason
+    if (!smallest || need < smallest_bytes) {
+      smallest = &c;
+      smallest_bytes = need;
+    }
+  }
+  if (!smallest) return;
+  throw ConfigError(fmt::format("--memory-budget: got {} GiB per device, which no rung fits: the smallest estimate "
+                                "is {:.4g} GiB ({}); expected a budget of at least that (--plan lists every rung's estimate)",
+                                *a.memory_budget_gib, double(smallest_bytes) / double(1ll << 30), smallest->id));
+}
+
 // A new run: its cells, id and directory (which must not hold a run), and
 // the --roofline file, checked and copied into it.
 std::vector<Cell> new_cells(RunArgs& a) {
@@ -356,6 +378,7 @@ std::vector<Cell> new_cells(RunArgs& a) {
   ro.target_ci_pct = a.target_ci_pct.value_or(ro.target_ci_pct);
   ro.time_budget_s = a.time_budget_min ? *a.time_budget_min * 60 : 0;
   std::vector<Cell> cells = build_cells(a.spec);
+  check_budget_fits_a_rung(cells, a);
   ro.run_id = new_run_id();
   ro.run_dir = a.c.out_dir.empty() ? (fs::path("runs") / ro.run_id).string() : a.c.out_dir;
   if (fs::exists(fs::path(ro.run_dir) / "matrix.json") || fs::exists(fs::path(ro.run_dir) / "summary.json"))
