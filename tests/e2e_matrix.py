@@ -324,6 +324,11 @@ def bad_inputs(d):
     # A budget that no rung fits would run nothing: refused, with the smallest estimate.
     bad(["run", *TINY, "--memory-budget", "1e-9"], "--memory-budget: got 1e-09 GiB per device, which no rung fits",
         "the smallest estimate is ", " GiB (", "expected a budget of at least that")
+    # An empty list in a matrix file is not "every rung" (or preset, B, T).
+    for key, what in (("rungs", "a rung name"), ("presets", "a preset name"), ("batch", "an integer")):
+        (d / "empty.json").write_text(f'{{"presets": ["tiny"], "{key}": []}}')
+        bad(["run", "--device", "cpu", "--matrix", str(d / "empty.json")], "--matrix:", "empty.json",
+            f"key '{key}': got [], an empty list; expected {what} or a non-empty list of them")
     bad(["run", *TINY, "--ab", "same", "--peers", "eager"], "--peers", "A/B")
     good = d / "good"
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)

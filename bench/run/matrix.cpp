@@ -31,16 +31,23 @@ RunConfig config_for(const std::string& preset_name, const Overrides& o, const s
 
 namespace {
 
+// An axis of the matrix: one value or a non-empty list (an empty one would
+// silently mean what leaving the key out means, `without`).
 template <class T>
 std::vector<T> as_list(const nlohmann::json& v, const std::string& file, const char* key,
-                       const char* expected) {
+                       const char* expected, const char* without) {
+  std::vector<T> list;
   try {
-    if (v.is_array()) return v.get<std::vector<T>>();
-    return {v.get<T>()};
+    list = v.is_array() ? v.get<std::vector<T>>() : std::vector<T>{v.get<T>()};
   } catch (const nlohmann::json::exception&) {
     throw ConfigError(fmt::format("{}: key '{}': got {}, expected {} or a list of them", file, key,
                                   v.dump(), expected));
   }
+  if (list.empty())
+    throw ConfigError(fmt::format("--matrix: '{}': key '{}': got [], an empty list; expected {} or a non-empty list "
+                                  "of them (leave the key out for {})",
+                                  file, key, expected, without));
+  return list;
 }
 
 template <class T>
@@ -79,10 +86,12 @@ void read_matrix_file(const std::string& path, MatrixSpec& spec) {
       throw ConfigError(fmt::format("--matrix: '{}': unknown key '{}'; expected one of: {}", path, key, known));
     }
   }
-  if (j.contains("presets")) spec.presets = as_list<std::string>(j["presets"], path, "presets", "a preset name");
-  if (j.contains("batch")) spec.batches = as_list<int64_t>(j["batch"], path, "batch", "an integer");
-  if (j.contains("seq")) spec.seqs = as_list<int64_t>(j["seq"], path, "seq", "an integer");
-  if (j.contains("rungs")) spec.rungs = as_list<std::string>(j["rungs"], path, "rungs", "a rung name");
+  if (j.contains("presets"))
+    spec.presets = as_list<std::string>(j["presets"], path, "presets", "a preset name", "the device's default preset");
+  if (j.contains("batch")) spec.batches = as_list<int64_t>(j["batch"], path, "batch", "an integer", "each preset's B");
+  if (j.contains("seq")) spec.seqs = as_list<int64_t>(j["seq"], path, "seq", "an integer", "each preset's T");
+  if (j.contains("rungs"))
+    spec.rungs = as_list<std::string>(j["rungs"], path, "rungs", "a rung name", "the rungs of the mode");
   if (j.contains("mode")) spec.mode = as_scalar<std::string>(j["mode"], path, "mode", "\"ladder\" or \"ablation\"");
   if (j.contains("device"))
     spec.overrides.device = as_scalar<std::string>(j["device"], path, "device", "a device string");
