@@ -268,6 +268,12 @@ def memory_mode_and_budget(d):
         assert " no: does not fit (estimate " in plan[name] and "> budget 24.0 GiB per device" in plan[name], plan
     assert plan["ddp+act-ckpt+zero1"].endswith(" yes"), plan
     assert not (d / "plan").exists()
+    # Named rungs choose what runs in memory mode too, which says so.
+    p = run(["run", *TINY, "--mode", "memory", "--rungs", "fp32", "--plan"], check_code=0)
+    assert [line.split()[0] for line in p.stdout.splitlines()[1:-1]] == ["fp32"], p.stdout
+    assert ("ladder: --mode memory with --rungs: running the rungs named (fp32) instead of memory mode's (fp32, "
+            "fp32+act-ckpt, ddp, ddp+act-ckpt, ddp+zero1, ddp+act-ckpt+zero1): named rungs choose what runs in every "
+            "mode") in p.stderr, p.stderr
 
 
 def bad_inputs(d):

@@ -267,6 +267,23 @@ void check_run_args(const RunArgs& a) {
     throw ConfigError(fmt::format("--memory-budget: got {}, expected GiB per device > 0", *a.memory_budget_gib));
 }
 
+// Named rungs (--rungs, or the matrix file's) are what runs in every mode;
+// memory mode does nothing but choose its rungs, so with named ones it is
+// moot: say what runs instead of its set, and why.
+void note_rungs_over_memory_mode(const RunArgs& a) {
+  const MatrixSpec& spec = a.spec;
+  if (spec.mode != "memory" || spec.rungs.empty()) return;
+  std::string named, own;
+  for (const auto& r : spec.rungs) named += (named.empty() ? "" : ", ") + r;
+  for (const auto& r : memory_rungs()) own += (own.empty() ? "" : ", ") + r.name;
+  fmt::print(stderr,
+             "ladder: {} with {}: running the rungs named ({}) instead of memory mode's ({}): named rungs choose "
+             "what runs in every mode, and choosing rungs is all memory mode does; for memory mode's rungs, name "
+             "no rungs\n",
+             a.mode ? "--mode memory" : fmt::format("mode \"memory\" of {}", a.matrix_file),
+             a.rungs ? "--rungs" : fmt::format("the rungs of {}", a.matrix_file), named, own);
+}
+
 // The matrix: the matrix file, then the CLI's values over it; the device,
 // ranks, presets, shapes and peers resolved.
 void resolve_spec(RunArgs& a) {
@@ -281,6 +298,7 @@ void resolve_spec(RunArgs& a) {
                                     *a.rungs));
   }
   if (a.mode) spec.mode = *a.mode;
+  note_rungs_over_memory_mode(a);
   if (a.parity_steps) spec.parity_steps = *a.parity_steps;
   Overrides o = a.c.o;  // CLI values win over the matrix file's
   if (!o.device) o.device = spec.overrides.device;
