@@ -4,14 +4,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/cpu_allocator.h"
+#include "bench/measure/cpu_caches.h"
 #include "variants/config.h"
 #ifdef LADDER_WITH_CUDA
 #include "bench/measure/cuda/device_cuda.h"
@@ -93,6 +96,22 @@ std::unique_ptr<StepTimer> make_step_timer(const torch::Device& device) {
   return std::make_unique<ClockTimer>();
 }
 
+BestTime best_time(StepTimer& timer, const std::function<void()>& op, int min_reps, double min_seconds,
+                   int max_reps) {
+  BestTime t;
+  t.best_ms = std::numeric_limits<double>::infinity();
+  const auto wall0 = std::chrono::steady_clock::now();
+  while (true) {
+    timer.start();
+    op();
+    timer.stop();
+    t.best_ms = std::min(t.best_ms, timer.elapsed_ms());
+    ++t.reps;
+    t.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
+    if ((t.reps >= min_reps && t.wall_ms >= min_seconds * 1e3) || t.reps >= max_reps) return t;
+  }
+}
+
 namespace {
 // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0).
 bool reset_peak_rss() {
@@ -151,6 +170,20 @@ int64_t device_memory_bytes(const torch::Device& device) {
   if (device.is_cuda()) return cuda::total_memory(device.has_index() ? device.index() : 0);
 #endif
   return physical_memory_bytes();
+}
+
+int64_t last_level_cache_bytes(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) return cuda::l2_cache_bytes(device.has_index() ? device.index() : 0);
+#endif
+  int64_t bytes = 0;
+  int level = 0;
+  for (const CpuCache& c : cpu0_caches())
+    if (c.level >= level && c.type != "Instruction") {
+      level = c.level;
+      bytes = c.size_bytes;
+    }
+  return bytes;
 }
 
 namespace {

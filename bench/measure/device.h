@@ -1,12 +1,14 @@
 // bench/measure/device.h: the device seen by the harness, the same on CPU and CUDA.
 //
 // Parsing and availability, synchronisation, a step timer (a steady clock on
-// CPU, CUDA events on GPU), memory statistics and a description for reports.
+// CPU, CUDA events on GPU) and the best-of-repetitions loop the ceilings use,
+// memory statistics, the last-level cache and a description for reports.
 // The CUDA side lives in bench/measure/cuda/device_cuda.cpp, compiled only when
 // LADDER_WITH_CUDA is defined; everything here has a CPU path.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,6 +29,19 @@ void synchronize(const torch::Device& device);
 
 std::unique_ptr<StepTimer> make_step_timer(const torch::Device& device);
 
+// The fastest of repeated calls of `op`, each timed alone by `timer`: what a
+// ceiling (roofline.h, bandwidth.h) keeps. It runs `op` at least `min_reps`
+// times and for at least `min_seconds` of wall time, at most `max_reps`
+// times. No call is dropped as a warm-up, and with min_reps >= 2 a cold first
+// call is never the only one timed.
+struct BestTime {
+  double best_ms = 0;
+  int reps = 0;
+  double wall_ms = 0;  // every call, timed or not by the timer
+};
+BestTime best_time(StepTimer& timer, const std::function<void()>& op, int min_reps, double min_seconds,
+                   int max_reps);
+
 // Empties the CUDA caching allocator's cache (before the warmup steps, so
 // that they, not the first measured step, pay for cudaMalloc).
 void release_cached_memory(const torch::Device& device);
@@ -41,6 +56,9 @@ MemoryStats read_memory(const torch::Device& device);
 // GPU memory, or physical RAM on CPU, without touching the CUDA allocator or
 // creating a context (the runner asks before its children start).
 int64_t device_memory_bytes(const torch::Device& device);
+// The last-level cache: a CPU's largest cache level (cpu0's, sysfs), a GPU's
+// L2; 0 where it cannot be read.
+int64_t last_level_cache_bytes(const torch::Device& device);
 
 // Name, count, memory, driver and library versions for the report.
 nlohmann::json describe_device(const torch::Device& device);

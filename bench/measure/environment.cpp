@@ -5,15 +5,14 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <nlohmann/json.hpp>
 #include <torch/version.h>
 
+#include "bench/measure/cpu_caches.h"
 #include "bench/measure/device.h"
 #include "build_info.h"
 
@@ -24,36 +23,6 @@ std::string host_name() {
   gethostname(host, sizeof(host) - 1);
   return host;
 }
-
-namespace {
-std::string read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return f ? line : "";
-}
-
-// "32K" -> 32768 (sysfs cache sizes).
-int64_t size_bytes(const std::string& s) {
-  if (s.empty()) return -1;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  const int64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : *end == 'G' ? 1024ll << 20 : 1;
-  return int64_t(v) * unit;
-}
-
-// How many CPUs a "0-3,8" list names.
-int count_cpus(const std::string& list) {
-  int n = 0;
-  std::stringstream ss(list);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    const auto dash = part.find('-');
-    n += dash == std::string::npos ? 1 : std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
-  }
-  return n;
-}
-}  // namespace
 
 nlohmann::json describe_cpu_host() {
   nlohmann::json j = nlohmann::json::object();
@@ -67,23 +36,15 @@ nlohmann::json describe_cpu_host() {
       }
   }
   nlohmann::json caches = nlohmann::json::array();
-  for (int i = 0;; ++i) {
-    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
-    const std::string level = read_line(dir + "level");
-    if (level.empty()) break;
-    const int64_t size = size_bytes(read_line(dir + "size"));
-    const std::string shared = read_line(dir + "shared_cpu_list");
-    if (size < 0 || shared.empty()) continue;
-    caches.push_back({{"type", read_line(dir + "type")}, {"level", std::stoi(level)}, {"size", size},
-                      {"num_sharing", count_cpus(shared)}});
-  }
+  for (const CpuCache& c : cpu0_caches())
+    caches.push_back({{"type", c.type}, {"level", c.level}, {"size", c.size_bytes}, {"num_sharing", c.num_sharing}});
   if (!caches.empty()) j["caches"] = caches;
   {
     std::ifstream f("/proc/loadavg");
     double a = 0, b = 0, c = 0;
     if (f >> a >> b >> c) j["load_avg"] = {a, b, c};
   }
-  const std::string governor = read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  const std::string governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   if (!governor.empty()) j["cpu_scaling_enabled"] = governor != "performance";
   return j;
 }

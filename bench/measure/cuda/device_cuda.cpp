@@ -89,17 +89,19 @@ MemoryStats read_memory(int device_index) {
   return m;
 }
 
-int64_t total_memory(int device_index) {
+namespace {
+cudaDeviceProp properties(int device_index) {
   cudaDeviceProp prop{};
   LADDER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
-  return int64_t(prop.totalGlobalMem);
+  return prop;
 }
+}  // namespace
 
-std::string name(int device_index) {
-  cudaDeviceProp prop{};
-  LADDER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
-  return prop.name;
-}
+int64_t total_memory(int device_index) { return int64_t(properties(device_index).totalGlobalMem); }
+
+int64_t l2_cache_bytes(int device_index) { return int64_t(properties(device_index).l2CacheSize); }
+
+std::string name(int device_index) { return properties(device_index).name; }
 
 nlohmann::json describe(int device_index) {
   int count = 0, driver = 0, runtime = 0;

@@ -19,6 +19,8 @@ void reset_peak_stats(int device_index);  // peaks only: no sync, no emptyCache
 MemoryStats read_memory(int device_index);
 // The device's memory, from its properties (creates no context).
 int64_t total_memory(int device_index);
+// The L2 cache's size, from the device's properties.
+int64_t l2_cache_bytes(int device_index);
 nlohmann::json describe(int device_index);
 std::string name(int device_index);
 // Clocks, temperature, power and throttle reasons now (NVML, gpu_state.cpp).
