@@ -1,5 +1,5 @@
 // tests/test_mfu.cpp: the FLOPs formula against hand-computed values, and the
-// datasheet table's device matching.
+// datasheet table's device matching (peak TFLOP/s and memory bandwidth).
 #include <gtest/gtest.h>
 
 #include "bench/measure/mfu.h"
@@ -39,9 +39,10 @@ TEST(PeakTable, MatchesCudaDeviceNames) {
     double tflops;
   };
   const Case cases[] = {
-      {"NVIDIA A100-SXM4-80GB", Precision::kTF32, "A100 SXM", 156.0},
-      {"NVIDIA A100-PCIE-40GB", Precision::kBF16, "A100 PCIe", 312.0},
-      {"NVIDIA A100 80GB PCIe", Precision::kFP32, "A100 PCIe", 19.5},
+      {"NVIDIA A100-SXM4-80GB", Precision::kTF32, "A100 80GB SXM", 156.0},
+      {"NVIDIA A100-SXM4-40GB", Precision::kBF16, "A100 40GB SXM", 312.0},
+      {"NVIDIA A100-PCIE-40GB", Precision::kBF16, "A100 40GB PCIe", 312.0},
+      {"NVIDIA A100 80GB PCIe", Precision::kFP32, "A100 80GB PCIe", 19.5},
       {"NVIDIA H100 80GB HBM3", Precision::kBF16, "H100 SXM", 989.4},
       {"NVIDIA H100 PCIe", Precision::kTF32, "H100 PCIe", 378.0},
       {"NVIDIA H100 NVL", Precision::kBF16, "H100 NVL", 835.5},
@@ -58,6 +59,38 @@ TEST(PeakTable, MatchesCudaDeviceNames) {
     EXPECT_DOUBLE_EQ(peak->tflops, c.tflops) << c.name;
     EXPECT_FALSE(peak->source.empty());
   }
+}
+
+TEST(PeakTable, MemoryBandwidthOfEachDevice) {
+  // GB/s as the datasheets give them (TB/s x 1000); A100 40 GB and 80 GB differ.
+  struct Case {
+    const char* name;
+    const char* label;
+    double gbps;
+  };
+  const Case cases[] = {
+      {"NVIDIA H100 80GB HBM3", "H100 SXM", 3350.0},
+      {"NVIDIA H100 PCIe", "H100 PCIe", 2000.0},
+      {"NVIDIA H100 NVL", "H100 NVL", 3900.0},
+      {"NVIDIA H200", "H200 SXM", 4800.0},
+      {"NVIDIA H200 NVL", "H200 NVL", 4800.0},
+      {"NVIDIA A100-SXM4-80GB", "A100 80GB SXM", 2039.0},
+      {"NVIDIA A100 80GB PCIe", "A100 80GB PCIe", 1935.0},
+      {"NVIDIA A100-PCIE-40GB", "A100 40GB PCIe", 1555.0},
+      {"NVIDIA A100-SXM4-40GB", "A100 40GB SXM", 1555.0},
+      {"NVIDIA L4", "L4", 300.0},
+      {"NVIDIA A10G", "A10G", 600.0},
+      {"NVIDIA GeForce RTX 4090", "RTX 4090", 1008.0},
+  };
+  for (const auto& c : cases) {
+    auto bw = datasheet_bandwidth(c.name);
+    ASSERT_TRUE(bw.has_value()) << c.name;
+    EXPECT_EQ(bw->device, c.label) << c.name;
+    EXPECT_DOUBLE_EQ(bw->gbps, c.gbps) << c.name;
+    EXPECT_FALSE(bw->source.empty());
+  }
+  EXPECT_FALSE(datasheet_bandwidth("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz").has_value());
+  EXPECT_FALSE(datasheet_bandwidth("NVIDIA L40S").has_value());
 }
 
 TEST(PeakTable, UnknownDevicesGetNoGuess) {

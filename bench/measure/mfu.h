@@ -1,4 +1,5 @@
-// bench/measure/mfu.h: FLOPs per token, MFU, and the datasheet peak table.
+// bench/measure/mfu.h: FLOPs per token, MFU, and the datasheet table (peak
+// TFLOP/s per precision and memory bandwidth).
 //
 // One formula, one place. FLOPs per token follow nanoGPT / PaLM (appendix B):
 //   flops_per_token = 6 N + 12 L H Q T
@@ -52,5 +53,15 @@ struct PeakEntry {
 // The dense datasheet peak for a device name as CUDA reports it ("NVIDIA
 // H100 80GB HBM3"), or nullopt for devices not in the table (and all CPUs).
 std::optional<PeakEntry> datasheet_peak(const std::string& device_name, Precision p);
+
+struct BandwidthEntry {
+  std::string device;  // the table's label, e.g. "A100 80GB SXM"
+  double gbps;         // memory bandwidth, GB/s (1e9 bytes/s)
+  std::string source;  // the datasheet the number comes from
+};
+
+// The datasheet memory bandwidth for a device name as CUDA reports it, from
+// the same table row as datasheet_peak; nullopt where the table has none.
+std::optional<BandwidthEntry> datasheet_bandwidth(const std::string& device_name);
 
 }  // namespace ladder
