@@ -1,6 +1,7 @@
 // bench/measure/roofline.h: a short matmul probe that measures the device's real
-// dense-matmul ceiling at the step's precision. MFU against it is the figure
-// that means something on CPUs, where no datasheet peak exists.
+// dense-matmul ceiling at the step's precision: square matmuls at a few sizes
+// and in the three layouts of a linear layer, the best call. MFU against it
+// is the figure that means something on CPUs, where no datasheet peak exists.
 //
 // `ladder run` measures it once per run, before the rungs, for fp32, tf32
 // and bf16 (`ladder roofline`, a child process: <run_dir>/roofline.json), and
@@ -11,30 +12,82 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
 #include "bench/measure/mfu.h"
+#include "variants/precision.h"
 
 namespace ladder {
 
-struct RooflineResult {
-  double tflops = 0;  // best of the repetitions
-  int64_t n = 0;      // square matmul size n x n x n
+// One shape the matmul probe timed, or passed over (`skipped` says why).
+struct MatmulShape {
+  int64_t n = 0;       // (n, k) @ (k, n)
+  int64_t k = 0;       // n or 4n
+  std::string layout;  // "a@b" (both row-major), "a@b^T" (nn.Linear's x @ w^T) or "a^T@b" (its dy^T @ x)
+  double tflops = 0;   // its best call; 0 when skipped
   int reps = 0;
-  double probe_ms = 0;  // wall time the probe took
-  std::string dtype;
+  std::string skipped;
 };
 
-// Times (n x n) @ (n x n) matmuls until ~min_seconds have passed. n defaults
-// to 1024 on CPU and 8192 on CUDA. tf32 uses float32 tensors under whatever
-// matmul precision is currently set.
-RooflineResult probe_matmul(const torch::Device& device, Precision precision, int64_t n = 0,
-                            double min_seconds = 0.3);
+struct RooflineResult {
+  double tflops = 0;   // the best call of every shape
+  int64_t n = 0, k = 0;  // the shape that gave it: (n, k) @ (k, n)
+  std::string layout;    // and its layout
+  int reps = 0;        // timed calls, every shape
+  double probe_ms = 0;  // wall time the probe took
+  std::string dtype;
+  std::vector<MatmulShape> shapes;
+};
+
+// The sizes n the probe tries, smallest first: 256, 512 and 1024 on a CPU,
+// 4096 and 8192 on CUDA.
+std::vector<int64_t> matmul_probe_sizes(const torch::Device& device);
+
+// Times (n, k) @ (k, n) matmuls at each n of `sizes` (default
+// matmul_probe_sizes), square (k = n) and, all but the largest, long (k =
+// 4n), in the three layouts of a linear layer's GEMMs, each shape the best of
+// >= 2 calls and its share of `seconds`, and keeps the best rate and the
+// shape that gave it: no cold first call is ever the figure. A shape whose two calls alone would take
+// longer than `seconds` or 0.5 s, at the rate its geometry reached at the
+// size before (bf16 emulated on a CPU: 2 s per 1024 a@b), is passed over and
+// recorded as skipped. tf32 uses float32 tensors under whatever matmul
+// precision is currently set.
+RooflineResult probe_matmul(const torch::Device& device, Precision precision, double seconds = 0.3,
+                            std::vector<int64_t> sizes = {});
+
+// Folds one more probe of the same precision into `best`: the better rate
+// (with its shape), every shape's best, the reps and the wall time summed.
+void keep_best(RooflineResult& best, const RooflineResult& round);
 
 void to_json(nlohmann::json& j, const RooflineResult& r);
+
+struct MatmulCeiling {
+  Precision precision;
+  RooflineResult best;                  // the best call of every round
+  std::vector<double> tflops_per_round;
+};
+
+struct MatmulCeilings {
+  std::vector<MatmulCeiling> precisions;  // fp32, tf32, bf16
+  SwitchEffect tf32;                      // what tf32 was on the device
+  const MatmulCeiling& of(Precision p) const;
+  MatmulCeiling& of(Precision p) { return const_cast<MatmulCeiling&>(std::as_const(*this).of(p)); }
+};
+
+// The matmul ceilings of fp32, tf32 (under the tf32 rung's own setting) and
+// bf16 on `device`, with the intra-op threads set now: probe_matmul in 3
+// interleaved rounds (fp32, tf32, bf16, then again), each precision keeping
+// its best (an emulated bf16 on a CPU too: its slow shapes are skipped, so a
+// round costs it about 0.2 s). What the run's roofline and the
+// micro-benchmarks' pct_of_peak divide by. Leaves tf32 off.
+MatmulCeilings probe_matmul_ceilings(const torch::Device& device);
+
+// Folds a later probe into `best`: each precision's keep_best, its rounds appended.
+void keep_best(MatmulCeilings& best, const MatmulCeilings& again);
 
 // The run's roofline: fp32, tf32 (under the tf32 rung's own setting) and
 // bf16 on `device` with `threads` intra-op threads (0: all cores), as the

@@ -3,11 +3,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench/measure/roofline.h"
 #include "variants/model.h"
@@ -151,30 +153,64 @@ double time_iterations(benchmark::State& state, const torch::Device& device, con
   return total_s;
 }
 
+namespace {
+struct MeasuredCeilings {
+  MatmulCeilings ceilings;
+  int reprobes = 0;
+};
+std::map<std::string, MeasuredCeilings>& measured_ceilings() {
+  static std::map<std::string, MeasuredCeilings> m;
+  return m;
+}
+std::map<std::string, Peak>& peaks() {  // by "device/precision"
+  static std::map<std::string, Peak> m;
+  return m;
+}
+
+// The device's ceilings probed once more, each keeping its best; false when
+// it has been probed again kMaxReprobes times already.
+bool reprobe(const torch::Device& device) {
+  MeasuredCeilings& m = measured_ceilings().at(device_tag(device));
+  if (m.reprobes >= kMaxReprobes) return false;
+  keep_best(m.ceilings, probe_matmul_ceilings(device));
+  ++m.reprobes;
+  for (auto it = peaks().begin(); it != peaks().end();)
+    it = it->first.rfind(device_tag(device) + "/", 0) == 0 ? peaks().erase(it) : std::next(it);
+  return true;
+}
+}  // namespace
+
 const Peak& matmul_peak(const torch::Device& device, Precision precision) {
-  static std::map<std::string, Peak> cache;
   const std::string key = device_tag(device) + "/" + precision_tag(precision);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (auto it = peaks().find(key); it != peaks().end()) return it->second;
   Peak peak;
   if (auto sheet = device.is_cuda() ? datasheet_peak(device_name(device), precision) : std::nullopt) {
     peak.tflops = sheet->tflops;
     peak.basis = fmt::format("datasheet {} ({})", sheet->device, sheet->source);
   } else {
-    MatmulPrecisionScope scope(device, precision);
-    const RooflineResult roof = probe_matmul(device, precision);
-    peak.tflops = roof.tflops;
-    peak.basis = fmt::format("measured roofline: {}^3 {} matmul, best of {}", roof.n, precision_tag(precision),
-                             roof.reps);
+    // A ceiling no benchmark may pass: the roofline's probe of every
+    // precision in interleaved rounds, as `ladder run` measures it, so one
+    // disturbed moment cannot lower it.
+    auto it = measured_ceilings().find(device_tag(device));
+    if (it == measured_ceilings().end())
+      it = measured_ceilings().emplace(device_tag(device), MeasuredCeilings{probe_matmul_ceilings(device), 0}).first;
+    const MatmulCeiling& c = it->second.ceilings.of(precision);
+    peak.tflops = c.best.tflops;
+    peak.measured = true;
+    peak.basis = fmt::format("measured roofline: {}x{}x{} {} {} matmul, the best of {} calls at n {} in {} rounds",
+                             c.best.n, c.best.n, c.best.k, c.best.layout, precision_tag(precision), c.best.reps,
+                             fmt::join(matmul_probe_sizes(device), "/"), c.tflops_per_round.size());
   }
-  return cache.emplace(key, peak).first->second;
+  return peaks().emplace(key, peak).first->second;
 }
 
 void set_flop_counters(benchmark::State& state, double flops_per_iter, double timed_s, const torch::Device& device,
                        Precision precision) {
   state.counters["flop_per_s"] = benchmark::Counter(flops_per_iter, benchmark::Counter::kIsIterationInvariantRate);
   if (timed_s <= 0 || state.iterations() == 0) return;
-  const Peak& peak = matmul_peak(device, precision);
   const double achieved = flops_per_iter * double(state.iterations()) / timed_s;
+  Peak peak = matmul_peak(device, precision);
+  while (peak.measured && achieved > peak.tflops * 1e12 && reprobe(device)) peak = matmul_peak(device, precision);
   state.counters["peak_tflops"] = peak.tflops;
   state.counters["pct_of_peak"] = 100.0 * achieved / (peak.tflops * 1e12);
   state.SetLabel(fmt::format("{}; peak: {}", g_label, peak.basis));
