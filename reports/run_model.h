@@ -96,6 +96,7 @@ struct RepeatAuto {
 struct RunRoofline {
   bool ok = false;
   std::string device, figures;  // figures: "bf16 0.439, fp32 0.2" (TFLOP/s)
+  std::string memory;           // "DRAM copy 12.5, triad 13.6 GB/s (1024 MiB)"; "" where not measured
   std::optional<std::string> reason;
   std::optional<std::string> bf16_emulated_evidence;
 };

@@ -123,6 +123,7 @@ RunRoofline read_roofline(const json& r) {
   out.ok = text_or(r, "status") == "ok";
   out.device = text_or(r, "device", "?");
   if (out.ok) out.figures = roofline_figures(r);
+  if (out.ok) out.memory = roofline_memory_figures(r);
   out.reason = opt_text(r, "reason");
   out.bf16_emulated_evidence = opt_text(member(member(r, "precisions"), "bf16"), "emulated_evidence");
   return out;
@@ -191,6 +192,13 @@ std::string roofline_figures(const json& roofline) {
   for (const auto& [name, e] : member(roofline, "precisions").items())
     figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, number_or(e, "matmul_tflops"));
   return figures;
+}
+
+std::string roofline_memory_figures(const json& roofline) {
+  const json& dram = member(member(roofline, "memory"), "dram");
+  if (!dram.is_object()) return "";
+  return fmt::format("DRAM copy {:.3g}, triad {:.3g} GB/s ({:.0f} MiB)", number_or(dram, "copy_gbps"),
+                     number_or(dram, "triad_gbps"), number_or(dram, "working_set_bytes") / double(1 << 20));
 }
 
 void add_ratios(json& json_rows) {

@@ -23,6 +23,11 @@ std::vector<SummaryRow> read_summary_rows(const nlohmann::json& rows);
 // from roofline.json's content (or the summary's roofline section).
 std::string roofline_figures(const nlohmann::json& roofline);
 
+// Its memory bandwidth at the largest working set (DRAM), "DRAM copy 12.5,
+// triad 13.6 GB/s (1024 MiB)", or "" when it has none (a roofline.json
+// measured before the bandwidth probe).
+std::string roofline_memory_figures(const nlohmann::json& roofline);
+
 // Writes each row's ratios into the matching JSON row (same order), under the
 // keys of each kind (reports/ratios.h): `<key>`, `<key>_interval`,
 // `<key>_against` (`b_over_a_p` too), or the peer's ladder_vs_peer object.

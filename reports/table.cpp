@@ -235,8 +235,10 @@ void process_notes(const RunSummary& run, std::vector<Line>& notes) {
                                  run.repeats, run.repeats)});
   }
   if (run.roofline.ok)
-    notes.push_back({fmt::format("roofline ('p'): {} TFLOP/s on {}, measured once for the run before the rungs",
-                                 run.roofline.figures, run.roofline.device)});
+    notes.push_back({fmt::format("roofline ('p'): {} TFLOP/s{} on {}, measured once for the run before the rungs",
+                                 run.roofline.figures,
+                                 run.roofline.memory.empty() ? "" : "; memory " + run.roofline.memory,
+                                 run.roofline.device)});
   else if (run.roofline.reason)
     notes.push_back({fmt::format("roofline ('p'): {}; each rung probed its own", *run.roofline.reason)});
   if (const auto& a = run.repeat_auto) {

@@ -168,6 +168,8 @@ def repeat_runs_interleaved(d):
     roof = summary["roofline"]
     assert roof["status"] == "ok" and roof["file"] == "roofline.json", roof
     assert load(d / "roofline.json")["precisions"] == roof["precisions"]
+    memory = roof["memory"]  # the bandwidth probe's, the largest working set its DRAM figure
+    assert load(d / "roofline.json")["memory"] == memory and memory["dram"] == memory["sizes"][-1], memory
     for name, e in roof["precisions"].items():  # interleaved rounds, the best kept
         assert len(e["tflops_per_round"]) == 3 and e["matmul_tflops"] == max(e["tflops_per_round"]), (name, e)
         if name == "bf16":

@@ -1,11 +1,16 @@
-// tests/test_roofline.cpp: the roofline's matmul ceilings without timing
-// them: which shapes are probed, how rounds and later probes fold, and the
-// best-of loop they are timed by.
+// tests/test_roofline.cpp: the roofline's two ceilings without timing them:
+// which matmul shapes and memory working sets are probed, how rounds and
+// later probes fold, how roofline.json's memory object reads back (and how a
+// bad one is refused), and which measured size a working set takes its
+// bandwidth from.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
+#include "bench/measure/bandwidth.h"
 #include "bench/measure/device.h"
 #include "bench/measure/roofline.h"
 #include "variants/config.h"
@@ -13,7 +18,111 @@
 namespace ladder {
 namespace {
 
+constexpr int64_t kMiB = int64_t(1) << 20;
 const torch::Device kCpu(torch::kCPU);
+
+TEST(Bandwidth, WorkingSetsGoFromCacheToWellPastTheLastLevelCache) {
+  // A 32 MiB L3: 256 KiB, x4 ..., up to 8x the LLC = 256 MiB.
+  EXPECT_EQ(bandwidth_working_sets(kCpu, 32 * kMiB, 0),
+            (std::vector<int64_t>{256 << 10, kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB, 256 * kMiB}));
+  // This repository's VM reports a 260 MiB L3: 8x is 2080 MiB, capped at 1 GiB.
+  EXPECT_EQ(bandwidth_working_sets(kCpu, 260 * kMiB, 0).back(), 1024 * kMiB);
+  // An unknown LLC still goes to 256 MiB; a small machine's memory caps it at a quarter.
+  EXPECT_EQ(bandwidth_working_sets(kCpu, 0, 0).back(), 256 * kMiB);
+  EXPECT_EQ(bandwidth_working_sets(kCpu, 32 * kMiB, 512 * kMiB).back(), 128 * kMiB);
+  // A GPU: from 1 MiB to 4x its L2, at least 1 GiB (H100: 50 MiB of L2).
+  const torch::Device gpu(torch::kCUDA, 0);
+  EXPECT_EQ(bandwidth_working_sets(gpu, 50 * kMiB, 0),
+            (std::vector<int64_t>{kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB, 256 * kMiB, 1024 * kMiB}));
+  EXPECT_EQ(bandwidth_working_sets(gpu, 2048 * kMiB, 0).back(), 4096 * kMiB);
+}
+
+MemoryBandwidth three_sizes() {
+  MemoryBandwidth m;
+  m.sizes = {{kMiB, 60.0, 70.0, 100}, {16 * kMiB, 30.0, 28.0, 50}, {256 * kMiB, 8.0, 9.0, 3}};
+  m.llc_bytes = 32 * kMiB;
+  m.threads = 2;
+  m.probe_ms = 812.5;
+  m.method = "copy and triad";
+  return m;
+}
+
+TEST(Bandwidth, AWorkingSetTakesTheLargestMeasuredSizeNotAboveIt) {
+  const MemoryBandwidth m = three_sizes();
+  EXPECT_EQ(bandwidth_for_working_set(m, 16 * kMiB).working_set_bytes, 16 * kMiB);
+  EXPECT_EQ(bandwidth_for_working_set(m, 100 * kMiB).working_set_bytes, 16 * kMiB);
+  EXPECT_EQ(bandwidth_for_working_set(m, 4096 * kMiB).working_set_bytes, 256 * kMiB);
+  // Below the smallest measured size: the smallest (never a slower, larger one).
+  EXPECT_EQ(bandwidth_for_working_set(m, 4096).working_set_bytes, kMiB);
+  EXPECT_DOUBLE_EQ(bandwidth_for_working_set(m, 4096).best_gbps(), 70.0);
+  EXPECT_EQ(m.dram().working_set_bytes, 256 * kMiB);
+}
+
+TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
+  MemoryBandwidth m = three_sizes();
+  m.datasheet = BandwidthEntry{"H100 SXM", 3350.0, "NVIDIA H100 whitepaper table 3 (SXM5)"};
+  const nlohmann::json j = m;
+  EXPECT_EQ(j["dram"]["working_set_bytes"], 256 * kMiB);
+  EXPECT_EQ(j["datasheet"]["gbps"], 3350.0);
+  const MemoryBandwidth back = memory_bandwidth_from_json(j, "roofline.json");
+  ASSERT_EQ(back.sizes.size(), 3u);
+  EXPECT_EQ(back.sizes[1].working_set_bytes, 16 * kMiB);
+  EXPECT_DOUBLE_EQ(back.sizes[1].triad_gbps, 28.0);
+  EXPECT_EQ(back.llc_bytes, 32 * kMiB);
+  EXPECT_EQ(back.threads, 2);
+  ASSERT_TRUE(back.datasheet.has_value());
+  EXPECT_EQ(back.datasheet->device, "H100 SXM");
+  // Where the LLC or the datasheet is unknown, null (not a guess), read back as such.
+  m.llc_bytes = 0;
+  m.datasheet.reset();
+  const nlohmann::json unknown = m;
+  EXPECT_TRUE(unknown["llc_bytes"].is_null() && unknown["datasheet"].is_null());
+  const MemoryBandwidth none = memory_bandwidth_from_json(unknown, "roofline.json");
+  EXPECT_EQ(none.llc_bytes, 0);
+  EXPECT_FALSE(none.datasheet.has_value());
+}
+
+// The ConfigError's message for `j` read as roofline.json's memory object.
+std::string error_of(const nlohmann::json& j) {
+  try {
+    memory_bandwidth_from_json(j, "runs/x/roofline.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Bandwidth, ABadMemoryObjectNamesTheFileTheFieldAndTheValue) {
+  const nlohmann::json good = three_sizes();
+  EXPECT_NE(error_of(nlohmann::json()).find("runs/x/roofline.json: field 'memory' is missing"), std::string::npos);
+  nlohmann::json j = good;
+  j["sizes"] = nlohmann::json::array();
+  EXPECT_NE(error_of(j).find("field 'memory.sizes' is [], expected a non-empty array"), std::string::npos);
+  j = good;
+  j["sizes"][1]["copy_gbps"] = -3.0;
+  EXPECT_NE(error_of(j).find("field 'memory.sizes[1].copy_gbps' is -3.0, expected a number > 0"), std::string::npos)
+      << error_of(j);
+  j = good;
+  j["sizes"][2].erase("working_set_bytes");
+  EXPECT_NE(error_of(j).find("'memory.sizes[2].working_set_bytes' is missing"), std::string::npos) << error_of(j);
+  j = good;
+  j["sizes"][2]["working_set_bytes"] = kMiB;
+  EXPECT_NE(error_of(j).find("expected more than the size before it"), std::string::npos) << error_of(j);
+}
+
+TEST(Roofline, AMemoryObjectIsReadOnlyFromARooflineOfThisDevice) {
+  nlohmann::json roof = {{"kind", "ladder.roofline"}, {"device", "Test CPU"}, {"memory", three_sizes()}};
+  EXPECT_EQ(run_roofline_memory(roof, "Test CPU", "roofline.json").dram().working_set_bytes, 256 * kMiB);
+  EXPECT_THROW(run_roofline_memory(roof, "Other CPU", "roofline.json"), ConfigError);
+  roof.erase("memory");  // a roofline.json from before the bandwidth probe
+  try {
+    run_roofline_memory(roof, "Test CPU", "old/roofline.json");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("old/roofline.json: field 'memory' is missing"), std::string::npos) << what;
+  }
+}
 
 TEST(Roofline, EveryShapeIsTheBestOfAtLeastTwoCallsAndTheBestShapeIsKept) {
   // Tiny sizes: no timing is asserted, only what was run and recorded.

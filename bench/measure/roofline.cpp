@@ -265,6 +265,7 @@ nlohmann::json measure_run_roofline(const torch::Device& device, int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
   const nlohmann::json precisions = precisions_json(probe_matmul_ceilings(device), device);
+  const nlohmann::json memory = probe_memory_bandwidth(device);
   return {{"schema_version", kSchemaVersion},
           {"kind", "ladder.roofline"},
           {"device", device_name(device)},
@@ -273,9 +274,11 @@ nlohmann::json measure_run_roofline(const torch::Device& device, int threads) {
           {"measured_at", utc_now_iso8601()},
           {"method", fmt::format("matmuls (n x k) @ (k x n), k = n and 4n, in three layouts (a@b, a@b^T, a^T@b) at n {}, "
                                  "{} interleaved rounds of >= {} s per precision (fp32, tf32, bf16, then again), the "
-                                 "best call of all; measured once per run before the rungs",
+                                 "best call of all; then the memory bandwidth (memory.method); measured once per run "
+                                 "before the rungs",
                                  fmt::join(matmul_probe_sizes(device), ", "), kRounds, kSecondsPerProbe)},
-          {"precisions", precisions}};
+          {"precisions", precisions},
+          {"memory", memory}};
 }
 
 RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
@@ -298,6 +301,12 @@ RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision prec
   r.probe_ms = e.value("probe_ms", 0.0);
   r.dtype = e.value("dtype", "");
   return r;
+}
+
+MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::string& device_name,
+                                    const std::string& file) {
+  check_roofline_header(roofline, device_name, file);
+  return memory_bandwidth_from_json(roofline.contains("memory") ? roofline["memory"] : nlohmann::json(), file);
 }
 
 std::string bf16_emulated(double fp32_tflops, double bf16_tflops) {
@@ -330,7 +339,8 @@ void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch:
 
 namespace {
 
-// What `ladder roofline` prints: each precision's matmul rate and the shape that gave it.
+// What `ladder roofline` prints: each precision's matmul rate, then each
+// working set's copy and triad bandwidth, the largest marked DRAM.
 void print_roofline(const nlohmann::json& roof) {
   fmt::print("roofline of {} ({} threads):\n", roof["device"].get<std::string>(), roof["threads"].get<int>());
   for (const auto& [name, e] : roof["precisions"].items())
@@ -338,6 +348,16 @@ void print_roofline(const nlohmann::json& roof) {
                e["n"].get<int64_t>(), e["k"].get<int64_t>(), e["layout"].get<std::string>(), e["reps"].get<int>(),
                e["dtype"].get<std::string>(),
                e.contains("tf32_effective") && !e["tf32_effective"].get<bool>() ? ", tf32 not effective here" : "");
+  const MemoryBandwidth m = memory_bandwidth_from_json(roof["memory"], "the probe's memory object");
+  fmt::print("  memory bandwidth, GB/s (STREAM's bytes; last-level cache {}):\n",
+             m.llc_bytes > 0 ? fmt::format("{:.3g} MiB", double(m.llc_bytes) / (1 << 20)) : "unknown");
+  fmt::print("  {:>12}  {:>8}  {:>8}\n", "working set", "copy", "triad");
+  for (const auto& s : m.sizes)
+    fmt::print("  {:>8.4g} MiB  {:>8.1f}  {:>8.1f}{}\n", double(s.working_set_bytes) / (1 << 20), s.copy_gbps,
+               s.triad_gbps, &s == &m.dram() ? "  DRAM" : "");
+  if (m.datasheet)
+    fmt::print("  datasheet {:.0f} GB/s ({}, {})\n", m.datasheet->gbps, m.datasheet->device, m.datasheet->source);
+  fmt::print("  memory probe {:.0f} ms\n", m.probe_ms);
 }
 
 }  // namespace
@@ -347,9 +367,11 @@ int roofline_command(const std::vector<std::string>& args) {
   int64_t threads = 0;
   bool quiet = false;
   ArgParser ap("roofline",
-               "Measure the device's dense-matmul ceiling at fp32, tf32 and bf16 (square matmuls at a\n"
-               "few sizes and layouts, the best call): the denominator of MFU 'p'. 'ladder run' measures\n"
-               "it once per run, before the rungs, into <run_dir>/roofline.json.");
+               "Measure the device's two ceilings: the dense-matmul rate at fp32, tf32 and bf16 (matmuls\n"
+               "at a few sizes and layouts, the best call), the denominator of MFU 'p', and the memory\n"
+               "bandwidth (STREAM's copy and triad from cache-resident sizes to well past the last-level\n"
+               "cache). 'ladder run' measures them once per run, before the rungs, into\n"
+               "<run_dir>/roofline.json.");
   ap.add_value("--device", "cpu|cuda|cuda:N", "device (default: cuda when available, else cpu)",
                [&](const std::string& v) { device_spec = v; });
   ap.add_value("--threads", "N", "intra-op CPU threads (default: all cores)",

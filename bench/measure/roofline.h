@@ -1,13 +1,15 @@
-// bench/measure/roofline.h: a short matmul probe that measures the device's real
-// dense-matmul ceiling at the step's precision: square matmuls at a few sizes
-// and in the three layouts of a linear layer, the best call. MFU against it
-// is the figure that means something on CPUs, where no datasheet peak exists.
+// bench/measure/roofline.h: the device's two ceilings, measured: the
+// dense-matmul TFLOP/s at each precision (a short probe of matmuls at a few
+// sizes, layouts and inner lengths, the best call) and the memory bandwidth
+// (bandwidth.h). MFU against the first is the figure that means something on
+// CPUs, where no datasheet peak exists; the second is what a memory-bound
+// part of the step is held against.
 //
-// `ladder run` measures it once per run, before the rungs, for fp32, tf32
+// `ladder run` measures both once per run, before the rungs, for fp32, tf32
 // and bf16 (`ladder roofline`, a child process: <run_dir>/roofline.json), and
 // every rung's 'p' MFU divides by that run's figure for its precision, so
 // the 'p' columns of one run share their denominator. A lone `ladder
-// measure` probes in its own process after its steps.
+// measure` probes the matmuls in its own process after its steps.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "bench/measure/bandwidth.h"
 #include "bench/measure/mfu.h"
 #include "variants/precision.h"
 
@@ -90,14 +93,21 @@ MatmulCeilings probe_matmul_ceilings(const torch::Device& device);
 void keep_best(MatmulCeilings& best, const MatmulCeilings& again);
 
 // The run's roofline: fp32, tf32 (under the tf32 rung's own setting) and
-// bf16 on `device` with `threads` intra-op threads (0: all cores), as the
-// JSON of <run_dir>/roofline.json (kind "ladder.roofline").
+// bf16 matmuls, then the memory bandwidth (its "memory" object, bandwidth.h),
+// on `device` with `threads` intra-op threads (0: all cores), as the JSON of
+// <run_dir>/roofline.json (kind "ladder.roofline").
 nlohmann::json measure_run_roofline(const torch::Device& device, int threads);
 
 // The entry of a run roofline for `precision`, checked against the device
 // this process runs on; a ConfigError names `file` and what is wrong.
 RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
                                   const std::string& device_name, const std::string& file);
+
+// The memory bandwidth of a run roofline, checked as run_roofline_entry
+// checks its header; a ConfigError names `file`, the field and its value
+// (a roofline.json of a build before the bandwidth probe has none).
+MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::string& device_name,
+                                    const std::string& file);
 
 // bf16 matmuls count as emulated on a CPU when they reach less than this
 // share of fp32's rate. Native bf16 runs at 1.5x to 16x fp32 (2.2x measured

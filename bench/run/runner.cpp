@@ -38,10 +38,11 @@ using nlohmann::json;
 
 namespace {
 
-// The device's matmul ceiling, measured once before the rungs by a `ladder
-// roofline` child into <run_dir>/roofline.json (kept on --resume). Sets
-// `file` to it, or leaves it empty when the probe failed: each rung then
-// probes in its own process, and the summary says why.
+// The device's ceilings (matmul TFLOP/s, memory bandwidth), measured once
+// before the rungs by a `ladder roofline` child into <run_dir>/roofline.json
+// (kept on --resume). Sets `file` to it, or leaves it empty when the probe
+// failed: each rung then probes its matmuls in its own process, and the
+// summary says why.
 json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::string& file) {
   file.clear();
   const Cell* first = nullptr;
@@ -51,8 +52,9 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
   const fs::path path = fs::path(o.run_dir) / "roofline.json";
   auto saved = read_json(path);
   if (!(saved && saved->value("kind", "") == "ladder.roofline")) {
-    if (!o.quiet) fmt::print(stderr, "[roofline] measuring {}'s matmul ceiling (fp32, tf32, bf16), once for the run\n",
-                             first->cfg.device);
+    if (!o.quiet)
+      fmt::print(stderr, "[roofline] measuring {}'s matmul ceiling (fp32, tf32, bf16) and memory bandwidth, once for "
+                 "the run\n", first->cfg.device);
     std::vector<std::string> args = {o.exe, "roofline", "--device", first->cfg.device, "--out", path.string(), "--quiet"};
     if (first->cfg.threads > 0) {
       // CPU ddp ranks split the threads; together they use the host's.
@@ -73,7 +75,9 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
   section["status"] = "ok";
   section["file"] = "roofline.json";
   if (!o.quiet) {
-    fmt::print(stderr, "[roofline] {}: {} TFLOP/s\n", saved->value("device", "?"), roofline_figures(*saved));
+    const std::string memory = roofline_memory_figures(*saved);
+    fmt::print(stderr, "[roofline] {}: {} TFLOP/s{}\n", saved->value("device", "?"), roofline_figures(*saved),
+               memory.empty() ? "" : "; " + memory);
   }
   return section;
 }

@@ -15,7 +15,8 @@
 // carries on; peers take no part in loss parity.
 //
 // Before the rungs, one `ladder roofline` child measures the device's matmul
-// ceiling into <run_dir>/roofline.json; every rung's MFU 'p' uses it.
+// ceilings and memory bandwidth into <run_dir>/roofline.json; every rung's
+// MFU 'p' uses the first.
 // With --repeat N, every measured cell runs in N processes, interleaved
 // (all cells once, then all again), so drift hits every rung alike; repeat k
 // of a cell writes <cell>/repeat<k>/report.json (repeat 1: <cell>/report.json)

@@ -1,0 +1,78 @@
+// bench/measure/bandwidth.h: the device's memory-bandwidth ceiling, the
+// roofline's second ceiling beside its matmul TFLOP/s (roofline.h).
+//
+// Two of STREAM's kernels (McCalpin) on fp32 tensors, with the run's threads
+// on a CPU:
+//   copy   dst.copy_(src)                    bytes = 2 x array (read src, write dst)
+//   triad  a = b + s * c (at::add_out)       bytes = 3 x array (read b and c, write a)
+// counted STREAM's way: the bytes the kernel must move, not the line a CPU
+// reads before it writes one (write-allocate), so a CPU's figures are below
+// its memcpy's, as STREAM's are. Each is timed by the harness's step timer
+// (bench/measure/device.h: CUDA events on a GPU), the best of several
+// repetitions, at a ladder of working sets (every array of the kernel
+// together: copy's two halves, triad's three thirds, so one repetition moves
+// the working set's bytes) from cache-resident to well past the last-level
+// cache. A small tensor runs from cache, faster than DRAM: a floor for it
+// takes the bandwidth of its working set (bandwidth_for_working_set); the
+// largest working set's is the DRAM (HBM) figure, the headline.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/torch.h>
+
+#include "bench/measure/mfu.h"
+
+namespace ladder {
+
+struct BandwidthAtSize {
+  int64_t working_set_bytes = 0;  // every array of one kernel together
+  double copy_gbps = 0;           // 1e9 bytes/s, STREAM's count of bytes
+  double triad_gbps = 0;
+  int reps = 0;  // the fewer of the two kernels' timed repetitions
+  double best_gbps() const { return std::max(copy_gbps, triad_gbps); }
+};
+
+struct MemoryBandwidth {
+  std::vector<BandwidthAtSize> sizes;  // ascending working sets; the last is DRAM's (HBM's on a GPU)
+  int64_t llc_bytes = 0;               // the last-level cache the sizes follow (CPU: sysfs; CUDA: L2); 0 unknown
+  int threads = 0;                     // a CPU's intra-op threads; 0 on CUDA
+  double probe_ms = 0;                 // wall time of the whole probe, buffers included
+  std::string method;
+  std::optional<BandwidthEntry> datasheet;  // bench/measure/mfu.h's table, where it knows the device
+  const BandwidthAtSize& dram() const { return sizes.back(); }
+};
+
+// The working sets probed on `device` for a last-level cache of `llc_bytes`
+// (0: unknown), smallest first: CPU 256 KiB, GPU 1 MiB, then x4 up to the
+// largest, which is 8x the LLC on a CPU (at least 256 MiB, at most 1 GiB) and
+// 4x the L2 on a GPU (at least 1 GiB, at most 4 GiB), and never more than a
+// quarter of the device's memory (`memory_bytes`).
+std::vector<int64_t> bandwidth_working_sets(const torch::Device& device, int64_t llc_bytes, int64_t memory_bytes);
+
+// Measures copy and triad at every working set, with the intra-op threads
+// set now (at::get_num_threads()).
+MemoryBandwidth probe_memory_bandwidth(const torch::Device& device);
+
+// roofline.json's "memory" object: method, threads, llc_bytes (null where
+// unknown), probe_ms, sizes [{working_set_bytes, copy_gbps, triad_gbps,
+// reps}], dram (the last size), datasheet {gbps, device, source} or null.
+void to_json(nlohmann::json& j, const MemoryBandwidth& m);
+
+// Reads what to_json wrote; a ConfigError names `file`, the field, its value
+// and what was expected.
+MemoryBandwidth memory_bandwidth_from_json(const nlohmann::json& memory, const std::string& file);
+
+// The measured size that applies to a working set of `working_set_bytes`:
+// the largest measured working set not above it, else the smallest measured
+// (a smaller working set runs at least as fast). A floor (bytes / bandwidth)
+// then never takes a bandwidth below the one that applies. `m` has a size
+// (probe_memory_bandwidth and memory_bandwidth_from_json make sure of it).
+const BandwidthAtSize& bandwidth_for_working_set(const MemoryBandwidth& m, int64_t working_set_bytes);
+
+}  // namespace ladder
