@@ -24,6 +24,10 @@ TEST(Mfu, MicroBenchmarkFlopsMatchHandComputation) {
   // and L of them make the attention term of flops_per_token (113,246,208 / 12).
   EXPECT_EQ(attention_flops_per_token(12, 64, 1024), 9'437'184);
   EXPECT_EQ(12 * attention_flops_per_token(12, 64, 1024), 113'246'208);
+  // Causal: 1024 queries meet 1 + 2 + ... + 1024 = 524,800 keys, 4 H Q FLOPs
+  // forward and 8 H Q backward a pair: 12 * 12 * 64 * 524,800 / 1024 tokens.
+  EXPECT_EQ(causal_attention_flops_per_token(12, 64, 1024), 4'723'200);
+  EXPECT_EQ(causal_attention_flops_per_token(12, 64, 1024) * 1024, int64_t(12) * 12 * 64 * 524'800);
 }
 
 TEST(Mfu, MfuPercentMatchesHandComputation) {

@@ -22,6 +22,10 @@ int64_t attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq
   return 12 * n_head * head_size * seq;
 }
 
+int64_t causal_attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq) {
+  return 6 * n_head * head_size * (seq + 1);
+}
+
 double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops) {
   return 100.0 * tokens_per_s * double(flops_per_token) / (peak_tflops * 1e12);
 }

@@ -37,6 +37,15 @@ int64_t gpt2_params_without_wpe(const ModelConfig& model, int64_t model_vocab);
 // 2 FLOPs each, times 3 for the backward.
 int64_t matmul_flops(int64_t m, int64_t n, int64_t k);
 int64_t attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq);
+// The same over the causal triangle only, the work causal attention needs:
+// query t meets keys 0..t, (T + 1) / 2 keys a query on average, so
+// 12 H Q (T + 1) / 2 = 6 H Q (T + 1) per token. A kernel that skips the
+// masked blocks (SDPA's flash) computes about this much, an explicit one the
+// full T x T; the attention micro-benchmarks count it for both, since a rate
+// over the full T x T credits SDPA with twice the work it does (T 2048 on this
+// repository's 2-core Xeon: 92 % of the fp32 matmul ceiling counted over
+// T x T, 46 % over the triangle it computes).
+int64_t causal_attention_flops_per_token(int64_t n_head, int64_t head_size, int64_t seq);
 
 // Model FLOPs utilisation in percent of `peak_tflops`.
 double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops);

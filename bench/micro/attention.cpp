@@ -4,7 +4,8 @@
 // switches between (variants/model.h), forward + backward, at the preset's
 // heads and head size, for T = 128, 256, ... up to 2048 or twice the block
 // size, whichever is smaller (at least 128: tiny runs T = 128 only). The two
-// must agree on y, dq, dk and dv within the precision's tolerance.
+// must agree on y, dq, dk and dv within the precision's tolerance. FLOPs are
+// the causal triangle's (bench/measure/mfu.h, causal_attention_flops_per_token).
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
@@ -61,7 +62,9 @@ void bench_attention(benchmark::State& state, const std::string& check_key,
   }
   if (!passed_check(state, check, extra)) return;
   const double s = time_iterations(state, device, [&] { run(kind, in); });
-  set_flop_counters(state, double(attention_flops_per_token(H, hs, T) * B * T), s, device, p);
+  // The work causal attention needs (the triangle), for either kind: explicit
+  // computes the full (T, T) and masks half away.
+  set_flop_counters(state, double(causal_attention_flops_per_token(H, hs, T) * B * T), s, device, p);
 }
 
 void register_attention(const MicroConfig& cfg) {
