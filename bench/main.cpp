@@ -14,6 +14,7 @@
 #include "reports/export.h"
 #include "bench/micro/command.h"
 #include "bench/measure/roofline.h"
+#include "bench/measure/speed_of_light.h"
 #include "bench/run/peers.h"
 #include "bench/run/run_command.h"
 #include "build_info.h"
@@ -33,6 +34,7 @@ constexpr const char* kUsage =
     "  compare    compare runs (GPUs, machines, days) with significance tests\n"
     "  export     export a finished run in a --format: its table, or google/benchmark JSON (gbench)\n"
     "  bands      where a run's top rung spends its step against each PyTorch peer, band by band\n"
+    "  sol        each rung's bands against the machine's limits: floor, efficiency, headroom\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
     "  peers      the PyTorch peers ladder run can measure beside the rungs (--json: for scripts/peer.py)\n"
@@ -53,6 +55,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "compare") return ladder::compare_command(args);
   if (command == "export") return ladder::export_command(args);
   if (command == "bands") return ladder::bands_command(args);
+  if (command == "sol") return ladder::sol_command(args);
   if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "roofline") return ladder::roofline_command(args);
   if (command == "peers") return ladder::peers_command(args);
@@ -68,7 +71,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, bench, roofline, peers, switches, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, sol, bench, roofline, peers, switches, version (see 'ladder --help')",
                   command));
 }
 

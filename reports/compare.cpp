@@ -183,6 +183,7 @@ InputCell input_cell(const LoadedRun& run, const std::string& cell, const Report
     if (reports.empty()) {  // where a step's time went: the first process's op breakdown
       in.op_breakdown_ms = facts.op_breakdown_ms;
       in.op_breakdown_top = facts.op_breakdown_top;
+      in.speed_of_light = facts.speed_of_light;
     }
     reports.push_back(r);
     in.rounds.push_back(int(k) + 1);  // the round of each process: its member's place in the input

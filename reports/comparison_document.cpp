@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/bands.h"
+#include "reports/speed_of_light_table.h"
 #include "reports/compare.h"
 #include "reports/comparison_charts.h"
 #include "reports/inference.h"
@@ -370,6 +371,27 @@ void add_band_tables(const json& cmp, Document& doc) {
   if (!all.tables.empty()) doc.sections.push_back(std::move(all));
 }
 
+// The top rung whose inputs hold speed-of-light sections: each input's measured ms, floor and efficiency per
+// band, side by side (none for reports made before the section existed).
+void add_speed_of_light_table(const json& cmp, Document& doc) {
+  const auto labels = input_labels(cmp);
+  std::optional<Table> top;
+  for (const auto& rung : array_at(cmp, "rungs")) {
+    const std::string name = text(rung, "rung");
+    if (is_peer_cell(name)) continue;
+    std::vector<json> sections;
+    std::vector<std::string> with;
+    const json& inputs = array_at(rung, "inputs");
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (member(inputs[i], "speed_of_light").is_object()) {
+        sections.push_back(inputs[i]["speed_of_light"]);
+        with.push_back(label_at(labels, i));
+      }
+    if (sections.size() >= 2) top = speed_of_light_comparison(sections, with, name);
+  }
+  if (top) doc.tables.push_back(std::move(*top));
+}
+
 // "ladder compare: A vs B", and what the comparison is of.
 void add_comparison_titles(const json& cmp, Document& doc) {
   doc.title = "ladder compare";
@@ -407,6 +429,7 @@ Document comparison_document(const json& cmp) {
   for (auto* add : {subject_section, breakdown_names_section})
     for (Section& s : add(cmp)) doc.sections.push_back(std::move(s));
   add_band_tables(cmp, doc);
+  add_speed_of_light_table(cmp, doc);
   doc.sections.push_back(environment_section(cmp));
   doc.sections.push_back({"",
                           Placement::kBottom,

@@ -34,6 +34,7 @@ json input_cell_json(const InputCell& in) {
               {"op_breakdown_ms", in.op_breakdown_ms},
               {"op_breakdown_top", in.op_breakdown_top}};
   for (const auto& [key, value] : in.figures) out[key] = value;
+  if (!in.speed_of_light.is_null()) out["speed_of_light"] = in.speed_of_light;  // reports before it have none
   if (in.speedup_interval_recorded) out["speedup_vs_fp32_interval"] = interval_json(in.speedup_vs_fp32_interval);
   return out;
 }

@@ -34,6 +34,7 @@ struct InputCell {
   bool speedup_interval_recorded = false;
   std::optional<Bounds> speedup_vs_fp32_interval;
   nlohmann::json op_breakdown_ms, op_breakdown_top;  // the first process's, when valid
+  nlohmann::json speed_of_light;  // the first process's section, when its report has one
   bool ok() const { return status == "ok"; }
   double figure(const char* key) const;  // a figure recorded as a number
 };

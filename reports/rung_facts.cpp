@@ -47,6 +47,8 @@ RungFacts read_rung_facts(const json& report) {
     f.op_breakdown_ms = member(b, "categories_ms");
     f.op_breakdown_top = member(b, "top_by_category");
   }
+  const json& sol = member(report, "speed_of_light");
+  if (sol.is_object() && !sol.contains("unavailable")) f.speed_of_light = sol;
   return f;
 }
 

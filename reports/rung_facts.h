@@ -31,6 +31,7 @@ struct RungFacts {
   // The op breakdown of the step, when valid: ms per category, and each
   // category's largest kernels or operators; null otherwise.
   nlohmann::json op_breakdown_ms, op_breakdown_top;
+  nlohmann::json speed_of_light;  // the report's section, when it has one (null otherwise)
 };
 
 RungFacts read_rung_facts(const nlohmann::json& report);

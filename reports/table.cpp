@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/bands.h"
+#include "reports/speed_of_light_table.h"
 #include "reports/figure_charts.h"
 #include "reports/json_fields.h"
 #include "reports/peer_cells.h"
@@ -404,6 +405,9 @@ Document run_document(const json& summary, const std::string& summary_path) {
     for (auto& t : bands.tables) doc.tables.push_back(std::move(t));
     if (bands.tables.empty()) doc.notes.push_back({"no band table: " + bands.why, "bands:", Tone::kWarn});
   }
+  // The top rung against the machine's limits, band by band (`ladder sol RUN` for every rung).
+  if (auto sol = top_rung_speed_of_light(summary, std::filesystem::path(summary_path).parent_path().string()))
+    doc.tables.push_back(std::move(*sol));
   add_run_titles(summary, doc);
   doc.charts = run_charts(summary);
   return doc;

@@ -14,6 +14,8 @@ usage: e2e_golden.py LADDER_BIN CASE
                H100 builds of one day, an H100 against an H200, and a CPU A/A
                pair
   bands        `ladder bands` (text, markdown, json) on the H100 check
+  sol          `ladder sol` (text, markdown, json) on the H100 check and its
+               ablation at the top
 
 The recorded runs never change, so any difference is a change in what ladder
 makes of the same inputs: the guard of a refactor of the run table, compare,
@@ -125,7 +127,17 @@ def bands(_):
     assert_none(problems)
 
 
-CASES = {f.__name__: f for f in (run_tables, comparisons, bands)}
+def sol(_):
+    """`ladder sol` on the recorded H100 check (every rung; the datasheet's bandwidth, not measured there) and its
+    ablation at the top, part by part."""
+    problems = []
+    for name in ("h100-check", "h100-ablation"):
+        for fmt in ("text", "markdown", "json"):
+            problems += check(f"sol-{name}.{EXT[fmt]}", ladder("sol", RUNS[name], "--format", fmt))
+    assert_none(problems)
+
+
+CASES = {f.__name__: f for f in (run_tables, comparisons, bands, sol)}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2])

@@ -164,14 +164,13 @@ void add_loss_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
     work.memory("loss/logits' first V columns", Category::kMemcpyMemset, m, N * V * a, N * V * a);
     work.memory("loss/gradient padded to Vp", Category::kMemcpyMemset, m, N * V * a, N * Vp * a);
   }
-  if (a == 2) {  // cross_entropy runs in fp32 under autocast
-    work.memory("loss/logits cast to fp32", Category::kMemcpyMemset, m, N * V * 2, N * V * 4);
-    work.memory("loss/gradient cast to bf16", Category::kMemcpyMemset, m, N * V * 4, N * V * 2);
-  }
-  work.memory("loss/log_softmax forward", Category::kSoftmaxLoss, m, N * V * 4, N * V * 4);
-  work.memory("loss/nll forward", Category::kSoftmaxLoss, m, N * 8 + N * 4, 4);
-  work.memory("loss/nll backward", Category::kSoftmaxLoss, m, N * 8, N * V * 4);
-  work.memory("loss/log_softmax backward", Category::kSoftmaxLoss, m, 2 * N * V * 4, N * V * 4);
+  // At the logits' dtype: on the H100 under bf16 autocast the loss ran log_softmax on bf16 in and out
+  // (cunn_SoftMaxForward<8, BFloat16, float, BFloat16>, 2026-11-27); nll_loss's backward zeroes its (N, V)
+  // gradient (a fill: memcpy/memset) and writes the targets' entries.
+  work.memory("loss/log_softmax forward", Category::kSoftmaxLoss, m, N * V * a, N * V * a);
+  work.memory("loss/nll forward", Category::kSoftmaxLoss, m, N * 8 + N * a, 4);
+  work.memory("loss/nll backward zeros", Category::kMemcpyMemset, m, 0, N * V * a);
+  work.memory("loss/log_softmax backward", Category::kSoftmaxLoss, m, 2 * N * V * a, N * V * a);
 }
 
 }  // namespace ladder::fused

@@ -71,7 +71,9 @@ void add_gradient_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
   const double handed = P - (f.grads_into_buffers && f.fused_linear ? s.block_linear_params() : 0);
   if (const int64_t adds = persistent ? m : m - 1; adds > 0)
     work.memory("grads/accumulated into .grad", Category::kElementwiseNorm, adds, 2 * handed * 4, handed * 4);
-  if (persistent) work.memory("optimizer/zero grads", Category::kOptimizer, 1, 0, P * 4);
+  // The zeroing is a fill kernel: in the optimizer phase unless a graph replays it (then by its name, a fill).
+  const Category zero_band = f.optimizer_in_graph ? Category::kMemcpyMemset : Category::kOptimizer;
+  if (persistent) work.memory("optimizer/zero grads", zero_band, 1, 0, P * 4);
 }
 
 }  // namespace ladder

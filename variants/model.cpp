@@ -345,7 +345,10 @@ void add_explicit_attention_work(const WorkShape& s, const WorkFlags& f, WorkLis
   };
   gemm("attn.q@k^T/forward", fwd, 2 * N * C * a, S * a);
   work.memory("attn.scale/forward", Category::kElementwiseNorm, fwd, S * a, S * a);
-  work.memory("attn.mask/forward", Category::kElementwiseNorm, fwd, S * a + T * T, S * a);
+  // masked_fill: elementwise work, but CUDA's kernel (masked_fill_kernel) is named like a fill, which the
+  // breakdown counts as memcpy/memset; on a CPU the operator aten::masked_fill is elementwise.
+  const Category mask = f.on_cuda ? Category::kMemcpyMemset : Category::kElementwiseNorm;
+  work.memory("attn.mask/forward", mask, fwd, S * a + T * T, S * a);
   if (bf16) work.memory("attn.softmax/cast to fp32", Category::kMemcpyMemset, fwd, S * 2, S * 4);
   work.memory("attn.softmax/forward", Category::kSoftmaxLoss, fwd, S * 4, S * 4);
   if (bf16) work.memory("attn.softmax/cast to bf16", Category::kMemcpyMemset, fwd, S * 4, S * 2);
@@ -355,7 +358,7 @@ void add_explicit_attention_work(const WorkShape& s, const WorkFlags& f, WorkLis
   if (bf16) work.memory("attn.softmax/cast back to fp32", Category::kMemcpyMemset, per, S * 2, S * 4);
   work.memory("attn.softmax/backward", Category::kSoftmaxLoss, per, 2 * S * 4, S * 4);
   if (bf16) work.memory("attn.softmax/cast back to bf16", Category::kMemcpyMemset, per, S * 4, S * 2);
-  work.memory("attn.mask/backward", Category::kElementwiseNorm, per, S * a + T * T, S * a);
+  work.memory("attn.mask/backward", mask, per, S * a + T * T, S * a);
   work.memory("attn.scale/backward", Category::kElementwiseNorm, per, S * a, S * a);
   gemm("attn.q@k^T/grad of q", per, S * a + N * C * a, N * C * a);
   gemm("attn.q@k^T/grad of k", per, S * a + N * C * a, N * C * a);

@@ -191,7 +191,9 @@ void add_optimizer_work(const WorkShape&, const WorkFlags& f, WorkList& work) {
   using profiler::Category;
   const double P = double(f.n_params), shard = f.zero1 ? P / double(f.world) : P;
   work.memory("optimizer/grad norm", Category::kOptimizer, 1, P * 4, 0);
-  if (!f.clip_in_kernel) work.memory("optimizer/clip scale", Category::kOptimizer, 1, P * 4, P * 4);
+  // In a graph replay the device breakdown knows no phase: the clip's in-place scale is an elementwise kernel.
+  const Category scale_band = f.optimizer_in_graph ? Category::kElementwiseNorm : Category::kOptimizer;
+  if (!f.clip_in_kernel) work.memory("optimizer/clip scale", scale_band, 1, P * 4, P * 4);
   work.memory("optimizer/adamw", Category::kOptimizer, 1, shard * 16, shard * 12);
 }
 

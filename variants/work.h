@@ -85,6 +85,11 @@ struct WorkFlags {
   int world = 1;                    // ddp ranks (1: no all-reduce)
   bool zero1 = false;               // AdamW's state sharded over the ranks
   int64_t n_params = 0;             // every parameter (wpe included), counted once (wte is the lm_head)
+  // Where the breakdown counts a site can depend on the device: on CUDA by
+  // each kernel's name, or by the phase that launched it; on a CPU by the
+  // innermost operator, or the range around it (profiler/op_categories.h).
+  bool on_cuda = false;
+  bool optimizer_in_graph = false;  // (CUDA) the optimizer replays in the step's graph: its kernels go by name
   // A block's forward sites run this many times a micro-step (2 with act-ckpt).
   int64_t block_forwards() const { return act_ckpt ? 2 : 1; }
 };

@@ -44,6 +44,9 @@ WorkFlags work_flags(const RunConfig& cfg, const StepPlan& plan, bool on_cuda, b
   f.world = plan.acts("ddp") ? cfg.world_size : 1;
   f.zero1 = plan.acts("zero1");
   f.n_params = n_params;
+  f.on_cuda = on_cuda;
+  // TrainStep: graphed on CUDA with the flat buffer and one process; the optimizer in the graph with the fused AdamW.
+  f.optimizer_in_graph = on_cuda && plan.acts("cuda-graph") && f.flat_grads && f.world == 1 && plan.acts("fused-adamw");
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include "bench/measure/memory.h"
 #include "bench/measure/mfu.h"
 #include "bench/measure/roofline.h"
+#include "bench/measure/speed_of_light.h"
 #include "bench/measure/step_columns.h"
 #include "reports/report.h"
 #include "reports/report_loader.h"
@@ -237,6 +238,8 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   });
   if (!m.suite.is_null()) report["suite"] = m.suite;
   if (!m.peer.is_null()) report["peer"] = m.peer;
+  // From what the report now holds: its config's work, its breakdown, its MFU's ceiling.
+  report["speed_of_light"] = speed_of_light_section(report, m.roofline_file);
   return report;
 }
 

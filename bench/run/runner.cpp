@@ -38,6 +38,46 @@ using nlohmann::json;
 
 namespace {
 
+// The ddp rung's link: with a ddp cell of 2 or more ranks to run, the
+// all-reduce micro-benchmark (`ladder bench`'s allreduce family: 2 ranks,
+// Gloo on a CPU, NCCL on GPUs, at the preset's bucket sizes) measures the bus
+// bandwidth its collectives move at, into <run_dir>/interconnect/micro.json;
+// the best bucket's is the link ceiling of the speed-of-light table
+// (bench/measure/speed_of_light.h). Null without such a cell, or when the
+// benchmark did not run (the table then leaves the link's floor out).
+json measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o) {
+  const Cell* ddp = nullptr;
+  for (const auto& c : cells)
+    if (c.runnable && c.role == "measure" && c.cfg.sw.on("ddp") && c.cfg.world_size > 1 && !ddp) ddp = &c;
+  if (!ddp) return nullptr;
+  const fs::path dir = fs::path(o.run_dir) / "interconnect";
+  if (!o.quiet) fmt::print(stderr, "[roofline] measuring the ddp rung's all-reduce bandwidth (ladder bench allreduce)\n");
+  std::vector<std::string> args = {o.exe, "bench", "--device", ddp->cfg.device, "--preset", ddp->cfg.preset,
+                                   "--benchmark_filter=^allreduce/", "--benchmark_min_time=0.1", "--out", dir.string()};
+  if (ddp->cfg.threads > 0) args.insert(args.end(), {"--threads", std::to_string(ddp->cfg.threads)});
+  fs::create_directories(dir);
+  const std::string log = (dir / "output.log").string();  // google/benchmark's console, kept out of the run's
+  const ChildOutcome out = run_children(args, {EnvVars{}}, std::min(o.rung_timeout_s, 300.0), 0, {log}).front();
+  const auto micro = read_json(dir / "micro.json");
+  if (!(out.exited && out.exit_code == 0) || !micro) {
+    if (!o.quiet && !interrupted())
+      fmt::print(stderr, "[roofline] the all-reduce benchmark {} (log: {}); the ddp rung's link has no floor\n",
+                 describe_outcome(out), log);
+    return nullptr;
+  }
+  double best = 0;
+  std::string best_name;
+  for (const auto& b : micro->value("benchmarks", json::array()))
+    if (b.contains("bytes_per_s") && b["bytes_per_s"].is_number() && b["bytes_per_s"].get<double>() > best)
+      best = b["bytes_per_s"].get<double>(), best_name = b.value("name", "");
+  if (!(best > 0)) return nullptr;
+  // With 2 ranks nccl-tests' bus bandwidth equals the algorithm bandwidth the benchmark reports.
+  return {{"busbw_gbps", best / 1e9}, {"ranks", 2}, {"benchmark", best_name},
+          {"method", "ladder bench's allreduce family: 2 ranks (Gloo on a CPU, NCCL on GPUs) at the preset's DDP "
+                     "bucket sizes, the best bucket's bytes/s (busbw = algbw with 2 ranks)"},
+          {"file", "interconnect/micro.json"}};
+}
+
 // The device's ceilings (matmul TFLOP/s, memory bandwidth), measured once
 // before the rungs by a `ladder roofline` child into <run_dir>/roofline.json
 // (kept on --resume). Sets `file` to it, or leaves it empty when the probe
@@ -68,6 +108,12 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
       if (!o.quiet && !interrupted())
         fmt::print(stderr, "[roofline] {}; each rung measures its own\n", why);
       return {{"status", "failed"}, {"reason", why}};
+    }
+  }
+  if (!saved->contains("interconnect")) {
+    if (const json link = measure_interconnect(cells, o); !link.is_null()) {
+      (*saved)["interconnect"] = link;
+      write_file_atomically(path.string(), saved->dump(2) + "\n");
     }
   }
   file = path.string();

@@ -1,0 +1,356 @@
+// bench/measure/speed_of_light.cpp: see speed_of_light.h.
+#include "bench/measure/speed_of_light.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/measure/mfu.h"
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
+#include "profiler/common/config_error.h"
+#include "profiler/op_categories.h"
+#include "reports/peer_cells.h"
+#include "reports/report_loader.h"
+#include "reports/reporter.h"
+#include "reports/speed_of_light_table.h"
+#include "variants/config.h"
+#include "variants/switches/switch.h"
+#include "variants/work_model.h"
+
+namespace ladder {
+
+using json = nlohmann::json;
+
+double Ceilings::memory_gbps_for(double bytes) const {
+  if (memory && !memory->sizes.empty()) return bandwidth_for_working_set(*memory, int64_t(bytes)).best_gbps();
+  return memory_gbps;
+}
+
+double SolBand::efficiency_pct() const { return measured_ms > 0 ? 100.0 * floor_ms / measured_ms : 0; }
+
+const SolBand* SpeedOfLight::largest_headroom() const {
+  const SolBand* best = nullptr;
+  for (const auto& b : bands)
+    if (b.band != "idle_other" && b.floor_ms > 0 && (!best || b.headroom_ms() > best->headroom_ms())) best = &b;
+  return best;
+}
+
+namespace {
+
+// One site's floor over a step: the larger of its compute and its memory (or link) time; "unknown"
+// binds where a ceiling it needs was not measured (the floor then counts what is known, still a floor).
+SolSite site_floor(const SiteWork& w, const Ceilings& c) {
+  SolSite s{w.name, w.count, w.flops * double(w.count), w.bytes() * double(w.count), 0, "unknown"};
+  const bool matmul = w.bound == WorkBound::kMatmul, link = w.bound == WorkBound::kLink;
+  const double compute_ms = matmul && c.matmul_tflops > 0 ? s.flops / (c.matmul_tflops * 1e12) * 1e3 : 0;
+  const double gbps = link ? c.link_gbps : c.memory_gbps_for(w.bytes());
+  const double moving_ms = gbps > 0 ? s.bytes / (gbps * 1e9) * 1e3 : 0;
+  s.floor_ms = std::max(compute_ms, moving_ms);
+  if (gbps > 0 && (!matmul || c.matmul_tflops > 0))
+    s.binds = matmul && compute_ms >= moving_ms ? "compute" : (link ? "link" : "memory");
+  return s;
+}
+
+// The binding ceiling of a band: the one whose sites give the larger share of its floor.
+std::string band_binds(const std::vector<SolSite>& sites) {
+  std::map<std::string, double> by;
+  for (const auto& s : sites) by[s.binds] += s.floor_ms;
+  std::string best;
+  double most = -1;
+  for (const auto& [k, v] : by)
+    if (v > most) best = k, most = v;
+  return best;
+}
+
+}  // namespace
+
+SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& ceilings, const json& categories_ms,
+                            double dt_ms) {
+  SpeedOfLight sol;
+  sol.ceilings = ceilings;
+  sol.dt_ms = dt_ms;
+  std::map<std::string, std::vector<SolSite>> by_band;
+  for (const SiteWork& w : work.sites())
+    by_band[profiler::category_key(w.band)].push_back(site_floor(w, ceilings));
+  for (size_t i = 0; i < profiler::kCategoryCount; ++i) {
+    const std::string key = profiler::category_key(profiler::Category(i));
+    SolBand b;
+    b.band = key;
+    b.measured_ms = categories_ms.is_object() && categories_ms.contains(key) && categories_ms[key].is_number()
+                        ? categories_ms[key].get<double>()
+                        : 0.0;
+    b.sites = std::move(by_band[key]);
+    std::sort(b.sites.begin(), b.sites.end(), [](const SolSite& x, const SolSite& y) { return x.floor_ms > y.floor_ms; });
+    for (const auto& s : b.sites) {
+      b.floor_ms += s.floor_ms;
+      b.partial = b.partial || s.binds == "unknown";
+    }
+    b.binds = band_binds(b.sites);
+    if (b.measured_ms == 0 && b.sites.empty()) continue;
+    sol.floor_ms += b.floor_ms;
+    sol.bands.push_back(std::move(b));
+  }
+  if (!(ceilings.matmul_tflops > 0)) sol.notes.push_back("no matmul ceiling: the matmul sites' floors count their bytes only");
+  if (!(ceilings.memory_gbps > 0) && !ceilings.memory)
+    sol.notes.push_back("no memory bandwidth: the floors count the matmul sites' FLOPs only");
+  for (const auto& b : sol.bands)
+    if (b.floor_above_measured())
+      sol.notes.push_back(fmt::format("{}: floor {:.3f} ms above the measured {:.3f} ms: the work model or a ceiling "
+                                      "is wrong",
+                                      b.band, b.floor_ms, b.measured_ms));
+  return sol;
+}
+
+namespace {
+
+const json& member(const json& j, const char* key) {
+  static const json kNull;
+  return j.is_object() && j.contains(key) ? j[key] : kNull;
+}
+
+std::string device_name_of(const json& report) {
+  const json& dev = member(member(report, "environment"), "device");
+  if (member(dev, "name").is_string()) return dev["name"].get<std::string>();
+  const json& cpu = member(member(report, "environment"), "cpu_model");
+  return cpu.is_string() ? cpu.get<std::string>() : "";
+}
+
+// The matmul ceiling the report's MFU 'p' divided by (the run's roofline at
+// the step's precision), else the datasheet's.
+void matmul_ceiling(const json& report, Ceilings& c) {
+  const json& mfu = member(report, "mfu");
+  c.matmul_precision = member(mfu, "precision").is_string() ? mfu["precision"].get<std::string>() : "fp32";
+  const json& measured = member(mfu, "measured_roofline");
+  if (member(measured, "peak_tflops").is_number()) {
+    c.matmul_tflops = measured["peak_tflops"].get<double>();
+    const json& probe = member(measured, "probe");
+    c.matmul_basis = fmt::format("measured: the run's {} matmul roofline (n {}, best of {} reps)", c.matmul_precision,
+                                 member(probe, "n").is_number() ? probe["n"].dump() : "?",
+                                 member(probe, "reps").is_number() ? probe["reps"].dump() : "?");
+    return;
+  }
+  const json& sheet = member(mfu, "datasheet");
+  if (member(sheet, "peak_tflops").is_number()) {
+    c.matmul_tflops = sheet["peak_tflops"].get<double>();
+    c.matmul_basis = fmt::format("datasheet, not measured: {} ({})", sheet["device"].get<std::string>(),
+                                 member(sheet, "source").is_string() ? sheet["source"].get<std::string>() : "");
+  }
+}
+
+// The memory ceiling: the run's measured ladder, else the datasheet's figure (marked not measured).
+// The link: the all-reduce's bus bandwidth the run measured (bench/run/runner.cpp, measure_interconnect).
+void link_ceiling(const json& roofline, Ceilings& c) {
+  const json& link = member(roofline, "interconnect");
+  if (!member(link, "busbw_gbps").is_number()) return;
+  c.link_gbps = link["busbw_gbps"].get<double>();
+  c.link_basis = fmt::format("measured: the all-reduce micro-benchmark's bus bandwidth ({})",
+                             member(link, "benchmark").is_string() ? link["benchmark"].get<std::string>() : "?");
+}
+
+void memory_ceiling(const json& roofline, const std::string& device, Ceilings& c) {
+  if (member(roofline, "memory").is_object()) {
+    c.memory = memory_bandwidth_from_json(roofline["memory"], "roofline.json");
+    c.memory_gbps = c.memory->dram().best_gbps();
+    c.memory_basis = fmt::format("measured: copy and triad at {} working sets, {:.0f} GB/s at {:.0f} MiB (DRAM); "
+                                 "each site takes its working set's",
+                                 c.memory->sizes.size(), c.memory_gbps,
+                                 double(c.memory->dram().working_set_bytes) / (1 << 20));
+    return;
+  }
+  if (const auto sheet = datasheet_bandwidth(device)) {
+    c.memory_gbps = sheet->gbps;
+    c.memory_basis = fmt::format("datasheet, not measured: {} {:.0f} GB/s ({})", sheet->device, sheet->gbps,
+                                 sheet->source);
+  }
+}
+
+}  // namespace
+
+std::optional<SpeedOfLight> speed_of_light_of_report(const json& report, const json& roofline, std::string* why) {
+  auto fail = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return std::optional<SpeedOfLight>();
+  };
+  const json& b = member(report, "op_breakdown");
+  if (!member(b, "categories_ms").is_object() || member(b, "valid") == json(false))
+    return fail("no valid op_breakdown (run with the breakdown: it is on by default in `ladder run`)");
+  const json& dt = member(member(member(report, "summary"), "dt_ms"), "median");
+  if (!dt.is_number()) return fail("no summary.dt_ms.median");
+  RunConfig cfg;
+  try {
+    from_json(member(report, "config"), cfg);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("its config cannot be read: {}", e.what()));
+  }
+  const bool bf16 = member(member(member(report, "switches"), "bf16"), "effective") == json(true);
+  const json& n_params = member(member(report, "model"), "n_params");
+  if (!n_params.is_number_integer()) return fail("no model.n_params");
+  const StepPlan plan = plan_for(cfg);
+  const bool on_cuda = cfg.device.rfind("cuda", 0) == 0;
+  const WorkList work =
+      step_work(work_shape(cfg, bf16), work_flags(cfg, plan, on_cuda, bf16, n_params.get<int64_t>()));
+  Ceilings c;
+  matmul_ceiling(report, c);
+  memory_ceiling(roofline, device_name_of(report), c);
+  link_ceiling(roofline, c);
+  if (!(c.matmul_tflops > 0) && !(c.memory_gbps > 0)) return fail("no ceiling: neither a matmul roofline nor a bandwidth");
+  return speed_of_light(work, c, b["categories_ms"], dt.get<double>());
+}
+
+void to_json(json& j, const SpeedOfLight& s) {
+  const Ceilings& c = s.ceilings;
+  auto number_or_null = [](double v) { return v > 0 ? json(v) : json(); };
+  json bands = json::array();
+  for (const auto& b : s.bands) {
+    json sites = json::array();
+    for (const auto& x : b.sites)
+      sites.push_back({{"name", x.name}, {"count", x.count}, {"flops", x.flops}, {"bytes", x.bytes},
+                       {"floor_ms", x.floor_ms}, {"binds", x.binds}});
+    bands.push_back({{"band", b.band}, {"measured_ms", b.measured_ms}, {"floor_ms", b.floor_ms},
+                     {"binds", b.binds.empty() ? json() : json(b.binds)},
+                     {"efficiency_pct", b.measured_ms > 0 && b.floor_ms > 0 ? json(b.efficiency_pct()) : json()},
+                     {"headroom_ms", b.headroom_ms()}, {"partial", b.partial},
+                     {"floor_above_measured", b.floor_above_measured()}, {"sites", sites}});
+  }
+  json largest;
+  if (const SolBand* l = s.largest_headroom())
+    largest = {{"band", l->band}, {"headroom_ms", l->headroom_ms()},
+               {"pct_of_floor", 100.0 * l->headroom_ms() / l->floor_ms}};
+  j = {{"method", "floor = max(FLOPs / matmul ceiling, bytes / bandwidth of the working set) per site "
+                  "(variants/work_model.h, bench/measure/speed_of_light.h), summed per band of the op breakdown"},
+       {"ceilings",
+        {{"matmul_tflops", number_or_null(c.matmul_tflops)},
+         {"matmul_precision", c.matmul_precision},
+         {"matmul_basis", c.matmul_basis},
+         {"memory_gbps", number_or_null(c.memory_gbps)},
+         {"memory_measured", c.memory.has_value()},
+         {"memory_basis", c.memory_basis},
+         {"link_gbps", number_or_null(c.link_gbps)},
+         {"link_basis", c.link_basis}}},
+       {"bands", bands},
+       {"step", {{"dt_ms", s.dt_ms}, {"floor_ms", s.floor_ms}, {"dt_over_floor", number_or_null(s.dt_over_floor())}}},
+       {"largest_headroom", largest},
+       {"notes", s.notes}};
+}
+
+json speed_of_light_section(const json& report, const std::string& roofline_file) {
+  std::string why;
+  json roofline;
+  try {
+    if (!roofline_file.empty() && std::filesystem::exists(roofline_file)) roofline = read_json_file(roofline_file);
+    if (const auto sol = speed_of_light_of_report(report, roofline, &why)) {
+      json j;
+      to_json(j, *sol);
+      return j;
+    }
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  return {{"unavailable", why}};
+}
+
+namespace {
+
+// The section of one report: its own, else computed from it with the run's roofline (`run_dir`/roofline.json).
+std::optional<json> section_of(const json& report, const std::string& run_dir, std::string* why) {
+  const json& own = member(report, "speed_of_light");
+  if (own.is_object() && !own.contains("unavailable")) return own;
+  json roofline;
+  const auto roof_path = std::filesystem::path(run_dir) / "roofline.json";
+  if (!run_dir.empty() && std::filesystem::exists(roof_path)) roofline = read_json_file(roof_path.string());
+  const auto sol = speed_of_light_of_report(report, roofline, why);
+  if (!sol) return std::nullopt;
+  json j;
+  to_json(j, *sol);
+  return j;
+}
+
+// (rung, report path) of each rung of a run that ran ok, in the summary's order; peers left out.
+std::vector<std::pair<std::string, std::string>> run_reports(const std::string& input, std::string* run_dir) {
+  namespace fs = std::filesystem;
+  if (fs::path(input).filename() == "report.json" || (fs::is_regular_file(input) && !fs::is_directory(input) &&
+                                                      fs::path(input).filename() != "summary.json")) {
+    *run_dir = fs::path(input).parent_path().parent_path().string();
+    return {{fs::path(input).parent_path().filename().string(), input}};
+  }
+  const std::string summary_path = summary_file(input);
+  if (summary_path.empty())
+    throw ConfigError(fmt::format("sol: '{}' is neither a `ladder run` directory (no summary.json) nor a report.json",
+                                  input));
+  *run_dir = fs::path(summary_path).parent_path().string();
+  std::vector<std::pair<std::string, std::string>> out;
+  const json summary = load_summary(summary_path);
+  for (const auto& row : summary["rows"]) {
+    const std::string cell = row.value("cell", "");
+    if (row.value("status", "") != "ok" || is_peer_cell(cell)) continue;
+    out.emplace_back(cell, (fs::path(*run_dir) / row.value("report", cell + "/report.json")).string());
+  }
+  return out;
+}
+
+}  // namespace
+
+int sol_command(const std::vector<std::string>& args) {
+  std::string format = "text", rung, out;
+  std::vector<std::string> inputs;
+  ArgParser ap("sol",
+               "Each rung's step against the machine's own limits, band by band: the floor of each band (its "
+               "FLOPs at the matmul ceiling, its bytes at the memory bandwidth), the measured ms, the "
+               "efficiency and the headroom: ladder sol RUN [--rung R] [--format text|markdown|json].\n"
+               "RUN is a `ladder run` directory (or its summary.json, or one report.json). Reports made before "
+               "the section existed are computed from their config, op breakdown and roofline (the datasheet's "
+               "bandwidth where the run measured none, marked so). Exit 0, 1 no rung could be tabled, 2 bad input.");
+  ap.add_value("--rung", "R", "only this rung (a cell of the run)", [&](const std::string& v) { rung = v; });
+  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
+  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  ap.allow_positionals(&inputs);
+  if (!ap.parse(args)) return 0;
+  if (inputs.size() != 1)
+    throw ConfigError(fmt::format("sol: got {} inputs, expected exactly one RUN directory", inputs.size()));
+  if (format != "text" && format != "markdown" && format != "md" && format != "json")
+    throw ConfigError(fmt::format("sol: --format '{}'; expected text, markdown (md) or json", format));
+  std::string run_dir;
+  auto reports = run_reports(inputs[0], &run_dir);
+  if (!rung.empty()) {
+    reports.erase(std::remove_if(reports.begin(), reports.end(), [&](const auto& r) { return r.first != rung; }),
+                  reports.end());
+    if (reports.empty())
+      throw ConfigError(fmt::format("sol: --rung '{}': no such rung ran ok in {}", rung, inputs[0]));
+  }
+  Document doc;
+  doc.title = "ladder sol: " + inputs[0];
+  doc.data = {{"run", inputs[0]}, {"rungs", json::object()}};
+  for (const auto& [cell, path] : reports) {
+    std::string why;
+    std::optional<json> section;
+    try {
+      section = section_of(read_json_file(path), run_dir, &why);
+    } catch (const ConfigError& e) {
+      why = e.what();
+    }
+    if (!section) {
+      doc.notes.push_back({why, cell + ":"});
+      continue;
+    }
+    doc.tables.push_back(speed_of_light_table(*section, cell));
+    doc.data["rungs"][cell] = *section;
+  }
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
+  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
+  if (out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    if (std::filesystem::path(out).has_parent_path())
+      ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
+    write_file_atomically(out, text);
+  }
+  return doc.tables.empty() ? 1 : 0;
+}
+
+}  // namespace ladder

@@ -1,0 +1,137 @@
+// reports/speed_of_light_table.cpp: see speed_of_light_table.h.
+#include "reports/speed_of_light_table.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/comparison_charts.h"
+#include "reports/json_fields.h"
+#include "reports/peer_cells.h"
+#include "reports/report_loader.h"
+
+namespace ladder {
+namespace {
+
+using json = nlohmann::json;
+using namespace json_fields;
+
+// The band's label and colour as the breakdown charts show it.
+ChartLayer layer_of(const std::string& key) {
+  for (const auto& l : breakdown_layers())
+    if (l.key == key) return l;
+  return {key, key, ""};
+}
+
+TableCell ms_cell(const json& v) { return number_cell(v, "{:.2f}"); }
+
+TableCell pct_cell(const json& v) {
+  if (!v.is_number()) return {"-", nullptr};
+  return {fmt::format("{:.0f} %", v.get<double>()), v};
+}
+
+std::string ceilings_line(const json& c) {
+  std::string s = fmt::format("matmul {}", number(c, "matmul_tflops")
+                                               ? fmt::format("{:.4g} TFLOP/s {}: {}", *number(c, "matmul_tflops"),
+                                                             text(c, "matmul_precision"), text(c, "matmul_basis"))
+                                               : std::string("not measured"));
+  s += fmt::format("; memory {}", number(c, "memory_gbps") ? text(c, "memory_basis") : std::string("not measured"));
+  if (number(c, "link_gbps")) s += fmt::format("; link {:.4g} GB/s: {}", *number(c, "link_gbps"), text(c, "link_basis"));
+  return s;
+}
+
+}  // namespace
+
+Line speed_of_light_verdict(const json& section) {
+  const json& l = member(section, "largest_headroom");
+  if (!l.is_object()) return {"no band has a floor (no ceiling was measured)", "largest headroom:"};
+  return {fmt::format("{} {:.2f} ms ({:.0f} % of its floor)", layer_of(text(l, "band")).label,
+                      number(l, "headroom_ms").value_or(0), number(l, "pct_of_floor").value_or(0)),
+          "largest headroom:", Tone::kBad};
+}
+
+Table speed_of_light_table(const json& section, const std::string& rung) {
+  Table t;
+  t.title = fmt::format("speed of light: {} (each band's floor from the step's work and the machine's ceilings)", rung);
+  t.tag = "speed_of_light";
+  t.columns = {{"band", "band", "", Align::kLeft},     {"measured_ms", "measured", "ms"}, {"floor_ms", "floor", "ms"},
+               {"binds", "binds", "", Align::kLeft},   {"efficiency_pct", "efficiency"},   {"headroom_ms", "headroom", "ms"}};
+  for (const auto& b : array_at(section, "bands")) {
+    const ChartLayer l = layer_of(text(b, "band"));
+    const bool above = member(b, "floor_above_measured") == json(true);
+    t.rows.push_back(Row({{l.label, l.key, Tone::kPlain, l.colour},
+                          ms_cell(member(b, "measured_ms")),
+                          {fmt::format("{:.2f}{}", number(b, "floor_ms").value_or(0), member(b, "partial") == json(true) ? "+" : ""),
+                           member(b, "floor_ms"), above ? Tone::kBad : Tone::kPlain},
+                          {text(b, "binds", "-"), member(b, "binds")},
+                          pct_cell(member(b, "efficiency_pct")),
+                          ms_cell(member(b, "headroom_ms"))}));
+  }
+  const json& step = member(section, "step");
+  const auto dt = number(step, "dt_ms"), floor = number(step, "floor_ms");
+  t.rows.push_back(Row({{"step (median dt)", "step"},
+                        ms_cell(member(step, "dt_ms")),
+                        ms_cell(member(step, "floor_ms")),
+                        {"", nullptr},
+                        pct_cell(dt && floor && *dt > 0 ? json(100.0 * *floor / *dt) : json()),
+                        ms_cell(dt && floor ? json(*dt - *floor) : json())}));
+  t.notes.push_back(speed_of_light_verdict(section));
+  t.notes.push_back({ceilings_line(member(section, "ceilings")), "ceilings:"});
+  for (const auto& n : array_at(section, "notes")) t.notes.push_back({n.get<std::string>(), "note:", Tone::kBad});
+  return t;
+}
+
+std::optional<Table> top_rung_speed_of_light(const json& summary, const std::string& run_dir) {
+  const json& rows = array_at(summary, "rows");
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    const std::string cell = text(*it, "cell", "");
+    if (text(*it, "status", "") != "ok" || is_peer_cell(cell) || !member(*it, "report").is_string()) continue;
+    const auto path = std::filesystem::path(run_dir) / (*it)["report"].get<std::string>();
+    if (!std::filesystem::exists(path)) continue;
+    const json report = read_json_file(path.string());
+    const json& section = member(report, "speed_of_light");
+    if (section.is_object() && !section.contains("unavailable")) return speed_of_light_table(section, cell);
+  }
+  return std::nullopt;
+}
+
+Table speed_of_light_comparison(const std::vector<json>& sections, const std::vector<std::string>& labels,
+                                const std::string& rung) {
+  Table t;
+  t.title = fmt::format("speed of light of {}: each input's measured ms, floor and efficiency per band", rung);
+  t.tag = "speed_of_light";
+  t.columns.push_back({"band", "band", "", Align::kLeft});
+  for (const auto& label : labels) {
+    t.columns.push_back({label + "_measured_ms", label + " measured", "ms"});
+    t.columns.push_back({label + "_floor_ms", label + " floor", "ms"});
+    t.columns.push_back({label + "_efficiency_pct", label + " efficiency"});
+  }
+  std::vector<std::string> bands;
+  for (const auto& s : sections)
+    for (const auto& b : array_at(s, "bands"))
+      if (std::find(bands.begin(), bands.end(), text(b, "band")) == bands.end()) bands.push_back(text(b, "band"));
+  auto band_of = [](const json& s, const std::string& key) -> const json& {
+    static const json kNull;
+    for (const auto& b : array_at(s, "bands"))
+      if (text(b, "band") == key) return b;
+    return kNull;
+  };
+  for (const auto& key : bands) {
+    const ChartLayer l = layer_of(key);
+    Row r({{l.label, l.key, Tone::kPlain, l.colour}});
+    for (const auto& s : sections) {
+      const json& b = band_of(s, key);
+      r.cells.push_back(ms_cell(member(b, "measured_ms")));
+      r.cells.push_back(ms_cell(member(b, "floor_ms")));
+      r.cells.push_back(pct_cell(member(b, "efficiency_pct")));
+    }
+    t.rows.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < sections.size(); ++i)
+    t.notes.push_back({speed_of_light_verdict(sections[i]).text, labels[i] + " largest headroom:"});
+  return t;
+}
+
+}  // namespace ladder

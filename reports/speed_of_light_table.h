@@ -1,0 +1,35 @@
+// reports/speed_of_light_table.h: a rung report's speed_of_light section
+// (bench/measure/speed_of_light.h builds it) as a table: one row per band of
+// the op breakdown with its measured ms, its floor, the ceiling that binds
+// it, the efficiency and the headroom; the step's dt against its floor; and
+// a closing line naming the band with the most headroom. What `ladder sol`,
+// `ladder run`'s table, the run's page and `ladder compare` show.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "reports/document.h"
+
+namespace ladder {
+
+// The table of one section; `rung` names it in the title ("fused-adamw").
+Table speed_of_light_table(const nlohmann::json& section, const std::string& rung);
+
+// "largest headroom: elementwise/norm 4.81 ms (242 % of its floor)", or why none.
+Line speed_of_light_verdict(const nlohmann::json& section);
+
+// The table of a run's top rung: the last row of `summary` that ran ok (a
+// peer's aside) whose report in `run_dir` holds a speed_of_light section;
+// nullopt when none does (a run made before the section existed).
+std::optional<Table> top_rung_speed_of_light(const nlohmann::json& summary, const std::string& run_dir);
+
+// Two sections side by side (ladder compare): per band each input's measured
+// ms, floor and efficiency. `labels` name the inputs ("A", "B").
+Table speed_of_light_comparison(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& labels,
+                                const std::string& rung);
+
+}  // namespace ladder
