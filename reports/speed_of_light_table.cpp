@@ -56,8 +56,9 @@ Table speed_of_light_table(const json& section, const std::string& rung) {
   Table t;
   t.title = fmt::format("speed of light: {} (each band's floor from the step's work and the machine's ceilings)", rung);
   t.tag = "speed_of_light";
-  t.columns = {{"band", "band", "", Align::kLeft},     {"measured_ms", "measured", "ms"}, {"floor_ms", "floor", "ms"},
-               {"binds", "binds", "", Align::kLeft},   {"efficiency_pct", "efficiency"},   {"headroom_ms", "headroom", "ms"}};
+  t.columns = {{"band", "band", "", Align::kLeft},   {"measured_ms", "measured", "ms"},
+               {"floor_ms", "floor", "ms"},             {"binds", "binds", "", Align::kLeft},
+               {"efficiency_pct", "efficiency", ""},    {"headroom_ms", "headroom", "ms"}};
   for (const auto& b : array_at(section, "bands")) {
     const ChartLayer l = layer_of(text(b, "band"));
     const bool above = member(b, "floor_above_measured") == json(true);
@@ -106,7 +107,7 @@ Table speed_of_light_comparison(const std::vector<json>& sections, const std::ve
   for (const auto& label : labels) {
     t.columns.push_back({label + "_measured_ms", label + " measured", "ms"});
     t.columns.push_back({label + "_floor_ms", label + " floor", "ms"});
-    t.columns.push_back({label + "_efficiency_pct", label + " efficiency"});
+    t.columns.push_back({label + "_efficiency_pct", label + " efficiency", ""});
   }
   std::vector<std::string> bands;
   for (const auto& s : sections)

@@ -239,8 +239,8 @@ nlohmann::json precisions_json(const MatmulCeilings& ceilings, const torch::Devi
   precisions["tf32"]["tf32_effective"] = ceilings.tf32.effective;
   precisions["tf32"]["tf32_mechanism"] = ceilings.tf32.mechanism;
   if (device.is_cpu()) {
-    const std::string emulated =
-        bf16_emulated(ceilings.of(Precision::kFP32).best.tflops, ceilings.of(Precision::kBF16).best.tflops);
+    const std::string emulated = bf16_emulated(layout_tflops(ceilings.of(Precision::kFP32).best, kEmulationLayout),
+                                               layout_tflops(ceilings.of(Precision::kBF16).best, kEmulationLayout));
     precisions["bf16"]["emulated"] = !emulated.empty();
     if (!emulated.empty()) precisions["bf16"]["emulated_evidence"] = emulated;
   }
@@ -311,17 +311,38 @@ MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::s
 
 std::string bf16_emulated(double fp32_tflops, double bf16_tflops) {
   if (!(fp32_tflops > 0) || !(bf16_tflops >= 0) || bf16_tflops >= kEmulatedBf16Ratio * fp32_tflops) return "";
-  return fmt::format("bf16 {:.3g} vs fp32 {:.3g} TFLOP/s, {:.2g}x < {}x", bf16_tflops, fp32_tflops,
-                     bf16_tflops / fp32_tflops, kEmulatedBf16Ratio);
+  return fmt::format("{}: bf16 {:.3g} vs fp32 {:.3g} TFLOP/s, {:.2g}x < {}x", kEmulationLayout, bf16_tflops,
+                     fp32_tflops, bf16_tflops / fp32_tflops, kEmulatedBf16Ratio);
 }
+
+double layout_tflops(const RooflineResult& r, const std::string& layout) {
+  if (r.shapes.empty()) return r.tflops;
+  double best = 0;
+  for (const auto& s : r.shapes)
+    if (s.layout == layout && s.skipped.empty()) best = std::max(best, s.tflops);
+  return best;
+}
+
+namespace {
+
+// The same from a run roofline's precision entry: its shapes' best in `layout`, else its matmul_tflops (a
+// roofline of a build before the shapes: one 1024^3 a@b).
+double entry_layout_tflops(const nlohmann::json& entry, const std::string& layout) {
+  if (!entry.contains("shapes") || !entry["shapes"].is_array())
+    return entry.contains("matmul_tflops") ? entry["matmul_tflops"].get<double>() : 0.0;
+  double best = 0;
+  for (const auto& s : entry["shapes"])
+    if (s.value("layout", "") == layout && !s.contains("skipped") && s.contains("matmul_tflops"))
+      best = std::max(best, s["matmul_tflops"].get<double>());
+  return best;
+}
+
+}  // namespace
 
 std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Device& device) {
   if (!device.is_cpu()) return "";
   if (!roofline.is_null()) {
-    const auto rate = [&](const char* p) {
-      const auto& e = roofline["precisions"][p];
-      return e.contains("matmul_tflops") ? e["matmul_tflops"].get<double>() : 0.0;
-    };
+    const auto rate = [&](const char* p) { return entry_layout_tflops(roofline["precisions"][p], kEmulationLayout); };
     const std::string why = bf16_emulated(rate("fp32"), rate("bf16"));
     return why.empty() ? why : why + ", the run's roofline";
   }
@@ -329,7 +350,8 @@ std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Devic
   disable_tf32(device);
   const RooflineResult fp32 = probe_matmul(device, Precision::kFP32, 0.05, {512});
   const RooflineResult bf16 = probe_matmul(device, Precision::kBF16, 0.05, {512});
-  const std::string why = bf16_emulated(fp32.tflops, bf16.tflops);
+  const std::string why =
+      bf16_emulated(layout_tflops(fp32, kEmulationLayout), layout_tflops(bf16, kEmulationLayout));
   return why.empty() ? why : why + ", probed at n 512";
 }
 

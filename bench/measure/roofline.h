@@ -109,18 +109,28 @@ RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision prec
 MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::string& device_name,
                                     const std::string& file);
 
-// bf16 matmuls count as emulated on a CPU when they reach less than this
-// share of fp32's rate. Native bf16 runs at 1.5x to 16x fp32 (2.2x measured
-// on an EPYC with avx512_bf16, no AMX); without AVX-512, oneDNN has no bf16
-// matmul and ATen's fallback reached 0.011x fp32 (94x slower, an AVX2-only
-// EPYC, 2026-11-25). Below 0.5x a bf16 matmul costs more than the fp32 one
-// it replaces, so bf16 autocast could only slow a rung down; the gap between
-// the two kinds of CPU is wide enough that the exact cut does not matter.
-inline constexpr double kEmulatedBf16Ratio = 0.5;
+// bf16 matmuls count as emulated on a CPU when, in the layout where
+// emulation is slowest (a@b, both operands row-major: the input gradients'
+// dy @ W), they reach less than this share of fp32's rate there. Without
+// oneDNN's bf16 kernels ATen's fallback reached 0.9 GFLOP/s a thread in a@b
+// against fp32's 30 or more, about 0.03x (AVX2 only; 0.011x on an AVX2-only
+// EPYC, 2026-11-25), while a native bf16 runs at 0.52x fp32 (a 2-vCPU Xeon
+// with avx512_bf16 and no AMX, 2026-11-29) to 2.2x (an EPYC with
+// avx512_bf16) and more with AMX. The cut sits a factor 3.5 below the
+// slowest native CPU and 5 above emulation, so a probe slowed 2x by a
+// neighbour cannot flip the decision (at 0.5 the Xeon's 0.52x did, between
+// the processes of one ddp job). Other layouts do not tell them apart: an
+// emulated a@b^T reaches 12 GFLOP/s a thread.
+inline constexpr double kEmulatedBf16Ratio = 0.15;
+inline constexpr const char* kEmulationLayout = "a@b";
 
-// Non-empty when a CPU's measured rates say bf16 is emulated: the evidence,
-// e.g. "bf16 0.00073 vs fp32 0.069 TFLOP/s, 0.011x < 0.5x".
+// Non-empty when a CPU's measured rates in the a@b layout say bf16 is
+// emulated: the evidence, e.g. "a@b: bf16 0.001 vs fp32 0.033 TFLOP/s, 0.03x < 0.15x".
 std::string bf16_emulated(double fp32_tflops, double bf16_tflops);
+
+// A probe's best rate in one layout (0 when each such shape was passed over as
+// too slow); its overall best where no shape names a layout.
+double layout_tflops(const RooflineResult& r, const std::string& layout);
 
 // The same from a run roofline's JSON (fp32 and bf16 entries), or from a
 // short probe of both in this process when `roofline` is null.
