@@ -197,8 +197,10 @@ std::string roofline_figures(const json& roofline) {
 std::string roofline_memory_figures(const json& roofline) {
   const json& dram = member(member(roofline, "memory"), "dram");
   if (!dram.is_object()) return "";
-  return fmt::format("DRAM copy {:.3g}, triad {:.3g} GB/s ({:.0f} MiB)", number_or(dram, "copy_gbps"),
-                     number_or(dram, "triad_gbps"), number_or(dram, "working_set_bytes") / double(1 << 20));
+  const std::string update =
+      dram.contains("update_gbps") ? fmt::format(", update {:.3g}", number_or(dram, "update_gbps")) : "";
+  return fmt::format("DRAM copy {:.3g}, triad {:.3g}{} GB/s ({:.0f} MiB)", number_or(dram, "copy_gbps"),
+                     number_or(dram, "triad_gbps"), update, number_or(dram, "working_set_bytes") / double(1 << 20));
 }
 
 void add_ratios(json& json_rows) {

@@ -39,7 +39,7 @@ TEST(Bandwidth, WorkingSetsGoFromCacheToWellPastTheLastLevelCache) {
 
 MemoryBandwidth three_sizes() {
   MemoryBandwidth m;
-  m.sizes = {{kMiB, 60.0, 70.0, 100}, {16 * kMiB, 30.0, 28.0, 50}, {256 * kMiB, 8.0, 9.0, 3}};
+  m.sizes = {{kMiB, 60.0, 70.0, 0.0, 100}, {16 * kMiB, 30.0, 28.0, 0.0, 50}, {256 * kMiB, 8.0, 9.0, 12.0, 3}};
   m.llc_bytes = 32 * kMiB;
   m.threads = 2;
   m.probe_ms = 812.5;
@@ -56,6 +56,7 @@ TEST(Bandwidth, AWorkingSetTakesTheLargestMeasuredSizeNotAboveIt) {
   EXPECT_EQ(bandwidth_for_working_set(m, 4096).working_set_bytes, kMiB);
   EXPECT_DOUBLE_EQ(bandwidth_for_working_set(m, 4096).best_gbps(), 70.0);
   EXPECT_EQ(m.dram().working_set_bytes, 256 * kMiB);
+  EXPECT_DOUBLE_EQ(m.dram().best_gbps(), 12.0) << "update, the in-place kernel, is the best there";
 }
 
 TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
@@ -68,6 +69,9 @@ TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
   ASSERT_EQ(back.sizes.size(), 3u);
   EXPECT_EQ(back.sizes[1].working_set_bytes, 16 * kMiB);
   EXPECT_DOUBLE_EQ(back.sizes[1].triad_gbps, 28.0);
+  EXPECT_DOUBLE_EQ(back.sizes[2].update_gbps, 12.0);
+  EXPECT_FALSE(j["sizes"][1].contains("update_gbps")) << "not measured: left out, read back as 0";
+  EXPECT_DOUBLE_EQ(back.sizes[1].update_gbps, 0.0);
   EXPECT_EQ(back.llc_bytes, 32 * kMiB);
   EXPECT_EQ(back.threads, 2);
   ASSERT_TRUE(back.datasheet.has_value());

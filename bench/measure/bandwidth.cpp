@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -35,27 +36,44 @@ constexpr float kTriadScalar = 3.0f;  // STREAM's
 
 std::string method_text() {
   return fmt::format("STREAM's copy (dst.copy_(src), bytes = 2 x array) and triad (a = b + s*c by at::add_out, "
-                     "bytes = 3 x array) on fp32 tensors, bytes counted as STREAM does (what the kernel reads and "
-                     "writes, no write-allocate reads), 1 GB/s = 1e9 bytes/s; at each working set (every array of "
-                     "the kernel together) the best of >= {} calls and >= {:.0f} ms, timed by the step timer; the "
-                     "arrays are slices of one buffer written once first",
+                     "bytes = 3 x array), and update (at::_fused_adamw_ in place on p, g, m, v, bytes = 7 x array), "
+                     "on fp32 tensors, bytes counted as STREAM does (what the kernel reads and writes, no "
+                     "write-allocate reads), 1 GB/s = 1e9 bytes/s; at each working set (every array of the kernel "
+                     "together) the best of >= {} calls and >= {:.0f} ms, timed by the step timer; the arrays are "
+                     "slices of one buffer written once first; the ceiling is the best kernel's",
                      kMinReps, kMinSeconds * 1e3);
 }
 
-// Times copy and triad on arrays carved from `buf` (its first `working_set`
-// bytes), as BandwidthAtSize.
+// update's kernel: AdamW's step over four equal arrays, in place.
+std::function<void()> update_kernel(const torch::Tensor& buf, int64_t quarter) {
+  std::vector<torch::Tensor> p = {buf.narrow(0, 0, quarter)}, g = {buf.narrow(0, quarter, quarter)},
+                             m = {buf.narrow(0, 2 * quarter, quarter)}, v = {buf.narrow(0, 3 * quarter, quarter)};
+  std::vector<torch::Tensor> steps = {torch::ones({}, buf.options())};
+  return [p, g, m, v, steps] {
+    at::_fused_adamw_(p, g, m, v, {}, steps, /*lr=*/1e-6, /*beta1=*/0.9, /*beta2=*/0.95, /*weight_decay=*/0.0,
+                      /*eps=*/1e-8, /*amsgrad=*/false, /*maximize=*/false);
+  };
+}
+
+// Times copy, triad and update on arrays carved from `buf` (its first
+// `working_set` bytes), as BandwidthAtSize.
 BandwidthAtSize probe_size(const torch::Tensor& buf, int64_t working_set, StepTimer& timer) {
   const int64_t floats = working_set / int64_t(sizeof(float));
-  const int64_t half = floats / 2, third = floats / 3;
+  const int64_t half = floats / 2, third = floats / 3, quarter = floats / 4;
   auto src = buf.narrow(0, 0, half), dst = buf.narrow(0, half, half);  // (half,) each
   auto a = buf.narrow(0, 0, third), b = buf.narrow(0, third, third), c = buf.narrow(0, 2 * third, third);
   const BestTime copy = best_time(timer, [&] { dst.copy_(src); }, kMinReps, kMinSeconds, kMaxReps);
   const BestTime triad = best_time(timer, [&] { at::add_out(a, b, c, kTriadScalar); }, kMinReps, kMinSeconds, kMaxReps);
+  const BestTime update = best_time(timer, update_kernel(buf, quarter), kMinReps, kMinSeconds, kMaxReps);
+  const auto gbps = [](double arrays, int64_t n, double ms) {
+    return arrays * double(n * int64_t(sizeof(float))) / (ms * 1e-3) / 1e9;
+  };
   BandwidthAtSize s;
   s.working_set_bytes = working_set;
-  s.copy_gbps = 2.0 * double(half * int64_t(sizeof(float))) / (copy.best_ms * 1e-3) / 1e9;
-  s.triad_gbps = 3.0 * double(third * int64_t(sizeof(float))) / (triad.best_ms * 1e-3) / 1e9;
-  s.reps = std::min(copy.reps, triad.reps);
+  s.copy_gbps = gbps(2, half, copy.best_ms);
+  s.triad_gbps = gbps(3, third, triad.best_ms);
+  s.update_gbps = gbps(7, quarter, update.best_ms);
+  s.reps = std::min({copy.reps, triad.reps, update.reps});
   return s;
 }
 
@@ -74,8 +92,10 @@ double positive_number(const json& j, const char* key, const std::string& where,
 }
 
 json size_json(const BandwidthAtSize& s) {
-  return {{"working_set_bytes", s.working_set_bytes}, {"copy_gbps", s.copy_gbps}, {"triad_gbps", s.triad_gbps},
-          {"reps", s.reps}};
+  json j = {{"working_set_bytes", s.working_set_bytes}, {"copy_gbps", s.copy_gbps}, {"triad_gbps", s.triad_gbps},
+            {"reps", s.reps}};
+  if (s.update_gbps > 0) j["update_gbps"] = s.update_gbps;
+  return j;
 }
 
 }  // namespace
@@ -144,6 +164,7 @@ MemoryBandwidth memory_bandwidth_from_json(const json& memory, const std::string
     s.working_set_bytes = positive_int(sizes[i], "working_set_bytes", where, file);
     s.copy_gbps = positive_number(sizes[i], "copy_gbps", where, file);
     s.triad_gbps = positive_number(sizes[i], "triad_gbps", where, file);
+    if (sizes[i].contains("update_gbps")) s.update_gbps = positive_number(sizes[i], "update_gbps", where, file);
     s.reps = sizes[i].value("reps", 0);
     if (!m.sizes.empty() && s.working_set_bytes <= m.sizes.back().working_set_bytes)
       throw ConfigError(fmt::format("{}: field '{}.working_set_bytes' is {}, expected more than the size before "

@@ -157,9 +157,10 @@ void memory_ceiling(const json& roofline, const std::string& device, Ceilings& c
   if (member(roofline, "memory").is_object()) {
     c.memory = memory_bandwidth_from_json(roofline["memory"], "roofline.json");
     c.memory_gbps = c.memory->dram().best_gbps();
-    c.memory_basis = fmt::format("measured: copy and triad at {} working sets, {:.0f} GB/s at {:.0f} MiB (DRAM); "
-                                 "each site takes its working set's",
-                                 c.memory->sizes.size(), c.memory_gbps,
+    c.memory_basis = fmt::format("measured: the best of copy, triad{} at {} working sets, {:.0f} GB/s at {:.0f} "
+                                 "MiB (DRAM); each site takes its working set's",
+                                 c.memory->dram().update_gbps > 0 ? " and update" : "", c.memory->sizes.size(),
+                                 c.memory_gbps,
                                  double(c.memory->dram().working_set_bytes) / (1 << 20));
     return;
   }
