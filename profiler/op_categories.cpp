@@ -67,12 +67,16 @@ const std::vector<Rule>& rules() {
                  std::regex("gemm|addmm|bmm|matmul|linear|cutlass|xmma|nvjet|cublas|"
                             "(^|[^a-z])mm([^a-z]|backward|$)",
                             icase)});
-    // torch.compile's generated kernels are named after the ops they fuse
-    // (triton_red_fused__to_copy_native_layer_norm_backward_3): one that
-    // fuses arithmetic with a cast is elementwise work, not a copy.
+    // torch.compile's generated kernels are named after the ops they fuse:
+    // Triton's on a GPU (triton_red_fused__to_copy_native_layer_norm_backward_3),
+    // C++ on a CPU (graph_0_cpp_fused_add_native_layer_norm_2, with the
+    // compile peer's kernel ranges, scripts/peer.py). One that fuses
+    // arithmetic with a cast is elementwise work, not a copy; the rules
+    // above have taken those that fuse a loss (log_softmax, nll_loss) or
+    // an addmm's bias (GEMM, as in ladder's own addmm).
     r.push_back({Category::kElementwiseNorm,
-                 std::regex("^triton_.*(norm|gelu|tanh|add|sub|mul|div|pow|exp|sqrt|neg|where|sum|mean|relu|"
-                            "sigmoid|dropout|abs|embedding)",
+                 std::regex("^(triton_|(graph_[0-9]+_)?cpp_fused).*(norm|gelu|tanh|add|sub|mul|div|pow|exp|sqrt|"
+                            "neg|where|sum|mean|relu|sigmoid|dropout|abs|embedding)",
                             icase)});
     r.push_back({Category::kMemcpyMemset,
                  std::regex("memcpy|memset|copy_|fill_|fillfunctor|zero_|_to_copy|(^|:)to$|zeros|"

@@ -137,6 +137,13 @@ TEST(OpCategories, NamesOfOperatorsAndKernels) {
   is("triton_per_fused__log_softmax__to_copy_nll_loss_forward_7", Category::kSoftmaxLoss);
   is("triton_tem_fused_addmm_12", Category::kGemm);
   is("triton_poi_fused__to_copy_0", Category::kMemcpyMemset);
+  // Its C++ kernels on a CPU, as the compile peer's profiler ranges name them.
+  is("graph_0_cpp_fused_add_native_layer_norm_2", Category::kElementwiseNorm);
+  is("graph_1_cpp_fused_gelu_gelu_backward_view_5", Category::kElementwiseNorm);
+  is("graph_0_cpp_fused__log_softmax__to_copy_nll_loss_forward_7", Category::kSoftmaxLoss);
+  is("graph_1_cpp_fused_embedding_dense_backward_9", Category::kElementwiseNorm);
+  is("graph_0_cpp_fused_clone_3", Category::kMemcpyMemset);
+  is("cpp_fused_sum_1", Category::kElementwiseNorm);
   // cuDNN SDPA backward's helpers, as CUPTI names them (mangled).
   is("_ZN5cudnn6fusion28compute_dot_do_o_specializedILb1ELi64EEEvPKvS3_PvS4_jjj", Category::kAttention);
   is("_ZN5cudnn6fusion20convert_dq_to_16bitsILb1EEEvPKvPvjjjjjjjjjjPKfS6_S6_PfS3_S4_S4_bb", Category::kAttention);
