@@ -390,33 +390,183 @@ TEST(GemmPlan, RequestParsesModesAndFiles) {
   expect_config_error([&] { parse_gemm_plan_request(no_plan.string()); }, {"/gemm_plan", "null"});
 }
 
-// On a CPU the fused rung's plan is PyTorch's ops at every site, said so;
-// the step's GEMMs match the unfused at::linear path's as before.
-TEST(GemmPlan, CpuStepRecordsPytorchEverywhere) {
-  auto step = tiny_cpu_step("fused");
+// On a CPU the fused rung plans every GEMM of its step (step_sites), in
+// fp32 here: F at each weight gradient (the flat buffer is there), G at the
+// classifier's forward, PyTorch's ops alone elsewhere; measured once, then
+// from the cache. An unfused rung has no plan.
+TEST(GemmPlan, CpuStepPlansEveryGemmOfTheStep) {
+  CacheDir cache;
+  const auto fp32_matmuls = [](RunConfig& c) { c.cpu_bf16 = "off"; };
+  auto step = tiny_cpu_step("fused", fp32_matmuls);
   const auto plan = step->describe_gemm_plan();
   ASSERT_TRUE(plan.is_object());
   EXPECT_EQ(plan["mode"], "auto");
-  EXPECT_NE(plan["source"].get<std::string>().find("cpu: PyTorch's ops"), std::string::npos) << plan["source"];
-  EXPECT_EQ(plan["key"]["device"], "cpu");
-  EXPECT_EQ(plan["sites"].size(), 9u);
-  for (const auto& s : plan["sites"]) EXPECT_EQ(s["choice"], "pytorch") << s["site"];
+  EXPECT_EQ(plan["source"], "measured");
+  EXPECT_EQ(plan["margin"], kGemmPlanMarginCpu);
+  EXPECT_EQ(plan["key"]["device"].get<std::string>().rfind("cpu: ", 0), 0u) << plan["key"];
+  EXPECT_EQ(plan["key"]["vocab"], 1000) << "tiny's vocabulary (fused is below vocab-pad)";
+  const auto sites = step_sites(config_for("tiny", Overrides{}, "cpu").model, plan["key"]["rows"].get<int64_t>(), 1000);
+  ASSERT_EQ(plan["sites"].size(), sites.size());
+  EXPECT_EQ(sites.size(), 15u);  // 4 linears x 3 products, and the classifier's 3
+  std::map<std::string, std::set<std::string>> offered;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const auto& sp = plan["sites"][i];
+    ASSERT_EQ(sp["site"], sites[i].name());
+    std::set<std::string> labels;
+    for (const auto& c : sp["candidates"]) {
+      EXPECT_TRUE(c["ran"].get<bool>()) << sp["site"] << " " << c;
+      EXPECT_EQ(c["ms"].size(), size_t(kGemmPlanReps));
+      labels.insert(c["choice"].get<std::string>());
+    }
+    EXPECT_TRUE(labels.count(sp["choice"].get<std::string>())) << sp["site"];
+    offered[sp["site"].get<std::string>()] = labels;
+  }
+  const std::set<std::string> a = {"pytorch"}, af = {"pytorch", "into-grad"}, ag = {"pytorch", "kept-out"};
+  EXPECT_EQ(offered["attn.c_attn/forward"], a);
+  EXPECT_EQ(offered["mlp.c_proj/input grad+dgelu"], a);
+  EXPECT_EQ(offered["attn.c_attn/input grad"], a);
+  EXPECT_EQ(offered["attn.c_attn/weight+bias grad"], af);
+  EXPECT_EQ(offered["lm_head/weight grad"], af);
+  EXPECT_EQ(offered["lm_head/forward"], ag);
+  // The next step of the same shape reads the cache.
+  const auto again = tiny_cpu_step("fused", fp32_matmuls)->describe_gemm_plan();
+  EXPECT_EQ(again["source"].get<std::string>().rfind("cache: ", 0), 0u) << again["source"];
   EXPECT_TRUE(tiny_cpu_step("fp32")->describe_gemm_plan().is_null());  // no fused linears
 }
 
-// The candidates on a CPU: PyTorch's ops alone, checked against themselves;
-// run_site's outputs are the site's reference ops at GPT-2's c_attn width.
-TEST(GemmPlan, CpuCandidatesArePytorchsOps) {
+// Every candidate a CPU offers, at every GEMM of gpt2-124m's step (64 rows,
+// the padded vocabulary), matches PyTorch's ops computed in fp64: each
+// output within 1e-4 (the probe's own check is 5e-3 in relative L2). In bf16
+// F does not run: addmm_ takes one dtype and the buffer is fp32.
+TEST(GemmPlan, CpuCandidatesMatchPytorchAtGpt2Widths) {
   const ModelConfig m;  // gpt2-124m widths, few rows
-  for (const GemmSite& s : gemm_sites(m, 64)) {
+  int checked = 0;
+  for (const GemmSite& s : step_sites(m, 64, 50304)) {
     const auto o = gemm::draw_operands(s, torch::kCPU, torch::kFloat, 7);
-    const auto c = gemm::site_candidates(s, o, torch::kCPU, true);
-    ASSERT_EQ(c.size(), 1u) << s.name();
-    EXPECT_TRUE(c[0].result.ran) << c[0].result.why_not;
-    const auto got = gemm::run_site(s, o, {});
     const auto want = gemm::run_site(s, gemm::to_double(o), {});
-    for (size_t i = 0; i < got.size(); ++i)
-      EXPECT_TRUE(torch::allclose(got[i].to(torch::kDouble), want[i], 1e-4, 1e-4)) << s.name() << " output " << i;
+    for (const auto& c : gemm::site_candidates(s, o, torch::kCPU, true)) {
+      ASSERT_TRUE(c.result.ran) << s.name() << " " << c.result.choice.label() << ": " << c.result.why_not;
+      auto fresh = gemm::draw_operands(s, torch::kCPU, torch::kFloat, 7);  // F adds into a clean buffer
+      const auto got = gemm::run_site(s, fresh, c.result.choice);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_TRUE(torch::allclose(got[i].to(torch::kDouble), want[i], 1e-4, 1e-4))
+            << s.name() << " " << c.result.choice.label() << " output " << i;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 15 + 5 + 1);  // A everywhere, F at the five weight gradients, G at the classifier
+  const GemmSite dw = step_sites(m, 64, 50304, true)[7];
+  ASSERT_EQ(dw.name(), "mlp.c_proj/weight+bias grad");
+  const auto bf16 = gemm::draw_operands(dw, torch::kCPU, torch::kBFloat16, 7);
+  const auto c = gemm::site_candidates(dw, bf16, torch::kCPU, true);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_FALSE(c[1].result.ran);
+  EXPECT_NE(c[1].result.why_not.find("takes fp32 operands"), std::string::npos) << c[1].result.why_not;
+}
+
+// G reuses its buffer only when nobody else holds it: a step's logits are
+// still saved for backward when the next forward could come (act-ckpt,
+// grad-accum), and then a fresh buffer is made.
+TEST(GemmPlan, KeptOutputIsReusedOnlyWhenFree) {
+  const auto x = torch::randn({4, 8}), w = torch::randn({16, 8});
+  torch::Tensor kept;
+  const GemmChoice g{GemmMethod::kKeptOut, 0};
+  auto y1 = gemm::forward(x, w, g, &kept);
+  EXPECT_TRUE(torch::equal(y1, x.mm(w.t())));
+  const void* first = kept.data_ptr();
+  auto y2 = gemm::forward(x * 2, w, g, &kept);  // y1 still held: a new buffer
+  EXPECT_NE(y2.data_ptr(), y1.data_ptr());
+  EXPECT_TRUE(torch::equal(y1, x.mm(w.t()))) << "the held logits were overwritten";
+  y1 = torch::Tensor();
+  y2 = torch::Tensor();
+  const void* second = kept.data_ptr();
+  auto y3 = gemm::forward(x, w, g, &kept);  // free now: written in place
+  EXPECT_EQ(y3.data_ptr(), second);
+  EXPECT_NE(first, nullptr);
+  EXPECT_TRUE(torch::equal(y3, x.mm(w.t())));
+  EXPECT_EQ(gemm::forward(x, w, {}, &kept).data_ptr() == second, false) << "A never writes into the buffer";
+}
+
+// A CPU plan's wider margin: F 4 % faster than A is noise there, 8 % a choice.
+TEST(GemmPlan, CpuMarginUnderAFakeTimer) {
+  const ModelConfig m{1, 1, 16, 16, 20};
+  const auto sites = step_sites(m, 32, 20);
+  for (const double f_time : {0.96, 0.92}) {
+    double now = 0;
+    const CandidateSource source = [&](const GemmSite& s) {
+      std::vector<RunnableCandidate> out;
+      for (GemmMethod meth : kGemmMethods) {
+        if (!method_on_device(meth, false) || !method_applies(meth, s.role, true)) continue;
+        RunnableCandidate rc;
+        rc.result.choice = {meth, 0};
+        rc.result.ran = true;
+        const double t = meth == GemmMethod::kPytorch ? 1.0 : f_time;
+        rc.run = [&now, t] { now = t; };
+        out.push_back(rc);
+      }
+      return out;
+    };
+    const CandidateTimer timer = [&](const std::function<void()>& fn) { return fn(), now; };
+    const GemmPlan plan = measure_plan(sites, GemmPlanKey{}, source, timer, kGemmPlanMarginCpu, 10);
+    for (const auto& sp : plan.sites) {
+      const bool has_other = sp.candidates.size() > 1;
+      const std::string want = !has_other || f_time > 1 - kGemmPlanMarginCpu ? "pytorch" : sp.candidates[1].choice.label();
+      EXPECT_EQ(sp.choice.label(), want) << sp.site.name() << " at " << f_time << ": " << sp.reason;
+    }
+  }
+}
+
+// A CPU plan reads back from its JSON: the classifier's "forward" (no bias,
+// epilogue DEFAULT) is another role than a linear's "forward" (BIAS), and F
+// and G carry no algorithm's rank.
+TEST(GemmPlan, CpuPlanRoundTripsThroughJson) {
+  const ModelConfig m{2, 2, 64, 32, 100};
+  GemmPlanKey key;
+  key.device = "cpu: Test CPU, 2 threads";
+  key.dtype = "fp32";
+  key.n_embd = 64;
+  key.n_layer = 2;
+  key.rows = 64;
+  key.vocab = 128;
+  key.into_grad = true;
+  GemmPlan p = pinned_plan(step_sites(m, 64, 128), key, GemmMethod::kPytorch, "auto");
+  for (auto& sp : p.sites) {
+    if (sp.site.role == GemmRole::kForward) sp.choice = {GemmMethod::kKeptOut, 0};
+    if (sp.site.role == GemmRole::kWeightGrad || sp.site.role == GemmRole::kWeightBiasGrad)
+      sp.choice = {GemmMethod::kIntoGrad, 0};
+  }
+  const GemmPlan back = GemmPlan::from_json(nlohmann::json::parse(p.to_json().dump()), "cpu.json");
+  EXPECT_EQ(back.to_json(), p.to_json());
+  EXPECT_EQ(back.key.vocab, 128);
+  EXPECT_EQ(back.choice_for("lm_head", GemmRole::kForward).label(), "kept-out");
+  EXPECT_EQ(back.choice_for("attn.c_attn", GemmRole::kForwardBias).label(), "pytorch");
+  EXPECT_EQ(back.choice_for("lm_head", GemmRole::kWeightGrad).label(), "into-grad");
+  for (const char* bad : {"into-grad#1", "kept-out#0"}) EXPECT_FALSE(parse_choice(bad)) << bad;
+  // A file's F at a run without the flat buffer is refused, naming the site.
+  GemmPlanKey no_buffer = key;
+  no_buffer.into_grad = false;
+  expect_config_error([&] { plan_from_file(back, "cpu.json", step_sites(m, 64, 128), no_buffer); },
+                      {"cpu.json", "lm_head/weight grad", "into-grad", "need flat-grads"});
+  // Another vocabulary is another shape at the classifier's sites.
+  expect_config_error([&] { plan_from_file(back, "cpu.json", step_sites(m, 64, 256), key); },
+                      {"cpu.json", "lm_head/forward", "this run's shape"});
+  GemmPlanKey cuda = key;
+  cuda.vocab = 0;
+  EXPECT_FALSE(cuda.to_json().contains("vocab")) << "a CUDA key's JSON is as before";
+  // And the schema knows the CPU plan's roles, epilogues, choices and key.
+  const auto schema = nlohmann::json::parse(std::ifstream(std::filesystem::path(LADDER_FIXTURES_DIR) / ".." / ".." /
+                                                          "reports" / "rung_report.schema.json"));
+  const auto& node = schema.at("properties").at("gemm_plan");
+  expect_matches_schema(p.to_json(), node, "gemm_plan");
+  const auto& site = node.at("properties").at("sites").at("items").at("properties");
+  const std::regex choice(site.at("choice").at("pattern").get<std::string>());
+  for (const auto& sp : p.to_json().at("sites")) {
+    EXPECT_TRUE(std::regex_match(sp.at("choice").get<std::string>(), choice)) << sp.at("choice");
+    EXPECT_NE(std::find(site.at("role").at("enum").begin(), site.at("role").at("enum").end(), sp.at("role")),
+              site.at("role").at("enum").end()) << sp.at("role");
+    EXPECT_NE(std::find(site.at("epilogue").at("enum").begin(), site.at("epilogue").at("enum").end(),
+                        sp.at("epilogue")), site.at("epilogue").at("enum").end()) << sp.at("epilogue");
   }
 }
 

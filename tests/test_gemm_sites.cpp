@@ -1,6 +1,7 @@
 // tests/test_gemm_sites.cpp: the epilogue GEMM sites of a step
 // (variants/gemm_sites.h): which there are, their cuBLASLt problems, and
 // their FLOPs against the step's own count.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,44 @@ TEST(GemmSites, WithoutTheGeluEpilogueCfcIsABiasGemmAndItsGradientNone) {
   EXPECT_EQ(sites[2].describe(), "mlp.c_fc/forward m3072 n1024 k768 TN BIAS");
   EXPECT_EQ(sites[5].describe(), "mlp.c_fc/weight+bias grad m768 n3072 k1024 NT BGRADB");
   for (const auto& s : sites) EXPECT_NE(s.role, GemmRole::kInputGradDgelu) << s.describe();
+}
+
+// The one list: every GEMM of step_gemms is one site of step_sites (the CPU
+// planner's), in the fused backward's order (a layer's weight gradient before
+// its input gradient), with the same shape and count; gemm_sites (the CUDA
+// planner's) is its epilogue sites, in that order.
+TEST(GemmSites, StepSitesAreTheStepsGemms) {
+  const ModelConfig gpt2;
+  const int64_t rows = 4 * 64, vocab = 50304;
+  const auto gemms = step_gemms(gpt2, rows, vocab);
+  const auto sites = step_sites(gpt2, rows, vocab);
+  ASSERT_EQ(sites.size(), gemms.size());
+  std::vector<std::string> names;
+  for (const auto& s : sites) names.push_back(s.name());
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "attn.c_attn/forward", "attn.c_proj/forward", "mlp.c_fc/forward+gelu", "mlp.c_proj/forward",
+                       "lm_head/forward", "lm_head/weight grad", "lm_head/input grad", "mlp.c_proj/weight+bias grad",
+                       "mlp.c_proj/input grad+dgelu", "mlp.c_fc/weight+bias grad", "mlp.c_fc/input grad",
+                       "attn.c_proj/weight+bias grad", "attn.c_proj/input grad", "attn.c_attn/weight+bias grad",
+                       "attn.c_attn/input grad"}));
+  for (const auto& g : gemms) {
+    const auto it = std::find_if(sites.begin(), sites.end(), [&](const GemmSite& s) {
+      return s.layer == g.layer && s.rows == g.rows && s.in == g.in && s.out == g.out && s.per_step == g.per_micro_step &&
+             site_of(g, true).role == s.role;
+    });
+    ASSERT_NE(it, sites.end()) << g.name();
+    EXPECT_DOUBLE_EQ(it->flops(), g.flops()) << g.name();
+  }
+  EXPECT_EQ(sites[4].describe(), "lm_head/forward m50304 n256 k768 TN DEFAULT");
+  EXPECT_EQ(sites[5].describe(), "lm_head/weight grad m768 n50304 k256 NT DEFAULT");
+  EXPECT_EQ(sites[6].describe(), "lm_head/input grad m768 n256 k50304 NN DEFAULT");
+  std::vector<std::string> epilogue, cuda;
+  for (const auto& s : sites)
+    if (has_epilogue(s.role)) epilogue.push_back(s.describe());
+  for (const auto& s : gemm_sites(gpt2, rows)) cuda.push_back(s.describe());
+  EXPECT_EQ(epilogue, cuda);
+  // Without the GELU epilogue c_proj's input gradient is a plain one.
+  EXPECT_EQ(step_sites(gpt2, rows, vocab, false)[8].name(), "mlp.c_proj/input grad");
 }
 
 }  // namespace

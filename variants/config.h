@@ -70,6 +70,9 @@ struct DataConfig {
   bool prefetch = true;         // produce the next batch on a background thread
 };
 
+// vocab-pad's vocabulary: V rounded up to a multiple of 128 (50257 -> 50304).
+inline int64_t padded_vocab(int64_t v) { return (v + 127) / 128 * 128; }
+
 struct RunConfig {
   std::string preset = "cpu-default";
   ModelConfig model;
@@ -106,7 +109,7 @@ struct RunConfig {
   bool layer_ranges = false;
   // bf16 on a CPU (--cpu-bf16): "on" runs the bf16 switch as asked; "off"
   // leaves its autocast off (matmuls in fp32); "auto" leaves it off where the
-  // run measured bf16 matmuls as emulated (bench/measure/roofline.h: bf16_emulated).
+  // run measured bf16 matmuls slower than fp32's (bench/measure/roofline.h: bf16_slower).
   std::string cpu_bf16 = "auto";
   // --gemm-plan: how fused-linear's epilogue GEMMs run on CUDA (variants/gemm_plan.h):
   // "auto" (measured in warm-up), "pytorch", "lt", or a plan file.
@@ -117,9 +120,9 @@ struct RunConfig {
   // --cross-entropy-kernel: fused-ce's CUDA kernel (variants/cross_entropy.h):
   // "batched" (a batch of logits at a time) or "online" (one at a time).
   std::string cross_entropy_kernel = "batched";
-  // Set by the harness when "auto" found bf16 emulated: the measured rates,
-  // for the switch's reason. Runtime only, not part of the saved config.
-  std::string cpu_bf16_emulated;
+  // Set by the harness when "auto" found bf16 matmuls slower than fp32's: the
+  // measured rates, for the switch's reason. Runtime only, not saved.
+  std::string cpu_bf16_slower;
   // Whether the bf16 switch's autocast is applied: on CUDA always, on a CPU
   // as cpu_bf16 (and the measurement) say.
   bool bf16_applied() const;
@@ -139,7 +142,7 @@ struct RunConfig {
   int64_t tokens_per_step() const { return tokens_per_micro_step() * micro_steps(); }
   // The model's vocabulary: padded to a multiple of 128 with vocab-pad.
   int64_t model_vocab() const {
-    return sw.on("vocab-pad") ? (model.vocab_size + 127) / 128 * 128 : model.vocab_size;
+    return sw.on("vocab-pad") ? padded_vocab(model.vocab_size) : model.vocab_size;
   }
   // Throws ConfigError on the first invalid field.
   void validate() const;

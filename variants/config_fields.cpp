@@ -193,7 +193,7 @@ std::vector<ConfigField> make_fields() {
           anything(), [](auto& c) -> auto& { return c.layer_ranges; }).optional_in_json(),
     field(kRun, "cpu_bf16", "--cpu-bf16", "auto|on|off",
           "bf16 rungs on a CPU: auto runs their matmuls in fp32 where the run's roofline measures bf16 matmuls "
-          "as emulated (below half fp32's rate); on forces bf16 autocast; off never",
+          "slower than fp32's (emulated, or native but slower); on forces bf16 autocast; off never",
           one_of({"auto", "on", "off"}), [](auto& c) -> auto& { return c.cpu_bf16; })
         .absent([](RunConfig& c) { c.cpu_bf16 = "on"; }),  // configs from before --cpu-bf16 ran bf16 as asked
     field(kRun, "gemm_plan", "--gemm-plan", "auto|pytorch|lt|FILE",

@@ -32,14 +32,17 @@ std::string g_last_fallback;
 
 constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogue is the tanh form
 
-// The way each GEMM of a fused linear runs (gemm_plan.h). lt-epilogues off:
-// PyTorch's ops; gelu-epilogue off: GELU and its derivative apart, so its two
-// sites are not epilogue sites; no plan (a model built without a step):
-// cuBLASLt's first algorithm for every epilogue (--gemm-plan lt).
+// The way each GEMM of a fused linear runs (gemm_plan.h): the step's plan,
+// made for the rung's parts (lt-epilogues off on CUDA: PyTorch's ops;
+// gelu-epilogue off: GELU and its derivative apart, so its two roles are no
+// sites of it). No plan (a model built without a step): cuBLASLt's first
+// algorithm for every epilogue the parts ask for (--gemm-plan lt), PyTorch's
+// ops for the rest.
 GemmChoice choice_for(const LinearOptions& o, const std::string& layer, GemmRole role) {
+  if (o.plan) return o.plan->choice_for(layer, role);
   const bool gelu_role = role == GemmRole::kForwardBiasGelu || role == GemmRole::kInputGradDgelu;
-  if (!o.lt_epilogues || (gelu_role && !o.gelu_epilogue)) return {};
-  return o.plan ? o.plan->choice_for(layer, role) : GemmChoice{GemmMethod::kLt, 0};
+  if (!o.lt_epilogues || !has_epilogue(role) || (gelu_role && !o.gelu_epilogue)) return {};
+  return GemmChoice{GemmMethod::kLt, 0};
 }
 
 // Counts a GEMM's outcome: its epilogue ran on cuBLASLt, or it fell back (why).
@@ -237,10 +240,12 @@ variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, cons
   g_classifier_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto w = compute_copy(weight, x2.scalar_type(), options);  // the compute-dtype copy
-  auto logits = x2.mm(w.t());                                   // (N, Vp), contiguous
+  auto logits = gemm::forward(x2, w, choice_for(options, "lm_head", GemmRole::kForward),
+                              options.kept_logits.get());  // (N, Vp), contiguous
   auto loss = cross_entropy_loss_and_grad_over_logits(logits, targets, valid_vocab);
   ctx->save_for_backward({x2, w, logits, weight});  // logits now hold d(loss)/d(logits)
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;
+  save_choice(ctx, "weight_grad", choice_for(options, "lm_head", GemmRole::kWeightGrad));
   return {loss};
 }
 
@@ -251,9 +256,11 @@ variable_list ClassifierCrossEntropyFunction::backward(AutogradContext* ctx, var
   // () float32 on the device: scaling the (N, C) operands, never the (N, Vp)
   // gradient, keeps backward to one read of it per GEMM and needs no sync.
   const auto& dloss = grad_outputs[0];
-  auto dx = dlogits.mm(w).mul_(dloss);      // (N, C)
-  auto dw = dlogits.t().mm(x2 * dloss);     // (Vp, C)
-  return {dx, hand_param_grad(weight, dw, into_buffer), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  auto dx = dlogits.mm(w).mul_(dloss);  // (N, C)
+  auto dw = gemm::weight_grad(dlogits, x2 * dloss, saved_choice(ctx, "weight_grad"),
+                              into_buffer ? weight.grad() : torch::Tensor());  // (Vp, C), or into .grad() (F)
+  return {dx, dw.defined() ? hand_param_grad(weight, dw, into_buffer) : dw, torch::Tensor(), torch::Tensor(),
+          torch::Tensor()};
 }
 
 }  // namespace detail

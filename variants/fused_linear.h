@@ -27,7 +27,8 @@
 // the fallback is counted with its reason (fused_linear_stats(); the report's
 // fused switch).
 // CPU: the same steps as ATen calls (addmm, gelu, gelu_backward, sum); there
-// the gain is one autograd node per MLP, not fewer passes.
+// the gain is one autograd node per MLP, not fewer passes, and what the plan
+// measured faster: weight gradients added into the flat buffer by addmm_ (F).
 // References (tests/test_fused_linear.cpp): at::linear and at::gelu composites.
 #pragma once
 
@@ -70,6 +71,9 @@ struct LinearOptions {
   // by layer name and role; the step sets it (--gemm-plan). Null: cuBLASLt's
   // first algorithm for every epilogue, as --gemm-plan lt.
   std::shared_ptr<const GemmPlan> plan;
+  // The classifier's logits buffer, kept from one step to the next where the
+  // plan's lm_head forward is kept-out (G); null: a fresh tensor each forward.
+  std::shared_ptr<torch::Tensor> kept_logits;
   // cast-cache: the parameters' compute-dtype copies, refreshed by the step
   // after each optimizer update (variants/cast_cache.h). An op reads its
   // weight's and bias's copy from here when it is fresh, and casts them
@@ -107,8 +111,9 @@ torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc
 // backward, against a third full pass when the gradient waits for backward.
 // Under autocast x and weight are cast to its dtype, as a matmul would be.
 // The loss's backward may run once per forward (the gradient is saved). Of
-// options, grads_into_buffers and casts apply (the classifier's GEMMs are
-// ATen's).
+// options, grads_into_buffers, casts and the plan apply (the classifier's
+// GEMMs are ATen's; on a CPU the plan may keep the logits' buffer, G, and
+// add the weight gradient into the flat buffer, F).
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& targets, int64_t valid_vocab,
                                        const LinearOptions& options = {});

@@ -1,10 +1,15 @@
 // variants/gemm_candidates.cpp: see gemm_candidates.h.
 #include "variants/gemm_candidates.h"
 
+#include <chrono>
+
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 #include <torch/version.h>
 #include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
+
+#include "profiler/common/cpu_model.h"
 
 #ifdef LADDER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -50,6 +55,26 @@ bool lt_ran(bool ok, const std::string& why, const fused::cuda::LtAlgoInfo& used
   return ok;
 }
 #endif
+
+// Whether `grad` is a buffer dW = dy^T x can be added into in place: float32
+// (D and E; F also needs dy's dtype: addmm_ takes one), contiguous, on dy's
+// device, (O, I).
+bool fits_buffer(const torch::Tensor& grad, const torch::Tensor& dy, const torch::Tensor& x) {
+  return grad.defined() && grad.scalar_type() == torch::kFloat && grad.is_contiguous() &&
+         grad.device() == dy.device() && grad.dim() == 2 && grad.size(0) == dy.size(1) && grad.size(1) == x.size(1);
+}
+
+// F: dW added into `grad` by addmm_ (beta = 1) where it fits; false otherwise.
+bool add_into_buffer(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice c, const torch::Tensor& grad,
+                     Outcome* out) {
+  if (c.method != GemmMethod::kIntoGrad || !fits_buffer(grad, dy, x) || dy.scalar_type() != grad.scalar_type() ||
+      x.scalar_type() != grad.scalar_type())
+    return false;
+  auto g = grad;  // the same tensor, updated in place
+  g.addmm_(dy.t(), x);
+  if (out) out->into_grad = true;
+  return true;
+}
 
 [[maybe_unused]] bool wants_lt(const torch::Tensor& t, GemmChoice c) {
 #ifdef LADDER_WITH_CUDA
@@ -105,9 +130,7 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
     fused::cuda::LtAlgoInfo used;
     auto* const slot = algo_slot(used, out);
     const bool bgradb = c.method == GemmMethod::kLtIntoGradBgradb;
-    const bool into = into_grad_method(c.method) && grad.defined() &&
-                      grad.scalar_type() == torch::kFloat && grad.is_contiguous() && grad.device() == dy.device() &&
-                      grad.dim() == 2 && grad.size(0) == dy.size(1) && grad.size(1) == x.size(1);
+    const bool into = into_grad_method(c.method) && fits_buffer(grad, dy, x);
     if (into) {
       auto g = grad;  // the same tensor, updated in place
       if (bgradb) {  // E: the bias gradient from the epilogue, in fp32
@@ -133,8 +156,28 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
     }
   }
 #endif
-  (void)grad;
+  if (add_into_buffer(dy, x, c, grad, out)) return {torch::Tensor(), dy.sum(0)};
   return {dy.t().mm(x), dy.sum(0)};
+}
+
+torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& w, GemmChoice c, torch::Tensor* kept) {
+  if (c.method != GemmMethod::kKeptOut || !kept) return x.mm(w.t());
+  const torch::Tensor& k = *kept;
+  const bool free = k.defined() && k.use_count() == 1 && k.dim() == 2 && k.size(0) == x.size(0) &&
+                    k.size(1) == w.size(0) && k.scalar_type() == x.scalar_type() && k.device() == x.device();
+  if (!free) {
+    *kept = x.mm(w.t());
+    return *kept;
+  }
+  auto y = *kept;
+  at::mm_out(y, x, w.t());
+  return y;
+}
+
+torch::Tensor weight_grad(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice c, const torch::Tensor& grad,
+                          Outcome* out) {
+  if (add_into_buffer(dy, x, c, grad, out)) return torch::Tensor();
+  return dy.t().mm(x);
 }
 
 torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, const torch::Tensor& pre,
@@ -183,15 +226,15 @@ SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch
     return (torch::randn(sizes, gen, on) * scale).to(dtype).to(device);
   };
   SiteOperands o{r({s.rows, s.in}, 1.0), r({s.out, s.in}, 0.02), r({s.out}, 0.02), r({s.rows, s.out}, 1.0),
-                 r({s.rows, s.in}, 1.0), torch::Tensor()};
-  if (s.role == GemmRole::kWeightBiasGrad)
+                 r({s.rows, s.in}, 1.0), torch::Tensor(), std::make_shared<torch::Tensor>()};
+  if (s.role == GemmRole::kWeightBiasGrad || s.role == GemmRole::kWeightGrad)
     o.grad = torch::zeros({s.out, s.in}, torch::TensorOptions().dtype(torch::kFloat).device(device));
   return o;
 }
 
 SiteOperands to_double(const SiteOperands& o) {
   auto d = [](const torch::Tensor& t) { return t.defined() ? t.to(torch::kFloat64) : t; };
-  return {d(o.x), d(o.w), d(o.b), d(o.dy), d(o.pre), d(o.grad)};
+  return {d(o.x), d(o.w), d(o.b), d(o.dy), d(o.pre), d(o.grad), std::make_shared<torch::Tensor>()};
 }
 
 std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, GemmChoice c, Outcome* out) {
@@ -208,6 +251,14 @@ std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, Ge
       return {dw, db};
     }
     case GemmRole::kInputGradDgelu: return {input_grad_dgelu(o.dy, o.w, o.pre, c, out)};
+    case GemmRole::kForward: return {forward(o.x, o.w, c, o.kept.get()).clone()};  // G's buffer is reused
+    case GemmRole::kInputGrad: return {o.dy.mm(o.w)};
+    case GemmRole::kWeightGrad: {
+      const auto before = o.grad.defined() ? o.grad.clone() : o.grad;
+      auto dw = weight_grad(o.dy, o.x, c, o.grad, out);
+      if (!dw.defined()) dw = (o.grad - before).to(o.dy.scalar_type());  // F: what went into the buffer
+      return {dw};
+    }
   }
   return {};
 }
@@ -224,6 +275,13 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
       break;
     }
     case GemmRole::kInputGradDgelu: input_grad_dgelu(o.dy, o.w, o.pre, c); break;
+    case GemmRole::kForward: forward(o.x, o.w, c, o.kept.get()); break;
+    case GemmRole::kInputGrad: o.dy.mm(o.w); break;
+    case GemmRole::kWeightGrad: {
+      const auto dw = weight_grad(o.dy, o.x, c, o.grad);
+      if (dw.defined() && o.grad.defined()) o.grad.add_(dw);  // as the classifier's backward: A's dW added after
+      break;
+    }
   }
 }
 
@@ -274,6 +332,8 @@ RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, 
 
 std::string not_as_asked(GemmChoice c, const Outcome& out, bool into_buffer) {
   if (c.uses_lt() && !out.lt) return "cuBLASLt did not run: " + (out.why.empty() ? "it is CUDA only" : out.why);
+  if (c.method == GemmMethod::kIntoGrad && into_buffer && !out.into_grad)
+    return "addmm_ into the fp32 buffer takes fp32 operands; this GEMM runs in another dtype";
   if (into_grad_method(c.method) && into_buffer && !out.into_grad)
     return "cuBLASLt has no algorithm for dW into the fp32 buffer: " + out.why;
   return "";
@@ -285,9 +345,13 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
   const double tolerance = o.x.scalar_type() == torch::kBFloat16 ? 2e-2 : 5e-3;
   const auto a = run_site(s, o, {});
   std::vector<RunnableCandidate> out = {probe(s, o, {}, a, tolerance)};
-  if (!device.is_cuda()) return out;
   for (GemmMethod m : kGemmMethods) {  // A ran above
-    if (m == GemmMethod::kPytorch || !method_applies(m, s.role, into_grad)) continue;
+    if (m == GemmMethod::kPytorch || !method_on_device(m, device.is_cuda()) || !method_applies(m, s.role, into_grad))
+      continue;
+    if (!GemmChoice{m, 0}.uses_lt()) {  // F, G: PyTorch's ops, no algorithms to rank
+      out.push_back(probe(s, o, {m, 0}, a, tolerance));
+      continue;
+    }
     for (int rank = 0;; ++rank) {
       RunnableCandidate rc = probe(s, o, {m, rank}, a, tolerance);
       // How many algorithms the heuristic offers: known once one of them ran.
@@ -302,10 +366,11 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
 
 // ---- the step's plan -------------------------------------------------------------------
 
-GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, const std::string& dtype,
-                     bool gelu_epilogue, bool into_grad) {
+GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, int64_t model_vocab,
+                     const std::string& dtype, bool gelu_epilogue, bool into_grad) {
   GemmPlanKey k;
-  k.device = device.is_cuda() ? "cuda" : "cpu";
+  k.device = device.is_cuda() ? "cuda" : fmt::format("cpu: {}, {} threads", cpu_model_name(), at::get_num_threads());
+  k.vocab = device.is_cuda() ? 0 : model_vocab;
   k.torch = TORCH_VERSION;
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) {
@@ -363,44 +428,77 @@ GemmPlan measure_on_cuda(const std::vector<GemmSite>& sites, const GemmPlanKey& 
 
 }  // namespace
 
+namespace {
+
+// The wall clock around one call: a CPU runs its GEMMs synchronously.
+double wall_time_ms(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+GemmPlan measure_on_cpu(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const torch::Device& device,
+                        torch::ScalarType compute) {
+  SiteOperands operands;  // the current site's, alive while its candidates are timed
+  const CandidateSource source = [&](const GemmSite& s) {
+    operands = draw_operands(s, device, compute, /*seed=*/1234);
+    if (!key.into_grad) operands.grad = torch::Tensor();  // dW goes back through autograd: no buffer to add into
+    return site_candidates(s, operands, device, key.into_grad);
+  };
+  return measure_plan(sites, key, source, wall_time_ms, kGemmPlanMarginCpu);
+}
+
+// The plan as --gemm-plan pins it, or nullopt for a measured one (auto).
+std::optional<GemmPlan> pinned_or_file(const GemmPlanRequest& req, const std::vector<GemmSite>& sites,
+                                       const GemmPlanKey& key, bool cuda) {
+  if (req.mode == "pytorch") return pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
+  if (req.mode == "lt") {
+    GemmPlan p = pinned_plan(sites, key, cuda ? GemmMethod::kLt : GemmMethod::kPytorch, req.mode);
+    if (!cuda) p.source = "cpu: --gemm-plan lt pins cuBLASLt, which is CUDA's: PyTorch's ops";
+    return p;
+  }
+  if (req.mode != "file") return std::nullopt;
+  GemmPlan p = plan_from_file(req.plan, req.file, sites, key);
+#ifdef LADDER_WITH_CUDA
+  if (cuda) {
+    fused::cuda::set_lt_workspace_bytes(req.plan.workspace_bytes);  // as the plan was measured
+    p.workspace_bytes = fused::cuda::lt_workspace_bytes();
+  }
+#endif
+  return p;
+}
+
+}  // namespace
+
 GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool lt_epilogues, bool gelu_epilogue,
                          bool into_grad, torch::ScalarType compute, const std::string& dtype) {
-  const auto sites = gemm_sites(cfg.model, cfg.batch * cfg.seq, gelu_epilogue);
-  const GemmPlanKey key = plan_key(device, cfg.model, cfg.batch * cfg.seq, dtype, gelu_epilogue, into_grad);
+  const bool cuda = device.is_cuda();
+  const int64_t rows = cfg.batch * cfg.seq;
+  const auto sites = cuda ? gemm_sites(cfg.model, rows, gelu_epilogue)
+                          : step_sites(cfg.model, rows, cfg.model_vocab(), gelu_epilogue);
+  const GemmPlanKey key = plan_key(device, cfg.model, rows, cfg.model_vocab(), dtype, gelu_epilogue, into_grad);
   const GemmPlanRequest req = parse_gemm_plan_request(cfg.gemm_plan);
-  if (!lt_epilogues) {
+  if (cuda && !lt_epilogues) {
     GemmPlan p = pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
     p.source = "lt-epilogues is off in this rung: PyTorch's ops";
     return p;
   }
-  if (!device.is_cuda()) {
-    GemmPlan p = pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
-    p.source = "cpu: PyTorch's ops, the only candidate (cuBLASLt is CUDA's)";
-    return p;
-  }
-  if (req.mode == "pytorch") return pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);
-  if (req.mode == "lt") return pinned_plan(sites, key, GemmMethod::kLt, req.mode);
-  const c10::DeviceGuard guard(device);
-  if (req.mode == "file") {
-    GemmPlan p = plan_from_file(req.plan, req.file, sites, key);
-#ifdef LADDER_WITH_CUDA
-    fused::cuda::set_lt_workspace_bytes(req.plan.workspace_bytes);  // as the plan was measured
-    p.workspace_bytes = fused::cuda::lt_workspace_bytes();
-#endif
-    return p;
-  }
-#ifdef LADDER_WITH_CUDA
+  c10::OptionalDeviceGuard guard;
+  if (cuda) guard.reset_device(device);
+  if (auto p = pinned_or_file(req, sites, key, cuda)) return *p;
   if (auto cached = load_cached_plan(key)) {
-    fused::cuda::set_lt_workspace_bytes(cached->workspace_bytes);
+#ifdef LADDER_WITH_CUDA
+    if (cuda) fused::cuda::set_lt_workspace_bytes(cached->workspace_bytes);
+#endif
     return *cached;
   }
-  GemmPlan p = measure_on_cuda(sites, key, device, compute);
+  GemmPlan p;
+#ifdef LADDER_WITH_CUDA
+  if (cuda) p = measure_on_cuda(sites, key, device, compute);
+#endif
+  if (!cuda) p = measure_on_cpu(sites, key, device, compute);
   save_cached_plan(p);
   return p;
-#else
-  (void)compute;
-  return pinned_plan(sites, key, GemmMethod::kPytorch, req.mode);  // not reached: no CUDA device without CUDA
-#endif
 }
 
 }  // namespace ladder::gemm

@@ -5,13 +5,15 @@
 // planner times them, and bench/micro/gemm_sites.cpp times them one by one.
 //
 // Every function takes row-major tensors in the compute dtype, as
-// fused_linear.cpp holds them, and a GemmChoice. On a CPU, and for pytorch,
-// they run PyTorch's ops (addmm; mm and sum; mm and gelu_backward): the
-// unfused step's own. On CUDA a cuBLASLt choice runs cuBLASLt
+// fused_linear.cpp holds them, and a GemmChoice. For pytorch they run
+// PyTorch's ops (addmm; mm and sum; mm and gelu_backward): the unfused
+// step's own. into-grad (F) is PyTorch's addmm_ into the fp32 buffer, kept-out
+// (G) mm's out= into a kept buffer. On CUDA a cuBLASLt choice runs cuBLASLt
 // (variants/cuda/cublaslt_matmul.h); where it has no algorithm for the
 // choice, the same result comes from PyTorch's ops and the outcome says so.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,14 +50,24 @@ std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
                                                          GemmChoice c, const torch::Tensor& grad = {},
                                                          Outcome* out = nullptr);
+// y (N, O) = x (N, I) W^T, no bias (the classifier's logits). With G and a
+// `kept` slot, y is written into *kept when it holds a tensor of y's shape,
+// dtype and device that nobody else holds (the last step's logits, freed by
+// its backward), else into a new tensor the slot then keeps.
+torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& w, GemmChoice c, torch::Tensor* kept = nullptr);
+// dW (O, I) = dy^T x, no bias (the classifier's). With F and `grad` a
+// buffer of dW's shape in dy's dtype, dW is added into it (beta = 1) and
+// comes back undefined.
+torch::Tensor weight_grad(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice c,
+                          const torch::Tensor& grad = {}, Outcome* out = nullptr);
 // dpre (N, I) = (dy W) * gelu_tanh'(pre). c_fc's bias gradient, the sum of
 // dpre over rows, comes with c_fc's weight gradient (weight_bias_grad).
 torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, const torch::Tensor& pre,
                                GemmChoice c, Outcome* out = nullptr);
 
-// D and E: the methods whose weight gradient goes into the fp32 buffer.
+// D, E and F: the methods whose weight gradient goes into the fp32 buffer.
 inline bool into_grad_method(GemmMethod m) {
-  return m == GemmMethod::kLtIntoGrad || m == GemmMethod::kLtIntoGradBgradb;
+  return m == GemmMethod::kLtIntoGrad || m == GemmMethod::kLtIntoGradBgradb || m == GemmMethod::kIntoGrad;
 }
 
 // Why a call whose Outcome is `out` did not run as `c` asked ("" when it
@@ -69,7 +81,8 @@ std::string not_as_asked(GemmChoice c, const Outcome& out, bool into_buffer);
 struct SiteOperands {
   torch::Tensor x, w, b;  // forward: x (N, I), w (O, I), b (O)
   torch::Tensor dy, pre;  // weight grad: dy (N, O) and x; dgelu: dy (N, O), w (O, I), pre (N, I)
-  torch::Tensor grad;     // weight grad: a float32 (O, I) gradient buffer (D and E add into it)
+  torch::Tensor grad;     // weight grad: a float32 (O, I) gradient buffer (D, E and F add into it)
+  std::shared_ptr<torch::Tensor> kept = std::make_shared<torch::Tensor>();  // G's buffer
 };
 SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch::ScalarType dtype, uint64_t seed);
 SiteOperands to_double(const SiteOperands& o);
@@ -81,20 +94,24 @@ std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, Ge
 void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c);
 
 // Every choice the site can take on `device` (A first; B, C, D, E for each of
-// the heuristic's algorithms on CUDA): each probed once, checked against A
-// (relative L2 of every output within `dtype`'s tolerance), and ready to time.
+// the heuristic's algorithms on CUDA; F and G on a CPU): each probed once,
+// checked against A (relative L2 of every output within `dtype`'s
+// tolerance), and ready to time.
 std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,
                                                bool into_grad);
 
 // The step's plan for its fused linears, as --gemm-plan asks (cfg.gemm_plan):
-// measured on CUDA (or from the cache), pinned, or from a file. On a CPU
-// every site runs PyTorch's ops (cuBLASLt is CUDA's). `options` are the
-// rung's fused-linear parts; `dtype` the compute dtype's name (bf16, fp32, tf32).
+// measured (or from the cache), pinned, or from a file. On CUDA the sites
+// are the epilogue GEMMs (gemm_sites), on a CPU every GEMM of the step
+// (step_sites). `options` are the rung's fused-linear parts; `dtype` the
+// compute dtype's name (bf16, fp32, tf32).
 GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool lt_epilogues, bool gelu_epilogue,
                          bool into_grad, torch::ScalarType compute, const std::string& dtype);
 
-// The key of the plan for these sites on `device`.
-GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, const std::string& dtype,
-                     bool gelu_epilogue, bool into_grad);
+// The key of the plan for these sites on `device`: on CUDA the GPU's name
+// and cuBLASLt's version; on a CPU its model name and intra-op threads, and
+// the classifier's vocabulary `model_vocab` (its sites are planned there).
+GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, int64_t model_vocab,
+                     const std::string& dtype, bool gelu_epilogue, bool into_grad);
 
 }  // namespace ladder::gemm

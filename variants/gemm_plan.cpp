@@ -21,7 +21,8 @@ using nlohmann::json;
 namespace {
 
 constexpr GemmRole kRoles[] = {GemmRole::kForwardBias, GemmRole::kForwardBiasGelu, GemmRole::kWeightBiasGrad,
-                               GemmRole::kInputGradDgelu};
+                               GemmRole::kInputGradDgelu, GemmRole::kForward, GemmRole::kInputGrad,
+                               GemmRole::kWeightGrad};
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -47,9 +48,11 @@ T get(const json& j, const char* name, const std::string& where, const std::stri
   }
 }
 
-std::optional<GemmRole> role_named(const std::string& name) {
+// A role by its name and, where two share one ("forward": with a bias or
+// without), its epilogue ("" in a file without one: the first).
+std::optional<GemmRole> role_named(const std::string& name, const std::string& epilogue) {
   for (GemmRole r : kRoles)
-    if (GemmSite{"", r}.role_name() == name) return r;
+    if (GemmSite{"", r}.role_name() == name && (epilogue.empty() || GemmSite{"", r}.epilogue() == epilogue)) return r;
   return std::nullopt;
 }
 
@@ -76,7 +79,7 @@ GemmChoice choice_from_json(const json& j, const std::string& where, const std::
   const auto choice = parse_choice(label);
   if (!choice)
     bad(where, path + "/choice", "\"" + label + "\"",
-        "pytorch, lt#R, lt-split-bias#R, lt-into-grad#R or lt-into-grad-bgradb#R");
+        "pytorch, lt#R, lt-split-bias#R, lt-into-grad#R, lt-into-grad-bgradb#R, into-grad or kept-out");
   return *choice;
 }
 
@@ -95,9 +98,10 @@ SitePlan site_from_json(const json& j, const std::string& where, const std::stri
   SitePlan s;
   s.site.layer = get<std::string>(j, "layer", where, path, "a layer name such as \"mlp.c_fc\"");
   const auto role_text = get<std::string>(j, "role", where, path, "a role name");
-  const auto role = role_named(role_text);
-  if (!role) bad(where, path + "/role", "\"" + role_text + "\"", "forward, forward+gelu, weight+bias grad or "
-                                                                 "input grad+dgelu");
+  const auto role = role_named(role_text, j.value("epilogue", ""));
+  if (!role)
+    bad(where, path + "/role", "\"" + role_text + "\" with epilogue " + j.value("epilogue", "none"),
+        "forward (BIAS or DEFAULT), forward+gelu, weight+bias grad, input grad+dgelu, input grad or weight grad");
   s.site.role = *role;
   s.choice = choice_from_json(j, where, path);
   s.reason = j.value("reason", "");
@@ -136,8 +140,16 @@ const char* method_name(GemmMethod m) {
     case GemmMethod::kLtSplitBias: return "lt-split-bias";
     case GemmMethod::kLtIntoGrad: return "lt-into-grad";
     case GemmMethod::kLtIntoGradBgradb: return "lt-into-grad-bgradb";
+    case GemmMethod::kIntoGrad: return "into-grad";
+    case GemmMethod::kKeptOut: return "kept-out";
   }
   return "?";
+}
+
+bool method_on_device(GemmMethod m, bool cuda) {
+  if (m == GemmMethod::kPytorch) return true;
+  const bool cpu_method = m == GemmMethod::kIntoGrad || m == GemmMethod::kKeptOut;
+  return cpu_method != cuda;
 }
 
 std::optional<GemmMethod> parse_method(std::string_view name) {
@@ -147,7 +159,7 @@ std::optional<GemmMethod> parse_method(std::string_view name) {
 }
 
 std::string GemmChoice::label() const {
-  return method == GemmMethod::kPytorch ? "pytorch" : fmt::format("{}#{}", method_name(method), algo_rank);
+  return uses_lt() ? fmt::format("{}#{}", method_name(method), algo_rank) : method_name(method);
 }
 
 std::optional<GemmChoice> parse_choice(std::string_view label) {
@@ -156,7 +168,7 @@ std::optional<GemmChoice> parse_choice(std::string_view label) {
   if (!method) return std::nullopt;
   GemmChoice c{*method, 0};
   if (hash == std::string_view::npos) return c;
-  if (*method == GemmMethod::kPytorch) return std::nullopt;
+  if (!c.uses_lt()) return std::nullopt;  // only cuBLASLt's methods have an algorithm's rank
   const std::string rank(label.substr(hash + 1));
   if (rank.empty() || rank.size() > 3 || !std::all_of(rank.begin(), rank.end(), ::isdigit)) return std::nullopt;
   c.algo_rank = std::stoi(rank);
@@ -165,11 +177,14 @@ std::optional<GemmChoice> parse_choice(std::string_view label) {
 
 bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
   switch (method) {
-    case GemmMethod::kPytorch:
-    case GemmMethod::kLt: return true;
+    case GemmMethod::kPytorch: return true;
+    case GemmMethod::kLt: return has_epilogue(role);
     case GemmMethod::kLtSplitBias: return role == GemmRole::kWeightBiasGrad;
     case GemmMethod::kLtIntoGrad:
     case GemmMethod::kLtIntoGradBgradb: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
+    case GemmMethod::kIntoGrad:
+      return (role == GemmRole::kWeightBiasGrad || role == GemmRole::kWeightGrad) && into_grad_buffer;
+    case GemmMethod::kKeptOut: return role == GemmRole::kForward;
   }
   return false;
 }
@@ -177,9 +192,11 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
 // ---- the key ---------------------------------------------------------------------------
 
 json GemmPlanKey::to_json() const {
-  return {{"device", device}, {"cublaslt", cublaslt}, {"torch", torch}, {"dtype", dtype}, {"n_embd", n_embd},
-          {"n_layer", n_layer}, {"rows", rows}, {"gelu_epilogue", gelu_epilogue}, {"into_grad", into_grad},
-          {"planner", planner}};
+  json j = {{"device", device}, {"cublaslt", cublaslt}, {"torch", torch}, {"dtype", dtype}, {"n_embd", n_embd},
+            {"n_layer", n_layer}, {"rows", rows}, {"gelu_epilogue", gelu_epilogue}, {"into_grad", into_grad},
+            {"planner", planner}};
+  if (vocab) j["vocab"] = vocab;
+  return j;
 }
 
 GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
@@ -195,6 +212,7 @@ GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
   k.gelu_epilogue = get<bool>(j, "gelu_epilogue", where, p, "true or false");
   k.into_grad = get<bool>(j, "into_grad", where, p, "true or false");
   k.planner = j.contains("planner") ? get<int>(j, "planner", where, p, "an integer (the planner's version)") : 1;
+  k.vocab = j.contains("vocab") ? get<int64_t>(j, "vocab", where, p, "an integer (the classifier's vocabulary)") : 0;
   return k;
 }
 
@@ -356,7 +374,7 @@ GemmPlan plan_from_file(const GemmPlan& file_plan, const std::string& path, cons
       bad(where, "the site " + s.site.name(), it->site.describe(), "this run's shape, " + s.site.describe());
     if (!method_applies(it->choice.method, s.site.role, key.into_grad))
       bad(where, "the site " + s.site.name() + "'s choice", it->choice.label(),
-          "a method this run's site can take (lt-into-grad and lt-into-grad-bgradb need flat-grads)");
+          "a method this run's site can take (lt-into-grad, lt-into-grad-bgradb and into-grad need flat-grads)");
     s.choice = it->choice;
     s.reason = "from the file: " + it->reason;
   }

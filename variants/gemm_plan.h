@@ -14,6 +14,14 @@
 //                     the bias gradient in fp32 apart
 //   E  lt-into-grad-bgradb  as D, the bias gradient by the BGRADB epilogue
 //                     (in fp32) rather than apart
+// On a CPU (every GEMM of the step a site: step_sites):
+//   F  into-grad      weight-gradient sites with flat-grads, when the GEMM
+//                     runs in fp32: dW accumulated (beta = 1) straight into
+//                     the fp32 flat buffer by PyTorch's addmm_, no dW tensor
+//                     and no add pass after it (the bias gradient apart)
+//   G  kept-out       the classifier's forward: the logits written by mm's
+//                     out= into a buffer the op keeps from one step to the
+//                     next, not into a fresh (N, V) tensor
 // Each is timed as the step runs it: with flat-grads a weight gradient that
 // comes back in bf16 (A, B, C) is then added into its fp32 buffer, and that
 // add is part of the candidate's time (D and E need none).
@@ -25,8 +33,10 @@
 // cuBLAS, torch and shape, and can be pinned: --gemm-plan auto|pytorch|lt|FILE
 // (FILE: a plan file or a rung report.json holding one).
 //
-// This file is device-free (CPU-tested with a fake timer); the measuring is
-// in gemm_candidates.cpp.
+// The same code decides on both devices; only the candidates and the timer
+// differ (CUDA events on a GPU, the wall clock on a CPU, whose margin is
+// wider: kGemmPlanMarginCpu). This file is device-free (CPU-tested with a
+// fake timer); the measuring is in gemm_candidates.cpp.
 #pragma once
 
 #include <cstdint>
@@ -43,13 +53,19 @@
 
 namespace ladder {
 
-enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb };
+enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb, kIntoGrad, kKeptOut };
 // Every method, PyTorch's (A) first: what names parse to and what the
 // planner tries (variants/gemm_candidates.h), in this order.
-inline constexpr GemmMethod kGemmMethods[] = {GemmMethod::kPytorch, GemmMethod::kLt, GemmMethod::kLtSplitBias,
-                                              GemmMethod::kLtIntoGrad, GemmMethod::kLtIntoGradBgradb};
-// "pytorch", "lt", "lt-split-bias", "lt-into-grad", "lt-into-grad-bgradb"
+inline constexpr GemmMethod kGemmMethods[] = {GemmMethod::kPytorch,    GemmMethod::kLt,
+                                              GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad,
+                                              GemmMethod::kLtIntoGradBgradb, GemmMethod::kIntoGrad,
+                                              GemmMethod::kKeptOut};
+// "pytorch", "lt", "lt-split-bias", "lt-into-grad", "lt-into-grad-bgradb",
+// "into-grad", "kept-out"
 const char* method_name(GemmMethod m);
+// Whether the planner offers `m` on this kind of device: cuBLASLt's (B-E) on
+// CUDA, F and G on a CPU, A on both.
+bool method_on_device(GemmMethod m, bool cuda);
 std::optional<GemmMethod> parse_method(std::string_view name);
 
 // One way to run one site: a method and, for cuBLASLt, the rank of the
@@ -57,15 +73,18 @@ std::optional<GemmMethod> parse_method(std::string_view name);
 struct GemmChoice {
   GemmMethod method = GemmMethod::kPytorch;
   int algo_rank = 0;
-  bool uses_lt() const { return method != GemmMethod::kPytorch; }
+  bool uses_lt() const {
+    return method != GemmMethod::kPytorch && method != GemmMethod::kIntoGrad && method != GemmMethod::kKeptOut;
+  }
   std::string label() const;  // "pytorch", "lt#2", "lt-split-bias#0"
   bool operator==(const GemmChoice& o) const { return method == o.method && algo_rank == o.algo_rank; }
 };
 // "pytorch", "lt#2", "lt-into-grad#0" ("lt" alone: rank 0); nullopt if malformed.
 std::optional<GemmChoice> parse_choice(std::string_view label);
 
-// Whether `method` can serve `role` at all (C: the weight-and-bias gradient;
-// D and E: the same, with the flat buffer).
+// Whether `method` can serve `role` at all (B: the epilogue roles; C: the
+// weight-and-bias gradient; D and E: the same, with the flat buffer; F: any
+// weight gradient, with the flat buffer; G: the classifier's forward).
 bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer);
 
 inline constexpr int kGemmPlannerVersion = 3;
@@ -95,6 +114,7 @@ struct GemmPlanKey {
   std::string torch;           // LibTorch's version
   std::string dtype;           // the compute dtype: "bf16", "fp32", "tf32"
   int64_t n_embd = 0, n_layer = 0, rows = 0;  // the sites' shapes
+  int64_t vocab = 0;           // the classifier's (a CPU plan's lm_head sites); 0 and left out of the JSON on CUDA
   bool gelu_epilogue = true;   // c_fc's forward and c_proj's dgelu are epilogue sites
   bool into_grad = false;      // flat-grads: D and E apply
   // The planner's version: its sites, their candidates and how it times
@@ -136,6 +156,10 @@ std::pair<int, int> lt_sites(const GemmPlan& p, bool gelu_roles);
 // spread of the median of 10 CUDA-event timings of one GEMM (1-1.5 % on the
 // 2026-11-27 H100's gemm_sites runs), so that noise alone does not replace A.
 inline constexpr double kGemmPlanMargin = 0.03;
+// On a CPU, 5 %: the wall clock around a GEMM of 1-100 ms on a shared VM
+// (the medians of 10 interleaved calls of one candidate moved by up to 3 %
+// between planning runs on a 2-vCPU Xeon, 2026-11-29).
+inline constexpr double kGemmPlanMarginCpu = 0.05;
 inline constexpr int kGemmPlanReps = 10;  // the issue asks for a median of at least 10
 
 // The index of the candidate to keep among `c` (c[0] must be A, and ran):

@@ -9,38 +9,58 @@
 
 namespace ladder {
 
-int64_t GemmSite::m() const {
+namespace {
+
+// Which of the three products a role computes.
+GemmPass pass_of(GemmRole role) {
   switch (role) {
     case GemmRole::kForwardBias:
-    case GemmRole::kForwardBiasGelu: return out;
+    case GemmRole::kForwardBiasGelu:
+    case GemmRole::kForward: return GemmPass::kForward;
     case GemmRole::kWeightBiasGrad:
-    case GemmRole::kInputGradDgelu: return in;
+    case GemmRole::kWeightGrad: return GemmPass::kWeightGrad;
+    case GemmRole::kInputGradDgelu:
+    case GemmRole::kInputGrad: return GemmPass::kInputGrad;
+  }
+  return GemmPass::kForward;
+}
+
+}  // namespace
+
+bool has_epilogue(GemmRole role) {
+  return role == GemmRole::kForwardBias || role == GemmRole::kForwardBiasGelu || role == GemmRole::kWeightBiasGrad ||
+         role == GemmRole::kInputGradDgelu;
+}
+
+int64_t GemmSite::m() const {
+  switch (pass_of(role)) {
+    case GemmPass::kForward: return out;
+    case GemmPass::kWeightGrad:
+    case GemmPass::kInputGrad: return in;
   }
   return 0;
 }
 
 int64_t GemmSite::n() const {
-  switch (role) {
-    case GemmRole::kForwardBias:
-    case GemmRole::kForwardBiasGelu:
-    case GemmRole::kInputGradDgelu: return rows;
-    case GemmRole::kWeightBiasGrad: return out;
+  switch (pass_of(role)) {
+    case GemmPass::kForward:
+    case GemmPass::kInputGrad: return rows;
+    case GemmPass::kWeightGrad: return out;
   }
   return 0;
 }
 
 int64_t GemmSite::k() const {
-  switch (role) {
-    case GemmRole::kForwardBias:
-    case GemmRole::kForwardBiasGelu: return in;
-    case GemmRole::kWeightBiasGrad: return rows;
-    case GemmRole::kInputGradDgelu: return out;
+  switch (pass_of(role)) {
+    case GemmPass::kForward: return in;
+    case GemmPass::kWeightGrad: return rows;
+    case GemmPass::kInputGrad: return out;
   }
   return 0;
 }
 
-bool GemmSite::transa() const { return role == GemmRole::kForwardBias || role == GemmRole::kForwardBiasGelu; }
-bool GemmSite::transb() const { return role == GemmRole::kWeightBiasGrad; }
+bool GemmSite::transa() const { return pass_of(role) == GemmPass::kForward; }
+bool GemmSite::transb() const { return pass_of(role) == GemmPass::kWeightGrad; }
 
 const char* GemmSite::epilogue() const {
   switch (role) {
@@ -48,16 +68,22 @@ const char* GemmSite::epilogue() const {
     case GemmRole::kForwardBiasGelu: return "GELU_AUX_BIAS";
     case GemmRole::kWeightBiasGrad: return "BGRADB";
     case GemmRole::kInputGradDgelu: return "DGELU";
+    case GemmRole::kForward:
+    case GemmRole::kInputGrad:
+    case GemmRole::kWeightGrad: return "DEFAULT";
   }
   return "?";
 }
 
 const char* GemmSite::role_name() const {
   switch (role) {
-    case GemmRole::kForwardBias: return "forward";
+    case GemmRole::kForwardBias:
+    case GemmRole::kForward: return "forward";
     case GemmRole::kForwardBiasGelu: return "forward+gelu";
     case GemmRole::kWeightBiasGrad: return "weight+bias grad";
     case GemmRole::kInputGradDgelu: return "input grad+dgelu";
+    case GemmRole::kInputGrad: return "input grad";
+    case GemmRole::kWeightGrad: return "weight grad";
   }
   return "?";
 }
@@ -67,26 +93,6 @@ std::string GemmSite::name() const { return layer + "/" + role_name(); }
 std::string GemmSite::describe() const {
   return fmt::format("{} m{} n{} k{} {}{} {}", name(), m(), n(), k(), transa() ? 'T' : 'N', transb() ? 'T' : 'N',
                      epilogue());
-}
-
-std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool gelu_epilogue) {
-  const int64_t C = model.n_embd, H = 4 * C, L = model.n_layer;
-  const GemmRole fc_forward = gelu_epilogue ? GemmRole::kForwardBiasGelu : GemmRole::kForwardBias;
-  std::vector<GemmSite> sites = {
-      {"attn.c_attn", GemmRole::kForwardBias, rows, C, 3 * C, L},
-      {"attn.c_proj", GemmRole::kForwardBias, rows, C, C, L},
-      {"mlp.c_fc", fc_forward, rows, C, H, L},
-      {"mlp.c_proj", GemmRole::kForwardBias, rows, H, C, L},
-      // Backward, in the order autograd reaches them: the MLP's first.
-      {"mlp.c_proj", GemmRole::kWeightBiasGrad, rows, H, C, L},
-  };
-  // c_proj's input gradient times gelu'(pre): c_fc's pre-activation gradient in one GEMM;
-  // then c_fc's weight and bias gradients from it (every dx is a plain GEMM, no epilogue).
-  if (gelu_epilogue) sites.push_back({"mlp.c_proj", GemmRole::kInputGradDgelu, rows, H, C, L});
-  sites.push_back({"mlp.c_fc", GemmRole::kWeightBiasGrad, rows, C, H, L});
-  sites.push_back({"attn.c_proj", GemmRole::kWeightBiasGrad, rows, C, C, L});
-  sites.push_back({"attn.c_attn", GemmRole::kWeightBiasGrad, rows, C, 3 * C, L});
-  return sites;
 }
 
 const char* StepGemm::pass_name() const {
@@ -120,6 +126,38 @@ std::vector<StepGemm> step_gemms(const ModelConfig& model, int64_t rows, int64_t
     for (GemmPass pass : {GemmPass::kInputGrad, GemmPass::kWeightGrad})
       gemms.push_back({it->layer, pass, rows, it->in, it->out, it->per_micro_step, it->bias});
   return gemms;
+}
+
+GemmSite site_of(const StepGemm& g, bool gelu_epilogue) {
+  const bool fc = g.layer == "mlp.c_fc", proj = g.layer == "mlp.c_proj";
+  GemmRole role = GemmRole::kForward;
+  switch (g.pass) {
+    case GemmPass::kForward:
+      role = !g.bias ? GemmRole::kForward : fc && gelu_epilogue ? GemmRole::kForwardBiasGelu : GemmRole::kForwardBias;
+      break;
+    case GemmPass::kInputGrad: role = proj && gelu_epilogue ? GemmRole::kInputGradDgelu : GemmRole::kInputGrad; break;
+    case GemmPass::kWeightGrad: role = g.bias ? GemmRole::kWeightBiasGrad : GemmRole::kWeightGrad; break;
+  }
+  return {g.layer, role, g.rows, g.in, g.out, g.per_micro_step};
+}
+
+std::vector<GemmSite> step_sites(const ModelConfig& model, int64_t rows, int64_t model_vocab, bool gelu_epilogue) {
+  std::vector<GemmSite> sites;
+  for (const StepGemm& g : step_gemms(model, rows, model_vocab)) {
+    sites.push_back(site_of(g, gelu_epilogue));
+    // step_gemms gives a layer's input gradient first; its fused backward runs the weight's first.
+    const size_t n = sites.size();
+    if (n >= 2 && g.pass == GemmPass::kWeightGrad && sites[n - 2].layer == g.layer)
+      std::swap(sites[n - 2], sites[n - 1]);
+  }
+  return sites;
+}
+
+std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool gelu_epilogue) {
+  std::vector<GemmSite> sites;
+  for (GemmSite& s : step_sites(model, rows, model.vocab_size, gelu_epilogue))
+    if (has_epilogue(s.role)) sites.push_back(std::move(s));
+  return sites;
 }
 
 namespace {

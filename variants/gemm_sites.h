@@ -1,5 +1,7 @@
-// variants/gemm_sites.h: the GEMMs of a GPT-2 training step that carry a
-// cuBLASLt epilogue on CUDA (variants/fused_linear.h), each distinct one once.
+// variants/gemm_sites.h: the GEMMs of a GPT-2 training step, declared once
+// (step_gemms), and the same GEMMs as the GEMM planner sees them: sites, each
+// distinct one once, with the role each plays in the fused linears
+// (variants/fused_linear.h) and, on CUDA, its cuBLASLt epilogue.
 //
 // A site is one role of one layer kind, the same in every block: c_attn's
 // forward (bias), its weight-and-bias gradient, and so on. Its shape is given
@@ -7,7 +9,9 @@
 // column-major GEMM cuBLASLt runs (m, n, k, which operand is transposed),
 // exactly as variants/cuda/cublaslt_matmul.cpp lays it out, so that a
 // micro-benchmark (bench/micro/gemm_sites.cpp) or a planner can time the very
-// GEMM the step runs, and a report can name it.
+// GEMM the step runs, and a report can name it. The speed-of-light work model
+// (add_gemm_work) and the planner (step_sites, gemm_sites) both read
+// step_gemms.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +28,13 @@ enum class GemmRole {
   kForwardBiasGelu,  // pre = x W^T + b, h = gelu(pre)    GELU_AUX_BIAS (pre kept as aux)
   kWeightBiasGrad,   // dW (O, I) = dy^T x, db = sum dy   BGRADB
   kInputGradDgelu,   // dpre (N, I) = (dy W) * gelu'(pre)  DGELU (c_fc's db: its kWeightBiasGrad)
+  // The GEMMs without an epilogue (planned on a CPU; ATen's on CUDA):
+  kForward,     // y (N, O) = x W^T, no bias (the classifier's logits)
+  kInputGrad,   // dx (N, I) = dy W
+  kWeightGrad,  // dW (O, I) = dy^T x, no bias (the classifier's)
 };
+// The four roles above that carry a cuBLASLt epilogue on CUDA.
+bool has_epilogue(GemmRole role);
 
 struct GemmSite {
   std::string layer;  // "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"
@@ -38,19 +48,15 @@ struct GemmSite {
   int64_t k() const;
   bool transa() const;
   bool transb() const;
-  const char* epilogue() const;  // "BIAS", "GELU_AUX_BIAS", "BGRADB", "DGELU"
-  const char* role_name() const; // "forward", "forward+gelu", "weight+bias grad", "input grad+dgelu"
+  const char* epilogue() const;  // "BIAS", "GELU_AUX_BIAS", "BGRADB", "DGELU", "DEFAULT" (none)
+  // "forward", "forward+gelu", "weight+bias grad", "input grad+dgelu",
+  // "forward" (no bias), "input grad", "weight grad"
+  const char* role_name() const;
   double flops() const { return 2.0 * double(m()) * double(n()) * double(k()); }
   // "mlp.c_fc/forward+gelu" and "mlp.c_fc/forward+gelu m3072 n16384 k768 TN GELU_AUX_BIAS".
   std::string name() const;
   std::string describe() const;
 };
-
-// The epilogue GEMMs of a step of `model` over `rows` = B*T tokens with the
-// fused rung's parts on (fused-linear, lt-epilogues, gelu-epilogue), in the
-// order forward then backward. gelu_epilogue false: c_fc's forward is a BIAS
-// GEMM and its input gradient no epilogue GEMM (GELU runs apart).
-std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool gelu_epilogue = true);
 
 // Every GEMM of a training step, each distinct one once: per block the four
 // linears' forward, input gradient and weight gradient, and the classifier
@@ -73,6 +79,24 @@ struct StepGemm {
 };
 
 std::vector<StepGemm> step_gemms(const ModelConfig& model, int64_t rows, int64_t model_vocab);
+
+// A step GEMM as a site of the fused linears: its role (with gelu_epilogue,
+// c_fc's forward is forward+gelu and c_proj's input gradient input
+// grad+dgelu; a biased weight gradient is weight+bias grad).
+GemmSite site_of(const StepGemm& g, bool gelu_epilogue);
+
+// Every GEMM of a step of `model` over `rows` = B*T tokens as a site, each
+// distinct one once (step_gemms), in the order the fused ops run them:
+// forward, then backward with each layer's weight gradient before its input
+// gradient (linear_bias and mlp_gelu's backward). The CPU planner's sites.
+std::vector<GemmSite> step_sites(const ModelConfig& model, int64_t rows, int64_t model_vocab,
+                                 bool gelu_epilogue = true);
+
+// The epilogue GEMMs among them (has_epilogue), with the fused rung's parts
+// on (fused-linear, lt-epilogues, gelu-epilogue): the CUDA planner's sites.
+// gelu_epilogue false: c_fc's forward is a BIAS GEMM and its input gradient
+// no epilogue GEMM (GELU runs apart).
+std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool gelu_epilogue = true);
 
 // The GEMM sites' work (variants/work.h), each GEMM with the work the rung
 // moves into it: with lt-epilogues (CUDA) the bias in the forward and the

@@ -60,6 +60,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     const bool into_grad = lin.grads_into_buffers && !cfg.sw.on("ddp");
     lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
         cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
+    lin.kept_logits = std::make_shared<torch::Tensor>();  // the classifier's, where the plan keeps them (G)
   }
   ModelOptions model_options = plan_.model;
   model_options.layer_ranges = cfg.layer_ranges;

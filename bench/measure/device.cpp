@@ -15,6 +15,7 @@
 
 #include "bench/measure/cpu_allocator.h"
 #include "bench/measure/cpu_caches.h"
+#include "profiler/common/cpu_model.h"
 #include "variants/config.h"
 #ifdef LADDER_WITH_CUDA
 #include "bench/measure/cuda/device_cuda.h"
@@ -186,25 +187,11 @@ int64_t last_level_cache_bytes(const torch::Device& device) {
   return bytes;
 }
 
-namespace {
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) return line.substr(line.find_first_not_of(' ', pos + 1));
-    }
-  }
-  return "unknown CPU";
-}
-}  // namespace
-
 std::string device_name(const torch::Device& device) {
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) return cuda::name(device.index());
 #endif
-  return cpu_model();
+  return cpu_model_name();
 }
 
 nlohmann::json gpu_state(const torch::Device& device) {
@@ -219,7 +206,7 @@ nlohmann::json describe_device(const torch::Device& device) {
   if (device.is_cuda()) return cuda::describe(device.index());
 #endif
   return {{"kind", "cpu"},
-          {"name", cpu_model()},
+          {"name", cpu_model_name()},
           {"count", 1},
           {"logical_cores", int64_t(sysconf(_SC_NPROCESSORS_ONLN))},
           {"memory_bytes", physical_memory_bytes()}};

@@ -309,10 +309,21 @@ MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::s
   return memory_bandwidth_from_json(roofline.contains("memory") ? roofline["memory"] : nlohmann::json(), file);
 }
 
-std::string bf16_emulated(double fp32_tflops, double bf16_tflops) {
-  if (!(fp32_tflops > 0) || !(bf16_tflops >= 0) || bf16_tflops >= kEmulatedBf16Ratio * fp32_tflops) return "";
+namespace {
+// "a@b: bf16 0.182 vs fp32 0.333 TFLOP/s, 0.55x < 1x" when bf16 is below `ratio` of fp32, else "".
+std::string bf16_below(double fp32_tflops, double bf16_tflops, double ratio) {
+  if (!(fp32_tflops > 0) || !(bf16_tflops >= 0) || bf16_tflops >= ratio * fp32_tflops) return "";
   return fmt::format("{}: bf16 {:.3g} vs fp32 {:.3g} TFLOP/s, {:.2g}x < {}x", kEmulationLayout, bf16_tflops,
-                     fp32_tflops, bf16_tflops / fp32_tflops, kEmulatedBf16Ratio);
+                     fp32_tflops, bf16_tflops / fp32_tflops, ratio);
+}
+}  // namespace
+
+std::string bf16_emulated(double fp32_tflops, double bf16_tflops) {
+  return bf16_below(fp32_tflops, bf16_tflops, kEmulatedBf16Ratio);
+}
+
+std::string bf16_slower(double fp32_tflops, double bf16_tflops) {
+  return bf16_below(fp32_tflops, bf16_tflops, kCpuBf16MinRatio);
 }
 
 double layout_tflops(const RooflineResult& r, const std::string& layout) {
@@ -339,11 +350,11 @@ double entry_layout_tflops(const nlohmann::json& entry, const std::string& layou
 
 }  // namespace
 
-std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Device& device) {
+std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device& device) {
   if (!device.is_cpu()) return "";
   if (!roofline.is_null()) {
     const auto rate = [&](const char* p) { return entry_layout_tflops(roofline["precisions"][p], kEmulationLayout); };
-    const std::string why = bf16_emulated(rate("fp32"), rate("bf16"));
+    const std::string why = bf16_slower(rate("fp32"), rate("bf16"));
     return why.empty() ? why : why + ", the run's roofline";
   }
   // n 512: an emulated bf16 matmul takes 0.02-0.3 s there by layout, a native one ~1 ms.
@@ -351,12 +362,12 @@ std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Devic
   const RooflineResult fp32 = probe_matmul(device, Precision::kFP32, 0.05, {512});
   const RooflineResult bf16 = probe_matmul(device, Precision::kBF16, 0.05, {512});
   const std::string why =
-      bf16_emulated(layout_tflops(fp32, kEmulationLayout), layout_tflops(bf16, kEmulationLayout));
+      bf16_slower(layout_tflops(fp32, kEmulationLayout), layout_tflops(bf16, kEmulationLayout));
   return why.empty() ? why : why + ", probed at n 512";
 }
 
 void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device) {
-  if (device.is_cpu() && c.sw.on("bf16") && c.cpu_bf16 == "auto") c.cpu_bf16_emulated = cpu_bf16_emulated(roofline, device);
+  if (device.is_cpu() && c.sw.on("bf16") && c.cpu_bf16 == "auto") c.cpu_bf16_slower = cpu_bf16_slower(roofline, device);
 }
 
 namespace {
@@ -373,10 +384,10 @@ void print_roofline(const nlohmann::json& roof) {
   const MemoryBandwidth m = memory_bandwidth_from_json(roof["memory"], "the probe's memory object");
   fmt::print("  memory bandwidth, GB/s (STREAM's bytes; last-level cache {}):\n",
              m.llc_bytes > 0 ? fmt::format("{:.3g} MiB", double(m.llc_bytes) / (1 << 20)) : "unknown");
-  fmt::print("  {:>12}  {:>8}  {:>8}\n", "working set", "copy", "triad");
+  fmt::print("  {:>12}  {:>8}  {:>8}  {:>8}\n", "working set", "copy", "triad", "update");
   for (const auto& s : m.sizes)
-    fmt::print("  {:>8.4g} MiB  {:>8.1f}  {:>8.1f}{}\n", double(s.working_set_bytes) / (1 << 20), s.copy_gbps,
-               s.triad_gbps, &s == &m.dram() ? "  DRAM" : "");
+    fmt::print("  {:>8.4g} MiB  {:>8.1f}  {:>8.1f}  {:>8.1f}{}\n", double(s.working_set_bytes) / (1 << 20), s.copy_gbps,
+               s.triad_gbps, s.update_gbps, &s == &m.dram() ? "  DRAM" : "");
   if (m.datasheet)
     fmt::print("  datasheet {:.0f} GB/s ({}, {})\n", m.datasheet->gbps, m.datasheet->device, m.datasheet->source);
   fmt::print("  memory probe {:.0f} ms\n", m.probe_ms);

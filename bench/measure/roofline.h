@@ -124,6 +124,16 @@ MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::s
 inline constexpr double kEmulatedBf16Ratio = 0.15;
 inline constexpr const char* kEmulationLayout = "a@b";
 
+// --cpu-bf16 auto runs bf16 autocast on a CPU only where its bf16 matmuls
+// are at least as fast as fp32's, in the same layout: emulated bf16 (0.03x)
+// loses by far, and so does a native one slower than fp32 (this 2-vCPU Xeon's
+// 0.52-0.55x: its fused-adamw rung ran at 0.73x fp32 under bf16 autocast,
+// gpt2-124m B4 T64, 2026-11-29), while an EPYC's avx512_bf16 (2.2x) and AMX
+// win. The cut sits a factor 1.8 above the Xeon and 2.2 below the EPYC; the
+// probe's statistic is the best call of each shape, which a busy neighbour
+// slows far less than 1.8x.
+inline constexpr double kCpuBf16MinRatio = 1.0;
+
 // Non-empty when a CPU's measured rates in the a@b layout say bf16 is
 // emulated: the evidence, e.g. "a@b: bf16 0.001 vs fp32 0.033 TFLOP/s, 0.03x < 0.15x".
 std::string bf16_emulated(double fp32_tflops, double bf16_tflops);
@@ -132,12 +142,17 @@ std::string bf16_emulated(double fp32_tflops, double bf16_tflops);
 // too slow); its overall best where no shape names a layout.
 double layout_tflops(const RooflineResult& r, const std::string& layout);
 
-// The same from a run roofline's JSON (fp32 and bf16 entries), or from a
-// short probe of both in this process when `roofline` is null.
-std::string cpu_bf16_emulated(const nlohmann::json& roofline, const torch::Device& device);
+// Non-empty when a CPU's bf16 matmuls in the a@b layout reach less than
+// kCpuBf16MinRatio of fp32's rate: the evidence, e.g. "a@b: bf16 0.182 vs
+// fp32 0.333 TFLOP/s, 0.55x < 1x".
+std::string bf16_slower(double fp32_tflops, double bf16_tflops);
 
-// What --cpu-bf16 auto decides for `c` on `device`: sets c.cpu_bf16_emulated
-// (cpu_bf16_emulated above) for a CPU rung with bf16 under "auto"; leaves
+// bf16_slower from a run roofline's JSON (fp32 and bf16 entries), or from a
+// short probe of both in this process when `roofline` is null.
+std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device& device);
+
+// What --cpu-bf16 auto decides for `c` on `device`: sets c.cpu_bf16_slower
+// (cpu_bf16_slower above) for a CPU rung with bf16 under "auto"; leaves
 // every other config as it is. Then c.bf16_applied() is the decision.
 void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device);
 

@@ -30,6 +30,7 @@ struct Options {
   std::string preset = "gpt2-124m";
   std::string device = "all";
   std::optional<int64_t> batch;
+  std::optional<int64_t> seq;
   int64_t threads = 0;
   uint64_t seed = 1337;
   std::string out;
@@ -59,6 +60,9 @@ Options parse(const std::vector<std::string>& args, bool* help) {
                [&](const std::string& v) { o.device = v; });
   ap.add_value("--batch", "B", "sequences per benchmark (default: the preset's on CUDA, 1 on CPU)",
                [&](const std::string& v) { o.batch = parse_int("--batch", v); });
+  ap.add_value("--seq", "T", "sequence length of the token-wise benchmarks, <= the preset's block size (default: the "
+               "preset's)",
+               [&](const std::string& v) { o.seq = parse_int("--seq", v); });
   ap.add_value("--threads", "N", "intra-op CPU threads (default: all cores)",
                [&](const std::string& v) { o.threads = parse_int("--threads", v); });
   ap.add_value("--seed", "S", "seed of the inputs (default 1337)", [&](const std::string& v) {
@@ -71,6 +75,7 @@ Options parse(const std::vector<std::string>& args, bool* help) {
   *help = !ap.parse(own);
   if (*help) return o;
   if (o.batch && *o.batch < 1) throw ConfigError(fmt::format("--batch: got {}, expected B >= 1", *o.batch));
+  if (o.seq && *o.seq < 1) throw ConfigError(fmt::format("--seq: got {}, expected T >= 1", *o.seq));
   if (o.threads < 0) throw ConfigError(fmt::format("--threads: got {}, expected N >= 1", o.threads));
   return o;
 }
@@ -189,7 +194,10 @@ int bench_command(const std::vector<std::string>& args, const std::vector<std::s
   MicroConfig cfg;
   cfg.preset = preset.name;
   cfg.model = preset.model;
-  cfg.seq = preset.seq;
+  if (o.seq && *o.seq > preset.model.block_size)
+    throw ConfigError(fmt::format("--seq: got {}, expected T <= {} ({}'s block size)", *o.seq,
+                                  preset.model.block_size, preset.name));
+  cfg.seq = o.seq.value_or(preset.seq);
   cfg.preset_batch = preset.batch;
   cfg.batch = o.batch;
   cfg.devices = resolve_devices(o.device);

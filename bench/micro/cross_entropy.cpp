@@ -45,13 +45,12 @@ std::vector<torch::Tensor> run(const CrossEntropyInputs& in, int64_t V, Precisio
   return {loss, grads[0], grads[1]};
 }
 
-int64_t padded(int64_t v) { return (v + 127) / 128 * 128; }
 
 void bench_ce(benchmark::State& state, const std::string& check_key, const torch::Device& device, Precision p,
               int64_t M, int64_t C, int64_t V, int64_t Vp, uint64_t seed) {
   const CrossEntropyInputs in = make_inputs(device, M, C, V, Vp, seed);
   const CheckResult& check = check_once(check_key, [&] {
-    const int64_t Vpad = padded(V);
+    const int64_t Vpad = padded_vocab(V);
     const CrossEntropyInputs a = make_inputs(device, M, C, V, V, seed), b = make_inputs(device, M, C, V, Vpad, seed);
     auto want = run(a, V, p, device);
     auto got = run(b, V, p, device);
@@ -70,7 +69,7 @@ void bench_ce(benchmark::State& state, const std::string& check_key, const torch
 void register_ce(const MicroConfig& cfg) {
   const int64_t V = cfg.model.vocab_size, C = cfg.model.n_embd;
   std::vector<int64_t> vocabs = {V};
-  if (padded(V) != V) vocabs.push_back(padded(V));
+  if (padded_vocab(V) != V) vocabs.push_back(padded_vocab(V));
   for (const auto& device : cfg.devices) {
     const int64_t M = cfg.batch_for(device) * cfg.seq;
     for (Precision p : {Precision::kFP32, Precision::kBF16}) {

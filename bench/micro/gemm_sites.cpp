@@ -1,8 +1,17 @@
-// bench/micro/gemm_sites.cpp: every epilogue GEMM site of a step
+// bench/micro/gemm_sites.cpp: the GEMM sites a step's planner chooses among
 // (variants/gemm_sites.h), each way it can run, at the preset's shape
-// (gpt2-124m B16 T1024 on CUDA: the fused rung's GEMMs, one by one).
+// (gpt2-124m B16 T1024 on CUDA: the fused rung's GEMMs, one by one). On CUDA
+// the epilogue sites (gemm_sites), on a CPU every GEMM of the top rung's
+// step (step_sites: the classifier's at the padded vocabulary too).
 //
-// The candidates, in bf16 (the precision the fused rung computes in), as the
+// On a CPU, in the dtype the top rung computes in there (fp32 unless this
+// CPU's bf16 matmuls are at least as fast: --cpu-bf16 auto's probe):
+//   pytorch         A, PyTorch's ops
+//   into-grad       F, weight-gradient sites: dW added (beta = 1) into an
+//                   fp32 buffer by addmm_ (fp32 only)
+//   kept-out        G, the classifier's forward: the logits into a buffer
+//                   kept from one call to the next
+// On CUDA, in bf16 (the precision the fused rung computes in), as the
 // step and its GEMM planner run them (variants/gemm_candidates.h), each at
 // the heuristic's first algorithm:
 //   pytorch         A, what PyTorch does: addmm, then gelu; mm and sum; mm
@@ -23,10 +32,11 @@
 // flat-grads runs it: dW lands in an fp32 buffer (A, B and C's bf16 dW is
 // added into it after the GEMM; D and E write it there).
 // Each candidate is checked first against the same op in fp64 from the same
-// bf16 inputs (relative L2 within bf16's tolerance, every output), then
-// timed. CUDA runs them all; a CPU runs pytorch only (cuBLASLt is CUDA's).
+// inputs (relative L2 within the dtype's tolerance, every output), then
+// timed.
 #include <fmt/format.h>
 
+#include "bench/measure/roofline.h"
 #include "bench/micro/families.h"
 #include "variants/gemm_candidates.h"
 #include "variants/gemm_sites.h"
@@ -50,7 +60,11 @@ struct Named {
 // algorithm (the planner times the others), and B with a 32 MiB workspace.
 std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
   std::vector<Named> out = {{"pytorch", {}}};
-  if (!device.is_cuda()) return out;
+  if (!device.is_cuda()) {
+    for (GemmMethod m : {GemmMethod::kIntoGrad, GemmMethod::kKeptOut})
+      if (method_applies(m, s.role, true)) out.push_back({method_name(m), {m, 0}});
+    return out;
+  }
   out.push_back({"lt", {GemmMethod::kLt, 0}});
   out.push_back({"lt-ws32", {GemmMethod::kLt, 0}, kOwnWorkspace});
   if (method_applies(GemmMethod::kLtSplitBias, s.role, false))
@@ -82,10 +96,20 @@ class WorkspaceScope {
   size_t bytes_;
 };
 
+// The dtype the top rung's GEMMs run in on `device`: bf16 on CUDA; on a CPU
+// fp32 where its bf16 matmuls are slower (--cpu-bf16 auto), probed once.
+Precision site_precision(const torch::Device& device) {
+  if (device.is_cuda()) return Precision::kBF16;
+  static const bool bf16_slower = !cpu_bf16_slower(nlohmann::json(), device).empty();
+  return bf16_slower ? Precision::kFP32 : Precision::kBF16;
+}
+
 void bench_site(benchmark::State& state, const std::string& key, const torch::Device& device, const GemmSite& s,
                 const Named& c, uint64_t seed) {
   torch::NoGradGuard no_grad;
-  const gemm::SiteOperands o = gemm::draw_operands(s, device, torch::kBFloat16, seed);
+  const Precision precision = site_precision(device);
+  const auto dtype = precision == Precision::kBF16 ? torch::kBFloat16 : torch::kFloat;
+  const gemm::SiteOperands o = gemm::draw_operands(s, device, dtype, seed);
   const WorkspaceScope workspace(c.workspace);
   const CheckResult& check = check_once(key, [&] {
     gemm::Outcome out;
@@ -97,19 +121,21 @@ void bench_site(benchmark::State& state, const std::string& key, const torch::De
     const auto want = gemm::run_site(s, gemm::to_double(o), {});
     std::vector<std::pair<torch::Tensor, torch::Tensor>> pairs;
     for (size_t i = 0; i < got.size() && i < want.size(); ++i) pairs.push_back({got[i], want[i]});
-    return compare_all(pairs, tolerance_for(Precision::kBF16),
-                       fmt::format("{} {} against fp64 from the same bf16 inputs: every output", s.describe(),
-                                   c.name));
+    return compare_all(pairs, tolerance_for(precision),
+                       fmt::format("{} {} against fp64 from the same {} inputs: every output", s.describe(), c.name,
+                                   precision_name(precision)));
   });
   if (!passed_check(state, check, s.describe())) return;
   const double secs = time_iterations(state, device, [&] { gemm::call_site(s, o, c.choice); });
-  set_flop_counters(state, s.flops(), secs, device, Precision::kBF16);
+  set_flop_counters(state, s.flops(), secs, device, precision);
 }
 
 void register_gemm_sites(const MicroConfig& cfg) {
   for (const auto& device : cfg.devices) {
     const int64_t rows = cfg.batch_for(device) * cfg.seq;
-    for (const GemmSite& s : gemm_sites(cfg.model, rows)) {
+    const auto sites = device.is_cuda() ? gemm_sites(cfg.model, rows)
+                                        : step_sites(cfg.model, rows, padded_vocab(cfg.model.vocab_size));
+    for (const GemmSite& s : sites) {
       const std::string site = fmt::format("{}/{}/{}/m:{}/n:{}/k:{}", s.layer, s.epilogue(), device_tag(device),
                                            s.m(), s.n(), s.k());
       for (const Named& c : candidates(s, device)) {
@@ -123,9 +149,11 @@ void register_gemm_sites(const MicroConfig& cfg) {
 }  // namespace
 
 const Family kGemmSitesFamily{"gemm_sites",
-                              "fused-linear's epilogue GEMMs, each site of the step each way it can run "
-                              "(PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias gradient "
-                              "in fp32 apart, dW into an fp32 gradient buffer, with or without the bias epilogue)",
+                              "the GEMM planner's sites, each way it can run: on CUDA fused-linear's epilogue "
+                              "GEMMs (PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias "
+                              "gradient in fp32 apart, dW into an fp32 gradient buffer, with or without the bias "
+                              "epilogue); on a CPU every GEMM of the step in its dtype (PyTorch's ops, dW into "
+                              "the fp32 buffer by addmm_, the logits into a kept buffer)",
                               register_gemm_sites, nullptr};
 
 }  // namespace ladder::micro

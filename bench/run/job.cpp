@@ -262,7 +262,7 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
   if (!o.quiet) fmt::print(stderr, "{} {} (PyTorch peer, {})\n", progress, label, cell.cfg.device);
   PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
   // A peer computes in the precision its rung would here: on a CPU whose
-  // bf16 matmuls the run measured as emulated, in fp32 (RunConfig::bf16_applied).
+  // bf16 matmuls the run measured slower than fp32's, in fp32 (RunConfig::bf16_applied).
   if (cmd.skip_reason.empty() && cell.cfg.sw.on("bf16") && cell.cfg.device == "cpu") {
     RunConfig as_run = cell.cfg;
     if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
