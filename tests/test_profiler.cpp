@@ -5,6 +5,7 @@
 // CUPTI record aggregation on synthetic record streams (clock conversion,
 // duplicates, the busy <= dt invariant), the CUPTI collector failing
 // gracefully without a GPU, and the memory monitor.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -636,6 +637,45 @@ TEST(PeerBreakdown, FromTheTraceItWroteOrWhyNot) {
   EXPECT_EQ(why({{"unavailable", "the profiled steps failed: RuntimeError: x"}}),
             "the profiled steps failed: RuntimeError: x");
   EXPECT_TRUE(peer_op_breakdown(nullptr, false).is_null());
+}
+
+// A compile peer's trace recorded on this project's Xeon (tests/fixtures/
+// traces/README.md): inductor's C++ kernels, named by the peer, count in the
+// bands of the work they do (LayerNorm and GELU in elementwise/norm, the
+// loss's log_softmax in loss), and idle/other is under 10 % of the peer's
+// step. Without the kernels' ranges their time is the compiled graph's own,
+// in idle/other, as before the peer named them.
+TEST(PeerBreakdown, CompilePeersCpuKernelsLandInTheirBands) {
+  const auto dir = fs::path(LADDER_FIXTURES_DIR) / "traces";
+  const double dt = 501.02694550059823;  // the peer's report, over the trace's two steps
+  const nlohmann::json partial = {{"trace", (dir / "compile-peer-cpu-default.json").string()},
+                                  {"step_dt_ms", {dt, dt}}};
+  const nlohmann::json b = peer_op_breakdown(partial, /*cuda=*/false, nullptr);
+  ASSERT_TRUE(b.value("valid", false)) << b.dump().substr(0, 400);
+  const auto& ms = b["categories_ms"];
+  EXPECT_LT(ms["idle_other"].get<double>(), 0.10 * dt) << ms;
+  const auto named = [&](const char* category, const char* part) {
+    for (const auto& e : b["top_by_category"][category]) {
+      const auto name = e["name"].get<std::string>();
+      if (name.find("cpp_fused") != std::string::npos && name.find(part) != std::string::npos)
+        return e["ms"].get<double>();
+    }
+    return 0.0;
+  };
+  EXPECT_GT(named("elementwise_norm", "native_layer_norm"), 0.0) << b["top_by_category"]["elementwise_norm"];
+  EXPECT_GT(named("elementwise_norm", "gelu"), 0.0);
+  EXPECT_GT(named("softmax_loss", "log_softmax"), 1.0) << b["top_by_category"]["softmax_loss"];
+  // The same trace without the kernels' ranges: their time falls to the graph's range, idle/other.
+  nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir / "compile-peer-cpu-default.json"));
+  auto& events = trace["traceEvents"];
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const nlohmann::json& e) {
+                                return e["name"].get<std::string>().find("cpp_fused") != std::string::npos;
+                              }),
+               events.end());
+  const auto unnamed = profiler::trace_breakdown(trace, /*device=*/false);
+  EXPECT_GT(unnamed.total.ms[size_t(profiler::Category::kIdleOther)] / double(unnamed.steps),
+            ms["idle_other"].get<double>() + 50.0);
 }
 
 }  // namespace
