@@ -378,6 +378,53 @@ TEST(FusedClassifier, GptFusedLossAndGradientsMatchUnfused) {
     expect_close(grads[1][i], grads[0][i], 1e-4, 1e-6, "gradient of parameter " + std::to_string(i));
 }
 
+// First writes (a CPU step's flat buffer, FirstWrites): the segments the
+// fused ops write whole are not zeroed between steps; each step's first
+// write overwrites them (A's dW and every bias by copy_, F's dW by a GEMM
+// with beta 0) and the second micro-step's add. Over two steps of two
+// micro-steps, A and F with first writes give the gradients of A into a
+// buffer zeroed whole; an owned segment left unwritten is an error.
+TEST(FusedClassifier, FirstWritesGiveTheGradientsOfAZeroedBuffer) {
+  ModelConfig cfg{/*n_layer=*/2, /*n_head=*/2, /*n_embd=*/32, /*block_size=*/16, /*vocab_size=*/64};
+  const int64_t V = 57, rows = 2 * 16;
+  std::vector<std::vector<torch::Tensor>> grads;
+  for (const bool into_grad : {false, true}) {
+    for (const bool first_writes : {false, true}) {
+      ModelOptions options = ModelOptions::all_fused(/*flash=*/true, /*grads_into_buffers=*/true);
+      GemmPlanKey key;
+      key.into_grad = true;
+      GemmPlan plan = pinned_plan(step_sites(cfg, rows, cfg.vocab_size), key, GemmMethod::kPytorch, "test");
+      for (auto& sp : plan.sites)
+        if (into_grad && method_applies(GemmMethod::kIntoGrad, sp.site.role, true)) sp.choice = {GemmMethod::kIntoGrad, 0};
+      options.linear.plan = std::make_shared<const GemmPlan>(plan);
+      GPT model(cfg, options);
+      init_gpt2_weights(model, 5, V);
+      FlatGradients flat(model->parameters());
+      if (first_writes) flat.write_first(model->fused_cast_parameters());
+      torch::manual_seed(3);
+      for (int step = 0; step < 2; ++step) {
+        flat.zero();
+        for (int micro = 0; micro < 2; ++micro) {
+          auto idx = torch::randint(0, V, {2, 16}), targets = torch::randint(0, V, {2, 16});
+          model->loss(idx, targets, V).backward();
+        }
+        EXPECT_NO_THROW(flat.check_first_writes());
+      }
+      grads.emplace_back();
+      for (auto& p : model->parameters()) grads.back().push_back(p.grad().clone());
+      EXPECT_TRUE(flat.intact());
+      flat.zero();
+      if (first_writes) {
+        EXPECT_THROW(flat.check_first_writes(), c10::Error) << "nothing was written since the zeroing";
+      }
+    }
+  }
+  ASSERT_EQ(grads.size(), 4u);
+  for (size_t k = 1; k < grads.size(); ++k)
+    for (size_t i = 0; i < grads[0].size(); ++i)
+      expect_close(grads[k][i], grads[0][i], 1e-5, 1e-7, fmt::format("way {}, gradient of parameter {}", k, i));
+}
+
 // Counts aten::_to_copy calls (what a dtype cast dispatches to) whose input
 // has one given shape, across every thread, while installed.
 class ShapeCastCounter {

@@ -391,9 +391,9 @@ TEST(GemmPlan, RequestParsesModesAndFiles) {
 }
 
 // On a CPU the fused rung plans every GEMM of its step (step_sites), in
-// fp32 here: F at each weight gradient (the flat buffer is there), G at the
-// classifier's forward, PyTorch's ops alone elsewhere; measured once, then
-// from the cache. An unfused rung has no plan.
+// fp32 here: F at each weight gradient (the flat buffer is there), PyTorch's
+// ops alone elsewhere; measured once, then from the cache. An unfused rung
+// has no plan.
 TEST(GemmPlan, CpuStepPlansEveryGemmOfTheStep) {
   CacheDir cache;
   const auto fp32_matmuls = [](RunConfig& c) { c.cpu_bf16 = "off"; };
@@ -421,13 +421,13 @@ TEST(GemmPlan, CpuStepPlansEveryGemmOfTheStep) {
     EXPECT_TRUE(labels.count(sp["choice"].get<std::string>())) << sp["site"];
     offered[sp["site"].get<std::string>()] = labels;
   }
-  const std::set<std::string> a = {"pytorch"}, af = {"pytorch", "into-grad"}, ag = {"pytorch", "kept-out"};
+  const std::set<std::string> a = {"pytorch"}, af = {"pytorch", "into-grad"};
   EXPECT_EQ(offered["attn.c_attn/forward"], a);
   EXPECT_EQ(offered["mlp.c_proj/input grad+dgelu"], a);
   EXPECT_EQ(offered["attn.c_attn/input grad"], a);
   EXPECT_EQ(offered["attn.c_attn/weight+bias grad"], af);
   EXPECT_EQ(offered["lm_head/weight grad"], af);
-  EXPECT_EQ(offered["lm_head/forward"], ag);
+  EXPECT_EQ(offered["lm_head/forward"], a);
   // The next step of the same shape reads the cache.
   const auto again = tiny_cpu_step("fused", fp32_matmuls)->describe_gemm_plan();
   EXPECT_EQ(again["source"].get<std::string>().rfind("cache: ", 0), 0u) << again["source"];
@@ -455,7 +455,7 @@ TEST(GemmPlan, CpuCandidatesMatchPytorchAtGpt2Widths) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 15 + 5 + 1);  // A everywhere, F at the five weight gradients, G at the classifier
+  EXPECT_EQ(checked, 15 + 5);  // A everywhere, F at the five weight gradients
   const GemmSite dw = step_sites(m, 64, 50304, true)[7];
   ASSERT_EQ(dw.name(), "mlp.c_proj/weight+bias grad");
   const auto bf16 = gemm::draw_operands(dw, torch::kCPU, torch::kBFloat16, 7);
@@ -463,29 +463,6 @@ TEST(GemmPlan, CpuCandidatesMatchPytorchAtGpt2Widths) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_FALSE(c[1].result.ran);
   EXPECT_NE(c[1].result.why_not.find("takes fp32 operands"), std::string::npos) << c[1].result.why_not;
-}
-
-// G reuses its buffer only when nobody else holds it: a step's logits are
-// still saved for backward when the next forward could come (act-ckpt,
-// grad-accum), and then a fresh buffer is made.
-TEST(GemmPlan, KeptOutputIsReusedOnlyWhenFree) {
-  const auto x = torch::randn({4, 8}), w = torch::randn({16, 8});
-  torch::Tensor kept;
-  const GemmChoice g{GemmMethod::kKeptOut, 0};
-  auto y1 = gemm::forward(x, w, g, &kept);
-  EXPECT_TRUE(torch::equal(y1, x.mm(w.t())));
-  const void* first = kept.data_ptr();
-  auto y2 = gemm::forward(x * 2, w, g, &kept);  // y1 still held: a new buffer
-  EXPECT_NE(y2.data_ptr(), y1.data_ptr());
-  EXPECT_TRUE(torch::equal(y1, x.mm(w.t()))) << "the held logits were overwritten";
-  y1 = torch::Tensor();
-  y2 = torch::Tensor();
-  const void* second = kept.data_ptr();
-  auto y3 = gemm::forward(x, w, g, &kept);  // free now: written in place
-  EXPECT_EQ(y3.data_ptr(), second);
-  EXPECT_NE(first, nullptr);
-  EXPECT_TRUE(torch::equal(y3, x.mm(w.t())));
-  EXPECT_EQ(gemm::forward(x, w, {}, &kept).data_ptr() == second, false) << "A never writes into the buffer";
 }
 
 // A CPU plan's wider margin: F 4 % faster than A is noise there, 8 % a choice.
@@ -519,7 +496,7 @@ TEST(GemmPlan, CpuMarginUnderAFakeTimer) {
 
 // A CPU plan reads back from its JSON: the classifier's "forward" (no bias,
 // epilogue DEFAULT) is another role than a linear's "forward" (BIAS), and F
-// and G carry no algorithm's rank.
+// carries no algorithm's rank.
 TEST(GemmPlan, CpuPlanRoundTripsThroughJson) {
   const ModelConfig m{2, 2, 64, 32, 100};
   GemmPlanKey key;
@@ -532,17 +509,16 @@ TEST(GemmPlan, CpuPlanRoundTripsThroughJson) {
   key.into_grad = true;
   GemmPlan p = pinned_plan(step_sites(m, 64, 128), key, GemmMethod::kPytorch, "auto");
   for (auto& sp : p.sites) {
-    if (sp.site.role == GemmRole::kForward) sp.choice = {GemmMethod::kKeptOut, 0};
     if (sp.site.role == GemmRole::kWeightGrad || sp.site.role == GemmRole::kWeightBiasGrad)
       sp.choice = {GemmMethod::kIntoGrad, 0};
   }
   const GemmPlan back = GemmPlan::from_json(nlohmann::json::parse(p.to_json().dump()), "cpu.json");
   EXPECT_EQ(back.to_json(), p.to_json());
   EXPECT_EQ(back.key.vocab, 128);
-  EXPECT_EQ(back.choice_for("lm_head", GemmRole::kForward).label(), "kept-out");
+  EXPECT_EQ(back.choice_for("lm_head", GemmRole::kForward).label(), "pytorch");
   EXPECT_EQ(back.choice_for("attn.c_attn", GemmRole::kForwardBias).label(), "pytorch");
   EXPECT_EQ(back.choice_for("lm_head", GemmRole::kWeightGrad).label(), "into-grad");
-  for (const char* bad : {"into-grad#1", "kept-out#0"}) EXPECT_FALSE(parse_choice(bad)) << bad;
+  EXPECT_FALSE(parse_choice("into-grad#1")) << "F has no algorithm's rank";
   // A file's F at a run without the flat buffer is refused, naming the site.
   GemmPlanKey no_buffer = key;
   no_buffer.into_grad = false;

@@ -138,6 +138,33 @@ TEST(FlatGradients, GradientsStayViewsAndClipMatchesClipGradNorm) {
   for (const auto& q : params_b) EXPECT_EQ(q.grad().abs().sum().item<double>(), 0.0);
 }
 
+// FirstWrites: the owned segments keep their values through zero() (the
+// next first write overwrites them), the others are zeroed; a claim is
+// granted once per segment between zeroings, never for a segment not owned
+// or a tensor outside the buffer, and a buffer starts zeroed (its first
+// step's writes may add).
+TEST(FlatGradients, FirstWritesLeaveTheOwnedSegmentsToTheirWriters) {
+  auto a = torch::zeros({3, 4}, torch::requires_grad()), b = torch::zeros({5}, torch::requires_grad());
+  FlatGradients flat({a, b});
+  flat.write_first({a});
+  const auto fw = FirstWrites::of(a.grad());
+  ASSERT_TRUE(fw);
+  EXPECT_EQ(FirstWrites::of(b.grad()), fw);
+  EXPECT_FALSE(FirstWrites::of(torch::zeros({4})));
+  EXPECT_FALSE(fw->claim(a.grad())) << "the buffer starts zeroed";
+  a.grad().fill_(7);
+  b.grad().fill_(3);
+  flat.zero();
+  EXPECT_EQ(b.grad().abs().sum().item<double>(), 0.0);
+  EXPECT_TRUE(torch::all(a.grad() == 7).item<bool>()) << "an owned segment is left to its first write";
+  EXPECT_THROW(flat.check_first_writes(), c10::Error);
+  EXPECT_FALSE(fw->claim(b.grad())) << "not owned: zeroed, so its writers add";
+  EXPECT_TRUE(fw->claim(a.grad()));
+  EXPECT_FALSE(fw->claim(a.grad())) << "the second write adds";
+  EXPECT_NO_THROW(flat.check_first_writes());
+  EXPECT_TRUE(flat.intact());
+}
+
 // The clip as the fused AdamW's grad_scale (what the step does with the flat
 // buffer): the same update, and the same clipped gradients left behind, as
 // clipping the buffer and then stepping.

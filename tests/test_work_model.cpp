@@ -266,6 +266,30 @@ TEST_P(WorkModel, UnfusedBf16CastsEveryForward) {
   for (const auto& s : fp32.sites()) EXPECT_EQ(s.name.find("cast"), std::string::npos) << s.name;
 }
 
+// First writes (a CPU step with the flat buffer, FirstWrites): the fused
+// ops' own gradients (the block linears' weights and biases, wte) are not
+// zeroed, and the first micro-step's weight gradients read no buffer: of m
+// micro-steps' writes into the buffer, m - 1 read it.
+TEST_P(WorkModel, FirstWritesZeroOnlyTheOtherGradients) {
+  const Dims& d = GetParam();
+  WorkFlags f = fp32_flags(d);
+  f.flash = f.fused_ln = f.fused_linear = f.fused_ce = f.grads_into_buffers = f.flat_grads = true;
+  WorkFlags g = f;
+  g.first_writes = true;
+  const WorkList zeroed = step_work(shape_of(d, 4), f), first = step_work(shape_of(d, 4), g);
+  const double C = d.C, N = d.N(), P = params_of(d), Pb = d.L * (12 * C * C + 9 * C), Pw = d.Vp * C;
+  const double adds = (d.m - 1) / d.m;
+  EXPECT_DOUBLE_EQ(find_site(zeroed, "optimizer/zero grads")->write_bytes, P * 4);
+  EXPECT_DOUBLE_EQ(find_site(first, "optimizer/zero grads")->write_bytes, (P - Pb - Pw) * 4);
+  const double fc_read = N * 4 * C * 4 + N * C * 4;  // dy (N, 4C), x (N, C)
+  EXPECT_DOUBLE_EQ(find_site(zeroed, "mlp.c_fc/weight grad")->read_bytes, fc_read + 4 * C * C * 4);
+  EXPECT_DOUBLE_EQ(find_site(first, "mlp.c_fc/weight grad")->read_bytes, fc_read + adds * 4 * C * C * 4);
+  EXPECT_DOUBLE_EQ(find_site(first, "lm_head/weight grad")->read_bytes, N * d.Vp * 4 + N * C * 4 + adds * Pw * 4);
+  EXPECT_DOUBLE_EQ(find_site(first, "mlp.c_fc/bias grad")->read_bytes, N * 4 * C * 4 + adds * 4 * C * 4);
+  EXPECT_DOUBLE_EQ(find_site(first, "mlp.c_fc/weight grad")->write_bytes,
+                   find_site(zeroed, "mlp.c_fc/weight grad")->write_bytes);
+}
+
 // act-ckpt runs each block's forward twice; ddp adds the ring's bytes over
 // the link; zero1 shards AdamW's work over the ranks.
 TEST_P(WorkModel, CheckpointDdpAndZero1) {

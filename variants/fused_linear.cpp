@@ -16,6 +16,7 @@
 
 #include "variants/cross_entropy.h"
 #include "variants/gemm_candidates.h"
+#include "variants/grad_buffer.h"
 
 
 namespace ladder::fused {
@@ -144,7 +145,11 @@ torch::Tensor hand_param_grad(const torch::Tensor& param, const torch::Tensor& g
   if (into_buffer && grad.defined() && grad.sizes() == g.sizes() && grad.device() == g.device() &&
       grad.is_floating_point()) {
     torch::NoGradGuard no_grad;
-    grad.add_(g);
+    if (const auto first = FirstWrites::of(grad); first && first->claim(grad)) {
+      grad.copy_(g);  // the step's first write of this gradient (a CPU's flat buffer is not zeroed for it)
+    } else {
+      grad.add_(g);
+    }
     return torch::Tensor();
   }
   return cast(g, param.scalar_type());
@@ -240,8 +245,7 @@ variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, cons
   g_classifier_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto w = compute_copy(weight, x2.scalar_type(), options);  // the compute-dtype copy
-  auto logits = gemm::forward(x2, w, choice_for(options, "lm_head", GemmRole::kForward),
-                              options.kept_logits.get());  // (N, Vp), contiguous
+  auto logits = x2.mm(w.t());                                   // (N, Vp), contiguous
   auto loss = cross_entropy_loss_and_grad_over_logits(logits, targets, valid_vocab);
   ctx->save_for_backward({x2, w, logits, weight});  // logits now hold d(loss)/d(logits)
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;

@@ -71,9 +71,6 @@ struct LinearOptions {
   // by layer name and role; the step sets it (--gemm-plan). Null: cuBLASLt's
   // first algorithm for every epilogue, as --gemm-plan lt.
   std::shared_ptr<const GemmPlan> plan;
-  // The classifier's logits buffer, kept from one step to the next where the
-  // plan's lm_head forward is kept-out (G); null: a fresh tensor each forward.
-  std::shared_ptr<torch::Tensor> kept_logits;
   // cast-cache: the parameters' compute-dtype copies, refreshed by the step
   // after each optimizer update (variants/cast_cache.h). An op reads its
   // weight's and bias's copy from here when it is fresh, and casts them
@@ -112,8 +109,8 @@ torch::Tensor mlp_gelu_reference(const torch::Tensor& x, const torch::Tensor& fc
 // Under autocast x and weight are cast to its dtype, as a matmul would be.
 // The loss's backward may run once per forward (the gradient is saved). Of
 // options, grads_into_buffers, casts and the plan apply (the classifier's
-// GEMMs are ATen's; on a CPU the plan may keep the logits' buffer, G, and
-// add the weight gradient into the flat buffer, F).
+// GEMMs are ATen's; on a CPU the plan may add the weight gradient into the
+// flat buffer, F).
 torch::Tensor classifier_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& targets, int64_t valid_vocab,
                                        const LinearOptions& options = {});

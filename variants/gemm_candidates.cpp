@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "profiler/common/cpu_model.h"
+#include "variants/grad_buffer.h"
 
 #ifdef LADDER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -71,7 +72,11 @@ bool add_into_buffer(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice
       x.scalar_type() != grad.scalar_type())
     return false;
   auto g = grad;  // the same tensor, updated in place
-  g.addmm_(dy.t(), x);
+  if (const auto first = FirstWrites::of(g); first && first->claim(g)) {
+    at::mm_out(g, dy.t(), x);  // the step's first write of this gradient: beta 0, no zeroed buffer read
+  } else {
+    g.addmm_(dy.t(), x);
+  }
   if (out) out->into_grad = true;
   return true;
 }
@@ -160,20 +165,6 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
   return {dy.t().mm(x), dy.sum(0)};
 }
 
-torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& w, GemmChoice c, torch::Tensor* kept) {
-  if (c.method != GemmMethod::kKeptOut || !kept) return x.mm(w.t());
-  const torch::Tensor& k = *kept;
-  const bool free = k.defined() && k.use_count() == 1 && k.dim() == 2 && k.size(0) == x.size(0) &&
-                    k.size(1) == w.size(0) && k.scalar_type() == x.scalar_type() && k.device() == x.device();
-  if (!free) {
-    *kept = x.mm(w.t());
-    return *kept;
-  }
-  auto y = *kept;
-  at::mm_out(y, x, w.t());
-  return y;
-}
-
 torch::Tensor weight_grad(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice c, const torch::Tensor& grad,
                           Outcome* out) {
   if (add_into_buffer(dy, x, c, grad, out)) return torch::Tensor();
@@ -226,7 +217,7 @@ SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch
     return (torch::randn(sizes, gen, on) * scale).to(dtype).to(device);
   };
   SiteOperands o{r({s.rows, s.in}, 1.0), r({s.out, s.in}, 0.02), r({s.out}, 0.02), r({s.rows, s.out}, 1.0),
-                 r({s.rows, s.in}, 1.0), torch::Tensor(), std::make_shared<torch::Tensor>()};
+                 r({s.rows, s.in}, 1.0), torch::Tensor()};
   if (s.role == GemmRole::kWeightBiasGrad || s.role == GemmRole::kWeightGrad)
     o.grad = torch::zeros({s.out, s.in}, torch::TensorOptions().dtype(torch::kFloat).device(device));
   return o;
@@ -234,7 +225,7 @@ SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch
 
 SiteOperands to_double(const SiteOperands& o) {
   auto d = [](const torch::Tensor& t) { return t.defined() ? t.to(torch::kFloat64) : t; };
-  return {d(o.x), d(o.w), d(o.b), d(o.dy), d(o.pre), d(o.grad), std::make_shared<torch::Tensor>()};
+  return {d(o.x), d(o.w), d(o.b), d(o.dy), d(o.pre), d(o.grad)};
 }
 
 std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, GemmChoice c, Outcome* out) {
@@ -251,7 +242,7 @@ std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, Ge
       return {dw, db};
     }
     case GemmRole::kInputGradDgelu: return {input_grad_dgelu(o.dy, o.w, o.pre, c, out)};
-    case GemmRole::kForward: return {forward(o.x, o.w, c, o.kept.get()).clone()};  // G's buffer is reused
+    case GemmRole::kForward: return {o.x.mm(o.w.t())};
     case GemmRole::kInputGrad: return {o.dy.mm(o.w)};
     case GemmRole::kWeightGrad: {
       const auto before = o.grad.defined() ? o.grad.clone() : o.grad;
@@ -275,7 +266,7 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
       break;
     }
     case GemmRole::kInputGradDgelu: input_grad_dgelu(o.dy, o.w, o.pre, c); break;
-    case GemmRole::kForward: forward(o.x, o.w, c, o.kept.get()); break;
+    case GemmRole::kForward: o.x.mm(o.w.t()); break;
     case GemmRole::kInputGrad: o.dy.mm(o.w); break;
     case GemmRole::kWeightGrad: {
       const auto dw = weight_grad(o.dy, o.x, c, o.grad);
@@ -348,7 +339,7 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
   for (GemmMethod m : kGemmMethods) {  // A ran above
     if (m == GemmMethod::kPytorch || !method_on_device(m, device.is_cuda()) || !method_applies(m, s.role, into_grad))
       continue;
-    if (!GemmChoice{m, 0}.uses_lt()) {  // F, G: PyTorch's ops, no algorithms to rank
+    if (!GemmChoice{m, 0}.uses_lt()) {  // F: PyTorch's ops, no algorithms to rank
       out.push_back(probe(s, o, {m, 0}, a, tolerance));
       continue;
     }

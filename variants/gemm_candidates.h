@@ -7,13 +7,12 @@
 // Every function takes row-major tensors in the compute dtype, as
 // fused_linear.cpp holds them, and a GemmChoice. For pytorch they run
 // PyTorch's ops (addmm; mm and sum; mm and gelu_backward): the unfused
-// step's own. into-grad (F) is PyTorch's addmm_ into the fp32 buffer, kept-out
-// (G) mm's out= into a kept buffer. On CUDA a cuBLASLt choice runs cuBLASLt
+// step's own. into-grad (F) is PyTorch's addmm_ into the fp32 buffer. On
+// CUDA a cuBLASLt choice runs cuBLASLt
 // (variants/cuda/cublaslt_matmul.h); where it has no algorithm for the
 // choice, the same result comes from PyTorch's ops and the outcome says so.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,11 +49,6 @@ std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
                                                          GemmChoice c, const torch::Tensor& grad = {},
                                                          Outcome* out = nullptr);
-// y (N, O) = x (N, I) W^T, no bias (the classifier's logits). With G and a
-// `kept` slot, y is written into *kept when it holds a tensor of y's shape,
-// dtype and device that nobody else holds (the last step's logits, freed by
-// its backward), else into a new tensor the slot then keeps.
-torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& w, GemmChoice c, torch::Tensor* kept = nullptr);
 // dW (O, I) = dy^T x, no bias (the classifier's). With F and `grad` a
 // buffer of dW's shape in dy's dtype, dW is added into it (beta = 1) and
 // comes back undefined.
@@ -82,7 +76,6 @@ struct SiteOperands {
   torch::Tensor x, w, b;  // forward: x (N, I), w (O, I), b (O)
   torch::Tensor dy, pre;  // weight grad: dy (N, O) and x; dgelu: dy (N, O), w (O, I), pre (N, I)
   torch::Tensor grad;     // weight grad: a float32 (O, I) gradient buffer (D, E and F add into it)
-  std::shared_ptr<torch::Tensor> kept = std::make_shared<torch::Tensor>();  // G's buffer
 };
 SiteOperands draw_operands(const GemmSite& s, const torch::Device& device, torch::ScalarType dtype, uint64_t seed);
 SiteOperands to_double(const SiteOperands& o);
@@ -94,7 +87,7 @@ std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, Ge
 void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c);
 
 // Every choice the site can take on `device` (A first; B, C, D, E for each of
-// the heuristic's algorithms on CUDA; F and G on a CPU): each probed once,
+// the heuristic's algorithms on CUDA; F on a CPU): each probed once,
 // checked against A (relative L2 of every output within `dtype`'s
 // tolerance), and ready to time.
 std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,

@@ -19,9 +19,6 @@
 //                     runs in fp32: dW accumulated (beta = 1) straight into
 //                     the fp32 flat buffer by PyTorch's addmm_, no dW tensor
 //                     and no add pass after it (the bias gradient apart)
-//   G  kept-out       the classifier's forward: the logits written by mm's
-//                     out= into a buffer the op keeps from one step to the
-//                     next, not into a fresh (N, V) tensor
 // Each is timed as the step runs it: with flat-grads a weight gradient that
 // comes back in bf16 (A, B, C) is then added into its fp32 buffer, and that
 // add is part of the candidate's time (D and E need none).
@@ -53,18 +50,17 @@
 
 namespace ladder {
 
-enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb, kIntoGrad, kKeptOut };
+enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb, kIntoGrad };
 // Every method, PyTorch's (A) first: what names parse to and what the
 // planner tries (variants/gemm_candidates.h), in this order.
 inline constexpr GemmMethod kGemmMethods[] = {GemmMethod::kPytorch,    GemmMethod::kLt,
                                               GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad,
-                                              GemmMethod::kLtIntoGradBgradb, GemmMethod::kIntoGrad,
-                                              GemmMethod::kKeptOut};
+                                              GemmMethod::kLtIntoGradBgradb, GemmMethod::kIntoGrad};
 // "pytorch", "lt", "lt-split-bias", "lt-into-grad", "lt-into-grad-bgradb",
-// "into-grad", "kept-out"
+// "into-grad"
 const char* method_name(GemmMethod m);
 // Whether the planner offers `m` on this kind of device: cuBLASLt's (B-E) on
-// CUDA, F and G on a CPU, A on both.
+// CUDA, F on a CPU, A on both.
 bool method_on_device(GemmMethod m, bool cuda);
 std::optional<GemmMethod> parse_method(std::string_view name);
 
@@ -74,7 +70,7 @@ struct GemmChoice {
   GemmMethod method = GemmMethod::kPytorch;
   int algo_rank = 0;
   bool uses_lt() const {
-    return method != GemmMethod::kPytorch && method != GemmMethod::kIntoGrad && method != GemmMethod::kKeptOut;
+    return method != GemmMethod::kPytorch && method != GemmMethod::kIntoGrad;
   }
   std::string label() const;  // "pytorch", "lt#2", "lt-split-bias#0"
   bool operator==(const GemmChoice& o) const { return method == o.method && algo_rank == o.algo_rank; }
@@ -84,7 +80,7 @@ std::optional<GemmChoice> parse_choice(std::string_view label);
 
 // Whether `method` can serve `role` at all (B: the epilogue roles; C: the
 // weight-and-bias gradient; D and E: the same, with the flat buffer; F: any
-// weight gradient, with the flat buffer; G: the classifier's forward).
+// weight gradient, with the flat buffer).
 bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer);
 
 inline constexpr int kGemmPlannerVersion = 3;

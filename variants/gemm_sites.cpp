@@ -186,11 +186,11 @@ SiteWork gemm_site_work(const StepGemm& g, const WorkShape& s, const WorkFlags& 
       if (gelu_aux && g.layer == "mlp.c_proj") w.read_bytes += N * I * a;  // c_fc's pre (N, 4C) for dGELU
       break;
     case GemmPass::kWeightGrad: {
-      const double grad_bytes = into ? 4.0 : a;
-      w.read_bytes = N * O * a + N * I * a + (into ? I * O * 4.0 : 0);  // dy, x (and the buffer)
-      w.write_bytes = I * O * grad_bytes;                               // dW (O, I)
+      const double grad_bytes = into ? 4.0 : a, adds = into ? f.accumulating_share(s.micro_steps) : 0;
+      w.read_bytes = N * O * a + N * I * a + adds * I * O * 4.0;  // dy, x (and the buffer, where it adds)
+      w.write_bytes = I * O * grad_bytes;                         // dW (O, I)
       if (bias_in_gemm) {
-        w.read_bytes += into ? O * 4.0 : 0;
+        w.read_bytes += adds * O * 4.0;
         w.write_bytes += O * grad_bytes;  // db (O) from BGRADB
       }
       break;
@@ -214,7 +214,7 @@ void add_gemm_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
     const bool into = f.grads_into_buffers && f.fused_linear;
     const double a = double(s.act_bytes), N = double(g.rows), O = double(g.out);
     work.memory(g.layer + "/bias grad", profiler::Category::kElementwiseNorm, g.per_micro_step * s.micro_steps,
-                N * O * a + (into ? O * 4.0 : 0), O * (into ? 4.0 : a));
+                N * O * a + (into ? f.accumulating_share(s.micro_steps) * O * 4.0 : 0), O * (into ? 4.0 : a));
   }
 }
 

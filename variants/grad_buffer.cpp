@@ -1,6 +1,9 @@
 // variants/grad_buffer.cpp: FlatGradients (see grad_buffer.h).
 #include "variants/grad_buffer.h"
 
+#include <algorithm>
+#include <mutex>
+
 namespace ladder {
 
 torch::Tensor clip_coefficient(const torch::Tensor& norm, double max_norm) {
@@ -33,7 +36,71 @@ FlatGradients::FlatGradients(const std::vector<torch::Tensor>& params) : params_
   }
 }
 
-void FlatGradients::zero() { buffer_.zero_(); }
+namespace {
+// Every live FirstWrites, for FirstWrites::of (one per flat buffer: one a step).
+std::mutex g_first_writes_mutex;
+std::vector<std::weak_ptr<FirstWrites>> g_first_writes;
+}  // namespace
+
+bool FirstWrites::claim(const torch::Tensor& grad) {
+  const auto it = owned_.find(grad.data_ptr());
+  if (it == owned_.end() || written_[it->second]) return false;
+  written_[it->second] = 1;
+  return true;
+}
+
+std::shared_ptr<FirstWrites> FirstWrites::of(const torch::Tensor& grad) {
+  if (!grad.defined() || !grad.is_cpu()) return nullptr;
+  const auto* p = static_cast<const char*>(grad.data_ptr());
+  std::lock_guard<std::mutex> lock(g_first_writes_mutex);
+  for (const auto& weak : g_first_writes)
+    if (auto fw = weak.lock(); fw && p >= fw->begin_ && p < fw->end_) return fw;
+  return nullptr;
+}
+
+void FlatGradients::write_first(const std::vector<torch::Tensor>& owned) {
+  TORCH_CHECK(buffer_.is_cpu(), "FlatGradients::write_first: first writes are for a CPU buffer");
+  auto fw = std::make_shared<FirstWrites>();
+  fw->begin_ = static_cast<const char*>(buffer_.data_ptr());
+  fw->end_ = fw->begin_ + buffer_.numel() * buffer_.element_size();
+  owned_.assign(params_.size(), 0);
+  for (const auto& o : owned) {
+    const auto it = std::find_if(params_.begin(), params_.end(),
+                                 [&](const torch::Tensor& p) { return p.is_same(o); });
+    TORCH_CHECK(it != params_.end(), "FlatGradients::write_first: a parameter of ", o.sizes(),
+                " is not one of the buffer's");
+    const auto i = size_t(it - params_.begin());
+    owned_[i] = 1;
+    fw->owned_.emplace(grads_[i].data_ptr(), fw->written_.size());
+    fw->written_.push_back(1);  // the buffer starts zeroed: the first step's writes may add
+  }
+  first_writes_ = fw;
+  std::lock_guard<std::mutex> lock(g_first_writes_mutex);
+  g_first_writes.erase(std::remove_if(g_first_writes.begin(), g_first_writes.end(),
+                                      [](const std::weak_ptr<FirstWrites>& w) { return w.expired(); }),
+                       g_first_writes.end());
+  g_first_writes.push_back(fw);
+}
+
+void FlatGradients::zero() {
+  if (!first_writes_) {
+    buffer_.zero_();
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < grads_.size(); ++i)
+    if (!owned_[i]) grads_[i].zero_();
+  std::fill(first_writes_->written_.begin(), first_writes_->written_.end(), 0);
+}
+
+void FlatGradients::check_first_writes() const {
+  if (!first_writes_) return;
+  const auto& w = first_writes_->written_;
+  const auto missing = std::count(w.begin(), w.end(), 0);
+  TORCH_CHECK(missing == 0, "FlatGradients: ", missing, " of the ", w.size(),
+              " gradients the fused ops write were not written since the buffer was last zeroed; their old "
+              "values would reach the optimizer");
+}
 
 torch::Tensor FlatGradients::clip(double max_norm) {
   torch::NoGradGuard no_grad;
@@ -73,7 +140,9 @@ void add_gradient_work(const WorkShape& s, const WorkFlags& f, WorkList& work) {
     work.memory("grads/accumulated into .grad", Category::kElementwiseNorm, adds, 2 * handed * 4, handed * 4);
   // The zeroing is a fill kernel: in the optimizer phase unless a graph replays it (then by its name, a fill).
   const Category zero_band = f.optimizer_in_graph ? Category::kMemcpyMemset : Category::kOptimizer;
-  if (persistent) work.memory("optimizer/zero grads", zero_band, 1, 0, P * 4);
+  // With first writes the fused ops' own segments are not zeroed (FirstWrites).
+  const double own = f.first_writes ? (f.fused_linear ? s.block_linear_params() : 0) + (f.fused_ce ? Pw : 0) : 0;
+  if (persistent) work.memory("optimizer/zero grads", zero_band, 1, 0, (P - own) * 4);
 }
 
 }  // namespace ladder

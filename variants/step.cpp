@@ -60,7 +60,6 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     const bool into_grad = lin.grads_into_buffers && !cfg.sw.on("ddp");
     lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
         cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
-    lin.kept_logits = std::make_shared<torch::Tensor>();  // the classifier's, where the plan keeps them (G)
   }
   ModelOptions model_options = plan_.model;
   model_options.layer_ranges = cfg.layer_ranges;
@@ -99,6 +98,9 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   fused_linear_at_start_ = fused::fused_linear_stats();
   // The ddp rung keeps its gradients in the all-reduce buckets instead.
   if (plan_.acts("flat-grads") && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
+  // On a CPU the fused ops' own gradients are written, not added into a zeroed buffer, first each step.
+  if (flat_grads_ && device_.is_cpu() && plan_.model.linear.grads_into_buffers)
+    flat_grads_->write_first(model_->fused_cast_parameters());
   // A CUDA graph cannot hold the all-reduce hooks: ddp runs eagerly.
   use_graph_ = plan_.acts("cuda-graph") && flat_grads_ && device_.is_cuda();
   optimizer_in_graph_ = use_graph_ && optimizer_->supports_device_lr();
@@ -124,6 +126,7 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
 torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
   const double max_norm = cfg_.train.grad_clip;
   torch::Tensor norm, divisor;  // divisor stays undefined when the clip is already applied
+  if (flat_grads_) flat_grads_->check_first_writes();
   if (flat_grads_ && plan_.acts("adamw-clip") && optimizer_->divides_gradients_in_kernel()) {
     std::tie(norm, divisor) = flat_grads_->clip_divisor(max_norm);  // applied inside the AdamW kernel
   } else {

@@ -79,6 +79,9 @@ struct WorkFlags {
   bool fused_ce = false;            // lm_head + loss as one op, the gradient made in the forward
   bool grads_into_buffers = false;  // the fused ops add dW (and db) into the flat .grad buffer
   bool flat_grads = false;          // every .grad a view of one buffer, zeroed once a step (ddp: its buckets)
+  // (CPU, flat buffer) the fused ops' own gradients are not zeroed: each
+  // micro-step's first write overwrites them (variants/grad_buffer.h FirstWrites).
+  bool first_writes = false;
   bool cast_cache = false;          // the fused ops' bf16 weights cast once per optimizer step
   bool clip_in_kernel = false;      // the clip's scaling inside the fused AdamW kernel
   bool act_ckpt = false;            // each block's forward runs again in backward
@@ -92,6 +95,11 @@ struct WorkFlags {
   bool optimizer_in_graph = false;  // (CUDA) the optimizer replays in the step's graph: its kernels go by name
   // A block's forward sites run this many times a micro-step (2 with act-ckpt).
   int64_t block_forwards() const { return act_ckpt ? 2 : 1; }
+  // Of the micro-steps' writes into the fused ops' own gradients, the share that
+  // reads the buffer first (adds): all, or with first_writes all but the first.
+  double accumulating_share(int64_t micro_steps) const {
+    return first_writes ? double(micro_steps - 1) / double(micro_steps) : 1.0;
+  }
 };
 
 // The sites of a step, in step order, each op adding its own.

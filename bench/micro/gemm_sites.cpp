@@ -9,8 +9,6 @@
 //   pytorch         A, PyTorch's ops
 //   into-grad       F, weight-gradient sites: dW added (beta = 1) into an
 //                   fp32 buffer by addmm_ (fp32 only)
-//   kept-out        G, the classifier's forward: the logits into a buffer
-//                   kept from one call to the next
 // On CUDA, in bf16 (the precision the fused rung computes in), as the
 // step and its GEMM planner run them (variants/gemm_candidates.h), each at
 // the heuristic's first algorithm:
@@ -61,8 +59,7 @@ struct Named {
 std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
   std::vector<Named> out = {{"pytorch", {}}};
   if (!device.is_cuda()) {
-    for (GemmMethod m : {GemmMethod::kIntoGrad, GemmMethod::kKeptOut})
-      if (method_applies(m, s.role, true)) out.push_back({method_name(m), {m, 0}});
+    if (method_applies(GemmMethod::kIntoGrad, s.role, true)) out.push_back({"into-grad", {GemmMethod::kIntoGrad, 0}});
     return out;
   }
   out.push_back({"lt", {GemmMethod::kLt, 0}});
@@ -153,7 +150,7 @@ const Family kGemmSitesFamily{"gemm_sites",
                               "GEMMs (PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias "
                               "gradient in fp32 apart, dW into an fp32 gradient buffer, with or without the bias "
                               "epilogue); on a CPU every GEMM of the step in its dtype (PyTorch's ops, dW into "
-                              "the fp32 buffer by addmm_, the logits into a kept buffer)",
+                              "the fp32 buffer by addmm_)",
                               register_gemm_sites, nullptr};
 
 }  // namespace ladder::micro
