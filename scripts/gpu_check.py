@@ -670,7 +670,7 @@ def gemm_sites_table(micro_json):
 def stage_gemm_sites(check):
     if check.left() < GEMM_SITES_MIN_S:
         return check.result("SKIP", "gemm-sites", f"out of time ({check.left():.0f} s left)")
-    check.progress("gemm-sites", "ladder bench --benchmark_filter=^gemm_sites/: each epilogue GEMM each way")
+    check.progress("gemm-sites", "ladder bench --benchmark_filter=^gemm_sites/: each GEMM site each way")
     out_dir = check.out / "gemm-sites"
     cmd = [LADDER, "bench", *bench_args(check), "--benchmark_filter=^gemm_sites/", "--benchmark_min_time=0.05",
            "--out", out_dir]

@@ -162,22 +162,24 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
     commands = ["scripts/build --for check --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
                 "ladder run --device cpu", "scripts/qualify", "ladder bands"]
     files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json"]
-    # The top rung's GEMM plan beside the band table: on a CPU every site PyTorch's ops, and a file that
-    # `ladder run --gemm-plan` takes.
+    # The top rung's GEMM plan beside the band table: on a CPU every GEMM of the step a site (measured, or
+    # from the plan cache), and a file that `ladder run --gemm-plan` takes.
     plan_md = (out / "gemm-plan.md").read_text().splitlines()
-    assert plan_md[0].startswith("**fused-adamw's GEMM plan (--gemm-plan auto; cpu: PyTorch's ops"), plan_md[0]
-    assert len([l for l in plan_md if l.startswith("| attn.") or l.startswith("| mlp.")]) == 9, plan_md
-    assert "fused-adamw's GEMM plan: 0 of 9 sites off PyTorch's ops; gemm-plan.md" in stdout
-    assert json.loads((out / "gemm-plan.json").read_text())["mode"] == "auto"
+    assert re.match(r"\*\*fused-adamw's GEMM plan \(--gemm-plan auto; (measured|cache: .*)\)\*\*$", plan_md[0]), plan_md[0]
+    assert len([l for l in plan_md if l.startswith(("| attn.", "| mlp.", "| lm_head/"))]) == 15, plan_md
+    assert re.search(r"fused-adamw's GEMM plan: \d+ of 15 sites off PyTorch's ops", stdout), stdout
+    plan = json.loads((out / "gemm-plan.json").read_text())
+    assert plan["mode"] == "auto" and all(s["choice"] in ("pytorch", "into-grad") for s in plan["sites"]), plan
     if status["ddp"][0] == "PASS":
         commands.append("--rungs ddp --nproc-per-node 1")
         files.append("ddp-verdict.txt")
     if status["gemm-sites"][0] == "PASS":
         commands.append("ladder bench --device cpu --preset tiny --threads 1 --benchmark_filter=^gemm_sites/")
         files.append("gemm-sites.md")
-        assert "9 sites checked and timed" in status["gemm-sites"][1], status["gemm-sites"]
+        assert "15 sites checked and timed" in status["gemm-sites"][1], status["gemm-sites"]
         table = (out / "gemm-sites.md").read_text().splitlines()
-        assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | fastest |" and len(table) == 2 + 9, table
+        assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | into-grad ms | fastest |", table
+        assert len(table) == 2 + 15, table
     if status["ablation"][0] == "PASS":
         commands += ["--rungs top,top-fused,top-lt-epilogues,top-fused-ln --peers none", "scripts/ablation-table"]
         files += ["ablation-verdict.txt", "ablation-table.md"]

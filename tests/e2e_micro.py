@@ -22,9 +22,10 @@ TINY = ["--preset", "tiny", "--device", "cpu", "--threads", "2", "--benchmark_mi
 # Benchmarks per family on the CPU for the tiny preset (C=64, H=2, T=64, V=1000):
 # matmul 5 GEMMs x 3 precisions; attention T=128 x 2 kinds x 2 precisions;
 # cross_entropy V 1000/1024 x 2 precisions; adamw torch/fused; mlp 2 kinds x 2
-# precisions; gemm_sites: the 9 epilogue GEMM sites (variants/gemm_sites.h), PyTorch's
-# way only on a CPU; layernorm composite/fused x fp32/bf16; allreduce: 1 to 3 DDP bucket sizes.
-FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "mlp": 4, "gemm_sites": 9, "layernorm": 4,
+# precisions; gemm_sites: on a CPU every GEMM of the step (variants/gemm_sites.h step_sites: 15),
+# PyTorch's way, and into-grad at the 5 weight gradients; layernorm composite/fused x fp32/bf16;
+# allreduce: 1 to 3 DDP bucket sizes.
+FAMILIES = {"matmul": 15, "attention": 4, "cross_entropy": 4, "adamw": 2, "mlp": 4, "gemm_sites": 20, "layernorm": 4,
             "allreduce": None}
 FLOP_FAMILIES = {"matmul", "attention", "cross_entropy", "mlp", "gemm_sites"}
 
