@@ -145,7 +145,7 @@ torch::Tensor hand_param_grad(const torch::Tensor& param, const torch::Tensor& g
   if (into_buffer && grad.defined() && grad.sizes() == g.sizes() && grad.device() == g.device() &&
       grad.is_floating_point()) {
     torch::NoGradGuard no_grad;
-    if (const auto first = FirstWrites::of(grad); first && first->claim(grad)) {
+    if (FirstWrites::claim_first(grad)) {
       grad.copy_(g);  // the step's first write of this gradient (a CPU's flat buffer is not zeroed for it)
     } else {
       grad.add_(g);

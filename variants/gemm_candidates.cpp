@@ -72,7 +72,7 @@ bool add_into_buffer(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice
       x.scalar_type() != grad.scalar_type())
     return false;
   auto g = grad;  // the same tensor, updated in place
-  if (const auto first = FirstWrites::of(g); first && first->claim(g)) {
+  if (FirstWrites::claim_first(g)) {
     at::mm_out(g, dy.t(), x);  // the step's first write of this gradient: beta 0, no zeroed buffer read
   } else {
     g.addmm_(dy.t(), x);
@@ -380,6 +380,19 @@ GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int6
 
 namespace {
 
+// The planner's source of candidates: at each site, operands drawn for it
+// (kept in `operands` while its candidates are timed) and every choice the
+// device offers there. Without the flat buffer (key.into_grad false) dW goes
+// back through autograd: no buffer to add into.
+CandidateSource site_source(SiteOperands& operands, const GemmPlanKey& key, const torch::Device& device,
+                            torch::ScalarType compute) {
+  return [&operands, &key, device, compute](const GemmSite& s) {
+    operands = draw_operands(s, device, compute, /*seed=*/1234);
+    if (!key.into_grad) operands.grad = torch::Tensor();
+    return site_candidates(s, operands, device, key.into_grad);
+  };
+}
+
 #ifdef LADDER_WITH_CUDA
 // CUDA events around one call on the current stream. The stream first
 // sleeps (about 0.2 ms at H100 clocks) while the host enqueues the call, so
@@ -405,13 +418,8 @@ GemmPlan measure_on_cuda(const std::vector<GemmSite>& sites, const GemmPlanKey& 
                          torch::ScalarType compute) {
   constexpr size_t kWorkspace = size_t(32) << 20;
   fused::cuda::set_lt_workspace_bytes(kWorkspace);
-  SiteOperands operands;  // the current site's, alive while its candidates are timed
-  const CandidateSource source = [&](const GemmSite& s) {
-    operands = draw_operands(s, device, compute, /*seed=*/1234);
-    if (!key.into_grad) operands.grad = torch::Tensor();  // dW goes back through autograd: no buffer to add into
-    return site_candidates(s, operands, device, key.into_grad);
-  };
-  GemmPlan p = measure_plan(sites, key, source, event_time_ms);
+  SiteOperands operands;
+  GemmPlan p = measure_plan(sites, key, site_source(operands, key, device, compute), event_time_ms);
   p.workspace_bytes = kWorkspace;
   return p;
 }
@@ -430,13 +438,8 @@ double wall_time_ms(const std::function<void()>& fn) {
 
 GemmPlan measure_on_cpu(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const torch::Device& device,
                         torch::ScalarType compute) {
-  SiteOperands operands;  // the current site's, alive while its candidates are timed
-  const CandidateSource source = [&](const GemmSite& s) {
-    operands = draw_operands(s, device, compute, /*seed=*/1234);
-    if (!key.into_grad) operands.grad = torch::Tensor();  // dW goes back through autograd: no buffer to add into
-    return site_candidates(s, operands, device, key.into_grad);
-  };
-  return measure_plan(sites, key, source, wall_time_ms, kGemmPlanMarginCpu);
+  SiteOperands operands;
+  return measure_plan(sites, key, site_source(operands, key, device, compute), wall_time_ms, kGemmPlanMarginCpu);
 }
 
 // The plan as --gemm-plan pins it, or nullopt for a measured one (auto).
@@ -465,8 +468,7 @@ GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool
                          bool into_grad, torch::ScalarType compute, const std::string& dtype) {
   const bool cuda = device.is_cuda();
   const int64_t rows = cfg.batch * cfg.seq;
-  const auto sites = cuda ? gemm_sites(cfg.model, rows, gelu_epilogue)
-                          : step_sites(cfg.model, rows, cfg.model_vocab(), gelu_epilogue);
+  const auto sites = planned_sites(cfg.model, rows, cfg.model_vocab(), gelu_epilogue, cuda);
   const GemmPlanKey key = plan_key(device, cfg.model, rows, cfg.model_vocab(), dtype, gelu_epilogue, into_grad);
   const GemmPlanRequest req = parse_gemm_plan_request(cfg.gemm_plan);
   if (cuda && !lt_epilogues) {

@@ -160,6 +160,11 @@ std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool ge
   return sites;
 }
 
+std::vector<GemmSite> planned_sites(const ModelConfig& model, int64_t rows, int64_t model_vocab, bool gelu_epilogue,
+                                    bool cuda) {
+  return cuda ? gemm_sites(model, rows, gelu_epilogue) : step_sites(model, rows, model_vocab, gelu_epilogue);
+}
+
 namespace {
 
 // The work of one GEMM (rows N, in I, out O) as the rung runs it: operands

@@ -98,6 +98,11 @@ std::vector<GemmSite> step_sites(const ModelConfig& model, int64_t rows, int64_t
 // no epilogue GEMM (GELU runs apart).
 std::vector<GemmSite> gemm_sites(const ModelConfig& model, int64_t rows, bool gelu_epilogue = true);
 
+// The sites the GEMM planner plans on a device (and the gemm_sites
+// micro-benchmarks time): on CUDA gemm_sites, on a CPU step_sites.
+std::vector<GemmSite> planned_sites(const ModelConfig& model, int64_t rows, int64_t model_vocab, bool gelu_epilogue,
+                                    bool cuda);
+
 // The GEMM sites' work (variants/work.h), each GEMM with the work the rung
 // moves into it: with lt-epilogues (CUDA) the bias in the forward and the
 // bias gradient in the weight gradient's GEMM, with gelu-epilogue c_fc's

@@ -63,14 +63,12 @@ void FlatGradients::write_first(const std::vector<torch::Tensor>& owned) {
   auto fw = std::make_shared<FirstWrites>();
   fw->begin_ = static_cast<const char*>(buffer_.data_ptr());
   fw->end_ = fw->begin_ + buffer_.numel() * buffer_.element_size();
-  owned_.assign(params_.size(), 0);
   for (const auto& o : owned) {
     const auto it = std::find_if(params_.begin(), params_.end(),
                                  [&](const torch::Tensor& p) { return p.is_same(o); });
     TORCH_CHECK(it != params_.end(), "FlatGradients::write_first: a parameter of ", o.sizes(),
                 " is not one of the buffer's");
     const auto i = size_t(it - params_.begin());
-    owned_[i] = 1;
     fw->owned_.emplace(grads_[i].data_ptr(), fw->written_.size());
     fw->written_.push_back(1);  // the buffer starts zeroed: the first step's writes may add
   }
@@ -88,8 +86,8 @@ void FlatGradients::zero() {
     return;
   }
   torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < grads_.size(); ++i)
-    if (!owned_[i]) grads_[i].zero_();
+  for (const auto& g : grads_)
+    if (!first_writes_->owns(g)) g.zero_();
   std::fill(first_writes_->written_.begin(), first_writes_->written_.end(), 0);
 }
 

@@ -52,6 +52,12 @@ class FirstWrites {
   // The FirstWrites whose buffer holds `grad`; null where none does (a
   // gradient outside any flat buffer, a CUDA step, the planner's operands).
   static std::shared_ptr<FirstWrites> of(const torch::Tensor& grad);
+  // What a writer of `grad` asks: of(grad)'s claim, false where there is none.
+  static bool claim_first(const torch::Tensor& grad) {
+    const auto fw = of(grad);
+    return fw && fw->claim(grad);
+  }
+  bool owns(const torch::Tensor& grad) const { return owned_.count(grad.data_ptr()) > 0; }
 
  private:
   friend class FlatGradients;
@@ -101,7 +107,6 @@ class FlatGradients {
   torch::Tensor buffer_;
   std::vector<torch::Tensor> grads_;  // params_[i].grad() as set here
   std::shared_ptr<FirstWrites> first_writes_;
-  std::vector<char> owned_;  // per parameter: its segment is first-written, not zeroed
 };
 
 // The gradients' own sites in a step's work (variants/work.h): wte's two
