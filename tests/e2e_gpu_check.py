@@ -178,7 +178,9 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
         files.append("gemm-sites.md")
         assert "15 sites checked and timed" in status["gemm-sites"][1], status["gemm-sites"]
         table = (out / "gemm-sites.md").read_text().splitlines()
-        assert table[0] == "| site (layer/epilogue/m/n/k) | pytorch ms | into-grad ms | fastest |", table
+        # into-grad where the step runs fp32 (a CPU whose bf16 is slower than its fp32, as this one's)
+        assert table[0] in ("| site (layer/epilogue/m/n/k) | pytorch ms | into-grad ms | fastest |",
+                            "| site (layer/epilogue/m/n/k) | pytorch ms | fastest |"), table
         assert len(table) == 2 + 15, table
     if status["ablation"][0] == "PASS":
         commands += ["--rungs top,top-fused,top-lt-epilogues,top-fused-ln --peers none", "scripts/ablation-table"]

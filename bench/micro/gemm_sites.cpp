@@ -8,7 +8,7 @@
 // CPU's bf16 matmuls are at least as fast: --cpu-bf16 auto's probe):
 //   pytorch         A, PyTorch's ops
 //   into-grad       F, weight-gradient sites: dW added (beta = 1) into an
-//                   fp32 buffer by addmm_ (fp32 only)
+//                   fp32 buffer by addmm_ (only where the step runs fp32)
 // On CUDA, in bf16 (the precision the fused rung computes in), as the
 // step and its GEMM planner run them (variants/gemm_candidates.h), each at
 // the heuristic's first algorithm:
@@ -54,12 +54,21 @@ struct Named {
   size_t workspace = 0;  // bytes of ladder's own cuBLASLt workspace; 0: torch's
 };
 
+// The dtype the top rung's GEMMs run in on `device`: bf16 on CUDA; on a CPU
+// fp32 where its bf16 matmuls are slower (--cpu-bf16 auto), probed once.
+Precision site_precision(const torch::Device& device) {
+  if (device.is_cuda()) return Precision::kBF16;
+  static const bool bf16_slower = !cpu_bf16_slower(nlohmann::json(), device).empty();
+  return bf16_slower ? Precision::kFP32 : Precision::kBF16;
+}
+
 // The candidates of variants/gemm_candidates.h at their heuristic's first
 // algorithm (the planner times the others), and B with a 32 MiB workspace.
 std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
   std::vector<Named> out = {{"pytorch", {}}};
-  if (!device.is_cuda()) {
-    if (method_applies(GemmMethod::kIntoGrad, s.role, true)) out.push_back({"into-grad", {GemmMethod::kIntoGrad, 0}});
+  if (!device.is_cuda()) {  // F where the step computes in fp32 (addmm_ takes one dtype; the buffer is fp32)
+    if (site_precision(device) == Precision::kFP32 && method_applies(GemmMethod::kIntoGrad, s.role, true))
+      out.push_back({"into-grad", {GemmMethod::kIntoGrad, 0}});
     return out;
   }
   out.push_back({"lt", {GemmMethod::kLt, 0}});
@@ -93,20 +102,11 @@ class WorkspaceScope {
   size_t bytes_;
 };
 
-// The dtype the top rung's GEMMs run in on `device`: bf16 on CUDA; on a CPU
-// fp32 where its bf16 matmuls are slower (--cpu-bf16 auto), probed once.
-Precision site_precision(const torch::Device& device) {
-  if (device.is_cuda()) return Precision::kBF16;
-  static const bool bf16_slower = !cpu_bf16_slower(nlohmann::json(), device).empty();
-  return bf16_slower ? Precision::kFP32 : Precision::kBF16;
-}
-
 void bench_site(benchmark::State& state, const std::string& key, const torch::Device& device, const GemmSite& s,
                 const Named& c, uint64_t seed) {
   torch::NoGradGuard no_grad;
   const Precision precision = site_precision(device);
-  const auto dtype = precision == Precision::kBF16 ? torch::kBFloat16 : torch::kFloat;
-  const gemm::SiteOperands o = gemm::draw_operands(s, device, dtype, seed);
+  const gemm::SiteOperands o = gemm::draw_operands(s, device, dtype_for(precision), seed);
   const WorkspaceScope workspace(c.workspace);
   const CheckResult& check = check_once(key, [&] {
     gemm::Outcome out;
@@ -130,9 +130,8 @@ void bench_site(benchmark::State& state, const std::string& key, const torch::De
 void register_gemm_sites(const MicroConfig& cfg) {
   for (const auto& device : cfg.devices) {
     const int64_t rows = cfg.batch_for(device) * cfg.seq;
-    const auto sites = device.is_cuda() ? gemm_sites(cfg.model, rows)
-                                        : step_sites(cfg.model, rows, padded_vocab(cfg.model.vocab_size));
-    for (const GemmSite& s : sites) {
+    for (const GemmSite& s :
+         planned_sites(cfg.model, rows, padded_vocab(cfg.model.vocab_size), /*gelu_epilogue=*/true, device.is_cuda())) {
       const std::string site = fmt::format("{}/{}/{}/m:{}/n:{}/k:{}", s.layer, s.epilogue(), device_tag(device),
                                            s.m(), s.n(), s.k());
       for (const Named& c : candidates(s, device)) {
