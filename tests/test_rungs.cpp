@@ -169,11 +169,13 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   }
   EXPECT_TRUE(sw["fused-adamw"]["effective"].get<bool>());
   EXPECT_NE(reason("fused-adamw").find("called 2 times"), std::string::npos) << reason("fused-adamw");  // 2 groups
-  // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there.
+  // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there,
+  // and the embedding's rows go into it.
   EXPECT_EQ(sw["fused"]["fusions_active"],
             nlohmann::json({"residual_add_layer_norm", "layer_norm_outputs_in_bf16", "mlp_one_autograd_node",
                             "classifier_loss_and_grad_in_one_pass", "weight_casts_once_per_step",
-                            "flat_gradient_buffer", "weight_grads_added_into_buffer", "clip_inside_fused_adamw"}));
+                            "flat_gradient_buffer", "weight_grads_added_into_buffer",
+                            "embedding_rows_added_into_buffer", "clip_inside_fused_adamw"}));
   std::vector<std::string> not_used;
   for (const auto& e : sw["fused"]["fusions_not_used"]) not_used.push_back(e["name"]);
   EXPECT_EQ(not_used, (std::vector<std::string>{"lt-epilogues", "gelu-epilogue", "cuda-graph"}));
@@ -242,10 +244,10 @@ TEST(Rungs, OneFusedPartAloneChangesOnlyItsOwnMechanism) {
   EXPECT_EQ(sw["fused"]["fusions_active"], nlohmann::json({"residual_add_layer_norm"}));  // fp32: no bf16 outputs
 }
 
-// The step's fused rung adds the linears' weight and bias gradients and the
-// lm_head's weight gradient straight into the flat buffer: autograd hands
-// those parameters no gradient (a hook on one sees none), while the
-// LayerNorms and the embedding's part of wte still get theirs.
+// The step's fused rung adds the linears' weight and bias gradients, the
+// lm_head's weight gradient and, on a CPU, the embedding's rows of wte
+// straight into the flat buffer: autograd hands those parameters no gradient
+// (a hook on one sees none), while the LayerNorms still get theirs.
 TEST(Rungs, FusedStepAddsLinearGradientsIntoTheFlatBuffer) {
   auto owned = tiny_cpu_step("fused-adamw");
   TrainStep& step = *owned;
@@ -259,7 +261,7 @@ TEST(Rungs, FusedStepAddsLinearGradientsIntoTheFlatBuffer) {
   step.run(0, none);
   EXPECT_EQ(handed["h.0.mlp.c_fc.weight"], 0);
   EXPECT_EQ(handed["h.1.attn.c_attn.weight"], 0);
-  EXPECT_EQ(handed["wte.weight"], 1);  // the embedding's part; the lm_head's went into the buffer
+  EXPECT_EQ(handed["wte.weight"], 0);  // the lm_head's and the embedding's parts both went into the buffer
   EXPECT_EQ(handed["h.0.mlp.c_fc.bias"], 0);  // a fused linear's bias too
   EXPECT_EQ(handed["h.0.ln_1.weight"], 1);    // the LayerNorm's go through autograd
 }

@@ -290,6 +290,36 @@ TEST_P(WorkModel, FirstWritesZeroOnlyTheOtherGradients) {
                    find_site(zeroed, "mlp.c_fc/weight grad")->write_bytes);
 }
 
+// The embedding's rows into wte's .grad() (a CPU with flat-grads,
+// variants/embedding.h): no dense (Vp, C) gradient, nothing of wte's handed
+// to autograd under fused-ce, and without fused-ce no tied sum (the
+// lm_head's gradient alone is handed).
+TEST_P(WorkModel, EmbeddingRowsIntoGradOnACpu) {
+  const Dims& d = GetParam();
+  WorkFlags f = fp32_flags(d);
+  f.flash = f.fused_ln = f.fused_linear = f.fused_ce = f.grads_into_buffers = f.flat_grads = true;
+  WorkFlags g = f;
+  g.embedding_into_grad = true;
+  const WorkList dense = step_work(shape_of(d, 4), f), rows = step_work(shape_of(d, 4), g);
+  const double C = d.C, N = d.N(), Pw = d.Vp * C;
+  EXPECT_NE(find_site(dense, "embedding.wte/grad"), nullptr);
+  EXPECT_EQ(find_site(rows, "embedding.wte/grad"), nullptr);
+  const SiteWork* added = find_site(rows, "embedding.wte/grad rows added");
+  ASSERT_NE(added, nullptr);
+  EXPECT_EQ(added->count, int64_t(d.m));
+  EXPECT_DOUBLE_EQ(added->read_bytes, 2 * N * C * 4 + N * 8);
+  EXPECT_DOUBLE_EQ(added->write_bytes, N * C * 4);
+  const SiteWork *handed_dense = find_site(dense, "grads/accumulated into .grad"),
+                 *handed_rows = find_site(rows, "grads/accumulated into .grad");
+  EXPECT_DOUBLE_EQ(handed_dense->read_bytes - handed_rows->read_bytes, 8 * Pw);
+  EXPECT_DOUBLE_EQ(handed_dense->write_bytes - handed_rows->write_bytes, 4 * Pw);
+  f.fused_ce = g.fused_ce = false;
+  EXPECT_NE(find_site(step_work(shape_of(d, 4), f), "embedding.wte/tied gradients summed"), nullptr);
+  const WorkList unfused_ce = step_work(shape_of(d, 4), g);
+  EXPECT_EQ(find_site(unfused_ce, "embedding.wte/tied gradients summed"), nullptr);
+  EXPECT_DOUBLE_EQ(find_site(unfused_ce, "grads/accumulated into .grad")->read_bytes, handed_dense->read_bytes);
+}
+
 // act-ckpt runs each block's forward twice; ddp adds the ring's bytes over
 // the link; zero1 shards AdamW's work over the ranks.
 TEST_P(WorkModel, CheckpointDdpAndZero1) {

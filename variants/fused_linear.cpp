@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "variants/cross_entropy.h"
+#include "variants/gelu.h"
 #include "variants/gemm_candidates.h"
 #include "variants/grad_buffer.h"
 
@@ -211,7 +212,7 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
     count(out);
   } else {  // GELU apart: c_fc's forward is a BIAS site
     pre = forward_bias(x2, fc_w, fc_b, choice_for(options, "mlp.c_fc", GemmRole::kForwardBias));
-    h = at::gelu(pre, kGelu);
+    h = gelu_tanh(pre);  // a CPU's vectorised loop (variants/gelu.h), else ATen's
   }
   auto y = forward_bias(h, proj_w, proj_b, choice_for(options, "mlp.c_proj", GemmRole::kForwardBias));  // (N, C)
   ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight, fc_bias, proj_bias});

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "profiler/common/cpu_model.h"
+#include "variants/gelu.h"
 #include "variants/grad_buffer.h"
 
 #ifdef LADDER_WITH_CUDA
@@ -25,8 +26,6 @@
 namespace ladder::gemm {
 
 namespace {
-
-constexpr const char* kGelu = "tanh";  // GPT-2's GELU; cuBLASLt's GELU epilogues are the tanh form
 
 // The bias gradient summed in fp32 (C and D), in the bias's dtype.
 torch::Tensor fp32_bias_grad(const torch::Tensor& t) {
@@ -124,7 +123,7 @@ std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x
   }
 #endif
   auto pre = at::addmm(b, x, w.t());
-  return {at::gelu(pre, kGelu), pre};
+  return {fused::gelu_tanh(pre), pre};  // a CPU's vectorised loop (variants/gelu.h), else ATen's
 }
 
 std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy, const torch::Tensor& x,
@@ -185,7 +184,7 @@ torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, 
     }
   }
 #endif
-  return at::gelu_backward(dy.mm(w), pre, kGelu);
+  return fused::gelu_tanh_backward(dy.mm(w), pre, /*dy_is_scratch=*/true);  // over the GEMM's fresh output
 }
 
 // ---- a site, its operands and its candidates -------------------------------------------

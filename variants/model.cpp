@@ -10,6 +10,7 @@
 #include "profiler/layer_ranges.h"
 #include "profiler/range.h"
 #include "variants/add_layer_norm.h"
+#include "variants/embedding.h"
 #include "variants/fused_linear.h"
 #include "variants/precision.h"
 
@@ -188,15 +189,22 @@ std::vector<torch::Tensor> GPTImpl::fused_cast_parameters() {
   return params;
 }
 
+torch::Tensor GPTImpl::token_embeddings(const torch::Tensor& idx) {
+  // flat-grads on a CPU: the backward adds its rows into wte's .grad() (variants/embedding.h).
+  if (options_.linear.grads_into_buffers && idx.is_cpu())
+    return fused::token_embedding(idx, wte->weight, /*into_buffer=*/true);  // (B, T, C)
+  return wte(idx);  // (B, T, C)
+}
+
 torch::Tensor GPTImpl::hidden(const torch::Tensor& idx) {
   const int64_t T = idx.size(1);
   TORCH_CHECK(T <= cfg_.block_size, "sequence length ", T, " exceeds block size ", cfg_.block_size);
   auto pos = torch::arange(T, idx.options());  // (T)
   torch::Tensor x;
   if (options_.fused_ln) {
-    x = forward_fused(wte(idx), wpe(pos));  // (B, T, C)
+    x = forward_fused(token_embeddings(idx), wpe(pos));  // (B, T, C)
   } else {
-    x = wte(idx) + wpe(pos);  // (B, T, C)
+    x = token_embeddings(idx) + wpe(pos);  // (B, T, C)
     const int64_t L = int64_t(h->size());
     const bool ranges = options_.layer_ranges;
     // Backward: the boundary below block 0 closes its range (layer_ranges.h).
@@ -328,8 +336,10 @@ void add_embedding_work(const WorkShape& s, const WorkFlags& f, WorkList& work) 
   work.memory("embedding.wpe/gather", Category::kElementwiseNorm, m, T * 8 + T * C * 4, T * C * 4);
   if (!f.fused_ln)  // tok + pos (the fused op adds them with block 0's ln_1)
     work.memory("embedding/add", Category::kElementwiseNorm, m, N * C * 4 + T * C * 4, N * C * 4);
-  // wte's gradient as ATen makes it: dense (Vp, C), zeros then the rows' sums.
-  work.memory("embedding.wte/grad", Category::kElementwiseNorm, m, N * C * 4 + N * 8, Vp * C * 4);
+  if (f.embedding_into_grad)  // the rows added into .grad() in place: each token's row read and written
+    work.memory("embedding.wte/grad rows added", Category::kElementwiseNorm, m, 2 * N * C * 4 + N * 8, N * C * 4);
+  else  // wte's gradient as ATen makes it: dense (Vp, C), zeros then the rows' sums.
+    work.memory("embedding.wte/grad", Category::kElementwiseNorm, m, N * C * 4 + N * 8, Vp * C * 4);
   work.memory("embedding.wpe/grad", Category::kElementwiseNorm, m, N * C * 4, T * C * 4);
 }
 

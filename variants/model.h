@@ -127,6 +127,9 @@ class GPTImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
 
  private:
+  // wte(idx) (B, T, C); with flat-grads on a CPU by fused::token_embedding,
+  // whose backward adds its rows into wte's .grad() in place.
+  torch::Tensor token_embeddings(const torch::Tensor& idx);
   // fused_ln: every residual add is fused with the LayerNorm after it,
   // from the embeddings' sum (with block 0's ln_1) to the last one (ln_f).
   // Under bf16 autocast each LayerNorm hands bf16 to the next matmul.

@@ -82,6 +82,9 @@ struct WorkFlags {
   // (CPU, flat buffer) the fused ops' own gradients are not zeroed: each
   // micro-step's first write overwrites them (variants/grad_buffer.h FirstWrites).
   bool first_writes = false;
+  // (CPU, flat buffer) the token embedding's backward adds its rows into
+  // wte's .grad() (variants/embedding.h): no dense (Vp, C) gradient.
+  bool embedding_into_grad = false;
   bool cast_cache = false;          // the fused ops' bf16 weights cast once per optimizer step
   bool clip_in_kernel = false;      // the clip's scaling inside the fused AdamW kernel
   bool act_ckpt = false;            // each block's forward runs again in backward

@@ -46,6 +46,7 @@ WorkFlags work_flags(const RunConfig& cfg, const StepPlan& plan, bool on_cuda, b
   f.n_params = n_params;
   f.on_cuda = on_cuda;
   f.first_writes = !on_cuda && f.flat_grads && f.grads_into_buffers && f.world == 1;  // TrainStep's write_first
+  f.embedding_into_grad = !on_cuda && f.grads_into_buffers;  // GPTImpl::token_embeddings
   // TrainStep: graphed on CUDA with the flat buffer and one process; the optimizer in the graph with the fused AdamW.
   f.optimizer_in_graph = on_cuda && plan.acts("cuda-graph") && f.flat_grads && f.world == 1 && plan.acts("fused-adamw");
   return f;

@@ -22,6 +22,9 @@ extern const SwitchDecl flat_grads = {
                              "one memset zeroes every gradient; the clip reads one buffer");
       j["fusions"] = {"flat_gradient_buffer"};
       if (f.plan.model.fused_linear || f.plan.model.fused_ce) j["fusions"].push_back("weight_grads_added_into_buffer");
+      // GPTImpl::token_embeddings: the rows into wte's .grad(), no dense gradient (variants/embedding.h).
+      if (f.plan.model.linear.grads_into_buffers && f.device.is_cpu())
+        j["fusions"].push_back("embedding_rows_added_into_buffer");
       return j;
     },
 };
