@@ -24,12 +24,17 @@ namespace ladder {
 struct BandSource {
   std::string label;            // "ladder fused-adamw", "peer compile", "A"
   nlohmann::json categories_ms; // {"gemm": 22.24, ...}
-  nlohmann::json dt_ms;         // the median step time of the same process, or null
+  nlohmann::json dt_ms;         // the median step time of the same process(es), or null
+  int processes = 1;            // how many processes' breakdowns it stands for
 };
 
 // The source of a rung report's op breakdown, or nullopt with `why` set
 // (no breakdown, unavailable, invalid).
 std::optional<BandSource> band_source(const nlohmann::json& report, const std::string& label, std::string* why);
+
+// One column from several processes' breakdowns of the same cell: each band
+// the median over the processes that have it, dt the median of their dt.
+BandSource median_band_source(const std::string& label, const std::vector<BandSource>& processes);
 
 // Columns: each source's ms per band, then for each pair (a, b) `a - b`.
 // Bands that are zero in every source are left out; idle/other comes last.
@@ -42,7 +47,8 @@ Line band_verdict(const std::vector<BandSource>& sources, size_t a, size_t b);
 
 // A run's band tables, one per shape with peers: the rung its peers are
 // compared with (the summary's peers.compared_with, else fused-adamw) against
-// every peer that ran, from the first round's reports in `run_dir`, with one
+// every peer that ran, from every round's reports in `run_dir` (each band the
+// median over a cell's processes, median_band_source), with one
 // difference column per peer; `against` names the peer whose difference comes
 // first and whose verdict line is given ("" for compile where it ran, else
 // eager). `why` says what kept a table out: no peer ran, the rung did not, a

@@ -72,5 +72,23 @@ TEST(Bands, SourceOnlyFromAValidAvailableBreakdown) {
   EXPECT_EQ(why, "C: no valid op_breakdown (dropped records)");
 }
 
+// Several processes of one cell: each band the median over those that have
+// it (a band one breakdown lacks comes from the others), dt the median of
+// theirs; the count is kept for the table's title.
+TEST(Bands, MedianOverProcessesBandByBand) {
+  const std::vector<BandSource> processes = {
+      {"ladder top", {{"gemm", 724.0}, {"loss", 6.5}}, 940.0},
+      {"ladder top", {{"gemm", 751.0}, {"loss", 7.0}, {"idle_other", 3.0}}, 950.0},
+      {"ladder top", {{"gemm", 700.0}, {"loss", 6.0}, {"idle_other", 5.0}}, json()}};
+  const BandSource m = median_band_source("ladder top", processes);
+  EXPECT_EQ(m.label, "ladder top");
+  EXPECT_EQ(m.processes, 3);
+  EXPECT_DOUBLE_EQ(m.categories_ms["gemm"].get<double>(), 724.0);
+  EXPECT_DOUBLE_EQ(m.categories_ms["loss"].get<double>(), 6.5);
+  EXPECT_DOUBLE_EQ(m.categories_ms["idle_other"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(m.dt_ms.get<double>(), 945.0);
+  EXPECT_TRUE(median_band_source("one", {{"one", {{"gemm", 1.0}}, json()}}).dt_ms.is_null());
+}
+
 }  // namespace
 }  // namespace ladder
