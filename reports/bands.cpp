@@ -197,6 +197,41 @@ Line band_verdict(const std::vector<BandSource>& sources, size_t a, size_t b) {
           head, gap > 0 ? Tone::kBad : Tone::kGood};
 }
 
+namespace {
+
+// A cell's column: every process of it (repeats.reports; the one report
+// without --repeat), each band the median over them: one round's breakdown
+// moved a band by more than the peers differ (the GEMM band at gpt2-124m on
+// a 2-vCPU Xeon, 2026-11-29: 724 against compile's 800 ms in one run, 751
+// against 725 in the next). nullopt, with why and exit code 1, when a
+// report cannot be read or has no valid breakdown.
+std::optional<BandSource> cell_band_source(const json& row, const std::string& label, const std::string& run_dir,
+                                           std::string& why, int& exit_code) {
+  std::vector<std::string> files;
+  for (const auto& f : array_at(member(row, "repeats"), "reports"))
+    if (f.is_string()) files.push_back(f.get<std::string>());
+  if (files.empty()) files.push_back(text(row, "report", text(row, "cell", "") + "/report.json"));
+  std::vector<BandSource> processes;
+  for (const auto& file : files) {
+    try {
+      std::string reason;
+      auto s = band_source(read_json_file((std::filesystem::path(run_dir) / file).string()), label, &reason);
+      if (!s) {
+        why += (why.empty() ? "" : "; ") + reason + " (" + file + ")", exit_code = 1;
+        return std::nullopt;
+      }
+      processes.push_back(std::move(*s));
+    } catch (const std::exception& e) {
+      why += (why.empty() ? "" : "; ") + label + ": " + e.what();
+      exit_code = 1;
+      return std::nullopt;
+    }
+  }
+  return median_band_source(label, processes);
+}
+
+}  // namespace
+
 RunBands run_band_table(const json& summary, const std::string& run_dir, const std::string& against) {
   RunBands out;
   const std::string rung = text(member(summary, "peers"), "compared_with", kPeerBaseRung);
@@ -212,33 +247,8 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
     out.exit_code = 3;
     return out;
   }
-  // Every process of the cell (repeats.reports; the one report without
-  // --repeat), each band the median over them: one round's breakdown moved
-  // a band by more than the peers differ (the GEMM band at gpt2-124m on a
-  // 2-vCPU Xeon, 2026-11-29: 724 against compile's 800 ms in one run, 751
-  // against 725 in the next).
-  auto load = [&](const json& row, const std::string& label) -> std::optional<BandSource> {
-    std::vector<std::string> files;
-    for (const auto& f : array_at(member(row, "repeats"), "reports"))
-      if (f.is_string()) files.push_back(f.get<std::string>());
-    if (files.empty()) files.push_back(text(row, "report", text(row, "cell", "") + "/report.json"));
-    std::vector<BandSource> processes;
-    for (const auto& file : files) {
-      try {
-        std::string why;
-        auto s = band_source(read_json_file((std::filesystem::path(run_dir) / file).string()), label, &why);
-        if (!s) {
-          out.why += (out.why.empty() ? "" : "; ") + why + " (" + file + ")", out.exit_code = 1;
-          return std::nullopt;
-        }
-        processes.push_back(std::move(*s));
-      } catch (const std::exception& e) {
-        out.why += (out.why.empty() ? "" : "; ") + label + ": " + e.what();
-        out.exit_code = 1;
-        return std::nullopt;
-      }
-    }
-    return median_band_source(label, processes);
+  auto load = [&](const json& row, const std::string& label) {
+    return cell_band_source(row, label, run_dir, out.why, out.exit_code);
   };
   // Per shape: "<shape>/" or "" for a one-shape run.
   std::map<std::string, std::vector<std::string>> by_shape;
