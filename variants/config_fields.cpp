@@ -197,10 +197,10 @@ std::vector<ConfigField> make_fields() {
           one_of({"auto", "on", "off"}), [](auto& c) -> auto& { return c.cpu_bf16; })
         .absent([](RunConfig& c) { c.cpu_bf16 = "on"; }),  // configs from before --cpu-bf16 ran bf16 as asked
     field(kRun, "gemm_plan", "--gemm-plan", "auto|pytorch|lt|FILE",
-          "how fused-linear's epilogue GEMMs run on CUDA: auto times each site's candidates before the first "
-          "step (PyTorch's ops, cuBLASLt's algorithms; cached per GPU, cuBLASLt, torch and shape) and keeps "
-          "PyTorch's unless another is faster by 3 %; pytorch or lt pins one way everywhere; FILE reruns a plan "
-          "(a report.json or a plan from one)",
+          "how fused-linear's GEMMs run (CUDA: the epilogue sites; CPU: every site): auto times each site's "
+          "candidates before the first step (PyTorch's ops, cuBLASLt's algorithms, dW into the flat buffer; "
+          "cached per device, library, torch and shape) and keeps PyTorch's unless another is faster by 3 % "
+          "(CPU: 5 %); pytorch or lt pins one way everywhere; FILE reruns a plan (a report.json or a plan from one)",
           anything(), [](auto& c) -> auto& { return c.gemm_plan; })
         .absent([](RunConfig& c) { c.gemm_plan = "lt"; }),  // configs from before the planner ran cuBLASLt's first
     field(kRun, "layer_norm_kernel", "--layer-norm-kernel", "auto|row",

@@ -2,6 +2,7 @@
 // (see process_group.h).
 #include "variants/ddp/process_group.h"
 
+#include <csignal>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -45,6 +46,12 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
 }  // namespace
 
 std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistOptions& o) {
+  // A rank's sockets (the store's, Gloo's pairs) outlive a peer that dies: a
+  // write to one raises SIGPIPE, whose default action ended rank 0 before it
+  // could report the failure ("killed by signal 13 (Broken pipe)" 0.05 s
+  // after rank 1's SIGKILL, ddp.fault_kill, 2026-11-29). Ignored, the write
+  // fails with EPIPE, c10d throws, and the step reports the peer as failed.
+  std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<ProcessGroup> pg(new ProcessGroup(o));
   c10d::TCPStoreOptions so;
   so.port = uint16_t(o.master_port);
