@@ -266,14 +266,21 @@ TEST_P(WorkModel, UnfusedBf16CastsEveryForward) {
   for (const auto& s : fp32.sites()) EXPECT_EQ(s.name.find("cast"), std::string::npos) << s.name;
 }
 
+// A CPU's fused step with the flat buffer the fused ops add into, in fp32,
+// before first writes and the embedding's rows (the tests below turn one on).
+WorkFlags cpu_fused_flat_flags(const Dims& d) {
+  WorkFlags f = fp32_flags(d);
+  f.flash = f.fused_ln = f.fused_linear = f.fused_ce = f.grads_into_buffers = f.flat_grads = true;
+  return f;
+}
+
 // First writes (a CPU step with the flat buffer, FirstWrites): the fused
 // ops' own gradients (the block linears' weights and biases, wte) are not
 // zeroed, and the first micro-step's weight gradients read no buffer: of m
 // micro-steps' writes into the buffer, m - 1 read it.
 TEST_P(WorkModel, FirstWritesZeroOnlyTheOtherGradients) {
   const Dims& d = GetParam();
-  WorkFlags f = fp32_flags(d);
-  f.flash = f.fused_ln = f.fused_linear = f.fused_ce = f.grads_into_buffers = f.flat_grads = true;
+  WorkFlags f = cpu_fused_flat_flags(d);
   WorkFlags g = f;
   g.first_writes = true;
   const WorkList zeroed = step_work(shape_of(d, 4), f), first = step_work(shape_of(d, 4), g);
@@ -296,8 +303,7 @@ TEST_P(WorkModel, FirstWritesZeroOnlyTheOtherGradients) {
 // lm_head's gradient alone is handed).
 TEST_P(WorkModel, EmbeddingRowsIntoGradOnACpu) {
   const Dims& d = GetParam();
-  WorkFlags f = fp32_flags(d);
-  f.flash = f.fused_ln = f.fused_linear = f.fused_ce = f.grads_into_buffers = f.flat_grads = true;
+  WorkFlags f = cpu_fused_flat_flags(d);
   WorkFlags g = f;
   g.embedding_into_grad = true;
   const WorkList dense = step_work(shape_of(d, 4), f), rows = step_work(shape_of(d, 4), g);

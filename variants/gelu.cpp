@@ -16,15 +16,18 @@ constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
 constexpr float kKappa = 0.044715f;
 constexpr int64_t kGrain = 32768;  // elements a task
 
-// 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)): the sigmoid of 2u, without the
-// cancellation of 1 + tanh(u) where tanh(u) is near -1. u is clamped to
-// +-40 (the sigmoid is 0 or 1 in float well before) so that exp stays
-// finite; NaN reaches the caller's product with x (NaN in, NaN out).
-inline float half_one_plus_tanh(float u) {
+// exp(-2u), u clamped to +-40 first (the sigmoid below is 0 or 1 in float
+// well before) so that it stays finite; NaN reaches the caller's product
+// with x (NaN in, NaN out).
+inline float exp_minus_2u(float u) {
   u = u < -40.0f ? -40.0f : u;
   u = u > 40.0f ? 40.0f : u;
-  return 1.0f / (1.0f + exp_approx(-2.0f * u));
+  return exp_approx(-2.0f * u);
 }
+
+// 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)): the sigmoid of 2u, without the
+// cancellation of 1 + tanh(u) where tanh(u) is near -1.
+inline float half_one_plus_tanh(float u) { return 1.0f / (1.0f + exp_minus_2u(u)); }
 
 template <typename T>
 LADDER_CPU_CLONES void gelu_forward_range(int64_t begin, int64_t end, const T* __restrict x, T* __restrict y) {
@@ -41,7 +44,7 @@ LADDER_CPU_CLONES void gelu_backward_range(int64_t begin, int64_t end, const D* 
     const float v = to_float(x[i]);
     // s = 0.5 (1 + tanh u); d/dx of x s is s + x s (1 - s) 2 du/dx (1 - tanh^2 u = 4 s (1 - s)).
     const float u = kBeta * (v + kKappa * v * v * v);
-    const float e = exp_approx(-2.0f * (u < -40.0f ? -40.0f : (u > 40.0f ? 40.0f : u)));
+    const float e = exp_minus_2u(u);
     const float s = 1.0f / (1.0f + e), one_minus_s = e * s;  // 1 - s without cancellation
     const float slope = s + 2.0f * v * s * one_minus_s * kBeta * (1.0f + 3.0f * kKappa * v * v);
     dx[i] = from_float<D>(to_float(dy[i]) * slope);

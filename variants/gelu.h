@@ -20,7 +20,7 @@ namespace ladder::fused {
 torch::Tensor gelu_tanh(const torch::Tensor& x);
 // d/dx of gelu_tanh at x times dy, at::gelu_backward(dy, x, "tanh"): dy and
 // x of one shape; returns dx in dy's dtype. On a CPU it is written over dy
-// when dy is contiguous, of x's dtype and not needed again (dy_is_scratch).
+// when dy is contiguous and not needed again (dy_is_scratch).
 torch::Tensor gelu_tanh_backward(const torch::Tensor& dy, const torch::Tensor& x, bool dy_is_scratch);
 
 }  // namespace ladder::fused
