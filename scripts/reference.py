@@ -7,7 +7,9 @@ AdamW groups and LR schedule (variants/optim.cpp) and step order
 (variants/step.cpp) as the C++ code, written the way nanoGPT would.
 
   parity  Rebuild the run of a C++ report.json from its --save-init weights,
-          run its first steps and compare loss and grad norm step by step;
+          run its first steps and compare loss and grad norm step by step (the
+          norm against the fp64 norm of PyTorch's gradients, allowed PyTorch's
+          own fp32 error there plus --rtol);
           with --grads (the run's --save-grads), also every parameter's
           gradient of step 0, naming the worst. Exit 0 when all agree within
           --rtol, 1 when not, 2 on bad input.
@@ -305,8 +307,8 @@ class TrainStep:
         self.decay_steps = decay_steps if decay_steps > 0 else cfg["warmup"] + cfg["steps"]
 
     def run(self, step, keep_grads=None):
-        """Returns (loss, pre-clip grad norm, lr) of optimizer step `step` (0-based); with
-        keep_grads (a dict), fills it with name -> gradient before the clip."""
+        """Returns (loss, pre-clip grad norm, lr, that norm in fp64) of optimizer step `step`
+        (0-based); with keep_grads (a dict), fills it with name -> gradient before the clip."""
         m = self.cfg["micro_steps"]
         loss_sum = 0.0
         for micro in range(m):
@@ -317,13 +319,14 @@ class TrainStep:
             loss_sum += loss.item()
         if keep_grads is not None:
             keep_grads.update({n: p.grad.detach().clone() for n, p in self.model.named_parameters()})
+        exact = math.sqrt(sum(p.grad.double().pow(2).sum().item() for p in self.params if p.grad is not None))
         grad_norm = nn.utils.clip_grad_norm_(self.params, self.t["grad_clip"], foreach=True)  # ()
         lr = learning_rate(self.t, step, self.decay_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return loss_sum, grad_norm.item(), lr
+        return loss_sum, grad_norm.item(), lr, exact
 
 
 # ---------------------------------------------------------------- commands
@@ -400,17 +403,23 @@ def cmd_parity(args):
     print(f"parity: preset {cfg['preset']} (L{m['n_layer']} H{m['n_head']} C{m['n_embd']} "
           f"V{m['vocab_size']}), B{cfg['batch']} T{cfg['seq']}, C++ on {cfg['device']}, "
           f"{cfg['threads']} threads, rtol {args.rtol:g}")
+    # The norm: PyTorch's own fp32 norm drifts from the exact one with a tensor's length (4e-5 at
+    # 2.4M values, 2.7e-3 at 38.6M on a Xeon's CPU), and ladder's CPU norm by rows is nearer the
+    # exact one than that. So the C++ norm is held to the exact (fp64) norm of PyTorch's own
+    # gradients: no further from it than PyTorch's fp32 norm is, plus rtol.
     print(f"{'step':>4} {'C++ loss':>12} {'Py loss':>12} {'rel':>9}  "
-          f"{'C++ norm':>12} {'Py norm':>12} {'rel':>9}")
+          f"{'C++ norm':>12} {'Py norm':>12} {'fp64 norm':>12} {'C++ rel':>9} {'Py rel':>9}")
     cpp_grads = load_tensor_dict(args.grads, "gradients") if args.grads else None
     ok = True
     for i in range(n):
         ref_grads = {} if (cpp_grads is not None and i == 0) else None
-        loss, norm, lr = step.run(i, ref_grads)
-        dl, dn = rel_diff(loss, rec["loss"][i]), rel_diff(norm, rec["grad_norm"][i])
-        bad = dl > args.rtol or dn > args.rtol
+        loss, norm, lr, exact = step.run(i, ref_grads)
+        dl = rel_diff(loss, rec["loss"][i])
+        dn, dpy = rel_diff(rec["grad_norm"][i], exact), rel_diff(norm, exact)
+        bad = dl > args.rtol or dn > dpy + args.rtol
         print(f"{i:>4} {rec['loss'][i]:>12.7f} {loss:>12.7f} {dl:>9.2e}  "
-              f"{rec['grad_norm'][i]:>12.7f} {norm:>12.7f} {dn:>9.2e}{'  FAIL' if bad else ''}")
+              f"{rec['grad_norm'][i]:>12.7f} {norm:>12.7f} {exact:>12.7f} {dn:>9.2e} {dpy:>9.2e}"
+              f"{'  FAIL' if bad else ''}")
         if rel_diff(lr, rec["lr"][i]) > 1e-12:
             print(f"     lr differs: C++ {rec['lr'][i]!r}, Python {lr!r}  FAIL")
             bad = True
@@ -462,7 +471,7 @@ def cmd_bench(args):
     dts, losses = [], []
     for i in range(cfg["warmup"] + cfg["steps"]):
         t0 = time.perf_counter()
-        loss, _, _ = step.run(i)  # CPU ops are synchronous: the step is done when run returns
+        loss, _, _, _ = step.run(i)  # CPU ops are synchronous: the step is done when run returns
         dt = time.perf_counter() - t0
         if i >= cfg["warmup"]:
             dts.append(dt * 1e3)

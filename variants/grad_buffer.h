@@ -26,18 +26,20 @@ namespace ladder {
 // min(1, max_norm / (norm + 1e-6)), as PyTorch; stays on the device.
 torch::Tensor clip_coefficient(const torch::Tensor& norm, double max_norm);
 
-// The global L2 norm of the gradients, () on their device, computed as
-// PyTorch's clip_grad_norm_(foreach=True) does: one norm per tensor
-// (_foreach_norm), then the norm of those norms. Never one norm over a flat
-// buffer: ATen's fp32 CPU norm of a single long vector accumulates in float
-// and drifts with its length (relative error 6e-4 at 16M elements, 1.3e-2 at
-// GPT-2 small's 124M on an AVX2 CPU), which made the fused rung's gradient
-// norm, and so its clip, differ from PyTorch's (issue 24). The per-tensor
-// norm drifts too (4e-5 at a 2.4M-value tensor, 2.7e-3 at wte's 38.6M on a
-// 2-vCPU Xeon), and a norm by rows would be within 1e-6 of fp64's and twice
-// as fast on a CPU (24 against 47 ms over 124M values), but then no longer
-// PyTorch's: the fp32-exact parity runs (parity_c768.*) compare the norm
-// with clip_grad_norm_'s at 1e-5 and failed at 3e-5 (2026-11-29).
+// The global L2 norm of the gradients, () on their device. On CUDA as
+// PyTorch's clip_grad_norm_(foreach=True) computes it: one norm per tensor
+// (_foreach_norm), then the norm of those norms. On a CPU by rows of 16384
+// values: each row's norm in fp32, then the norm of all rows' norms in fp64.
+// ATen's fp32 CPU norm of one long vector accumulates in float and drifts
+// with its length (relative error 6e-4 at 16M values, 1.3e-2 at GPT-2
+// small's 124M on an AVX2 CPU, issue 24; 2.7e-3 at wte's 38.6M on a Xeon,
+// which is what _foreach_norm, and so PyTorch's clip_grad_norm_, computes
+// there), and its full reduction ran at half the speed of the same norm
+// by rows (47 against 24 ms over 124M fp32 values, 2-vCPU Xeon, 2026-11-29).
+// By rows the norm is within 1e-6 of fp64's at any length. So it is not
+// PyTorch's to the last bits: the fp32-exact parity runs (parity_c768.*,
+// scripts/reference.py parity) hold the norm to the fp64 norm of PyTorch's
+// gradients, allowed PyTorch's own fp32 error there plus the tolerance.
 torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& grads);
 
 // First writes, on a CPU: the fused ops hand their parameters' gradients
@@ -100,6 +102,9 @@ class FlatGradients {
   // update (the fused AdamW in its own kernel), saving clip()'s pass over
   // the buffer.
   std::pair<torch::Tensor, torch::Tensor> clip_divisor(double max_norm) const;
+  // global_grad_norm of the views (on a CPU of the buffer as one tensor: the
+  // same values and zeros between them, in one call). () on the device.
+  torch::Tensor norm() const;
 
   const torch::Tensor& buffer() const { return buffer_; }  // (numel incl. padding)
   const std::vector<torch::Tensor>& grads() const { return grads_; }  // the views, one per parameter
