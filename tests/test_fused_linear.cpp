@@ -20,6 +20,7 @@
 
 #include "tests/expect_close.h"
 #include "variants/fused_linear.h"
+#include "variants/gemm_candidates.h"
 #include "variants/gelu.h"
 #ifdef LADDER_WITH_CUDA
 #include "variants/cuda/cublaslt_matmul.h"
@@ -453,6 +454,67 @@ TEST(FusedClassifier, FirstWritesGiveTheGradientsOfAZeroedBuffer) {
   for (size_t k = 1; k < grads.size(); ++k)
     for (size_t i = 0; i < grads[0].size(); ++i)
       expect_close(grads[k][i], grads[0][i], 1e-5, 1e-7, fmt::format("way {}, gradient of parameter {}", k, i));
+}
+
+// Counts the calls of one op by name, across every thread, while installed.
+class OpCallCounter {
+ public:
+  explicit OpCallCounter(std::string name) {
+    name_ = std::move(name);
+    calls_ = 0;
+    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start));
+  }
+  ~OpCallCounter() { at::removeCallback(handle_); }
+  OpCallCounter(const OpCallCounter&) = delete;
+  OpCallCounter& operator=(const OpCallCounter&) = delete;
+  int64_t calls() const { return calls_.load(); }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    if (std::string_view(fn.name()) == name_) calls_.fetch_add(1);
+    return nullptr;
+  }
+  static inline std::string name_;
+  static inline std::atomic<int64_t> calls_{0};
+  at::CallbackHandle handle_;
+};
+
+// G on a CPU (gemm_plan.h): a plan with oneDNN's matmul at every forward
+// and input-gradient site runs it there, 8 GEMMs a block (c_attn,
+// attn.c_proj, c_fc and mlp.c_proj, forward and input gradient) and the
+// classifier's 2, and gives A's loss and gradients within fp32 rounding.
+TEST(FusedLinear, CpuOnednnPlanRunsOnednnAndMatchesA) {
+  if (!gemm::onednn_available()) GTEST_SKIP() << "oneDNN is not built into this LibTorch";
+  ModelConfig cfg{/*n_layer=*/2, /*n_head=*/2, /*n_embd=*/32, /*block_size=*/16, /*vocab_size=*/64};
+  const int64_t V = 57, rows = 2 * 16;
+  std::vector<std::vector<torch::Tensor>> grads(2);
+  std::vector<float> losses(2);
+  for (const bool onednn : {false, true}) {
+    ModelOptions options = ModelOptions::all_fused(/*flash=*/true, /*grads_into_buffers=*/false);
+    GemmPlan plan = pinned_plan(step_sites(cfg, rows, cfg.vocab_size, options.linear.gelu_epilogue), GemmPlanKey{},
+                                GemmMethod::kPytorch, "test");
+    int planned = 0;
+    for (auto& sp : plan.sites)
+      if (onednn && method_applies(GemmMethod::kOnednn, sp.site.role, false)) {
+        sp.choice = {GemmMethod::kOnednn, 0};
+        ++planned;
+      }
+    EXPECT_EQ(planned, onednn ? 4 * 2 + 2 : 0);
+    options.linear.plan = std::make_shared<const GemmPlan>(plan);
+    GPT model(cfg, options);
+    init_gpt2_weights(model, 5, V);
+    torch::manual_seed(3);
+    auto idx = torch::randint(0, V, {2, 16}), targets = torch::randint(0, V, {2, 16});
+    OpCallCounter counter("mkldnn::_linear_pointwise");
+    auto loss = model->loss(idx, targets, V);
+    loss.backward();
+    EXPECT_EQ(counter.calls(), onednn ? 8 * cfg.n_layer + 2 : 0);
+    losses[onednn] = loss.item<float>();
+    for (auto& p : model->parameters()) grads[onednn].push_back(p.grad());
+  }
+  EXPECT_NEAR(losses[1], losses[0], 1e-6 * std::abs(losses[0]));
+  for (size_t i = 0; i < grads[0].size(); ++i)
+    expect_close(grads[1][i], grads[0][i], 1e-5, 1e-7, "gradient of parameter " + std::to_string(i));
 }
 
 // Counts aten::_to_copy calls (what a dtype cast dispatches to) whose input

@@ -421,13 +421,15 @@ TEST(GemmPlan, CpuStepPlansEveryGemmOfTheStep) {
     EXPECT_TRUE(labels.count(sp["choice"].get<std::string>())) << sp["site"];
     offered[sp["site"].get<std::string>()] = labels;
   }
-  const std::set<std::string> a = {"pytorch"}, af = {"pytorch", "into-grad"};
-  EXPECT_EQ(offered["attn.c_attn/forward"], a);
-  EXPECT_EQ(offered["mlp.c_proj/input grad+dgelu"], a);
-  EXPECT_EQ(offered["attn.c_attn/input grad"], a);
+  // G (oneDNN) at every forward and input gradient, F at every weight gradient.
+  const std::set<std::string> ag = {"pytorch", "onednn"}, af = {"pytorch", "into-grad"};
+  EXPECT_EQ(offered["attn.c_attn/forward"], ag);
+  EXPECT_EQ(offered["mlp.c_proj/input grad+dgelu"], ag);
+  EXPECT_EQ(offered["attn.c_attn/input grad"], ag);
   EXPECT_EQ(offered["attn.c_attn/weight+bias grad"], af);
   EXPECT_EQ(offered["lm_head/weight grad"], af);
-  EXPECT_EQ(offered["lm_head/forward"], a);
+  EXPECT_EQ(offered["lm_head/forward"], ag);
+  EXPECT_EQ(offered["lm_head/input grad"], ag);
   // The next step of the same shape reads the cache.
   const auto again = tiny_cpu_step("fused", fp32_matmuls)->describe_gemm_plan();
   EXPECT_EQ(again["source"].get<std::string>().rfind("cache: ", 0), 0u) << again["source"];
@@ -455,7 +457,7 @@ TEST(GemmPlan, CpuCandidatesMatchPytorchAtGpt2Widths) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 15 + 5);  // A everywhere, F at the five weight gradients
+  EXPECT_EQ(checked, 15 + 5 + 10);  // A everywhere, F at the five weight gradients, G at the ten others
   const GemmSite dw = step_sites(m, 64, 50304, true)[7];
   ASSERT_EQ(dw.name(), "mlp.c_proj/weight+bias grad");
   const auto bf16 = gemm::draw_operands(dw, torch::kCPU, torch::kBFloat16, 7);

@@ -183,6 +183,7 @@ variable_list LinearBiasFunction::forward(AutogradContext* ctx, const torch::Ten
   ctx->save_for_backward({x2, w, weight, bias});
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "weight_grad", choice_for(options, layer, GemmRole::kWeightBiasGrad));
+  save_choice(ctx, "input_grad", choice_for(options, layer, GemmRole::kInputGrad));
   return {forward_bias(x2, w, b, choice_for(options, layer, GemmRole::kForwardBias))};  // (N, O)
 }
 
@@ -192,7 +193,8 @@ variable_list LinearBiasFunction::backward(AutogradContext* ctx, variable_list g
   const bool into_buffer = ctx->saved_data["into_buffer"].toBool();
   const auto dy = grad_outputs[0].contiguous();  // (N, O)
   auto [dw, db] = weight_bias_grad(dy, x2, weight, bias, saved_choice(ctx, "weight_grad"), into_buffer);  // (O, I), (O)
-  return {dy.mm(w), dw, db, torch::Tensor(), torch::Tensor()};  // dx (N, I)
+  return {gemm::input_grad(dy, w, saved_choice(ctx, "input_grad")), dw, db, torch::Tensor(),
+          torch::Tensor()};  // dx (N, I)
 }
 
 variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor& x2,
@@ -218,8 +220,11 @@ variable_list MlpGeluFunction::forward(AutogradContext* ctx, const torch::Tensor
   ctx->save_for_backward({x2, fc_w, pre, h, proj_w, fc_weight, proj_weight, fc_bias, proj_bias});
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "proj_weight_grad", choice_for(options, "mlp.c_proj", GemmRole::kWeightBiasGrad));
-  save_choice(ctx, "proj_dgelu", choice_for(options, "mlp.c_proj", GemmRole::kInputGradDgelu));
+  // c_proj's input gradient is a DGELU site with gelu-epilogue, else a plain GEMM with GELU's derivative apart.
+  save_choice(ctx, "proj_dgelu", choice_for(options, "mlp.c_proj",
+                                            options.gelu_epilogue ? GemmRole::kInputGradDgelu : GemmRole::kInputGrad));
   save_choice(ctx, "fc_weight_grad", choice_for(options, "mlp.c_fc", GemmRole::kWeightBiasGrad));
+  save_choice(ctx, "fc_input_grad", choice_for(options, "mlp.c_fc", GemmRole::kInputGrad));
   return {y};
 }
 
@@ -236,7 +241,7 @@ variable_list MlpGeluFunction::backward(AutogradContext* ctx, variable_list grad
   count(out);
   auto [dfc_w, dfc_b] = weight_bias_grad(dpre, x2, fc_weight, fc_bias, saved_choice(ctx, "fc_weight_grad"),
                                          into_buffer);  // (H, C), (H)
-  auto dx = dpre.mm(fc_w);  // (N, C)
+  auto dx = gemm::input_grad(dpre, fc_w, saved_choice(ctx, "fc_input_grad"));  // (N, C)
   return {dx, dfc_w, dfc_b, dproj_w, dproj_b, torch::Tensor()};
 }
 
@@ -246,11 +251,12 @@ variable_list ClassifierCrossEntropyFunction::forward(AutogradContext* ctx, cons
   g_classifier_calls.fetch_add(1, std::memory_order_relaxed);
   const c10::OptionalDeviceGuard guard(x2.device());
   const auto w = compute_copy(weight, x2.scalar_type(), options);  // the compute-dtype copy
-  auto logits = x2.mm(w.t());                                   // (N, Vp), contiguous
+  auto logits = gemm::forward(x2, w, choice_for(options, "lm_head", GemmRole::kForward));  // (N, Vp), contiguous
   auto loss = cross_entropy_loss_and_grad_over_logits(logits, targets, valid_vocab);
   ctx->save_for_backward({x2, w, logits, weight});  // logits now hold d(loss)/d(logits)
   ctx->saved_data["into_buffer"] = options.grads_into_buffers;
   save_choice(ctx, "weight_grad", choice_for(options, "lm_head", GemmRole::kWeightGrad));
+  save_choice(ctx, "input_grad", choice_for(options, "lm_head", GemmRole::kInputGrad));
   return {loss};
 }
 
@@ -261,7 +267,7 @@ variable_list ClassifierCrossEntropyFunction::backward(AutogradContext* ctx, var
   // () float32 on the device: scaling the (N, C) operands, never the (N, Vp)
   // gradient, keeps backward to one read of it per GEMM and needs no sync.
   const auto& dloss = grad_outputs[0];
-  auto dx = dlogits.mm(w).mul_(dloss);  // (N, C)
+  auto dx = gemm::input_grad(dlogits, w, saved_choice(ctx, "input_grad")).mul_(dloss);  // (N, C)
   auto dw = gemm::weight_grad(dlogits, x2 * dloss, saved_choice(ctx, "weight_grad"),
                               into_buffer ? weight.grad() : torch::Tensor());  // (Vp, C), or into .grad() (F)
   return {dx, dw.defined() ? hand_param_grad(weight, dw, into_buffer) : dw, torch::Tensor(), torch::Tensor(),

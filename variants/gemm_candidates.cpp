@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 #include <c10/core/DeviceGuard.h>
@@ -80,6 +82,25 @@ bool add_into_buffer(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice
   return true;
 }
 
+// G: oneDNN's matmul, y (N, O) = x (N, I) w^T (+ b in its epilogue), by
+// ATen's mkldnn::_linear_pointwise (what Inductor's CPU linears call; its
+// header is not installed with LibTorch, so through the dispatcher). x is
+// made contiguous by the op; w may be a transposed view (dx = dy W: w^T).
+torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("mkldnn::_linear_pointwise", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, c10::string_view,
+                            c10::List<std::optional<at::Scalar>>, std::optional<c10::string_view>)>();
+  return op.call(x, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt, "none",
+                 c10::List<std::optional<at::Scalar>>(), std::nullopt);
+}
+
+// Whether a call with choice `c` on `t` runs G: on a CPU, with oneDNN built in.
+bool wants_onednn(const torch::Tensor& t, GemmChoice c) {
+  return c.method == GemmMethod::kOnednn && t.is_cpu() && onednn_available();
+}
+
 [[maybe_unused]] bool wants_lt(const torch::Tensor& t, GemmChoice c) {
 #ifdef LADDER_WITH_CUDA
   return t.is_cuda() && c.uses_lt();
@@ -91,6 +112,8 @@ bool add_into_buffer(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice
 }
 
 }  // namespace
+
+bool onednn_available() { return at::hasMKLDNN(); }
 
 torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, GemmChoice c,
                            Outcome* out) {
@@ -104,7 +127,18 @@ torch::Tensor forward_bias(const torch::Tensor& x, const torch::Tensor& w, const
       return y;
   }
 #endif
+  if (wants_onednn(x, c)) return onednn_linear(x, w, b);
   return at::addmm(b, x, w.t());
+}
+
+torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& w, GemmChoice c) {
+  if (wants_onednn(x, c)) return onednn_linear(x, w, torch::Tensor());
+  return x.mm(w.t());
+}
+
+torch::Tensor input_grad(const torch::Tensor& dy, const torch::Tensor& w, GemmChoice c) {
+  if (wants_onednn(dy, c)) return onednn_linear(dy, w.t(), torch::Tensor());
+  return dy.mm(w);
 }
 
 std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x, const torch::Tensor& w,
@@ -122,7 +156,7 @@ std::pair<torch::Tensor, torch::Tensor> forward_bias_gelu(const torch::Tensor& x
     }
   }
 #endif
-  auto pre = at::addmm(b, x, w.t());
+  auto pre = forward_bias(x, w, b, c);  // A or G
   return {fused::gelu_tanh(pre), pre};  // a CPU's vectorised loop (variants/gelu.h), else ATen's
 }
 
@@ -184,7 +218,7 @@ torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, 
     }
   }
 #endif
-  return fused::gelu_tanh_backward(dy.mm(w), pre, /*dy_is_scratch=*/true);  // over the GEMM's fresh output
+  return fused::gelu_tanh_backward(input_grad(dy, w, c), pre, /*dy_is_scratch=*/true);  // over the GEMM's output
 }
 
 // ---- a site, its operands and its candidates -------------------------------------------
@@ -241,8 +275,8 @@ std::vector<torch::Tensor> run_site(const GemmSite& s, const SiteOperands& o, Ge
       return {dw, db};
     }
     case GemmRole::kInputGradDgelu: return {input_grad_dgelu(o.dy, o.w, o.pre, c, out)};
-    case GemmRole::kForward: return {o.x.mm(o.w.t())};
-    case GemmRole::kInputGrad: return {o.dy.mm(o.w)};
+    case GemmRole::kForward: return {forward(o.x, o.w, c)};
+    case GemmRole::kInputGrad: return {input_grad(o.dy, o.w, c)};
     case GemmRole::kWeightGrad: {
       const auto before = o.grad.defined() ? o.grad.clone() : o.grad;
       auto dw = weight_grad(o.dy, o.x, c, o.grad, out);
@@ -265,8 +299,8 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
       break;
     }
     case GemmRole::kInputGradDgelu: input_grad_dgelu(o.dy, o.w, o.pre, c); break;
-    case GemmRole::kForward: o.x.mm(o.w.t()); break;
-    case GemmRole::kInputGrad: o.dy.mm(o.w); break;
+    case GemmRole::kForward: forward(o.x, o.w, c); break;
+    case GemmRole::kInputGrad: input_grad(o.dy, o.w, c); break;
     case GemmRole::kWeightGrad: {
       const auto dw = weight_grad(o.dy, o.x, c, o.grad);
       if (dw.defined() && o.grad.defined()) o.grad.add_(dw);  // as the classifier's backward: A's dW added after
@@ -322,6 +356,7 @@ RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, 
 
 std::string not_as_asked(GemmChoice c, const Outcome& out, bool into_buffer) {
   if (c.uses_lt() && !out.lt) return "cuBLASLt did not run: " + (out.why.empty() ? "it is CUDA only" : out.why);
+  if (c.method == GemmMethod::kOnednn && !onednn_available()) return "oneDNN is not built into this LibTorch";
   if (c.method == GemmMethod::kIntoGrad && into_buffer && !out.into_grad)
     return "addmm_ into the fp32 buffer takes fp32 operands; this GEMM runs in another dtype";
   if (into_grad_method(c.method) && into_buffer && !out.into_grad)
@@ -338,7 +373,7 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
   for (GemmMethod m : kGemmMethods) {  // A ran above
     if (m == GemmMethod::kPytorch || !method_on_device(m, device.is_cuda()) || !method_applies(m, s.role, into_grad))
       continue;
-    if (!GemmChoice{m, 0}.uses_lt()) {  // F: PyTorch's ops, no algorithms to rank
+    if (!GemmChoice{m, 0}.uses_lt()) {  // F, G: ATen's ops, no algorithms to rank
       out.push_back(probe(s, o, {m, 0}, a, tolerance));
       continue;
     }

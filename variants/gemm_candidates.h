@@ -7,7 +7,8 @@
 // Every function takes row-major tensors in the compute dtype, as
 // fused_linear.cpp holds them, and a GemmChoice. For pytorch they run
 // PyTorch's ops (addmm; mm and sum; mm and gelu_backward): the unfused
-// step's own. into-grad (F) is PyTorch's addmm_ into the fp32 buffer. On
+// step's own. into-grad (F) is PyTorch's addmm_ into the fp32 buffer;
+// onednn (G) oneDNN's matmul (mkldnn::_linear_pointwise) on a CPU. On
 // CUDA a cuBLASLt choice runs cuBLASLt
 // (variants/cuda/cublaslt_matmul.h); where it has no algorithm for the
 // choice, the same result comes from PyTorch's ops and the outcome says so.
@@ -54,10 +55,18 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
 // comes back undefined.
 torch::Tensor weight_grad(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice c,
                           const torch::Tensor& grad = {}, Outcome* out = nullptr);
+// y (N, O) = x W^T, no bias (the classifier's logits).
+torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& w, GemmChoice c);
+// dx (N, I) = dy W.
+torch::Tensor input_grad(const torch::Tensor& dy, const torch::Tensor& w, GemmChoice c);
 // dpre (N, I) = (dy W) * gelu_tanh'(pre). c_fc's bias gradient, the sum of
 // dpre over rows, comes with c_fc's weight gradient (weight_bias_grad).
 torch::Tensor input_grad_dgelu(const torch::Tensor& dy, const torch::Tensor& w, const torch::Tensor& pre,
                                GemmChoice c, Outcome* out = nullptr);
+
+// Whether this LibTorch has oneDNN (G runs; where it does not, G is not
+// offered and a plan's G runs as A).
+bool onednn_available();
 
 // D, E and F: the methods whose weight gradient goes into the fp32 buffer.
 inline bool into_grad_method(GemmMethod m) {

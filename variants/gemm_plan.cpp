@@ -79,7 +79,7 @@ GemmChoice choice_from_json(const json& j, const std::string& where, const std::
   const auto choice = parse_choice(label);
   if (!choice)
     bad(where, path + "/choice", "\"" + label + "\"",
-        "pytorch, lt#R, lt-split-bias#R, lt-into-grad#R, lt-into-grad-bgradb#R or into-grad");
+        "pytorch, lt#R, lt-split-bias#R, lt-into-grad#R, lt-into-grad-bgradb#R, into-grad or onednn");
   return *choice;
 }
 
@@ -141,13 +141,14 @@ const char* method_name(GemmMethod m) {
     case GemmMethod::kLtIntoGrad: return "lt-into-grad";
     case GemmMethod::kLtIntoGradBgradb: return "lt-into-grad-bgradb";
     case GemmMethod::kIntoGrad: return "into-grad";
+    case GemmMethod::kOnednn: return "onednn";
   }
   return "?";
 }
 
 bool method_on_device(GemmMethod m, bool cuda) {
   if (m == GemmMethod::kPytorch) return true;
-  const bool cpu_method = m == GemmMethod::kIntoGrad;
+  const bool cpu_method = m == GemmMethod::kIntoGrad || m == GemmMethod::kOnednn;
   return cpu_method != cuda;
 }
 
@@ -183,6 +184,7 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
     case GemmMethod::kLtIntoGradBgradb: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
     case GemmMethod::kIntoGrad:
       return (role == GemmRole::kWeightBiasGrad || role == GemmRole::kWeightGrad) && into_grad_buffer;
+    case GemmMethod::kOnednn: return role != GemmRole::kWeightBiasGrad && role != GemmRole::kWeightGrad;
   }
   return false;
 }

@@ -19,6 +19,13 @@
 //                     runs in fp32: dW accumulated (beta = 1) straight into
 //                     the fp32 flat buffer by PyTorch's addmm_, no dW tensor
 //                     and no add pass after it (the bias gradient apart)
+//   G  onednn         the forward and input-gradient GEMMs by oneDNN's
+//                     matmul (ATen's mkldnn::_linear_pointwise, the bias in
+//                     its epilogue; the operands as they are, the weight
+//                     read transposed for dx), where ATen's mm runs MKL's
+//                     sgemm: 8-10 % faster at some of gpt2-124m's sites on a
+//                     2-vCPU Xeon, slower at its weight gradients (so not
+//                     offered there), 2026-11-29
 // Each is timed as the step runs it: with flat-grads a weight gradient that
 // comes back in bf16 (A, B, C) is then added into its fp32 buffer, and that
 // add is part of the candidate's time (D and E need none).
@@ -50,17 +57,18 @@
 
 namespace ladder {
 
-enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb, kIntoGrad };
+enum class GemmMethod : uint8_t { kPytorch, kLt, kLtSplitBias, kLtIntoGrad, kLtIntoGradBgradb, kIntoGrad, kOnednn };
 // Every method, PyTorch's (A) first: what names parse to and what the
 // planner tries (variants/gemm_candidates.h), in this order.
 inline constexpr GemmMethod kGemmMethods[] = {GemmMethod::kPytorch,    GemmMethod::kLt,
                                               GemmMethod::kLtSplitBias, GemmMethod::kLtIntoGrad,
-                                              GemmMethod::kLtIntoGradBgradb, GemmMethod::kIntoGrad};
+                                              GemmMethod::kLtIntoGradBgradb, GemmMethod::kIntoGrad,
+                                              GemmMethod::kOnednn};
 // "pytorch", "lt", "lt-split-bias", "lt-into-grad", "lt-into-grad-bgradb",
-// "into-grad"
+// "into-grad", "onednn"
 const char* method_name(GemmMethod m);
 // Whether the planner offers `m` on this kind of device: cuBLASLt's (B-E) on
-// CUDA, F on a CPU, A on both.
+// CUDA, F and G on a CPU, A on both.
 bool method_on_device(GemmMethod m, bool cuda);
 std::optional<GemmMethod> parse_method(std::string_view name);
 
@@ -70,7 +78,7 @@ struct GemmChoice {
   GemmMethod method = GemmMethod::kPytorch;
   int algo_rank = 0;
   bool uses_lt() const {
-    return method != GemmMethod::kPytorch && method != GemmMethod::kIntoGrad;
+    return method != GemmMethod::kPytorch && method != GemmMethod::kIntoGrad && method != GemmMethod::kOnednn;
   }
   std::string label() const;  // "pytorch", "lt#2", "lt-split-bias#0"
   bool operator==(const GemmChoice& o) const { return method == o.method && algo_rank == o.algo_rank; }
@@ -80,10 +88,11 @@ std::optional<GemmChoice> parse_choice(std::string_view label);
 
 // Whether `method` can serve `role` at all (B: the epilogue roles; C: the
 // weight-and-bias gradient; D and E: the same, with the flat buffer; F: any
-// weight gradient, with the flat buffer).
+// weight gradient, with the flat buffer; G: every forward and input
+// gradient, never a weight gradient).
 bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer);
 
-inline constexpr int kGemmPlannerVersion = 3;
+inline constexpr int kGemmPlannerVersion = 4;
 
 // One candidate's measurement at one site.
 struct CandidateResult {
@@ -118,7 +127,9 @@ struct GemmPlanKey {
   // is read (an absent field: 1, the planner of 2026-11-27, which timed A, B
   // and C's weight gradients without the add into the buffer and had no E;
   // before 3, c_proj's dgelu site also reduced c_fc's bias gradient
-  // (DGELU_BGRAD, or C's fp32 sum) and c_fc's weight gradient was no site).
+  // (DGELU_BGRAD, or C's fp32 sum) and c_fc's weight gradient was no site;
+  // before 4, a CPU had no G and ran its forward and input-gradient GEMMs
+  // by ATen's mm whatever the plan).
   int planner = kGemmPlannerVersion;
   std::string id() const;      // a file name: "<device>-<16 hex digits of the fields' hash>"
   nlohmann::json to_json() const;

@@ -9,6 +9,8 @@
 //   pytorch         A, PyTorch's ops
 //   into-grad       F, weight-gradient sites: dW added (beta = 1) into an
 //                   fp32 buffer by addmm_ (only where the step runs fp32)
+//   onednn          G, forward and input-gradient sites: oneDNN's matmul
+//                   (mkldnn::_linear_pointwise) where ATen's mm runs MKL
 // On CUDA, in bf16 (the precision the fused rung computes in), as the
 // step and its GEMM planner run them (variants/gemm_candidates.h), each at
 // the heuristic's first algorithm:
@@ -69,6 +71,8 @@ std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
   if (!device.is_cuda()) {  // F where the step computes in fp32 (addmm_ takes one dtype; the buffer is fp32)
     if (site_precision(device) == Precision::kFP32 && method_applies(GemmMethod::kIntoGrad, s.role, true))
       out.push_back({"into-grad", {GemmMethod::kIntoGrad, 0}});
+    if (gemm::onednn_available() && method_applies(GemmMethod::kOnednn, s.role, true))
+      out.push_back({"onednn", {GemmMethod::kOnednn, 0}});  // G: the forward and input-gradient sites
     return out;
   }
   out.push_back({"lt", {GemmMethod::kLt, 0}});
