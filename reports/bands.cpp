@@ -234,7 +234,7 @@ std::optional<BandSource> cell_band_source(const json& row, const std::string& l
 
 RunBands run_band_table(const json& summary, const std::string& run_dir, const std::string& against) {
   RunBands out;
-  const std::string rung = text(member(summary, "peers"), "compared_with", kPeerBaseRung);
+  const std::string rung = text(member(summary, "peers"), "compared_with", kPeersComparedWithWhenUnsaid);
   std::map<std::string, const json*> rows;
   std::vector<std::string> peer_cells;
   for (const auto& r : array_at(summary, "rows")) {

@@ -19,6 +19,7 @@
 #include "reports/json_fields.h"
 #include "reports/peer_cells.h"
 #include "reports/run_figures.h"
+#include "variants/rungs.h"
 
 namespace ladder {
 
@@ -105,7 +106,7 @@ std::vector<Line> rung_table_notes(const json& cmp) {
       notes.push_back(
           {fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
                        "in the same run as the rungs; not a rung: outside the geomean and loss parity",
-                       kPeerBaseRung)});
+                       peer_base_rung().name)});
       break;
     }
   return notes;

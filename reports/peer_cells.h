@@ -3,15 +3,19 @@
 //
 // A peer (bench/run/peers.h: `ladder run --peers`) is the cell "peer-<name>", or
 // "<shape>/peer-<name>" in a multi-shape matrix, measured with the switches
-// of kPeerBaseRung. Reports read these names back, so they live here, below
-// the bench that makes the cells.
+// of peer_base_rung() (variants/rungs.h: the rung whose switch declares
+// peers_base). Reports read these names back, so they live here, below the
+// bench that makes the cells.
 #pragma once
 
 #include <string>
 
 namespace ladder {
 
-inline constexpr const char* kPeerBaseRung = "fused-adamw";
+// The rung a summary's peers were compared with when it does not say
+// (peers.compared_with, written since the peers were compared with a
+// declared rung): summaries before it compared them with fused-adamw.
+inline constexpr const char* kPeersComparedWithWhenUnsaid = "fused-adamw";
 inline constexpr const char* kPeerCellPrefix = "peer-";
 
 // "peer-eager", or "<shape>/peer-eager" -> true.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "reports/peer_cells.h"
+#include "variants/rungs.h"
 
 namespace ladder {
 
@@ -67,14 +68,14 @@ RatioAgainst b_over_a(const std::vector<SummaryRow>& rows, size_t i) {
   return {};
 }
 
-// A peer: ladder's kPeerBaseRung (the top single-process rung, whose switches
+// A peer: ladder's peer_base_rung() (the top single-process rung, whose switches
 // the peer ran) over the peer.
 RatioAgainst ladder_vs_peer(const std::vector<SummaryRow>& rows, size_t i) {
   const SummaryRow& row = rows[i];
   if (!row.is_peer() || !row.ok()) return {};
   return {true,
           last_cell(rows, row, std::string::npos,
-                    [](const SummaryRow& r) { return !r.is_peer() && r.rung == kPeerBaseRung; }),
+                    [](const SummaryRow& r) { return !r.is_peer() && r.rung == peer_base_rung().name; }),
           false};
 }
 

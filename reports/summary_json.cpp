@@ -11,6 +11,7 @@
 #include "reports/peer_cells.h"
 #include "reports/ratios.h"
 #include "reports/run_figures.h"
+#include "variants/rungs.h"
 
 namespace ladder {
 
@@ -174,7 +175,7 @@ RunSummary read_run_summary(const json& summary) {
   s.finished_at = text_or(summary, "finished_at");
   s.mode = text_or(summary, "mode");
   if (member(summary, "ab").is_object()) s.ab_spec = text_or(member(summary, "ab"), "spec", "?");
-  s.peers_compared_with = text_or(member(summary, "peers"), "compared_with", kPeerBaseRung);
+  s.peers_compared_with = text_or(member(summary, "peers"), "compared_with", kPeersComparedWithWhenUnsaid);
   s.repeats = int(number_or(summary, "repeats", 1));
   s.repeat_auto = read_repeat_auto(member(summary, "repeat_auto"));
   s.roofline = read_roofline(member(summary, "roofline"));
@@ -218,7 +219,7 @@ void write_ratios(const std::vector<SummaryRow>& rows, json& json_rows) {
       json& row = json_rows[i];
       const std::string key = kind.key;
       if (kind.layout == RatioLayout::kPeerObject) {
-        const std::string rung = kPeerBaseRung;
+        const std::string rung = peer_base_rung().name;
         row[key] = {{"rung", rung},
                     {"tokens_per_s_ratio", r.value ? json(*r.value) : json()},
                     {"tokens_per_s_interval", interval_json(r.interval)},

@@ -116,8 +116,8 @@ TEST(CastCache, StepReadsEachCopyEveryMicroStepAndRefreshesOncePerStep) {
   };
   auto with = tiny_cpu_step("top", bf16_accum);
   auto without = tiny_cpu_step("top-cast-cache", bf16_accum);
-  ASSERT_TRUE(with->plan().acts("cast-cache"));
-  ASSERT_FALSE(without->plan().acts("cast-cache"));
+  ASSERT_TRUE(with->plan().acts(switches::cast_cache));
+  ASSERT_FALSE(without->plan().acts(switches::cast_cache));
   PhaseObserver none;
   const int64_t steps = 3;
   for (int64_t step = 0; step < steps; ++step) {
@@ -159,7 +159,7 @@ TEST(CastCache, CudaGraphedStepsLeaveFreshCopies) {
 // not applicable, with why, and no cache.
 TEST(CastCache, StandsDownWithoutBf16) {
   auto step = tiny_cpu_step("top", [](RunConfig& c) { c.cpu_bf16 = "off"; });
-  EXPECT_FALSE(step->plan().acts("cast-cache"));
+  EXPECT_FALSE(step->plan().acts(switches::cast_cache));
   ASSERT_EQ(step->plan().stood_down.count("cast-cache"), 1u);
   EXPECT_NE(step->plan().stood_down.at("cast-cache").find("bf16 stands down"), std::string::npos)
       << step->plan().stood_down.at("cast-cache");

@@ -39,7 +39,7 @@ TEST(Matrix, GradAccumGetsASingleStepReferenceWithTheSameTotalBatch) {
   ASSERT_EQ(cells.size(), 3u);
   EXPECT_EQ(cells[1].id, "grad-accum.parity-single");
   EXPECT_EQ(cells[1].cfg.batch, 16);
-  EXPECT_FALSE(cells[1].cfg.sw.on("grad-accum"));
+  EXPECT_FALSE(cells[1].cfg.sw.on(switches::grad_accum));
   EXPECT_EQ(cells[2].cfg.micro_steps(), 4);
   EXPECT_EQ(cells[2].parity_ref, "grad-accum.parity-single");
   EXPECT_EQ(cells[2].parity_subject, "grad-accum");
@@ -52,7 +52,7 @@ TEST(Matrix, AccumulationParityIsSizedToTheDeviceMemory) {
   spec.rungs = {"grad-accum"};
   RunConfig probe = config_for("tiny", Overrides{}, "cpu");
   probe.sw = parse_rung("grad-accum").sw;  // the single step: the rung without accumulation
-  probe.sw.set("grad-accum", false);
+  probe.sw.set(switches::grad_accum, false);
   auto memory_for_single_batch = [&](int64_t batch) {
     probe.batch = batch;
     return int64_t(double(step_memory_estimate_bytes(probe)) / kParityMemoryFraction) + 1;

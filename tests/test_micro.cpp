@@ -56,8 +56,8 @@ TEST(Micro, KernelTolerancesPerPrecision) {
   // parity gates; bf16 is looser than the step's 1e-2 gate, because one
   // kernel's error does not average over the model (H100: up to 5.3e-3).
   Switches tf32, bf16;
-  tf32.set("tf32", true);
-  bf16.set("bf16", true);
+  tf32.set(switches::tf32, true);
+  bf16.set(switches::bf16, true);
   EXPECT_DOUBLE_EQ(tolerance_for(Precision::kFP32), parity_rtol(Switches{}));
   EXPECT_DOUBLE_EQ(tolerance_for(Precision::kTF32), parity_rtol(tf32));
   EXPECT_DOUBLE_EQ(tolerance_for(Precision::kBF16), 2e-2);

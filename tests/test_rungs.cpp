@@ -51,11 +51,11 @@ TEST(Rungs, LadderOrderAndEachRungAddsOneDeclaredSwitch) {
 
 TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
   const Rung solo = parse_rung("fp32+flash+fused-adamw");
-  EXPECT_TRUE(solo.sw.on("flash") && solo.sw.on("fused-adamw"));
+  EXPECT_TRUE(solo.sw.on(switches::flash) && solo.sw.on(switches::fused_adamw));
   EXPECT_EQ(solo.sw.count(), 2u);
   const Rung top = parse_rung("top-bf16");
-  EXPECT_FALSE(top.sw.on("bf16"));
-  EXPECT_FALSE(top.sw.on("ddp"));
+  EXPECT_FALSE(top.sw.on(switches::bf16));
+  EXPECT_FALSE(top.sw.on(switches::ddp));
   size_t extras = 0;
   for (const SwitchDecl* s : all_switches()) extras += s->role == SwitchRole::kExtra;
   // Every flag but bf16, ddp and the extras, which go beyond the ladder.
@@ -63,14 +63,14 @@ TEST(Rungs, ParsesAblationSpecsAndRejectsUnknownNames) {
   // "top" by itself (a partial ablation names it): the ablation's top rung.
   const Rung whole = parse_rung("top");
   EXPECT_EQ(whole.name, "top");
-  EXPECT_TRUE(whole.sw.on("bf16") && !whole.sw.on("ddp"));
+  EXPECT_TRUE(whole.sw.on(switches::bf16) && !whole.sw.on(switches::ddp));
   EXPECT_EQ(whole.sw.count(), top.sw.count() + 1);
   const auto ablation = ablation_rungs();
   const auto in_ablation = std::find_if(ablation.begin(), ablation.end(), [](const Rung& r) { return r.name == "top"; });
   ASSERT_NE(in_ablation, ablation.end());
   EXPECT_EQ(in_ablation->sw.count(), whole.sw.count());
   const Rung no_graph = parse_rung("top-cuda-graph");
-  EXPECT_TRUE(no_graph.sw.on("fused-ln") && !no_graph.sw.on("cuda-graph") && !no_graph.sw.on("fused"));
+  EXPECT_TRUE(no_graph.sw.on(switches::fused_ln) && !no_graph.sw.on(switches::cuda_graph) && !no_graph.sw.on(switches::fused));
   EXPECT_EQ(no_graph.varies, &switch_named("cuda-graph"));
   std::string why;
   EXPECT_FALSE(rung_runnable(no_graph, "cpu", &why));
@@ -96,8 +96,7 @@ TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
   // without each rung or part, or with each extra that a single process can
   // run (not one that needs ddp: zero1).
   auto needs_ddp = [](const SwitchDecl& s) {
-    return std::find_if(s.needs.begin(), s.needs.end(),
-                        [](const char* n) { return n && std::string(n) == "ddp"; }) != s.needs.end();
+    return std::find(s.needs.begin(), s.needs.end(), &switches::ddp) != s.needs.end();
   };
   std::vector<std::string> expected = {"fp32"};
   for (const SwitchDecl* s : all_switches())
@@ -120,7 +119,7 @@ TEST(Rungs, AblationModeProducesEachSwitchAloneAndLeftOut) {
   for (const auto& c : build_cells(spec)) {
     if (c.role == "measure") measured.push_back(c.id);
     if (c.role == "measure" && !c.runnable) skipped.push_back(c.id);
-    accumulating += c.role == "measure" && c.runnable && c.cfg.sw.on("grad-accum");
+    accumulating += c.role == "measure" && c.runnable && c.cfg.sw.on(switches::grad_accum);
     parity_cells += c.role == "parity";
   }
   EXPECT_EQ(measured, names);
@@ -213,14 +212,14 @@ TEST(Rungs, AdamwClipStandsDownWithTheFlatBufferOnTheDdpRung) {
   RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
   cfg.sw = parse_rung("ddp").sw;
   const StepPlan plan = plan_for(cfg);
-  EXPECT_FALSE(plan.acts("flat-grads"));
-  EXPECT_FALSE(plan.acts("adamw-clip"));
+  EXPECT_FALSE(plan.acts(switches::flat_grads));
+  EXPECT_FALSE(plan.acts(switches::adamw_clip));
   ASSERT_EQ(plan.stood_down.count("adamw-clip"), 1u);
   EXPECT_NE(plan.stood_down.at("adamw-clip").find("all-reduce buckets"), std::string::npos)
       << plan.stood_down.at("adamw-clip");
   // One process with every part: both act.
   cfg.sw = parse_rung("fused-adamw").sw;
-  EXPECT_TRUE(plan_for(cfg).acts("adamw-clip"));
+  EXPECT_TRUE(plan_for(cfg).acts(switches::adamw_clip));
   EXPECT_EQ(plan_for(cfg).stood_down.count("adamw-clip"), 0u);
 }
 
@@ -231,7 +230,7 @@ TEST(Rungs, OneFusedPartAloneChangesOnlyItsOwnMechanism) {
   cfg.sw = parse_rung("fp32+fused-ln").sw;
   const StepPlan plan = plan_for(cfg);
   EXPECT_TRUE(plan.model.fused_ln);
-  EXPECT_FALSE(plan.model.fused_linear || plan.model.fused_ce || plan.acts("flat-grads") || plan.acts("cuda-graph"));
+  EXPECT_FALSE(plan.model.fused_linear || plan.model.fused_ce || plan.acts(switches::flat_grads) || plan.acts(switches::cuda_graph));
   EXPECT_EQ(plan.acting.count(), 1u);
   EXPECT_FALSE(plan.model.linear.lt_epilogues || plan.model.linear.gelu_epilogue);
   auto owned = tiny_cpu_step("fp32+fused-ln");
@@ -268,3 +267,18 @@ TEST(Rungs, FusedStepAddsLinearGradientsIntoTheFlatBuffer) {
 
 }  // namespace
 }  // namespace ladder
+
+// What the harness does with a rung that is not the ladder's usual (the
+// peers' switches, grad-accum's parity against one step of the same rows)
+// is read from the declarations (switch.h), not from names in the harness.
+TEST(Rungs, HarnessRolesComeFromTheDeclarations) {
+  int peers_base = 0;
+  for (const SwitchDecl* s : all_switches()) peers_base += s->peers_base;
+  EXPECT_EQ(peers_base, 1);
+  EXPECT_EQ(peer_base_rung().name, switches::fused_adamw.name);
+  EXPECT_EQ(peer_base_rung().sw, parse_rung("fused-adamw").sw);
+  EXPECT_EQ(same_rows_parity_switch(parse_rung("grad-accum").sw), &switches::grad_accum);
+  EXPECT_EQ(same_rows_parity_switch(parse_rung("ddp").sw), &switches::grad_accum);  // ddp is above grad-accum
+  EXPECT_EQ(same_rows_parity_switch(parse_rung("fused-adamw").sw), nullptr);
+  EXPECT_EQ(same_rows_parity_switch(parse_rung("fp32+grad-accum").sw), &switches::grad_accum);
+}

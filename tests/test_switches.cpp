@@ -30,9 +30,9 @@ TEST(Switches, DeclarationsAreConsistent) {
     EXPECT_TRUE(group || s->describe) << s->name << ": no describe";
     EXPECT_EQ(s->role == SwitchRole::kPart, s->group != nullptr) << s->name;
     if (s->group) {
-      const SwitchDecl* g = find_switch(s->group);
-      ASSERT_NE(g, nullptr) << s->name << ": unknown group " << s->group;
-      EXPECT_EQ(g->role, SwitchRole::kGroup) << s->name << ": group " << s->group << " is not a group";
+      const SwitchDecl* g = s->group;
+      ASSERT_EQ(find_switch(g->name), g) << s->name << ": its group " << g->name << " is not declared";
+      EXPECT_EQ(g->role, SwitchRole::kGroup) << s->name << ": group " << g->name << " is not a group";
       // A part sits between its group and the next rung.
       EXPECT_GT(s->order, g->order) << s->name;
       EXPECT_LT(s->order, g->order + 100) << s->name;
@@ -40,9 +40,10 @@ TEST(Switches, DeclarationsAreConsistent) {
     if (s->role == SwitchRole::kExtra) {
       EXPECT_GE(s->order, 1000) << s->name << ": extras come after the ladder";
     }
-    for (const char* need : s->needs) {
+    for (const SwitchDecl* need : s->needs) {
       if (need) {
-        EXPECT_NE(find_switch(need), nullptr) << s->name << " needs unknown " << need;
+        EXPECT_NE(std::find(all_switches().begin(), all_switches().end(), need), all_switches().end())
+            << s->name << " needs an undeclared switch";
       }
     }
   }
@@ -56,7 +57,8 @@ TEST(Switches, DeclarationsAreConsistent) {
   }
   EXPECT_EQ(all.count(), all_switches().size() - groups);
   EXPECT_LE(all_switches().size(), Switches::kMaxSwitches);
-  EXPECT_THROW(Switches{}.on("no-such-switch"), std::logic_error);
+  EXPECT_THROW(switch_named("no-such-switch"), std::logic_error);
+  EXPECT_EQ(find_switch("fused-adamw"), &switches::fused_adamw);
 }
 
 // Reports written before fused had parts name only "fused": it turns every
@@ -69,7 +71,7 @@ TEST(Switches, JsonUsesTheDeclaredNamesAndReadsOldReports) {
   const nlohmann::json old = {{"tf32", true},  {"bf16", false}, {"fused", true},      {"flash", false},
                               {"vocab-pad", false}, {"fused-adamw", false}, {"grad-accum", false}, {"ddp", false}};
   const Switches read = old.get<Switches>();
-  EXPECT_TRUE(read.on("tf32") && read.on("fused") && read.on("flat-grads") && read.on("cuda-graph") && !read.on("flash"));
+  EXPECT_TRUE(read.on(switches::tf32) && read.on(switches::fused) && read.on(switches::flat_grads) && read.on(switches::cuda_graph) && !read.on(switches::flash));
   EXPECT_THROW((nlohmann::json{{"turbo", true}}.get<Switches>()), ConfigError);
 }
 

@@ -39,13 +39,13 @@ const Preset& find_preset(const std::string& name) {
 }
 
 bool RunConfig::bf16_applied() const {
-  if (!sw.on("bf16")) return false;
+  if (!sw.on(switches::bf16)) return false;
   if (device.rfind("cuda", 0) == 0) return true;
   return cpu_bf16 == "on" || (cpu_bf16 == "auto" && cpu_bf16_slower.empty());
 }
 
 std::string RunConfig::bf16_off_reason() const {
-  if (!sw.on("bf16") || bf16_applied()) return "";
+  if (!sw.on(switches::bf16) || bf16_applied()) return "";
   if (cpu_bf16 == "off") return "--cpu-bf16 off";
   return "--cpu-bf16 auto: this CPU's bf16 matmuls are slower than its fp32 ones (" + cpu_bf16_slower +
          "); --cpu-bf16 on forces bf16";

@@ -137,12 +137,12 @@ struct RunConfig {
   int64_t tokens_per_micro_step() const { return batch * seq; }
   // micro_steps = total_batch / (B * T * world) with grad-accum, else 1.
   int64_t micro_steps() const {
-    return sw.on("grad-accum") ? total_batch / (batch * seq * world_size) : 1;
+    return sw.on(switches::grad_accum) ? total_batch / (batch * seq * world_size) : 1;
   }
   int64_t tokens_per_step() const { return tokens_per_micro_step() * micro_steps(); }
   // The model's vocabulary: padded to a multiple of 128 with vocab-pad.
   int64_t model_vocab() const {
-    return sw.on("vocab-pad") ? padded_vocab(model.vocab_size) : model.vocab_size;
+    return sw.on(switches::vocab_pad) ? padded_vocab(model.vocab_size) : model.vocab_size;
   }
   // Throws ConfigError on the first invalid field.
   void validate() const;

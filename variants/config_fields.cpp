@@ -392,7 +392,7 @@ void RunConfig::validate() const {
     throw ConfigError(fmt::format("--seq: {} exceeds the block size {} of preset '{}'; expected "
                                   "<= {} (or raise --block-size)",
                                   seq, model.block_size, preset, model.block_size));
-  if (sw.on("grad-accum")) {
+  if (sw.on(switches::grad_accum)) {
     const int64_t per_micro = batch * seq * world_size;
     if (total_batch <= 0 || total_batch % per_micro != 0)
       throw ConfigError(fmt::format(
@@ -402,7 +402,7 @@ void RunConfig::validate() const {
   }
   if (world_size < 1)
     throw ConfigError(fmt::format("world_size: got {}, expected >= 1", world_size));
-  if (world_size > 1 && !sw.on("ddp"))
+  if (world_size > 1 && !sw.on(switches::ddp))
     throw ConfigError(fmt::format("world_size {}: rung '{}' has no ddp switch; only the ddp rung "
                                   "runs on several ranks",
                                   world_size, rung));

@@ -170,4 +170,8 @@ void add_model_work(const WorkShape& shape, const WorkFlags& flags, WorkList& wo
 // logits are classes (0 = all): padding never enters the softmax.
 torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t valid_vocab = 0);
 
+// The scaled_dot_product_attention backend LibTorch picks for the model's
+// attention shapes: "flash", "efficient", "cudnn", "math" or "overrideable".
+std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device);
+
 }  // namespace ladder

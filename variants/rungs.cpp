@@ -30,6 +30,28 @@ const std::vector<Rung>& ladder_rungs() {
   return kLadder;
 }
 
+const Rung& peer_base_rung() {
+  static const Rung& kBase = []() -> const Rung& {
+    const Rung* base = nullptr;
+    for (const Rung& r : ladder_rungs()) {
+      const SwitchDecl* added = r.name == "fp32" ? nullptr : &switch_named(r.name);
+      if (!added || !added->peers_base) continue;
+      if (base)
+        throw std::logic_error(fmt::format("switches '{}' and '{}' both declare peers_base", base->name, r.name));
+      base = &r;
+    }
+    if (!base) throw std::logic_error("no ladder rung's switch declares peers_base (variants/switches/)");
+    return *base;
+  }();
+  return kBase;
+}
+
+const SwitchDecl* same_rows_parity_switch(const Switches& sw) {
+  for (const SwitchDecl* s : all_switches())
+    if (s->parity_same_rows && sw.on(*s)) return s;
+  return nullptr;
+}
+
 bool rung_runnable(const Rung& r, const std::string& device, std::string* why_not) {
   const bool cuda = device.rfind("cuda", 0) == 0;
   if (r.varies && r.varies->cuda_only && !cuda) {
@@ -39,7 +61,7 @@ bool rung_runnable(const Rung& r, const std::string& device, std::string* why_no
     return false;
   }
 #ifndef LADDER_WITH_NCCL
-  if (r.sw.on("ddp") && cuda) {
+  if (r.sw.on(switches::ddp) && cuda) {
     if (why_not) *why_not = "the ddp rung on CUDA needs NCCL, and this build has none (see `ladder version`)";
     return false;
   }
@@ -64,16 +86,16 @@ Switches top_switches() {
   Switches sw;
   for (const SwitchDecl* s : all_switches())
     if (s->role != SwitchRole::kExtra) sw.set(*s, true);
-  sw.set("ddp", false);
+  sw.set(switches::ddp, false);
   return sw;
 }
 
 bool needs_nothing(const SwitchDecl& s) { return s.needs[0] == nullptr; }
-bool is_ddp(const SwitchDecl& s) { return std::string(s.name) == "ddp"; }
+bool is_ddp(const SwitchDecl& s) { return &s == &switches::ddp; }
 // A switch that acts on the ddp rung only (zero1): a single process has nothing for it to do.
 bool needs_ddp(const SwitchDecl& s) {
-  for (const char* n : s.needs)
-    if (n && std::string(n) == "ddp") return true;
+  for (const SwitchDecl* n : s.needs)
+    if (n == &switches::ddp) return true;
   return false;
 }
 

@@ -30,6 +30,14 @@ struct Rung {
 
 // The cumulative ladder, fp32 first.
 const std::vector<Rung>& ladder_rungs();
+// The ladder rung the PyTorch peers run the switches of: the one whose switch
+// is declared peers_base (fused-adamw). Throws std::logic_error unless
+// exactly one rung declares it.
+const Rung& peer_base_rung();
+// The switch on in `sw` declared parity_same_rows (grad-accum), whose rung is
+// checked against one step over the same rows; nullptr when none is on.
+const SwitchDecl* same_rows_parity_switch(const Switches& sw);
+
 // Whether this build can run `r` on `device` ("cpu", "cuda", "cuda:N"): the
 // ddp rung on CUDA needs NCCL compiled in; an ablation rung that varies a
 // CUDA-only switch (cuda-graph, the cuBLASLt epilogues) would measure

@@ -39,13 +39,13 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
                      ProcessGroup* pg)
     : cfg_(cfg), plan_(plan_for(cfg)), device_(device), data_(std::move(data)), pg_(pg),
       step_range_name_(profiler::names::step(cfg.rung)) {
-  TORCH_CHECK(cfg.sw.on("ddp") == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
-  if (plan_.acts("tf32")) {
+  TORCH_CHECK(cfg.sw.on(switches::ddp) == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
+  if (plan_.acts(switches::tf32)) {
     tf32_effect_ = enable_tf32(device);
   } else {
     disable_tf32(device);
   }
-  if (plan_.acts("bf16")) bf16_effect_ = enable_bf16(device);
+  if (plan_.acts(switches::bf16)) bf16_effect_ = enable_bf16(device);
   fused::set_layer_norm_kernel(fused::parse_layer_norm_kernel(cfg.layer_norm_kernel));  // fused-ln's, on CUDA
   fused::set_cross_entropy_kernel(fused::parse_cross_entropy_kernel(cfg.cross_entropy_kernel));  // fused-ce's
   ModelConfig model_cfg = cfg.model;
@@ -54,10 +54,10 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     // Each epilogue GEMM site's way, chosen before the first step (and so
     // before any graph capture), in the dtype the step's matmuls run in; the
     // model's layers, the switches' reports and the report read it here.
-    const bool bf16 = plan_.acts("bf16") && cfg.bf16_applied();
+    const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
     const std::string dtype = bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32";
     auto& lin = plan_.model.linear;
-    const bool into_grad = lin.grads_into_buffers && !cfg.sw.on("ddp");
+    const bool into_grad = lin.grads_into_buffers && !cfg.sw.on(switches::ddp);
     lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
         cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
   }
@@ -65,7 +65,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   model_options.layer_ranges = cfg.layer_ranges;
   // cast-cache: the fused ops read their bf16 copies from here; made once the
   // weights are final (below), refreshed after every update (clip_and_update).
-  if (plan_.acts("cast-cache") && matmuls_in_bf16()) {
+  if (plan_.acts(switches::cast_cache) && matmuls_in_bf16()) {
     casts_ = std::make_shared<CastCache>(torch::kBFloat16);
     model_options.linear.casts = casts_;
   }
@@ -75,12 +75,12 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   model_->train();
   params_ = model_->parameters();
   // ZeRO-1 shards the optimizer over the ddp rung's ranks (variants/ddp/zero1.h).
-  if (pg_ && plan_.acts("zero1")) {
-    auto sharded = std::make_unique<ShardedOptimizer>(params_, cfg.train, plan_.acts("fused-adamw"), *pg_);
+  if (pg_ && plan_.acts(switches::zero1)) {
+    auto sharded = std::make_unique<ShardedOptimizer>(params_, cfg.train, plan_.acts(switches::fused_adamw), *pg_);
     sharded_ = sharded.get();
     optimizer_ = std::move(sharded);
   } else {
-    optimizer_ = make_optimizer(model_, cfg.train, plan_.acts("fused-adamw"));
+    optimizer_ = make_optimizer(model_, cfg.train, plan_.acts(switches::fused_adamw));
   }
   if (pg_) {
     pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
@@ -89,7 +89,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     // device at every phase boundary (--breakdown), which would hang on a
     // failed collective before the wait's deadline could fire.
     sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
-                                           /*defer_host_wait=*/plan_.acts("fused-adamw") && !cfg.breakdown);
+                                           /*defer_host_wait=*/plan_.acts(switches::fused_adamw) && !cfg.breakdown);
   }
   if (casts_) casts_->track(model_->fused_cast_parameters());  // rank 0's weights on every rank by now
   decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
@@ -97,12 +97,12 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   layer_norm_launches_at_start_ = fused::layer_norm_launches();
   fused_linear_at_start_ = fused::fused_linear_stats();
   // The ddp rung keeps its gradients in the all-reduce buckets instead.
-  if (plan_.acts("flat-grads") && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
+  if (plan_.acts(switches::flat_grads) && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
   // On a CPU the fused ops' own gradients are written, not added into a zeroed buffer, first each step.
   if (flat_grads_ && device_.is_cpu() && plan_.model.linear.grads_into_buffers)
     flat_grads_->write_first(model_->fused_cast_parameters());
   // A CUDA graph cannot hold the all-reduce hooks: ddp runs eagerly.
-  use_graph_ = plan_.acts("cuda-graph") && flat_grads_ && device_.is_cuda();
+  use_graph_ = plan_.acts(switches::cuda_graph) && flat_grads_ && device_.is_cuda();
   optimizer_in_graph_ = use_graph_ && optimizer_->supports_device_lr();
 }
 
@@ -127,7 +127,7 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
   const double max_norm = cfg_.train.grad_clip;
   torch::Tensor norm, divisor;  // divisor stays undefined when the clip is already applied
   if (flat_grads_) flat_grads_->check_first_writes();
-  if (flat_grads_ && plan_.acts("adamw-clip") && optimizer_->divides_gradients_in_kernel()) {
+  if (flat_grads_ && plan_.acts(switches::adamw_clip) && optimizer_->divides_gradients_in_kernel()) {
     std::tie(norm, divisor) = flat_grads_->clip_divisor(max_norm);  // applied inside the AdamW kernel
   } else {
     norm = flat_grads_ ? flat_grads_->clip(max_norm) : clip_grad_norm(params_, max_norm);
@@ -144,7 +144,7 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
 }
 
 torch::Tensor TrainStep::forward_loss(const torch::Tensor& x, const torch::Tensor& y) {
-  AutocastScope autocast(plan_.acts("bf16"), device_);  // forward and loss only
+  AutocastScope autocast(plan_.acts(switches::bf16), device_);  // forward and loss only
   auto loss = model_->loss(x, y, cfg_.model.vocab_size);  // fused-ce: lm_head + loss in one node
   // Accumulation averages over micro-steps: scale each micro-loss by 1/m.
   return loss / double(cfg_.micro_steps());
@@ -289,26 +289,6 @@ void TrainStep::reduce_for_report(StepOutput& out) {
   out.loss = loss / double(pg_->world_size());
 }
 
-std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device) {
-  torch::NoGradGuard no_grad;
-  const int64_t hs = cfg.model.n_embd / cfg.model.n_head;
-  const auto dtype = cfg.bf16_applied() ? torch::kBFloat16 : torch::kFloat32;
-  auto q = torch::zeros({cfg.batch, cfg.model.n_head, cfg.seq, hs},
-                        torch::TensorOptions().dtype(dtype).device(device));  // (B, nh, T, hs)
-  q.set_requires_grad(true);
-  const int64_t choice = at::_fused_sdp_choice(q, q, q, {}, 0.0, /*is_causal=*/true);
-  // sdp::SDPBackend: math 0, flash_attention 1, efficient_attention 2,
-  // cudnn_attention 3, overrideable 4.
-  switch (choice) {
-    case 0: return "math";
-    case 1: return "flash";
-    case 2: return "efficient";
-    case 3: return "cudnn";
-    case 4: return "overrideable";
-  }
-  return "error";
-}
-
 namespace {
 // The report entry of a group (fused) from its parts' entries: enabled when
 // any part is; effective when every part that is on, and can act on this
@@ -346,8 +326,8 @@ namespace {
 // The switches `s` needs that are off in `sw`, as "a, b" ("" when none).
 std::string needs_off(const SwitchDecl& s, const Switches& sw) {
   std::string off;
-  for (const char* need : s.needs)
-    if (need && !sw.on(need)) off += fmt::format("{}{}", off.empty() ? "" : ", ", need);
+  for (const SwitchDecl* need : s.needs)
+    if (need && !sw.on(*need)) off += fmt::format("{}{}", off.empty() ? "" : ", ", need->name);
   return off;
 }
 }  // namespace

@@ -78,7 +78,7 @@ class TrainStep {
   // report; null when the rung has none.
   nlohmann::json describe_gemm_plan() const;
   // Whether the step's matmuls run in bf16: the bf16 switch acts and took effect.
-  bool matmuls_in_bf16() const { return plan_.acts("bf16") && bf16_effect_.effective; }
+  bool matmuls_in_bf16() const { return plan_.acts(switches::bf16) && bf16_effect_.effective; }
 
   // Keeps a copy of every parameter's gradient of optimizer step `step`,
   // taken after backward and before the clip (what PyTorch's clip_grad_norm_
@@ -150,9 +150,5 @@ class TrainStep {
 // clip_grad_norm_ without a host sync: foreach norms, one global norm, and a
 // clamped scale, as PyTorch's foreach implementation. Returns the norm.
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
-
-// The scaled_dot_product_attention backend LibTorch picks for the model's
-// attention shapes: "flash", "efficient", "cudnn", "math" or "overrideable".
-std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device);
 
 }  // namespace ladder

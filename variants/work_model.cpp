@@ -37,18 +37,18 @@ WorkFlags work_flags(const RunConfig& cfg, const StepPlan& plan, bool on_cuda, b
   f.gelu_epilogue = f.lt_epilogues && m.linear.gelu_epilogue;
   f.fused_ce = m.fused_ce;
   f.grads_into_buffers = m.linear.grads_into_buffers;
-  f.flat_grads = plan.acts("flat-grads");
-  f.cast_cache = bf16_matmuls && plan.acts("cast-cache");
-  f.clip_in_kernel = f.flat_grads && plan.acts("adamw-clip") && plan.acts("fused-adamw");
+  f.flat_grads = plan.acts(switches::flat_grads);
+  f.cast_cache = bf16_matmuls && plan.acts(switches::cast_cache);
+  f.clip_in_kernel = f.flat_grads && plan.acts(switches::adamw_clip) && plan.acts(switches::fused_adamw);
   f.act_ckpt = m.checkpoint_blocks;
-  f.world = plan.acts("ddp") ? cfg.world_size : 1;
-  f.zero1 = plan.acts("zero1");
+  f.world = plan.acts(switches::ddp) ? cfg.world_size : 1;
+  f.zero1 = plan.acts(switches::zero1);
   f.n_params = n_params;
   f.on_cuda = on_cuda;
   f.first_writes = !on_cuda && f.flat_grads && f.grads_into_buffers && f.world == 1;  // TrainStep's write_first
   f.embedding_into_grad = !on_cuda && f.grads_into_buffers;  // GPTImpl::token_embeddings
   // TrainStep: graphed on CUDA with the flat buffer and one process; the optimizer in the graph with the fused AdamW.
-  f.optimizer_in_graph = on_cuda && plan.acts("cuda-graph") && f.flat_grads && f.world == 1 && plan.acts("fused-adamw");
+  f.optimizer_in_graph = on_cuda && plan.acts(switches::cuda_graph) && f.flat_grads && f.world == 1 && plan.acts(switches::fused_adamw);
   return f;
 }
 

@@ -148,7 +148,7 @@ std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& devic
   d.timeout_s = c.ddp.timeout_s;
   d.connect_timeout_s = c.ddp.connect_timeout_s;
   d.interfaces = interfaces;
-  d.zero1 = c.sw.on("zero1");
+  d.zero1 = c.sw.on(switches::zero1);
   d.per_rank.push_back(mine);
   for (int k = 1; k < c.world_size; ++k) d.per_rank.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
   return d;
@@ -213,7 +213,7 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   at::set_num_threads(c.threads);
   // Before the model exists: its tensors and every step's come from the heap.
   if (s.device.is_cpu()) s.cpu_allocator = keep_cpu_memory_in_process();
-  if (c.sw.on("ddp")) {
+  if (c.sw.on(switches::ddp)) {
     position.phase = "rendezvous";
     s.pg = rendezvous(c, o, s.device);
     s.traffic = std::make_unique<TrafficMonitor>(*s.pg);

@@ -28,7 +28,7 @@ MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t b
 
 MemoryOptions memory_options(const RunConfig& cfg, const StepPlan& plan) {
   MemoryOptions o;
-  if (cfg.sw.on("ddp") && plan.acts("zero1")) o.optimizer_shards = cfg.world_size;
+  if (cfg.sw.on(switches::ddp) && plan.acts(switches::zero1)) o.optimizer_shards = cfg.world_size;
   o.checkpoint_blocks = plan.model.checkpoint_blocks;
   return o;
 }

@@ -373,7 +373,7 @@ std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device&
 }
 
 void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device) {
-  if (device.is_cpu() && c.sw.on("bf16") && c.cpu_bf16 == "auto") c.cpu_bf16_slower = cpu_bf16_slower(roofline, device);
+  if (device.is_cpu() && c.sw.on(switches::bf16) && c.cpu_bf16 == "auto") c.cpu_bf16_slower = cpu_bf16_slower(roofline, device);
 }
 
 namespace {

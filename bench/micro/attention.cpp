@@ -10,7 +10,6 @@
 
 #include "bench/micro/families.h"
 #include "variants/model.h"
-#include "variants/step.h"
 
 namespace ladder::micro {
 namespace {
@@ -57,7 +56,7 @@ void bench_attention(benchmark::State& state, const std::string& check_key,
     rc.model = m;
     rc.batch = B;
     rc.seq = T;
-    rc.sw.set("bf16", p == Precision::kBF16);
+    rc.sw.set(switches::bf16, p == Precision::kBF16);
     extra = "sdpa backend: " + sdpa_backend(rc, device);
   }
   if (!passed_check(state, check, extra)) return;

@@ -73,7 +73,7 @@ std::pair<fs::path, fs::path> prepare_job(const Job& job, const RunnerOptions& o
 std::vector<EnvVars> rank_environments(const Cell& cell) {
   const int world = cell.cfg.world_size;
   std::vector<EnvVars> envs(static_cast<size_t>(world));
-  if (!cell.cfg.sw.on("ddp")) return envs;
+  if (!cell.cfg.sw.on(switches::ddp)) return envs;
   const std::string port = std::to_string(free_port());
   for (int r = 0; r < world; ++r) {
     envs[size_t(r)] = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
@@ -263,7 +263,7 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
   PeerCommand cmd = peer_command(cell, config_path.string(), partial_path.string(), label, o.run_id, o.quiet);
   // A peer computes in the precision its rung would here: on a CPU whose
   // bf16 matmuls the run measured slower than fp32's, in fp32 (RunConfig::bf16_applied).
-  if (cmd.skip_reason.empty() && cell.cfg.sw.on("bf16") && cell.cfg.device == "cpu") {
+  if (cmd.skip_reason.empty() && cell.cfg.sw.on(switches::bf16) && cell.cfg.device == "cpu") {
     RunConfig as_run = cell.cfg;
     if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
     if (const std::string why = as_run.bf16_off_reason(); !why.empty()) {

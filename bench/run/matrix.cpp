@@ -113,7 +113,7 @@ int64_t step_memory_estimate_bytes(const RunConfig& cfg) {
   shape.vocab_size = V;
   const StepPlan plan = plan_for(cfg);
   MemoryEstimate e = estimate_memory(shape, n_params, cfg.batch, cfg.seq, memory_options(cfg, plan));
-  const bool graph = plan.acts("cuda-graph");
+  const bool graph = plan.acts(switches::cuda_graph);
   return e.total_bytes + (graph ? e.activation_bytes : 0);
 }
 
@@ -187,7 +187,7 @@ Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string&
   cell.cfg = base;
   cell.cfg.rung = rung.name;
   cell.cfg.sw = rung.sw;
-  const bool ddp = rung.sw.on("ddp");
+  const bool ddp = rung.sw.on(switches::ddp);
   if (ddp) cell.cfg.world_size = spec.nproc_per_node;
   cell.runnable = rung_runnable(rung, spec.device, &cell.not_runnable_reason);
   if (cell.runnable && ddp && spec.nproc_per_node == 1 && !spec.ddp_requested) {
@@ -228,15 +228,16 @@ Cell parity_cell(const MatrixSpec& spec, const Cell& cell, const char* suffix, R
 // at most 4 micro-steps, fewer or a smaller micro-batch while that step would
 // not fit in the device's memory. Adds the references to `cells` and points
 // `cell` at them.
-void add_accumulation_parity(const MatrixSpec& spec, Cell& cell, std::vector<Cell>& cells) {
+void add_accumulation_parity(const MatrixSpec& spec, const SwitchDecl& accumulating_switch, Cell& cell,
+                             std::vector<Cell>& cells) {
   const int64_t world = cell.cfg.world_size;
   int64_t micro = std::min<int64_t>(cell.cfg.micro_steps(), 4);
   int64_t parity_batch = cell.cfg.batch;
   // One process, no accumulation, the same rows: B' * micro * world.
   auto single_config = [&] {
     RunConfig single = cell.cfg;
-    single.sw.set("grad-accum", false);
-    single.sw.set("ddp", false);
+    single.sw.set(accumulating_switch, false);
+    single.sw.set(switches::ddp, false);
     single.world_size = 1;
     single.batch = parity_batch * micro * world;
     return single;
@@ -281,7 +282,8 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
     base.validate();
     for (const auto& rung : rungs) {
       Cell cell = rung_cell(spec, base, prefix_of(shape), rung);
-      if (cell.runnable && rung.sw.on("grad-accum")) add_accumulation_parity(spec, cell, cells);
+      if (const SwitchDecl* same_rows = same_rows_parity_switch(rung.sw); cell.runnable && same_rows)
+        add_accumulation_parity(spec, *same_rows, cell, cells);
       cells.push_back(cell);
     }
   }

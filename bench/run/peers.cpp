@@ -115,8 +115,8 @@ Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const s
   c.peer = peer;
   c.cfg = base;
   c.cfg.rung = kPeerCellPrefix + peer;
-  c.cfg.sw = parse_rung(kPeerBaseRung).sw;
-  c.cfg.sw.set("fused", peer_info(peer).fuses);  // torch.compile is a peer's fusion; eager has none
+  c.cfg.sw = peer_base_rung().sw;
+  c.cfg.sw.set(switches::fused, peer_info(peer).fuses);  // torch.compile is a peer's fusion; eager has none
   c.cfg.world_size = 1;
   c.cfg.profile.clear();  // Kineto traces are the rungs' (the peer runs no LibTorch harness)
   return c;

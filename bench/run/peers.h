@@ -2,7 +2,7 @@
 //
 // A peer is what a user would otherwise run: the same GPT-2 in PyTorch, eager
 // or under torch.compile, with the switches of the top single-process rung
-// (kPeerBaseRung: TF32, bf16 autocast, SDPA causal attention, vocabulary
+// (peer_base_rung(), variants/rungs.h: TF32, bf16 autocast, SDPA causal attention, vocabulary
 // padded to a multiple of 128, fused AdamW; `fused` is torch.compile for the
 // compile peer and off for eager). Each peer is an extra cell of the matrix,
 // "peer-<name>" (reports/peer_cells.h), run after the rungs in its own
@@ -59,7 +59,7 @@ std::vector<std::string> parse_peers(const std::string& value, const char* optio
 // The default for a device: none on CPU, the peers declared by_default on CUDA.
 std::vector<std::string> default_peers(const std::string& device);
 
-// The peer cell of one shape: `base` (the shape's config) with kPeerBaseRung's
+// The peer cell of one shape: `base` (the shape's config) with peer_base_rung()'s
 // switches, `fused` only for a peer that fuses.
 Cell make_peer_cell(const RunConfig& base, const std::string& id_prefix, const std::string& peer);
 

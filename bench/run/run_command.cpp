@@ -72,13 +72,13 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
     if (f.option.empty()) continue;
     std::string help = f.help;
     if (f.show_default) help += fmt::format(" (default {})", value_text(f.get(defaults)));
-    auto set = [&o, &f](const std::string& text) {
+    auto take = [&o, &f](const std::string& text) {
       o.fields.set(f.name, check_input(f, parse_option(f, text), f.option));
     };
     if (f.kind == FieldKind::kFlag)
-      ap.add_flag(f.option, help, [set] { set(""); });
+      ap.add_flag(f.option, help, [take] { take(std::string()); });
     else
-      ap.add_value(f.option, f.metavar, help, set);
+      ap.add_value(f.option, f.metavar, help, take);
   }
 }
 
@@ -547,14 +547,14 @@ void join_launch(RunConfig& cfg, const LaunchEnv& env, const std::string& config
     throw ConfigError(fmt::format("--config: '{}' is for world_size {} but the {} environment says {} ranks; launch "
                                   "it with {} ranks",
                                   config_file, cfg.world_size, env.launcher, env.world_size, cfg.world_size));
-  if (env.world_size > 1 && !cfg.sw.on("ddp"))
+  if (env.world_size > 1 && !cfg.sw.on(switches::ddp))
     throw ConfigError(fmt::format("--rung {}: launched as rank {} of {} by {}, but only the ddp rung runs on several "
                                   "ranks (use --rung ddp)",
                                   cfg.rung, env.rank, env.world_size, env.launcher));
   cfg.rank = env.rank;
   cfg.local_rank = env.local_rank;
   cfg.local_world_size = env.local_world_size;
-  if (cfg.sw.on("ddp") && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
+  if (cfg.sw.on(switches::ddp) && cfg.device.rfind("cuda", 0) == 0) cfg.device = fmt::format("cuda:{}", env.local_rank);
 }
 
 // Everything that can be wrong before the first step, checked now (exit 2):

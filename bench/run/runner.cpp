@@ -30,6 +30,7 @@
 #include "reports/ratios.h"
 #include "reports/summary_json.h"
 #include "reports/table.h"
+#include "variants/rungs.h"
 
 namespace ladder {
 
@@ -48,7 +49,7 @@ namespace {
 json measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o) {
   const Cell* ddp = nullptr;
   for (const auto& c : cells)
-    if (c.runnable && c.role == "measure" && c.cfg.sw.on("ddp") && c.cfg.world_size > 1 && !ddp) ddp = &c;
+    if (c.runnable && c.role == "measure" && c.cfg.sw.on(switches::ddp) && c.cfg.world_size > 1 && !ddp) ddp = &c;
   if (!ddp) return nullptr;
   const fs::path dir = fs::path(o.run_dir) / "interconnect";
   if (!o.quiet) fmt::print(stderr, "[roofline] measuring the ddp rung's all-reduce bandwidth (ladder bench allreduce)\n");
@@ -366,7 +367,7 @@ json run_summary(const RunnerOptions& o, const RunState& st, const std::string& 
                                                  {"side_a", o.side_a_exe.empty() ? "this build" : o.side_a_exe},
                                                  {"side_b_env", o.side_b_env}}},
           {"roofline", st.roofline},
-          {"peers", {{"names", o.peers}, {"source", o.peers_source}, {"compared_with", kPeerBaseRung},
+          {"peers", {{"names", o.peers}, {"source", o.peers_source}, {"compared_with", peer_base_rung().name},
                      {"loss_parity", kPeerParityNote}}},
           {"missing", st.missing},
           {"rows", std::move(rows)}};

@@ -20,8 +20,8 @@ extern const SwitchDecl act_ckpt = {
       p.model.checkpoint_blocks = true;
       // The recompute is a backward run from inside backward (reentrant);
       // ladder does not capture that in a CUDA graph.
-      if (p.acts("cuda-graph"))
-        p.stand_down("cuda-graph", "act-ckpt recomputes each block in a backward inside backward, which ladder "
+      if (p.acts(switches::cuda_graph))
+        p.stand_down(switches::cuda_graph, "act-ckpt recomputes each block in a backward inside backward, which ladder "
                                    "does not capture in a CUDA graph");
     },
     [](const SwitchFacts& f) {

@@ -12,7 +12,7 @@ extern const SwitchDecl bf16 = {
     // On a CPU --cpu-bf16 may leave autocast off (RunConfig::bf16_applied):
     // on, but standing down here (the report: not applicable, and why).
     [](const RunConfig& c, StepPlan& p) {
-      if (!c.bf16_applied()) p.stand_down("bf16", c.bf16_off_reason() + ": autocast left off, the matmuls run in fp32");
+      if (!c.bf16_applied()) p.stand_down(switches::bf16, c.bf16_off_reason() + ": autocast left off, the matmuls run in fp32");
     },
     [](const SwitchFacts& f) { return switch_effect(f.bf16.effective, f.bf16.mechanism, f.bf16.reason); },
 };

@@ -10,16 +10,16 @@
 namespace ladder::switches {
 
 extern const SwitchDecl cast_cache = {
-    "cast-cache", 355, SwitchRole::kPart, "fused",
+    "cast-cache", 355, SwitchRole::kPart, &fused,
     "the fused ops' bf16 weight copies made once per optimizer step, not in every micro-step",
-    Numerics::kFp32Exact, {"bf16"}, /*cuda_only=*/false,
+    Numerics::kFp32Exact, {&bf16}, /*cuda_only=*/false,
     // The step builds the cache (TrainStep) when this acts; only the fused
     // ops read it, and only bf16 gives them anything to cast.
     [](const RunConfig&, StepPlan& p) {
       if (const auto why = p.stood_down.find("bf16"); why != p.stood_down.end())
-        p.stand_down("cast-cache", "bf16 stands down here (" + why->second + "): nothing is cast");
+        p.stand_down(switches::cast_cache, "bf16 stands down here (" + why->second + "): nothing is cast");
       else if (!p.model.fused_linear && !p.model.fused_ce)
-        p.stand_down("cast-cache", "fused-linear and fused-ce are off: no fused op casts a weight");
+        p.stand_down(switches::cast_cache, "fused-linear and fused-ce are off: no fused op casts a weight");
     },
     [](const SwitchFacts& f) {
       if (!f.casts) return switch_effect(false, "none", "bf16 took no effect on this device: nothing is cast");

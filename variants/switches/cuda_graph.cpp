@@ -10,18 +10,18 @@
 namespace ladder::switches {
 
 extern const SwitchDecl cuda_graph = {
-    "cuda-graph", 370, SwitchRole::kPart, "fused",
+    "cuda-graph", 370, SwitchRole::kPart, &fused,
     "the step replayed as CUDA graphs (one launch per micro-step)",
-    Numerics::kFp32Exact, {"flat-grads"}, /*cuda_only=*/true,
+    Numerics::kFp32Exact, {&flat_grads}, /*cuda_only=*/true,
     // A graph needs its gradients at fixed addresses (the flat buffer) and
     // cannot hold the ddp rung's all-reduce hooks, which run on the host.
     [](const RunConfig& c, StepPlan& p) {
-      if (c.sw.on("ddp"))
-        p.stand_down("cuda-graph", "the ddp rung's all-reduce hooks run on the host during backward");
-      else if (!p.acts("flat-grads"))
-        p.stand_down("cuda-graph", "needs flat-grads: a graph replays gradients at fixed addresses");
+      if (c.sw.on(switches::ddp))
+        p.stand_down(switches::cuda_graph, "the ddp rung's all-reduce hooks run on the host during backward");
+      else if (!p.acts(switches::flat_grads))
+        p.stand_down(switches::cuda_graph, "needs flat-grads: a graph replays gradients at fixed addresses");
       else if (c.device.rfind("cuda", 0) != 0)
-        p.acting.set("cuda-graph", false);  // CUDA only: reported as such (switch.h)
+        p.acting.set(switches::cuda_graph, false);  // CUDA only: reported as such (switch.h)
     },
     [](const SwitchFacts& f) {
       auto j = switch_effect(f.graph_captured,

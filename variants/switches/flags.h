@@ -8,6 +8,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "variants/switches/symbols.h"
+
 namespace ladder {
 
 struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
@@ -19,10 +21,10 @@ struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
 class Switches {
  public:
   static constexpr size_t kMaxSwitches = 64;
-  bool on(const SwitchDecl& s) const;      // a group: all its parts on
-  bool on(const std::string& name) const;  // by declared name; throws std::logic_error if none
+  // By declaration (switches::ddp, variants/switches/symbols.h); names are
+  // read only at the edges (find_switch / switch_named, switch.h).
+  bool on(const SwitchDecl& s) const;         // a group: all its parts on
   void set(const SwitchDecl& s, bool value);  // a group: all its parts
-  void set(const std::string& name, bool value);
   size_t count() const { return flags_.count(); }  // flags on (groups not counted)
   bool operator==(const Switches& o) const { return flags_ == o.flags_; }
   bool operator!=(const Switches& o) const { return !(*this == o); }

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "variants/step.h"
+#include "variants/model.h"
 
 namespace ladder::switches {
 

@@ -8,14 +8,14 @@
 namespace ladder::switches {
 
 extern const SwitchDecl flat_grads = {
-    "flat-grads", 360, SwitchRole::kPart, "fused",
+    "flat-grads", 360, SwitchRole::kPart, &fused,
     "gradients in one flat buffer; the fused ops add weight and bias gradients into it in place",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     // The ddp rung keeps its gradients in the all-reduce buckets instead, and
     // its hooks must see every gradient: nothing goes around autograd.
     [](const RunConfig& c, StepPlan& p) {
-      if (c.sw.on("ddp")) p.stand_down("flat-grads", "the ddp rung keeps its gradients in the all-reduce buckets");
-      p.model.linear.grads_into_buffers = p.acts("flat-grads");
+      if (c.sw.on(switches::ddp)) p.stand_down(switches::flat_grads, "the ddp rung keeps its gradients in the all-reduce buckets");
+      p.model.linear.grads_into_buffers = p.acts(switches::flat_grads);
     },
     [](const SwitchFacts& f) {
       auto j = switch_effect(true, "FlatGradients: parameters' .grad() as views of one buffer",

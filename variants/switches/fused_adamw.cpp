@@ -12,7 +12,7 @@ extern const SwitchDecl fused_adamw = {
     "fused-adamw", 600, SwitchRole::kRung, nullptr,
     "multi-tensor fused AdamW (_fused_adamw_)",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
-    /*apply=*/nullptr,  // the step reads plan.acts("fused-adamw")
+    /*apply=*/nullptr,  // the step reads plan.acts(switches::fused_adamw)
     [](const SwitchFacts& f) {
       const int64_t calls = f.optimizer.fused_kernel_calls();
       return switch_effect(calls > 0, f.optimizer.name(),
@@ -20,6 +20,7 @@ extern const SwitchDecl fused_adamw = {
                                        "group per step)",
                                        calls));
     },
+    /*peers_base=*/true,  // the top rung that runs as one process: the peers reproduce its switches
 };
 
 }  // namespace ladder::switches

@@ -8,7 +8,7 @@
 namespace ladder::switches {
 
 extern const SwitchDecl fused_ce = {
-    "fused-ce", 350, SwitchRole::kPart, "fused",
+    "fused-ce", 350, SwitchRole::kPart, &fused,
     "lm_head and cross-entropy in one node, the logits' gradient made in the loss's pass",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     [](const RunConfig&, StepPlan& p) { p.model.fused_ce = true; },

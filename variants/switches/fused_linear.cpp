@@ -8,7 +8,7 @@
 namespace ladder::switches {
 
 extern const SwitchDecl fused_linear = {
-    "fused-linear", 320, SwitchRole::kPart, "fused",
+    "fused-linear", 320, SwitchRole::kPart, &fused,
     "attention linears and the MLP as ladder ops, one autograd node each",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     [](const RunConfig&, StepPlan& p) { p.model.fused_linear = true; },

@@ -7,7 +7,7 @@
 namespace ladder::switches {
 
 extern const SwitchDecl fused_ln = {
-    "fused-ln", 310, SwitchRole::kPart, "fused",
+    "fused-ln", 310, SwitchRole::kPart, &fused,
     "residual add + LayerNorm in one op (one pass, bf16 out under autocast)",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     [](const RunConfig&, StepPlan& p) { p.model.fused_ln = true; },
@@ -18,7 +18,7 @@ extern const SwitchDecl fused_ln = {
       j["fusions"] = {"residual_add_layer_norm"};
       // Under bf16 autocast the LayerNorms hand bf16 to the next matmul: no
       // cast kernels between them, forward or backward (model.cpp).
-      if (f.plan.acts("bf16")) j["fusions"].push_back("layer_norm_outputs_in_bf16");
+      if (f.plan.acts(switches::bf16)) j["fusions"].push_back("layer_norm_outputs_in_bf16");
       // On CUDA, which kernels ran (--layer-norm-kernel): the vector kernels
       // where the width and alignment allow, else the row kernels.
       if (f.device.is_cuda()) {

@@ -8,9 +8,9 @@
 namespace ladder::switches {
 
 extern const SwitchDecl gelu_epilogue = {
-    "gelu-epilogue", 340, SwitchRole::kPart, "fused",
+    "gelu-epilogue", 340, SwitchRole::kPart, &fused,
     "GELU and its derivative in the MLP GEMMs' cuBLASLt epilogues (GELU_AUX_BIAS, DGELU)",
-    Numerics::kFp32Exact, {"fused-linear", "lt-epilogues"}, /*cuda_only=*/true,
+    Numerics::kFp32Exact, {&fused_linear, &lt_epilogues}, /*cuda_only=*/true,
     [](const RunConfig&, StepPlan& p) { p.model.linear.gelu_epilogue = true; },
     [](const SwitchFacts& f) {
       const int64_t n = f.linear.gelu_epilogue_gemms;

@@ -18,6 +18,8 @@ extern const SwitchDecl grad_accum = {
                            fmt::format("{} micro-steps of {} tokens = {} tokens per optimizer step", c.micro_steps(),
                                        c.tokens_per_micro_step(), c.tokens_per_step()));
     },
+    /*peers_base=*/false,
+    /*parity_same_rows=*/true,  // against one step of all the micro-steps' rows
 };
 
 }  // namespace ladder::switches

@@ -7,9 +7,9 @@
 namespace ladder::switches {
 
 extern const SwitchDecl lt_epilogues = {
-    "lt-epilogues", 330, SwitchRole::kPart, "fused",
+    "lt-epilogues", 330, SwitchRole::kPart, &fused,
     "cuBLASLt epilogues for the fused linears' bias and bias gradient (BIAS, BGRADB)",
-    Numerics::kFp32Exact, {"fused-linear"}, /*cuda_only=*/true,
+    Numerics::kFp32Exact, {&fused_linear}, /*cuda_only=*/true,
     [](const RunConfig&, StepPlan& p) { p.model.linear.lt_epilogues = true; },
     [](const SwitchFacts& f) {
       const auto& s = f.linear;

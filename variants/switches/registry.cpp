@@ -39,12 +39,11 @@ void check_declarations(const std::vector<const SwitchDecl*>& all) {
       fail(*s, "a part names its group, and only a part does");
   }
   for (const SwitchDecl* s : all) {
-    if (s->group && !std::any_of(all.begin(), all.end(), [&](const SwitchDecl* g) {
-          return g->role == SwitchRole::kGroup && std::string(g->name) == s->group;
-        }))
-      fail(*s, fmt::format("its group '{}' is not a declared group", s->group));
-    for (const char* need : s->needs)
-      if (need && !names.count(need)) fail(*s, fmt::format("it needs '{}', which is not declared", need));
+    const auto declared = [&](const SwitchDecl* d) { return std::find(all.begin(), all.end(), d) != all.end(); };
+    if (s->group && !(declared(s->group) && s->group->role == SwitchRole::kGroup))
+      fail(*s, fmt::format("its group '{}' is not a declared group", s->group->name));
+    for (const SwitchDecl* need : s->needs)
+      if (need && !declared(need)) fail(*s, fmt::format("it needs '{}', which is not declared", need->name));
   }
 }
 }  // namespace
@@ -73,8 +72,6 @@ bool Switches::on(const SwitchDecl& s) const {
   return true;
 }
 
-bool Switches::on(const std::string& name) const { return on(switch_named(name)); }
-
 void Switches::set(const SwitchDecl& s, bool value) {
   if (s.role != SwitchRole::kGroup) {
     flags_.set(switch_index(s), value);
@@ -83,7 +80,10 @@ void Switches::set(const SwitchDecl& s, bool value) {
   for (const SwitchDecl* part : parts_of(s)) set(*part, value);
 }
 
-void Switches::set(const std::string& name, bool value) { set(switch_named(name), value); }
+void StepPlan::stand_down(const SwitchDecl& s, std::string why) {
+  acting.set(s, false);
+  stood_down[s.name] = std::move(why);
+}
 
 // Every declared switch by name; a group as one more key, true when all its
 // parts are (what reports before the parts existed wrote).
@@ -127,7 +127,7 @@ const SwitchDecl& switch_named(const std::string& name) {
 std::vector<const SwitchDecl*> parts_of(const SwitchDecl& group) {
   std::vector<const SwitchDecl*> parts;
   for (const SwitchDecl* s : all_switches())
-    if (s->group && std::string(s->group) == group.name) parts.push_back(s);
+    if (s->group == &group) parts.push_back(s);
   return parts;
 }
 
@@ -164,7 +164,7 @@ std::string role_text(const SwitchDecl& s) {
   switch (s.role) {
     case SwitchRole::kRung: return "rung";
     case SwitchRole::kGroup: return "rung, a group";
-    case SwitchRole::kPart: return fmt::format("part of `{}`", s.group);
+    case SwitchRole::kPart: return fmt::format("part of `{}`", s.group->name);
     case SwitchRole::kExtra: break;
   }
   return "extra";
@@ -177,8 +177,8 @@ std::string switches_markdown() {
       "|---|---|---|---|---|---|\n";
   for (const SwitchDecl* s : all_switches()) {
     std::string needs;
-    for (const char* n : s->needs)
-      if (n) needs += fmt::format("{}`{}`", needs.empty() ? "" : ", ", n);
+    for (const SwitchDecl* n : s->needs)
+      if (n) needs += fmt::format("{}`{}`", needs.empty() ? "" : ", ", n->name);
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", s->name, role_text(*s),
                        s->what, s->role != SwitchRole::kGroup ? numerics_name(s->numerics) : "its parts'", needs,
                        s->cuda_only ? "CUDA" : "CPU, CUDA");

@@ -14,8 +14,8 @@ namespace ladder::switches {
 extern const SwitchDecl zero1 = {
     "zero1", 1010, SwitchRole::kExtra, nullptr,
     "ZeRO-1: the AdamW state sharded over the ddp ranks, each rank's updated parameters broadcast to the others",
-    Numerics::kFp32Exact, {"ddp"}, /*cuda_only=*/false,
-    /*apply=*/nullptr,  // the step reads plan.acts("zero1") where it has a process group
+    Numerics::kFp32Exact, {&ddp}, /*cuda_only=*/false,
+    /*apply=*/nullptr,  // the step reads plan.acts(switches::zero1) where it has a process group
     [](const SwitchFacts& f) {
       const auto* sharded = dynamic_cast<const ShardedOptimizer*>(&f.optimizer);
       if (!sharded) return switch_effect(false, "ShardedOptimizer", "the step had no process group to shard over");
