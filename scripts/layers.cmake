@@ -14,6 +14,10 @@
 # other module of its layer that one of its files includes, and these
 # dependencies must not form a cycle; the message names each include of the
 # cycle with file:line. A file including its own module's header is no cycle.
+# A class's members defined in another module's .cpp (Switches declared in
+# switches/flags.h, its methods in switches/registry.cpp) make the two one
+# module: what the .cpp includes, the header's users depend on, and a cycle
+# through it is named with the line that defines a member.
 #
 # CMakeLists.txt includes this file and calls ladder_check_layers() once every
 # layer is declared: the include check runs at configure time, and again at
@@ -85,15 +89,20 @@ function(_ladder_layer_of path out)
   set(${out} "${best}" PARENT_SCOPE)
 endfunction()
 
-# The line numbers of `#include "<inc>"` in `text`.
-function(_ladder_include_lines text inc out)
-  # One list element per line: characters a CMake list treats specially
-  # become harmless ones first, so that element N is line N.
+# `text` as a list with one element per line: characters a CMake list treats
+# specially become harmless ones first (";" a ","), so that element N is line N.
+function(_ladder_lines text out)
   string(REPLACE "\\" "/" text "${text}")
   string(REPLACE "[" "(" text "${text}")
   string(REPLACE "]" ")" text "${text}")
   string(REPLACE ";" "," text "${text}")
   string(REPLACE "\n" ";" lines "${text}")
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
+# The line numbers of `#include "<inc>"` in `text`.
+function(_ladder_include_lines text inc out)
+  _ladder_lines("${text}" lines)
   set(n 0)
   set(found "")
   foreach(line IN LISTS lines)
@@ -103,6 +112,21 @@ function(_ladder_include_lines text inc out)
     endif()
   endforeach()
   set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# The first line of `text` that defines a member of `class` ("Class::" after
+# a return type, or at the line's start).
+function(_ladder_definition_line text class out)
+  _ladder_lines("${text}" lines)
+  set(n 0)
+  foreach(line IN LISTS lines)
+    math(EXPR n "${n} + 1")
+    if(line MATCHES "^([A-Za-z_][^,{}()=]*[ \t*&])?${class}::")
+      set(${out} ${n} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${out} "?" PARENT_SCOPE)
 endfunction()
 
 # Reads `file` (of `layer`, relative to `root`) and, in the caller's scope:
@@ -118,6 +142,29 @@ function(_ladder_scan_file root file layer allowed allowed_dirs)
   # _ladder_include_lines finds them: an edge always has a line to name.
   string(REGEX MATCHALL "\n[ \t]*#[ \t]*include[ \t]*\"[^\"]+\"" includes "\n${text}")
   string(REGEX REPLACE "\\.[^./]*$" "" module "${file}")
+  # Classes: a header's definitions as _ladder_class_<layer>_<Class> (its
+  # module); a .cpp/.cu file's out-of-line member definitions ("Class::f("
+  # at a line's start, after a return type or not) as the classes in
+  # _ladder_defines_<module>, the file in _ladder_defines_file_<module>+<Class>.
+  if(file MATCHES "\\.(h|hpp|cuh)$")
+    string(REGEX MATCHALL "\n[ \t]*(class|struct)[ \t]+[A-Z][A-Za-z0-9_]*[^;\n]*{" decls "\n${text}")
+    foreach(decl IN LISTS decls)
+      string(REGEX REPLACE "^\n[ \t]*(class|struct)[ \t]+([A-Z][A-Za-z0-9_]*).*$" "\\2" class "${decl}")
+      set(_ladder_class_${layer}_${class} "${module}" PARENT_SCOPE)
+      set(_ladder_class_file_${layer}_${class} "${file}" PARENT_SCOPE)
+    endforeach()
+  else()
+    string(REGEX MATCHALL "\n([A-Za-z_][^\n;{}()=]*[ \t*&])?[A-Z][A-Za-z0-9_]*::~?[A-Za-z_][A-Za-z0-9_]*\\("
+           defs "\n${text}")
+    foreach(def IN LISTS defs)
+      string(REGEX REPLACE "^.*[\n \t*&]([A-Z][A-Za-z0-9_]*)::~?[A-Za-z_][A-Za-z0-9_]*\\($" "\\1" class "${def}")
+      if(NOT class IN_LIST _ladder_defines_${module})
+        list(APPEND _ladder_defines_${module} ${class})
+        set(_ladder_defines_${module} ${_ladder_defines_${module}} PARENT_SCOPE)
+        set(_ladder_defines_file_${module}+${class} "${file}" PARENT_SCOPE)
+      endif()
+    endforeach()
+  endif()
   if(NOT module IN_LIST modules)
     list(APPEND modules ${module})
     set(modules ${modules} PARENT_SCOPE)
@@ -150,6 +197,73 @@ function(_ladder_scan_file root file layer allowed allowed_dirs)
   endforeach()
   set(violations "${violations}" PARENT_SCOPE)
 endfunction()
+
+# After a layer's files are scanned: a module whose .cpp defines members of a
+# class declared in another module's header joins that module (both become
+# the header's), so that their includes are one module's. `modules`,
+# _ladder_out_<module> and _ladder_edge_<from>+<to> are rewritten for the
+# merged modules; _ladder_joined_<module> keeps "file|Class|header" for each
+# join, which a cycle through the module names.
+macro(_ladder_join_implementations layer)
+  foreach(_m IN LISTS modules)
+    set(_rep_${_m} ${_m})
+  endforeach()
+  foreach(_m IN LISTS modules)
+    foreach(_class IN LISTS _ladder_defines_${_m})
+      set(_owner "${_ladder_class_${layer}_${_class}}")
+      if(_owner STREQUAL "" OR NOT DEFINED _rep_${_owner})
+        continue()
+      endif()
+      set(_into ${_rep_${_owner}})
+      set(_from ${_rep_${_m}})
+      if(NOT _into STREQUAL _from)
+        foreach(_k IN LISTS modules)  # every module of _from's group joins _into's
+          if(_rep_${_k} STREQUAL _from)
+            set(_rep_${_k} ${_into})
+          endif()
+        endforeach()
+        list(APPEND _ladder_joined_${_into} ${_ladder_joined_${_from}})
+      endif()
+      if(NOT _owner STREQUAL _m)
+        list(APPEND _ladder_joined_${_into}
+             "${_ladder_defines_file_${_m}+${_class}}|${_class}|${_ladder_class_file_${layer}_${_class}}")
+      endif()
+    endforeach()
+  endforeach()
+  # The merged graph: an edge between two groups for each include between their modules.
+  set(_merged "")
+  foreach(_m IN LISTS modules)
+    list(APPEND _merged ${_rep_${_m}})
+    set(_out_${_m} ${_ladder_out_${_m}})
+  endforeach()
+  list(REMOVE_DUPLICATES _merged)
+  foreach(_m IN LISTS _merged)
+    set(_new_out_${_m} "")
+  endforeach()
+  foreach(_m IN LISTS modules)
+    foreach(_to IN LISTS _out_${_m})
+      if(NOT DEFINED _rep_${_to})
+        continue()
+      endif()
+      set(_a ${_rep_${_m}})
+      set(_b ${_rep_${_to}})
+      if(_a STREQUAL _b)
+        continue()
+      endif()
+      if(NOT _b IN_LIST _new_out_${_a})
+        list(APPEND _new_out_${_a} ${_b})
+      endif()
+      list(APPEND _new_edge_${_a}+${_b} ${_ladder_edge_${_m}+${_to}})
+    endforeach()
+  endforeach()
+  foreach(_m IN LISTS _merged)
+    set(_ladder_out_${_m} ${_new_out_${_m}})
+    foreach(_to IN LISTS _new_out_${_m})
+      set(_ladder_edge_${_m}+${_to} ${_new_edge_${_m}+${_to}})
+    endforeach()
+  endforeach()
+  set(modules ${_merged})
+endmacro()
 
 # The include cycles among `modules` (one layer's, their edges recorded by
 # _ladder_scan_file), each as "m1>m2>...>mk" where mk includes m1 back. A
@@ -205,6 +319,16 @@ function(_ladder_describe_cycle root cycle out)
     math(EXPR j "${i} + 1")
     list(GET modules ${i} from)
     list(GET modules ${j} to)
+    # A module joined by an implementation (_ladder_join_implementations): which .cpp defines whose members.
+    foreach(join IN LISTS _ladder_joined_${from})
+      string(REGEX MATCH "^([^|]*)\\|([^|]*)\\|(.*)$" join "${join}")
+      set(file "${CMAKE_MATCH_1}")
+      set(class "${CMAKE_MATCH_2}")
+      set(owner "${CMAKE_MATCH_3}")
+      file(READ "${root}/${file}" text)
+      _ladder_definition_line("${text}" "${class}" line)
+      string(APPEND lines "\n  ${file}:${line} defines a member of ${class}, which \"${owner}\" declares: one module")
+    endforeach()
     foreach(edge IN LISTS _ladder_edge_${from}+${to})
       string(REGEX MATCH "^([^|]*)\\|(.*)$" edge "${edge}")
       set(file "${CMAKE_MATCH_1}")
@@ -257,6 +381,7 @@ function(ladder_check_layer_includes root)
         _ladder_scan_file("${root}" "${file}" ${layer} "${allowed}" "${allowed_dirs}")
       endforeach()
     endforeach()
+    _ladder_join_implementations(${layer})
     _ladder_find_cycles("${modules}" found)
     foreach(cycle IN LISTS found)
       _ladder_describe_cycle("${root}" "${cycle}" lines)

@@ -8,6 +8,9 @@
 # cycle:  the same layers, three modules of upper including each other in a
 #         cycle (closed by .cpp files), beside one that is fine: fails, naming
 #         each include of the cycle with file:line.
+# implemented: config.h includes flags.h, whose class registry.cpp
+#         defines the members of while including config.h: fails, naming
+#         the includes and the line that defines a member.
 # later:  a layer that depends on a layer declared after it: fails, naming
 #         both (so a cycle cannot be declared).
 cmake_minimum_required(VERSION 3.25)
@@ -15,11 +18,11 @@ include("${CMAKE_CURRENT_LIST_DIR}/../scripts/layers.cmake")
 if(CASE STREQUAL "later")
   ladder_layer(NAME fixture_upper DIRS upper DEPENDS fixture_lower)
   ladder_layer(NAME fixture_lower DIRS lower)
-elseif(CASE MATCHES "^(clean|upward|cycle)$")
+elseif(CASE MATCHES "^(clean|upward|cycle|implemented)$")
   ladder_layer(NAME fixture_lower DIRS lower)
   ladder_layer(NAME fixture_upper DIRS upper DEPENDS fixture_lower)
 else()
-  message(FATAL_ERROR "check_layers.cmake: CASE is '${CASE}'; expected clean, upward, cycle or later")
+  message(FATAL_ERROR "check_layers.cmake: CASE is '${CASE}'; expected clean, upward, cycle, implemented or later")
 endif()
 ladder_check_layer_includes("${CMAKE_CURRENT_LIST_DIR}/fixtures/layers/${CASE}")
 message(STATUS "layers: ${CASE}: no include points up or forms a cycle")

@@ -1,6 +1,6 @@
 // variants/config.h: the configuration of one measured run.
 //
-// ModelConfig is GPT-2's shape; presets name the standard sizes. TrainConfig
+// ModelConfig is GPT-2's shape (model_config.h); presets name the standard sizes. TrainConfig
 // holds the optimiser and schedule (build-nanogpt's values). RunConfig adds
 // the measurement settings the harness reads. Each field's CLI option, JSON
 // key, bounds and help are declared once, in variants/config_fields.cpp.
@@ -14,17 +14,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "profiler/common/config_error.h"
+#include "variants/model_config.h"
 #include "variants/switches/flags.h"
 
 namespace ladder {
-
-struct ModelConfig {
-  int64_t n_layer = 12;
-  int64_t n_head = 12;
-  int64_t n_embd = 768;
-  int64_t block_size = 1024;  // maximum sequence length (wpe rows)
-  int64_t vocab_size = 50257;
-};
 
 struct Preset {
   std::string name;

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "variants/config.h"
+#include "variants/model_config.h"
 #include "variants/work.h"
 
 namespace ladder {

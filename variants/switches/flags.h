@@ -1,5 +1,6 @@
-// variants/switches/flags.h: which switches are on, keyed by declaration.
-// Its methods live with the list of declarations (switches/registry.cpp).
+// variants/switches/flags.h: which switches are on, keyed by declaration
+// (decl.h). The run's configuration holds them (config.h), so this and
+// flags.cpp include nothing that includes the configuration.
 #pragma once
 
 #include <bitset>
@@ -8,11 +9,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "variants/switches/symbols.h"
+#include "variants/switches/decl.h"
 
 namespace ladder {
-
-struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
 
 // Which switches are on: one flag per declared switch (variants/switches/),
 // keyed by the declaration (its place in the list), so a new switch needs no
@@ -20,9 +19,9 @@ struct SwitchDecl;  // variants/switches/switch.h: what each switch is and does
 // parts are.
 class Switches {
  public:
-  static constexpr size_t kMaxSwitches = 64;
+  static constexpr size_t kMaxSwitches = ladder::kMaxSwitches;
   // By declaration (switches::ddp, variants/switches/symbols.h); names are
-  // read only at the edges (find_switch / switch_named, switch.h).
+  // read only at the edges (find_switch / switch_named, decl.h).
   bool on(const SwitchDecl& s) const;         // a group: all its parts on
   void set(const SwitchDecl& s, bool value);  // a group: all its parts
   size_t count() const { return flags_.count(); }  // flags on (groups not counted)
