@@ -132,6 +132,28 @@ def one_file_per_item(root, folder, pattern, what):
     return problems
 
 
+def no_switch_list(root):
+    """A switch is declared by its one file, variants/switches/<name>.cpp: no other source declares one, and
+    none names every switch (a list kept by hand, which a new switch would have to join). Code names a switch
+    by its symbol (switches::<name>) where its mechanism reads it: that is the point of the symbol."""
+    folder = root / "variants" / "switches"
+    names = sorted(f.stem for f in folder.glob("*.cpp") if re.search(r"^extern const SwitchDecl \w+ =",
+                                                                      f.read_text(), re.M))
+    problems = []
+    for p in sources(root):
+        if p.parent == folder:
+            continue
+        text = p.read_text(errors="ignore")
+        if re.search(r"^\s*(extern\s+)?const\s+SwitchDecl\s+\w+\s*=", text, re.M):
+            problems.append(f"{p.relative_to(root)} declares a SwitchDecl: a switch's declaration should be its one "
+                            "file in variants/switches/")
+        named = {n for n in names if re.search(rf"\bswitches::{n}\b", text)}
+        if names and len(named) == len(names):
+            problems.append(f"{p.relative_to(root)} names every switch ({len(names)}): a list kept by hand, which "
+                            "a new switch would have to join")
+    return problems
+
+
 def check_glob_claim(root, title, text, folder):
     problems = []
     if "CMake globs the folder" not in text:
@@ -167,14 +189,14 @@ def recipes(root):
             concrete = path.split("<")[0] if "<" in path else path
             if not (root / concrete).exists():
                 problems.append(f"README.md, Where to add, {title}: {path}: {concrete} does not exist")
-    wanted = {"A switch": ("variants/switches", "switches::{name}", "a switch's declaration"),
+    wanted = {"A switch": ("variants/switches", None, None),
               "An output format": ("reports/formats", "{name}_reporter", "a format's reporter")}
     for title, (folder, pattern, what) in wanted.items():
         if title not in found:
             problems.append(f"README.md, Where to add: no recipe '{title}'")
             continue
         problems += check_glob_claim(root, title, found[title], folder)
-        problems += one_file_per_item(root, folder, pattern, what)
+        problems += one_file_per_item(root, folder, pattern, what) if pattern else no_switch_list(root)
     # A step metric: one declaration; the report builder lists none of the keys.
     # (the ranks' figures are gathered in measure.cpp, the ddp section built in rung_report.cpp's ddp_section)
     measure = (root / "bench" / "measure" / "measure.cpp").read_text()

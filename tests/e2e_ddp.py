@@ -119,8 +119,10 @@ def zero1(d):
     the per-parameter and the fused AdamW; each rank keeps about half the
     state, and the report's estimate divides it by the ranks. At GPT-2's
     width (C 768, 12 heads; the tiny preset's 2 layers and V 1000)."""
+    # One way to run each GEMM in both runs: the fused rung's CPU planner picks by timing, and two runs (or
+    # two ranks) that pick oneDNN's matmul at different sites differ by its rounding (2e-6 in wte here).
     common = [*TINY, "--n-embd", "768", "--n-head", "12", "--steps", "3", "--warmup", "0", "--batch", "4",
-              "--seq", "64"]
+              "--seq", "64", "--gemm-plan", "pytorch"]
     for base in ("fp32", "fused-adamw"):
         for rung in (f"{base}+ddp", f"{base}+ddp+zero1"):
             spawn_ranks(["measure", "--rung", rung, *common, "--out", str(d / rung),

@@ -265,12 +265,9 @@ TEST(Rungs, FusedStepAddsLinearGradientsIntoTheFlatBuffer) {
   EXPECT_EQ(handed["h.0.ln_1.weight"], 1);    // the LayerNorm's go through autograd
 }
 
-}  // namespace
-}  // namespace ladder
-
 // What the harness does with a rung that is not the ladder's usual (the
 // peers' switches, grad-accum's parity against one step of the same rows)
-// is read from the declarations (switch.h), not from names in the harness.
+// is read from the declarations (decl.h), not from names in the harness.
 TEST(Rungs, HarnessRolesComeFromTheDeclarations) {
   int peers_base = 0;
   for (const SwitchDecl* s : all_switches()) peers_base += s->peers_base;
@@ -282,3 +279,6 @@ TEST(Rungs, HarnessRolesComeFromTheDeclarations) {
   EXPECT_EQ(same_rows_parity_switch(parse_rung("fused-adamw").sw), nullptr);
   EXPECT_EQ(same_rows_parity_switch(parse_rung("fp32+grad-accum").sw), &switches::grad_accum);
 }
+
+}  // namespace
+}  // namespace ladder
