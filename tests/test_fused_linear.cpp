@@ -456,13 +456,15 @@ TEST(FusedClassifier, FirstWritesGiveTheGradientsOfAZeroedBuffer) {
       expect_close(grads[k][i], grads[0][i], 1e-5, 1e-7, fmt::format("way {}, gradient of parameter {}", k, i));
 }
 
-// Counts the calls of one op by name, across every thread, while installed.
+// Counts the calls of one op by name, across every thread, while installed;
+// with `first_input_shape`, only calls whose first input has that shape.
 class OpCallCounter {
  public:
-  explicit OpCallCounter(std::string name) {
+  explicit OpCallCounter(std::string name, std::vector<int64_t> first_input_shape = {}) {
     name_ = std::move(name);
+    shape_ = std::move(first_input_shape);
     calls_ = 0;
-    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start));
+    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start).needsInputs(!shape_.empty()));
   }
   ~OpCallCounter() { at::removeCallback(handle_); }
   OpCallCounter(const OpCallCounter&) = delete;
@@ -471,10 +473,17 @@ class OpCallCounter {
 
  private:
   static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-    if (std::string_view(fn.name()) == name_) calls_.fetch_add(1);
+    if (std::string_view(fn.name()) != name_) return nullptr;
+    if (!shape_.empty()) {
+      const auto inputs = fn.inputs();
+      if (inputs.empty() || !inputs[0].isTensor() || inputs[0].toTensor().sizes() != torch::IntArrayRef(shape_))
+        return nullptr;
+    }
+    calls_.fetch_add(1);
     return nullptr;
   }
   static inline std::string name_;
+  static inline std::vector<int64_t> shape_;
   static inline std::atomic<int64_t> calls_{0};
   at::CallbackHandle handle_;
 };
@@ -517,33 +526,6 @@ TEST(FusedLinear, CpuOnednnPlanRunsOnednnAndMatchesA) {
     expect_close(grads[1][i], grads[0][i], 1e-5, 1e-7, "gradient of parameter " + std::to_string(i));
 }
 
-// Counts aten::_to_copy calls (what a dtype cast dispatches to) whose input
-// has one given shape, across every thread, while installed.
-class ShapeCastCounter {
- public:
-  explicit ShapeCastCounter(std::vector<int64_t> shape) {
-    shape_ = std::move(shape);
-    casts_ = 0;
-    handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start).needsInputs(true));
-  }
-  ~ShapeCastCounter() { at::removeCallback(handle_); }
-  ShapeCastCounter(const ShapeCastCounter&) = delete;
-  ShapeCastCounter& operator=(const ShapeCastCounter&) = delete;
-  int64_t casts() const { return casts_.load(); }
-
- private:
-  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-    if (std::string_view(fn.name()) != "aten::_to_copy") return nullptr;
-    const auto inputs = fn.inputs();
-    if (!inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().sizes() == torch::IntArrayRef(shape_))
-      casts_.fetch_add(1);
-    return nullptr;
-  }
-  static inline std::vector<int64_t> shape_;
-  static inline std::atomic<int64_t> casts_{0};
-  at::CallbackHandle handle_;
-};
-
 // Under bf16 autocast the fused path's LayerNorms hand bf16 to the next
 // matmul, so no (B, T, C) activation is cast, forward or backward; the
 // unfused path casts every LayerNorm output to bf16 (and its gradient back).
@@ -560,14 +542,15 @@ TEST(FusedLinear, GptFusedUnderBf16AutocastCastsNoActivations) {
     torch::manual_seed(3);
     auto idx = torch::randint(0, cfg.vocab_size, {B, T});
     auto targets = torch::randint(0, cfg.vocab_size, {B, T});
-    const ShapeCastCounter counter({B, T, cfg.n_embd});
+    // aten::_to_copy is what a dtype cast dispatches to.
+    const OpCallCounter counter("aten::_to_copy", {B, T, cfg.n_embd});
     torch::Tensor loss;
     {
       const AutocastScope autocast(true, torch::kCPU);
       loss = model->loss(idx, targets);  // the step's own path: the fused one ends in the classifier
     }
     loss.backward();
-    casts[fused] = counter.casts();
+    casts[fused] = counter.calls();
     losses[fused] = loss.item<float>();
   }
   EXPECT_GT(casts[0], 0) << "the unfused path should cast its LayerNorm outputs (is the counter working?)";

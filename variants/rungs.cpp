@@ -3,6 +3,7 @@
 // variants/switches/switch.h).
 #include "variants/rungs.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -31,17 +32,12 @@ const std::vector<Rung>& ladder_rungs() {
 }
 
 const Rung& peer_base_rung() {
+  // all_switches() holds exactly one peers_base, a rung (decl.cpp's checks); its rung has its name.
   static const Rung& kBase = []() -> const Rung& {
-    const Rung* base = nullptr;
-    for (const Rung& r : ladder_rungs()) {
-      const SwitchDecl* added = r.name == "fp32" ? nullptr : &switch_named(r.name);
-      if (!added || !added->peers_base) continue;
-      if (base)
-        throw std::logic_error(fmt::format("switches '{}' and '{}' both declare peers_base", base->name, r.name));
-      base = &r;
-    }
-    if (!base) throw std::logic_error("no ladder rung's switch declares peers_base (variants/switches/)");
-    return *base;
+    const auto& all = all_switches();
+    const SwitchDecl* s = *std::find_if(all.begin(), all.end(), [](const SwitchDecl* d) { return d->peers_base; });
+    const auto& ladder = ladder_rungs();
+    return *std::find_if(ladder.begin(), ladder.end(), [&](const Rung& r) { return r.name == s->name; });
   }();
   return kBase;
 }

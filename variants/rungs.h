@@ -31,8 +31,8 @@ struct Rung {
 // The cumulative ladder, fp32 first.
 const std::vector<Rung>& ladder_rungs();
 // The ladder rung the PyTorch peers run the switches of: the one whose switch
-// is declared peers_base (fused-adamw). Throws std::logic_error unless
-// exactly one rung declares it.
+// is declared peers_base (fused-adamw; the list's checks, decl.cpp, ask for
+// exactly one, a rung).
 const Rung& peer_base_rung();
 // The switch on in `sw` declared parity_same_rows (grad-accum), whose rung is
 // checked against one step over the same rows; nullptr when none is on.

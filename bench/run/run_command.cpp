@@ -72,13 +72,13 @@ void add_config_options(ArgParser& ap, ConfigOptions& c) {
     if (f.option.empty()) continue;
     std::string help = f.help;
     if (f.show_default) help += fmt::format(" (default {})", value_text(f.get(defaults)));
-    auto take = [&o, &f](const std::string& text) {
+    auto set = [&o, &f](const std::string& text) {
       o.fields.set(f.name, check_input(f, parse_option(f, text), f.option));
     };
     if (f.kind == FieldKind::kFlag)
-      ap.add_flag(f.option, help, [take] { take(std::string()); });
+      ap.add_flag(f.option, help, [set] { set(""); });
     else
-      ap.add_value(f.option, f.metavar, help, take);
+      ap.add_value(f.option, f.metavar, help, set);
   }
 }
 

@@ -183,8 +183,7 @@ void ProcessGroup::set_timeout(double seconds) {
 }
 
 void ProcessGroup::set(const std::string& key, const std::string& value) {
-  const std::string namespaced = "ladder/" + key;
-  store_->set(namespaced, std::vector<uint8_t>(value.begin(), value.end()));
+  store_->set("ladder/" + key, std::vector<uint8_t>(value.begin(), value.end()));
 }
 
 std::string ProcessGroup::get(const std::string& key) {

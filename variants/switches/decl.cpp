@@ -30,8 +30,12 @@ void check_declarations(const std::vector<const SwitchDecl*>& all) {
   if (all.size() > kMaxSwitches)
     throw std::logic_error(fmt::format("{} switches are declared; Switches holds at most {}", all.size(),
                                        kMaxSwitches));
+  const SwitchDecl* peers_base = nullptr;
   for (const SwitchDecl* s : all) {
     if (!names.insert(s->name).second) fail(*s, "its name is declared twice");
+    if (s->peers_base && s->role != SwitchRole::kRung) fail(*s, "peers_base names a rung of the ladder; this is none");
+    if (s->peers_base && peers_base) fail(*s, fmt::format("'{}' declares peers_base too", peers_base->name));
+    if (s->peers_base) peers_base = s;
     if (!orders.insert(s->order).second) fail(*s, fmt::format("order {} is taken by another switch", s->order));
     if ((s->role == SwitchRole::kPart) != (s->group != nullptr))
       fail(*s, "a part names its group, and only a part does");
@@ -43,6 +47,8 @@ void check_declarations(const std::vector<const SwitchDecl*>& all) {
     for (const SwitchDecl* need : s->needs)
       if (need && !declared(need)) fail(*s, fmt::format("it needs '{}', which is not declared", need->name));
   }
+  if (!all.empty() && !peers_base)
+    throw std::logic_error("no switch declares peers_base (variants/switches/): the peers need a rung to reproduce");
 }
 }  // namespace
 

@@ -64,7 +64,8 @@ struct SwitchDecl {
   // there (both optional, false unless a declaration says otherwise):
   // peers_base: the PyTorch peers (bench/run/peers.h) run the switches of the
   // ladder rung this switch adds, the top rung that runs as one process
-  // (fused-adamw); exactly one rung declares it (peer_base_rung, rungs.h).
+  // (fused-adamw); exactly one rung declares it (checked with the list;
+  // peer_base_rung, rungs.h).
   bool peers_base = false;
   // parity_same_rows: a rung with this switch on is checked not against
   // fp32's loss but against one step over the same rows with this switch and
