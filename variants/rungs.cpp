@@ -165,7 +165,7 @@ std::vector<Rung> memory_rungs() {
   std::vector<Rung> out = {ladder_rungs().front()};
   std::vector<const SwitchDecl*> extras;
   for (const SwitchDecl* s : all_switches())
-    if (s->role == SwitchRole::kExtra) extras.push_back(s);
+    if (s->memory_mode) extras.push_back(s);
   for (const SwitchDecl* s : extras)
     if (!needs_ddp(*s)) out.push_back(parse_rung(fmt::format("fp32+{}", s->name)));
   out.push_back(parse_rung("ddp"));

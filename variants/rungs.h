@@ -55,9 +55,10 @@ Rung parse_rung(const std::string& spec, const char* option = "--rungs");
 // `--rungs ddp,ddp+zero1`).
 std::vector<Rung> ablation_rungs();
 
-// --mode memory: the extras that trade compute or communication for memory
-// beside the rungs they extend: fp32, fp32+X for each extra a single process
-// runs (act-ckpt), ddp, ddp+X for each extra, and ddp with all of them.
+// --mode memory: the extras declared memory_mode (they trade compute or
+// communication for memory) beside the rungs they extend: fp32, fp32+X for
+// each a single process runs (act-ckpt), ddp, ddp+X for each, and ddp with
+// all of them.
 std::vector<Rung> memory_rungs();
 
 // Loss-parity tolerance (relative) for a rung against the fp32 baseline, set

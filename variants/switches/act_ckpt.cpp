@@ -29,6 +29,8 @@ extern const SwitchDecl act_ckpt = {
       return switch_effect(n > 0, "each block's forward without autograd, run again in its backward",
                            fmt::format("{} block forwards recomputed in backward over {} steps", n, f.steps_run));
     },
+    /*peers_base=*/false, /*parity_same_rows=*/false,
+    /*memory_mode=*/true,  // --mode memory runs it: it trades time for memory
 };
 
 }  // namespace ladder::switches

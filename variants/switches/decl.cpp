@@ -36,6 +36,7 @@ void check_declarations(const std::vector<const SwitchDecl*>& all) {
     if (s->peers_base && s->role != SwitchRole::kRung) fail(*s, "peers_base names a rung of the ladder; this is none");
     if (s->peers_base && peers_base) fail(*s, fmt::format("'{}' declares peers_base too", peers_base->name));
     if (s->peers_base) peers_base = s;
+    if (s->memory_mode && s->role != SwitchRole::kExtra) fail(*s, "memory_mode is for an extra; this is none");
     if (!orders.insert(s->order).second) fail(*s, fmt::format("order {} is taken by another switch", s->order));
     if ((s->role == SwitchRole::kPart) != (s->group != nullptr))
       fail(*s, "a part names its group, and only a part does");

@@ -72,6 +72,10 @@ struct SwitchDecl {
   // ddp off (grad-accum: its micro-steps take one step's rows in parts;
   // bench/run/matrix.cpp).
   bool parity_same_rows = false;
+  // memory_mode: an extra that trades time for memory; `--mode memory` runs
+  // it beside the rungs it extends (fp32+X, ddp+X, and every such extra
+  // together on ddp; memory_rungs, rungs.h).
+  bool memory_mode = false;
 };
 
 // Every switch, by `order`: ladder order, a group's parts after the group,

@@ -30,6 +30,8 @@ extern const SwitchDecl zero1 = {
       j["sharding"] = std::move(d);
       return j;
     },
+    /*peers_base=*/false, /*parity_same_rows=*/false,
+    /*memory_mode=*/true,  // --mode memory runs it: it trades time for memory
 };
 
 }  // namespace ladder::switches
