@@ -9,10 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "reports/bands.h"
-#include "reports/compare.h"
-#include "reports/export.h"
+#include "reports/commands/bands.h"
+#include "reports/commands/compare.h"
+#include "reports/commands/export.h"
 #include "bench/micro/command.h"
+#include "bench/measure/measure_command.h"
 #include "bench/measure/roofline.h"
 #include "bench/measure/speed_of_light.h"
 #include "bench/run/peers.h"

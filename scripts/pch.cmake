@@ -2,7 +2,7 @@
 # header (profiler/common/torch_pch.h), and which do without it.
 #
 # The header is about 700 MB once precompiled, and loading it costs about 4 s
-# a translation unit on the 2-core VM (reports/stats.cpp: 5.8 s with it,
+# a translation unit on the 2-core VM (reports/stats/stats.cpp: 5.8 s with it,
 # 1.9 s without; 2026-11-29), more than most of ladder's files take to
 # compile. Parsing LibTorch without it costs about 10 s. So a file gets the
 # header only when it reaches LibTorch: when it, or a header of ladder's that

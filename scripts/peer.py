@@ -85,7 +85,7 @@ class Peer:
 
     def header(self, status):
         return {
-            "schema_version": 3,  # reports/report.h kSchemaVersion
+            "schema_version": 3,  # reports/model/report.h kSchemaVersion
             "kind": "ladder.rung_report",
             "run_id": self.args.run_id,
             "rung": self.cfg["rung"],

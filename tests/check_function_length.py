@@ -35,7 +35,7 @@ SKIPPED = ("tests/fixtures/",)  # under FOLDERS but not sources: test data
 # Declarative tables: one entry per declared thing, read as a list.
 TABLES = {
     "ladder::step_metrics",  # bench/measure/step_metrics.cpp: every per-step metric
-    "ladder::run_figures",   # reports/run_figures.cpp: every run-level figure
+    "ladder::run_figures",   # reports/model/run_figures.cpp: every run-level figure
     "ladder::make_fields",   # variants/config_fields.cpp: every config field, its flag, help and check
 }
 

@@ -65,7 +65,7 @@ NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
 
 def same_up_to_last_digits(want, produced):
     """The same text, and every full-precision number within 1e-12 of its golden value (relative).
-    The block design's fit (reports/block_design.cpp) runs through LibTorch's LAPACK, whose last bits differ
+    The block design's fit (reports/stats/block_design.cpp) runs through LibTorch's LAPACK, whose last bits differ
     between CPUs (an Intel Xeon's AVX-512 path against the AMD EPYC's that wrote these files: 2.0795498302591513
     for 2.079549830259181); what ladder prints is otherwise the same. A number printed to fewer digits (the
     tables' 1.06 [1.05, 1.07]) must match exactly: a change there is a change in what a reader sees."""

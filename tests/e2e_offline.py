@@ -27,7 +27,7 @@ usage: e2e_offline.py WORK_DIR CASE
                             resolves them from the bundle alone, --dry-run);
                             scripts/build configures the tree
                             against the bundle and builds one small target,
-                            reports/inference.cpp's object (Boost.Math, fmt; with
+                            reports/stats/inference.cpp's object (Boost.Math, fmt; with
                             the precompiled LibTorch header it needs): the whole
                             tree would take about 20 minutes on 2 cores, the
                             by-hand note in tests/README.md
@@ -52,7 +52,7 @@ STANDS_IN_FOR = ["libfmt-dev", "nlohmann-json3-dev", "libboost-math-dev", "libgt
                  "libbenchmark-dev", "libgloo-dev"]
 # The build configures each file as an object of its own (LADDER_UNITY_BATCH=1, no unity batches), so that
 # one file's object is a target.
-SMALL_TARGET = os.environ.get("LADDER_OFFLINE_TARGET", "CMakeFiles/ladder_reports.dir/reports/inference.cpp.o")
+SMALL_TARGET = os.environ.get("LADDER_OFFLINE_TARGET", "CMakeFiles/ladder_reports.dir/reports/stats/inference.cpp.o")
 # What the build must leave behind: the small target's object, or for the whole tree its two programs.
 BUILT = ["ladder", "tests/ladder_tests"] if SMALL_TARGET == "all" else [SMALL_TARGET]
 # The probe: the same finds as CMakeLists.txt, then one executable using each library.

@@ -14,9 +14,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "reports/compare.h"
-#include "reports/inference.h"
-#include "reports/report_loader.h"
+#include "reports/model/comparison.h"
+#include "reports/render/comparison_document.h"
+#include "reports/stats/inference.h"
+#include "reports/model/report_loader.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -287,7 +288,7 @@ TEST(CompareInputs, TwoCommitsAreTheSubject) {
 }
 
 // The machine's speed is named per rung where the speed probe's spread
-// across an input's processes accounts for theirs (reports/machine_speed.h),
+// across an input's processes accounts for theirs (reports/stats/machine_speed.h),
 // in the input's noise causes and on a noise: line of the document.
 TEST(CompareInputs, NamesTheMachinesSpeedWhereTheProbeExplainsTheSpread) {
   auto probed = [](LoadedRun g, const std::vector<double>& speeds) {

@@ -1,5 +1,5 @@
-// tests/test_inference.cpp: the statistics of reports/inference.h and
-// reports/block_design.h (Boost.Math's Student's t) against SciPy's values.
+// tests/test_inference.cpp: the statistics of reports/stats/inference.h and
+// reports/stats/block_design.h, and the verdict rule of reports/stats/verdict.h (Boost.Math's Student's t) against SciPy's values.
 // References: scipy.stats.ttest_ind(a, b, equal_var=False), 2 *
 // scipy.stats.t.sf(t, df), scipy.stats.t.ppf (SciPy 1.16 for the Welch cases,
 // 1.14.1 for the rest); the intervals from ttest_ind(log b, log a,
@@ -13,8 +13,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "reports/block_design.h"
-#include "reports/inference.h"
+#include "reports/stats/block_design.h"
+#include "reports/stats/inference.h"
+#include "reports/stats/verdict.h"
 
 namespace ladder {
 namespace {
@@ -156,6 +157,43 @@ TEST(BlockDesign, OneRoundHasNoInterval) {
   const RatioInterval r = d.ratio("fp32", "flash");
   EXPECT_NEAR(r.ratio, 0.8, 1e-12);
   EXPECT_FALSE(r.has_interval());
+}
+
+RatioInterval time_ratio(double ratio, double lo, double hi) {
+  RatioInterval r;
+  r.ratio = ratio;
+  r.lo = lo;
+  r.hi = hi;
+  return r;
+}
+
+// The one rule of compare and the A/B table: each branch, and its edges.
+TEST(Verdict, EachBranchOfTheRule) {
+  // 5 % faster, significant, the interval below 1: faster; the same slower.
+  EXPECT_EQ(judge_change(time_ratio(0.95, 0.93, 0.97), 0.001, 0.05, 1.0), Change::kFaster);
+  EXPECT_EQ(judge_change(time_ratio(1.05, 1.03, 1.07), 0.001, 0.05, 1.0), Change::kSlower);
+  // Not significant after the adjustment: unresolved, although the interval excludes 1.
+  EXPECT_EQ(judge_change(time_ratio(0.95, 0.93, 0.97), 0.06, 0.05, 1.0), Change::kUnresolved);
+  // Significant but smaller than the threshold: within noise.
+  EXPECT_EQ(judge_change(time_ratio(0.995, 0.990, 0.9999), 0.001, 0.05, 1.0), Change::kWithinNoise);
+  // The interval inside [1/1.01, 1.01]: within noise whatever p says.
+  EXPECT_EQ(judge_change(time_ratio(1.002, 0.995, 1.009), 0.5, 0.05, 1.0), Change::kWithinNoise);
+  // Holds 1 and reaches past the threshold: unresolved.
+  EXPECT_EQ(judge_change(time_ratio(1.01, 0.97, 1.05), 0.4, 0.05, 1.0), Change::kUnresolved);
+  // Exactly the threshold counts as large.
+  EXPECT_EQ(judge_change(time_ratio(1.01, 1.005, 1.015), 0.01, 0.05, 1.0), Change::kSlower);
+  EXPECT_STREQ(change_name(Change::kWithinNoise), "within noise");
+}
+
+// tokens/s up is step time down: the A/B table judges the inverse.
+TEST(Verdict, RateRatioIsJudgedAsItsTimeRatio) {
+  const RatioInterval t = time_ratio_of_rate(time_ratio(1.25, 1.2, 1.3125));
+  EXPECT_DOUBLE_EQ(t.ratio, 0.8);
+  EXPECT_NEAR(t.lo, 1 / 1.3125, 1e-15);
+  EXPECT_NEAR(t.hi, 1 / 1.2, 1e-15);
+  EXPECT_EQ(judge_change(t, 0.001, 0.05, 1.0), Change::kFaster);
+  const RatioInterval none = time_ratio_of_rate(time_ratio(1.25, 0, 0));
+  EXPECT_FALSE(none.has_interval());
 }
 
 }  // namespace

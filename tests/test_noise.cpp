@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/noise_monitor.h"
-#include "reports/table.h"
+#include "reports/render/table.h"
 
 namespace ladder {
 namespace {

@@ -1,4 +1,4 @@
-// tests/test_ratios.cpp: the ratio kinds (reports/ratios.h): each declared
+// tests/test_ratios.cpp: the ratio kinds (reports/model/ratios.h): each declared
 // once, against the cell it names, in the direction it names, and recorded in
 // and read back from summary.json's rows unchanged.
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/ratios.h"
-#include "reports/summary_json.h"
+#include "reports/model/ratios.h"
+#include "reports/model/summary_json.h"
 
 namespace ladder {
 namespace {

@@ -1,4 +1,4 @@
-// tests/test_reporters.cpp: the output formats (reports/reporter.h) on
+// tests/test_reporters.cpp: the output formats (reports/render/reporter.h) on
 // documents built here, and `--format`'s list: what each format writes of
 // a table's cells, and what a bad or unfitting name is told.
 #include <algorithm>
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/reporter.h"
-#include "reports/table.h"
+#include "reports/render/reporter.h"
+#include "reports/render/table.h"
 #include "variants/config.h"
 
 namespace ladder {

@@ -10,9 +10,9 @@
 
 #include "bench/run/matrix.h"
 #include "bench/run/rounds.h"
-#include "reports/ratios.h"
-#include "reports/summary_json.h"
-#include "reports/table.h"
+#include "reports/model/ratios.h"
+#include "reports/model/summary_json.h"
+#include "reports/render/table.h"
 
 namespace ladder {
 namespace {

@@ -1,4 +1,4 @@
-// tests/test_run_figures.cpp: the run-level figures (reports/run_figures.h):
+// tests/test_run_figures.cpp: the run-level figures (reports/model/run_figures.h):
 // one declaration each, read from rung reports and combined across processes,
 // every key with its unit, and the run and compare tables' columns taken from
 // the list.
@@ -9,9 +9,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/compare.h"
-#include "reports/run_figures.h"
-#include "reports/table.h"
+#include "reports/model/comparison.h"
+#include "reports/render/figure_cells.h"
+#include "reports/model/run_figures.h"
+#include "reports/render/table.h"
 
 namespace ladder {
 namespace {

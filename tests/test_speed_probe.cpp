@@ -1,6 +1,6 @@
 // tests/test_speed_probe.cpp: the speed probe (bench/measure/speed_probe.h), the rule
 // that names the machine's speed as the cause of a cell's spread
-// (reports/machine_speed.h), and what a run's rounds can resolve
+// (reports/stats/machine_speed.h), and what a run's rounds can resolve
 // (bench/run/rounds.h resolvable_change).
 #include <cmath>
 
@@ -11,10 +11,10 @@
 #include "bench/measure/device.h"
 #include "bench/run/rounds.h"
 #include "bench/measure/speed_probe.h"
-#include "reports/machine_speed.h"
-#include "reports/ratios.h"
-#include "reports/summary_json.h"
-#include "reports/table.h"
+#include "reports/stats/machine_speed.h"
+#include "reports/model/ratios.h"
+#include "reports/model/summary_json.h"
+#include "reports/render/table.h"
 
 namespace ladder {
 namespace {

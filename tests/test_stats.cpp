@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/stats.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 namespace {

@@ -1,5 +1,5 @@
 // tests/test_table.cpp: the warnings under `ladder run`'s table
-// (reports/table.h), from summary rows built here: which rows ran on a busy
+// (reports/render/table.h), from summary rows built here: which rows ran on a busy
 // machine (their noise verdict), and which 'p' MFU figures exceed the run's
 // roofline.
 #include <string>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/table.h"
+#include "reports/render/table.h"
 
 namespace ladder {
 namespace {

@@ -15,7 +15,7 @@
 #include "bench/measure/device.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/report.h"
+#include "reports/model/report.h"
 #include "variants/precision.h"
 
 namespace ladder {

@@ -12,9 +12,9 @@
 #include "bench/measure/roofline.h"
 #include "bench/measure/speed_of_light.h"
 #include "bench/measure/step_columns.h"
-#include "reports/report.h"
-#include "reports/report_loader.h"
-#include "reports/stats.h"
+#include "reports/model/report.h"
+#include "reports/model/report_loader.h"
+#include "reports/stats/stats.h"
 #include "variants/rungs.h"
 #include "variants/switches/switch.h"
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/device.h"
-#include "reports/stats.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 

@@ -1,7 +1,7 @@
 // bench/measure/step_columns.cpp: see step_columns.h.
 #include "bench/measure/step_columns.h"
 
-#include "reports/stats.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 

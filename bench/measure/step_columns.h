@@ -1,5 +1,5 @@
 // bench/measure/step_columns.h: the harness's step records as a rung report's
-// per-step columns (reports/report.h), and their summary statistics.
+// per-step columns (reports/model/report.h), and their summary statistics.
 #pragma once
 
 #include <vector>

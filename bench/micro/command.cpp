@@ -18,7 +18,7 @@
 #include "build_info.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/report.h"
+#include "reports/model/report.h"
 
 namespace ladder::micro {
 

@@ -15,9 +15,9 @@
 #include "bench/measure/roofline.h"
 #include "bench/measure/rung_report.h"
 #include "profiler/common/atomic_file.h"
-#include "reports/peer_cells.h"
-#include "reports/report.h"
-#include "reports/report_loader.h"
+#include "reports/model/peer_cells.h"
+#include "reports/model/report.h"
+#include "reports/model/report_loader.h"
 
 namespace ladder {
 

@@ -10,24 +10,11 @@
 
 #include "bench/measure/memory.h"
 #include "bench/run/peers.h"
-#include "reports/report_loader.h"
+#include "reports/model/report_loader.h"
 #include "variants/rungs.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {
-
-RunConfig config_for(const std::string& preset_name, const Overrides& o, const std::string& device) {
-  const Preset& preset = find_preset(preset_name);
-  RunConfig c;
-  c.device = device;
-  c.preset = preset.name;
-  c.model = preset.model;
-  c.batch = preset.batch;
-  c.seq = preset.seq;
-  c.total_batch = preset.total_batch;
-  o.fields.apply(c);
-  return c;
-}
 
 namespace {
 

@@ -15,19 +15,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "bench/measure/config_options.h"
 #include "bench/run/cell.h"
 #include "variants/config.h"
 #include "variants/config_fields.h"
 
 namespace ladder {
-
-// Explicit `ladder run` values, applied on top of each preset: the device
-// (resolved by the caller) and the config fields a user set, by name
-// (variants/config_fields.h).
-struct Overrides {
-  std::optional<std::string> device;
-  FieldSettings fields;
-};
 
 struct MatrixSpec {
   std::string device;                // resolved: "cpu", "cuda", "cuda:N"
@@ -78,8 +71,6 @@ inline constexpr double kParityMemoryFraction = 0.8;
 // explicit attention), doubled for the CUDA-graph path, whose warm-up and
 // capture each hold a step's activations.
 int64_t step_memory_estimate_bytes(const RunConfig& cfg);
-
-RunConfig config_for(const std::string& preset, const Overrides& o, const std::string& device);
 
 nlohmann::json cells_to_json(const std::vector<Cell>& cells);
 

@@ -17,8 +17,8 @@
 #include "profiler/common/cli.h"
 #include "profiler/device_steps.h"
 #include "profiler/trace_breakdown.h"
-#include "reports/report_loader.h"
-#include "reports/stats.h"
+#include "reports/model/report_loader.h"
+#include "reports/stats/stats.h"
 #include "variants/rungs.h"
 
 namespace ladder {

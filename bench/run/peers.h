@@ -5,7 +5,7 @@
 // (peer_base_rung(), variants/rungs.h: TF32, bf16 autocast, SDPA causal attention, vocabulary
 // padded to a multiple of 128, fused AdamW; `fused` is torch.compile for the
 // compile peer and off for eager). Each peer is an extra cell of the matrix,
-// "peer-<name>" (reports/peer_cells.h), run after the rungs in its own
+// "peer-<name>" (reports/model/peer_cells.h), run after the rungs in its own
 // child process: scripts/peer.py, which reuses scripts/reference.py's model,
 // data and schedule and times each step as the harness does. It writes a
 // partial report: what it is (environment, switches, model, data) and one
@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/run/cell.h"
-#include "reports/peer_cells.h"
+#include "reports/model/peer_cells.h"
 
 namespace ladder {
 

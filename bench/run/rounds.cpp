@@ -1,9 +1,9 @@
 // bench/run/rounds.cpp: see rounds.h.
 #include "bench/run/rounds.h"
 
-#include "reports/inference.h"
-#include "reports/stats.h"
-#include "reports/ratios.h"
+#include "reports/stats/inference.h"
+#include "reports/stats/stats.h"
+#include "reports/model/ratios.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // machine drifts over minutes, so every rung runs in several processes,
 // interleaved: round 1 runs every runnable cell (the parity references only
 // then), each later round every measured cell and peer again, so drift hits
-// every rung alike (the rounds are the blocks of reports/block_design.h).
+// every rung alike (the rounds are the blocks of reports/stats/block_design.h).
 // `--repeat N` makes N rounds (2 by default). `--repeat auto` then adds one
 // round at a time for the cells whose ratios are still wider than the target
 // (--target-ci), with the cells they are against, until none is or the time
@@ -22,7 +22,7 @@
 #include "bench/run/matrix.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/runner_options.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace ladder {
 
@@ -41,7 +41,7 @@ struct WideRatio {
 };
 
 // The ratios wider than o.target_ci_pct, from the run's rows (with their
-// ratios, reports/ratios.h): the kinds judged in this run (RatioKind::judged):
+// ratios, reports/model/ratios.h): the kinds judged in this run (RatioKind::judged):
 // in a ladder run each rung's x fp32 and x prev; in an ablation run each
 // switch alone on fp32 and at the top; in an A/B run each rung's B over A.
 std::vector<WideRatio> wide_ratios(const std::vector<SummaryRow>& rows, const RunnerOptions& o);

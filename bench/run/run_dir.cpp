@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "profiler/common/atomic_file.h"
-#include "reports/report.h"
+#include "reports/model/report.h"
 
 namespace ladder {
 

@@ -25,11 +25,11 @@
 #include "bench/run/run_dir.h"
 #include "bench/run/summary_rows.h"
 #include "profiler/common/atomic_file.h"
-#include "reports/report.h"
-#include "reports/report_loader.h"
-#include "reports/ratios.h"
-#include "reports/summary_json.h"
-#include "reports/table.h"
+#include "reports/model/report.h"
+#include "reports/model/report_loader.h"
+#include "reports/model/ratios.h"
+#include "reports/model/summary_json.h"
+#include "reports/render/table.h"
 #include "variants/rungs.h"
 
 namespace ladder {

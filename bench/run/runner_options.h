@@ -37,7 +37,7 @@ struct RunnerOptions {
   std::vector<std::pair<std::string, std::string>> side_b_env;
   bool resume = false;
   bool quiet = false;
-  std::string format = "text";      // the table's --format (reports/reporter.h)
+  std::string format = "text";      // the table's --format (reports/render/reporter.h)
   std::vector<std::string> peers;   // --peers (bench/run/peers.h), recorded in matrix.json and summary.json
   std::string peers_source;         // "--peers", or why the default is what it is
 };

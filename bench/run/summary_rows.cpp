@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "bench/run/run_dir.h"
-#include "reports/machine_speed.h"
-#include "reports/run_figures.h"
-#include "reports/stats.h"
+#include "reports/stats/machine_speed.h"
+#include "reports/model/run_figures.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 
@@ -65,7 +65,7 @@ json probe_indices(const std::vector<json>& reports) {
 
 // The row's probe section: each process's index and, where every process has
 // one, whether the machine's speed explains their spread in dt (the rule of
-// reports/machine_speed.h); its cause joins the row's noise causes.
+// reports/stats/machine_speed.h); its cause joins the row's noise causes.
 json probe_section(const std::vector<json>& reports, const std::vector<double>& dt, json& causes) {
   const json index = probe_indices(reports);
   json section = {{"speed_index_per_s", index}};
@@ -101,7 +101,7 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const std::vec
   }
   if (deciding.contains("failure")) row["failure"] = deciding["failure"];
   if (row["status"] != "ok") return row;
-  // Every declared run-level figure (reports/run_figures.cpp), across processes.
+  // Every declared run-level figure (reports/model/run_figures.cpp), across processes.
   std::vector<const json*> processes;
   for (const auto& r : reports) processes.push_back(&r);
   const json figures = cell_figures(processes);

@@ -1,7 +1,7 @@
 // bench/run/summary_rows.h: the rows of a run's summary.json, one per measured
 // cell or peer: its figures (medians over --repeat processes), whether the
 // machine was quiet while it ran, and the switches in effect. The table
-// (reports/table.h) prints them.
+// (reports/render/table.h) prints them.
 #pragma once
 
 #include <string>
@@ -18,7 +18,7 @@ namespace ladder {
 nlohmann::json row_base(const Cell& c, const std::string& status, const nlohmann::json& parity,
                         const std::string& side = "");
 
-// A cell's row: every run-level figure (reports/run_figures.h) from the one
+// A cell's row: every run-level figure (reports/model/run_figures.h) from the one
 // report, or with --repeat N across the N processes (the median of each
 // one's value; a process is the independent sample, its steps are not), with
 // the per-process values listed (per_process). Peak memory is the largest of

@@ -1,5 +1,5 @@
-// reports/export.cpp: see export.h.
-#include "reports/export.h"
+// reports/commands/export.cpp: see export.h.
+#include "reports/commands/export.h"
 
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/reporter.h"
-#include "reports/stats.h"
-#include "reports/table.h"
-#include "variants/config.h"
+#include "reports/render/reporter.h"
+#include "reports/stats/stats.h"
+#include "reports/render/table.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 

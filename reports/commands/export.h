@@ -1,5 +1,5 @@
-// reports/export.h: `ladder export --format NAME RUN`, a finished run in any
-// format that renders a run (reports/reporter.h): its table, or gbench,
+// reports/commands/export.h: `ladder export --format NAME RUN`, a finished run in any
+// format that renders a run (reports/render/reporter.h): its table, or gbench,
 // google/benchmark JSON (a `context` and one `benchmarks` record per measured
 // step, as repetitions, plus median/mean/stddev aggregates), so
 // google/benchmark's tools/compare.py can read ladder runs too.
@@ -8,14 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "reports/report_loader.h"
-
 namespace ladder {
 
-// The gbench form of a run (reports/formats/gbench.cpp).
-nlohmann::json to_gbench(const LoadedRun& run);
 int export_command(const std::vector<std::string>& args);
 
 }  // namespace ladder

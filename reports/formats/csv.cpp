@@ -5,7 +5,7 @@
 // section lines and the notes are left out.
 #include <fmt/format.h>
 
-#include "reports/reporter.h"
+#include "reports/render/reporter.h"
 
 namespace ladder {
 namespace {

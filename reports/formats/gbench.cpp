@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/stats.h"
-#include "reports/export.h"
-#include "reports/reporter.h"
+#include "reports/stats/stats.h"
+#include "reports/model/report_loader.h"
+#include "reports/render/reporter.h"
 
 namespace ladder {
 
@@ -90,8 +90,7 @@ void add_records(json& benchmarks, const std::string& name, int family, const st
   }
 }
 
-}  // namespace
-
+// The gbench form of a run.
 json to_gbench(const LoadedRun& run) {
   json context = gbench_context(run);
   json benchmarks = json::array();
@@ -106,8 +105,6 @@ json to_gbench(const LoadedRun& run) {
   }
   return {{"context", context}, {"benchmarks", benchmarks}};
 }
-
-namespace {
 
 class GbenchReporter : public Reporter {
  public:

@@ -1,7 +1,7 @@
 // reports/formats/html.cpp: `--format html`, any document as one
-// self-contained page with its charts (reports/html_report.h draws it).
-#include "reports/html_report.h"
-#include "reports/reporter.h"
+// self-contained page with its charts (reports/render/html_report.h draws it).
+#include "reports/render/html_report.h"
+#include "reports/render/reporter.h"
 
 namespace ladder {
 namespace {

@@ -2,7 +2,7 @@
 // pull requests: the lines above the tables in a code block, each table as
 // a GitHub table (numbers right-aligned, section lines in italics), and the
 // notes as paragraphs.
-#include "reports/reporter.h"
+#include "reports/render/reporter.h"
 
 namespace ladder {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/reporter.h"
+#include "reports/render/reporter.h"
 
 namespace ladder {
 namespace {

@@ -1,12 +1,10 @@
-// reports/compare.cpp: the comparison model and the `ladder compare` command
-// (see compare.h); its document is reports/comparison_document.cpp.
-#include "reports/compare.h"
-
-#include <unistd.h>
+// reports/model/comparison.cpp: the comparison model (see comparison.h); its
+// document is reports/render/comparison_document.cpp, its command
+// reports/commands/compare.cpp.
+#include "reports/model/comparison.h"
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,18 +13,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/comparison_model.h"
-#include "reports/peer_cells.h"
-#include "reports/ratios.h"
-#include "reports/rung_facts.h"
-#include "reports/reporter.h"
-#include "reports/run_figures.h"
-#include "reports/block_design.h"
-#include "reports/inference.h"
-#include "reports/machine_speed.h"
-#include "variants/config.h"
+#include "reports/model/comparison_model.h"
+#include "reports/model/peer_cells.h"
+#include "reports/model/ratios.h"
+#include "reports/model/rung_facts.h"
+#include "reports/model/run_figures.h"
+#include "reports/stats/block_design.h"
+#include "reports/stats/inference.h"
+#include "reports/stats/machine_speed.h"
+#include "reports/stats/verdict.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 
@@ -86,7 +83,7 @@ std::vector<const LoadedRun*> members(const LoadedRun& run) {
   return out;
 }
 
-// Every report of the inputs read once as facts (reports/rung_facts.h), by
+// Every report of the inputs read once as facts (reports/model/rung_facts.h), by
 // the report's place in its LoadedRun: the checks, the cells, the noise and
 // the subject below all ask here, none reads a report again.
 class ReportFacts {
@@ -162,7 +159,7 @@ std::vector<double> numbers(const std::vector<json>& values) {
   return out;
 }
 
-// One input's figures for a rung: every run-level figure (reports/run_figures.h)
+// One input's figures for a rung: every run-level figure (reports/model/run_figures.h)
 // across its processes, and the samples the verdict tests. With one process
 // the figures are its own (medians of its steps); with several (--repeat, or
 // runs joined by commas) the median of the per-process values, which are the
@@ -213,7 +210,7 @@ ProcessSamples samples_of(const InputCell& in, const json& values) {
 // One input against the baseline on a rung. The samples are the inputs'
 // per-process median step times (a process is the independent unit; its
 // steps are not independent of each other): their ratio, B over A, with its
-// interval (Welch's on the logs, reports/inference.h) and p-value. With one
+// interval (Welch's on the logs, reports/stats/inference.h) and p-value. With one
 // process on either side there is no sample to judge by: the ratio is shown
 // and the verdict is "cannot judge". The verdict itself waits for the Holm
 // adjustment over all rungs (decide).
@@ -252,26 +249,20 @@ Verdict test_rung(const InputCell& base, const InputCell& other, double noise_pc
 }
 
 // The verdict from the Holm-adjusted p (below), the size of the change and
-// its interval: faster or slower when the change is significant, at least the
-// noise threshold and its interval excludes no change; within noise when the
-// interval lies within the threshold; otherwise unresolved (the interval
-// holds both no change and a change larger than the threshold: more
-// processes would tell).
+// its interval, by the one rule (reports/stats/verdict.h), with why.
 void decide(Verdict& v, double alpha) {
   const double p = *v.p_holm, change_pct = v.change_pct, noise_pct = v.noise_threshold_pct;
   RatioInterval dt;
   dt.ratio = v.ratio_dt_ms;
   std::tie(dt.lo, dt.hi) = *v.dt_ms_interval;
-  const bool significant = p < alpha, large = std::fabs(change_pct) >= noise_pct;
+  const Change change = judge_change(dt, p, alpha, noise_pct);
+  v.verdict = change_name(change);
   const std::string interval = fmt::format("dt x{:.3f} [{:.3f}, {:.3f}]", dt.ratio, dt.lo, dt.hi);
-  if (significant && large && dt.excludes_one()) {
-    v.verdict = change_pct < 0 ? "faster" : "slower";
+  if (change == Change::kFaster || change == Change::kSlower)
     v.why = fmt::format("p {:.3g} < {}, |{:+.2f} %| >= {} %, {}", p, alpha, change_pct, noise_pct, interval);
-  } else if (dt.within(noise_pct) || (significant && !large)) {
-    v.verdict = "within noise";
+  else if (change == Change::kWithinNoise)
     v.why = fmt::format("{} lies within the noise threshold {} % (p {:.3g})", interval, noise_pct, p);
-  } else {
-    v.verdict = "unresolved";
+  else
     v.why = dt.excludes_one()
                 ? fmt::format("{} excludes no change, but p {:.3g} >= {} after the adjustment over {} rungs: "
                               "more processes would tell",
@@ -279,11 +270,10 @@ void decide(Verdict& v, double alpha) {
                 : fmt::format("{} holds both no change and changes beyond {} % (p {:.3g}): more processes "
                               "would tell",
                               interval, noise_pct, p);
-  }
 }
 
 // Holm-Bonferroni over the rungs one input is compared on
-// (reports/inference.h): the family of verdicts keeps its false-alarm rate.
+// (reports/stats/inference.h): the family of verdicts keeps its false-alarm rate.
 void holm_adjust(std::vector<Verdict*>& tested) {
   std::vector<double> p;
   for (const Verdict* t : tested) p.push_back(*t->p_value);
@@ -296,7 +286,7 @@ void holm_adjust(std::vector<Verdict*>& tested) {
 
 // Per rung of an input with 2+ processes, each with a speed probe: whether
 // the machine's speed explains the processes' spread in dt
-// (reports/machine_speed.h), its cause named with the rung; returns the
+// (reports/stats/machine_speed.h), its cause named with the rung; returns the
 // probe's half-range of each such rung.
 std::vector<double> add_probe_causes(const LoadedRun& run, const ReportFacts& facts, std::vector<json>& causes) {
   std::vector<double> ranges;
@@ -451,7 +441,7 @@ ComparedRung compare_cell(const std::vector<LoadedRun>& runs, const ReportFacts&
 }
 
 // Input `i`'s rungs as a run's rows: its processes' tokens/s by round, for
-// the ratio kinds (reports/ratios.h); the shape is the cell's prefix.
+// the ratio kinds (reports/model/ratios.h); the shape is the cell's prefix.
 std::vector<SummaryRow> input_rows(const Comparison& cmp, size_t i) {
   std::vector<SummaryRow> rows;
   for (const auto& rung : cmp.rungs) {
@@ -468,7 +458,7 @@ std::vector<SummaryRow> input_rows(const Comparison& cmp, size_t i) {
 }
 
 // Each input's speedup over its own fp32 (of the same shape), with its
-// interval: the ratio kind of the run table (x fp32, reports/ratios.h), the
+// interval: the ratio kind of the run table (x fp32, reports/model/ratios.h), the
 // input's processes as samples and its rounds (the input's repeats) as blocks.
 void add_input_speedups(Comparison& cmp) {
   for (size_t i = 0; i < cmp.inputs.size(); ++i) {
@@ -608,75 +598,6 @@ std::vector<LoadedRun> split_sides(const LoadedRun& run) {
                                     run.path, side));
   }
   return sides;
-}
-
-int compare_command(const std::vector<std::string>& args) {
-  CompareOptions opts;
-  std::string format = "text", html, out;
-  std::vector<std::string> inputs;
-  ArgParser ap("compare",
-               "Compare runs: ladder compare BASELINE OTHER [MORE ...]. Each input is a run directory,\n"
-               "a summary.json or a rung report, or runs joined by commas (a1,a2,a3). An input's samples\n"
-               "are its per-process medians ('ladder run --repeat N', 2 by default, or joined runs): each\n"
-               "ratio is shown with its 95 % interval (Welch's t on the logs). A rung is faster or slower\n"
-               "only when p < --alpha (Holm-adjusted), the median dt moved by --noise-threshold or more and\n"
-               "the interval excludes no change; within noise when the interval lies inside the threshold;\n"
-               "unresolved otherwise. One process per rung gives no verdict (its steps are not independent).\n"
-               "Different presets, batches, sequence lengths or rung definitions are refused unless --force.");
-  ap.add_value("--alpha", "P", "significance level (default 0.05)",
-               [&](const std::string& v) { opts.alpha = parse_double("--alpha", v); });
-  ap.add_value("--noise-threshold", "PCT",
-               "smallest change of median dt, in %, called faster or slower (default 1)",
-               [&](const std::string& v) { opts.noise_threshold_pct = parse_double("--noise-threshold", v); });
-  ap.add_value("--format", "NAME",
-               fmt::format("output format: {} (default text; html: a page with charts)",
-                           format_names(DocumentKind::kComparison)),
-               [&](const std::string& v) { format = v; });
-  ap.add_value("--out", "FILE", "write the output here instead of stdout", [&](const std::string& v) { out = v; });
-  ap.add_value("--html", "OUT.html", "also write the HTML page (as --format html) here",
-               [&](const std::string& v) { html = v; });
-  ap.add_flag("--force", "compare even when the configs differ", [&] { opts.force = true; });
-  ap.allow_positionals(&inputs);
-  if (!ap.parse(args)) return 0;
-  if (inputs.empty())
-    throw ConfigError("compare: got no input; expected at least two (a baseline and another), or one A/B run");
-  if (!(opts.alpha > 0 && opts.alpha < 1))
-    throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
-  if (!(opts.noise_threshold_pct >= 0))
-    throw ConfigError(fmt::format("--noise-threshold: got {}, expected a percentage >= 0", opts.noise_threshold_pct));
-  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kComparison);
-  for (const auto& [option, file] : {std::pair{"--html", html}, std::pair{"--out", out}})
-    if (!file.empty() && std::filesystem::path(file).has_parent_path())
-      ensure_writable_dir(std::filesystem::path(file).parent_path().string(), option);
-  std::vector<LoadedRun> runs;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    runs.push_back(load_run_group(inputs[i], i < 26 ? std::string(1, char('A' + i)) : fmt::format("I{}", i)));
-  if (runs.size() == 1) {  // one A/B run: its two sides, paired by round
-    runs = split_sides(runs.front());
-    opts.paired = true;
-  }
-  // Single rung reports of different rungs (fp32 vs bf16, say) are compared
-  // as one row; their differing switches then need --force.
-  bool all_single = true;
-  for (const auto& r : runs) all_single = all_single && r.cells.size() == 1;
-  if (all_single)
-    for (auto& r : runs) {
-      r.cells[0] = runs[0].cells[0];
-      for (auto& rep : r.repeats) rep.cells[0] = runs[0].cells[0];
-    }
-  const Document doc = comparison_document(compare_runs(runs, opts));
-  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
-  if (out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    write_file_atomically(out, text);
-    fmt::print(stderr, "{}: {}\n", format, out);
-  }
-  if (!html.empty()) {
-    write_file_atomically(html, find_reporter("--html", "html", DocumentKind::kComparison).render(doc, {}));
-    fmt::print(stderr, "html: {}\n", html);
-  }
-  return 0;
 }
 
 }  // namespace ladder

@@ -1,13 +1,14 @@
-// reports/compare.h: `ladder compare A B [C ...]`, which compares runs across
-// GPUs, machines, builds and days.
+// reports/model/comparison.h: the comparison of `ladder compare A B [C ...]`
+// (reports/commands/compare.h), which compares runs across GPUs, machines,
+// builds and days.
 //
 // The first input is the baseline. For each rung: every input's run-level
-// figures (reports/run_figures.h), its ratio to the baseline with a 95 %
+// figures (reports/model/run_figures.h), its ratio to the baseline with a 95 %
 // interval, and a verdict: faster, slower, within noise, unresolved, cannot
 // judge, missing. An input's samples are its per-process medians (`ladder
 // run --repeat N`, 2 by default, or runs joined by commas): a process is the
 // independent unit, its steps are not. The ratio's interval and p come from
-// Welch's t on the logs (reports/inference.h, Boost.Math). A difference is
+// Welch's t on the logs (reports/stats/inference.h, Boost.Math). A difference is
 // faster or slower only if p (Holm-adjusted over the rungs) < alpha, the
 // median dt moved by at least the noise threshold (default 1 %, as
 // Criterion.rs's noise_threshold) and the interval excludes no change;
@@ -27,8 +28,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "reports/document.h"
-#include "reports/report_loader.h"
+#include "reports/model/report_loader.h"
 
 namespace ladder {
 
@@ -50,10 +50,5 @@ std::vector<LoadedRun> split_sides(const LoadedRun& run);
 // when configs differ and !force.
 nlohmann::json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts);
 
-// The comparison as tables for the formats of reports/reporter.h: one row per
-// rung and input, the ladder's shape, and the lines around them.
-Document comparison_document(const nlohmann::json& cmp);
-
-int compare_command(const std::vector<std::string>& args);
 
 }  // namespace ladder

@@ -1,6 +1,6 @@
-// reports/comparison_json.cpp: the comparison's JSON (see comparison_model.h):
+// reports/model/comparison_json.cpp: the comparison's JSON (see comparison_model.h):
 // the one function that writes it.
-#include "reports/comparison_model.h"
+#include "reports/model/comparison_model.h"
 
 #include <limits>
 

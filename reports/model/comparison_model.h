@@ -1,6 +1,6 @@
-// reports/comparison_model.h: `ladder compare`'s comparison as structs
-// (reports/compare.cpp builds it), and its JSON: the model every output
-// format renders (`--format json` writes it as is; reports/comparison_document.cpp
+// reports/model/comparison_model.h: `ladder compare`'s comparison as structs
+// (reports/model/comparison.cpp builds it), and its JSON: the model every output
+// format renders (`--format json` writes it as is; reports/render/comparison_document.cpp
 // reads it). comparison_json.cpp is the one function that writes it.
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ladder {
 // An interval's bounds, lo and hi.
 using Bounds = std::pair<double, double>;
 
-// One input's figures for a rung (reports/run_figures.h) across its
+// One input's figures for a rung (reports/model/run_figures.h) across its
 // processes, and the samples its verdict tests.
 struct InputCell {
   std::string status = "missing";  // "ok", or the first failed process's status, or "missing"

@@ -1,5 +1,5 @@
-// reports/peer_cells.cpp: see peer_cells.h.
-#include "reports/peer_cells.h"
+// reports/model/peer_cells.cpp: see peer_cells.h.
+#include "reports/model/peer_cells.h"
 
 namespace ladder {
 

@@ -1,4 +1,4 @@
-// reports/peer_cells.h: how a run's PyTorch peer cells are named, in the
+// reports/model/peer_cells.h: how a run's PyTorch peer cells are named, in the
 // matrix and in what tables and comparisons show.
 //
 // A peer (bench/run/peers.h: `ladder run --peers`) is the cell "peer-<name>", or

@@ -1,10 +1,10 @@
-// reports/ratios.cpp: the ratio kinds, and how they are computed (see ratios.h).
-#include "reports/ratios.h"
+// reports/model/ratios.cpp: the ratio kinds, and how they are computed (see ratios.h).
+#include "reports/model/ratios.h"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "reports/peer_cells.h"
+#include "reports/model/peer_cells.h"
 #include "variants/rungs.h"
 
 namespace ladder {
@@ -105,7 +105,7 @@ const std::vector<RatioKind>& ratio_kinds() {
        RatioLayout::kFlat, kRatioRunTable,
        "x fp32, x prev: tokens/s ratios between rungs of this run (x prev: against the rung above, or RUNG for a "
        "composite RUNG+SWITCH), with their 95 % interval from the per-process values (rounds as blocks, "
-       "reports/block_design.h; none with one process per rung); '?': unresolved, the interval holds 1 and reaches "
+       "reports/stats/block_design.h; none with one process per rung); '?': unresolved, the interval holds 1 and reaches "
        "past +-1 %",
        vs_fp32, fp32_judged},
       {"speedup_vs_previous", "x prev",
@@ -129,7 +129,7 @@ const std::vector<RatioKind>& ratio_kinds() {
 const RatioKind& ratio_kind(const std::string& key) {
   for (const auto& k : ratio_kinds())
     if (key == k.key) return k;
-  throw std::logic_error("ratio_kind: no ratio kind '" + key + "' is declared (reports/ratios.cpp)");
+  throw std::logic_error("ratio_kind: no ratio kind '" + key + "' is declared (reports/model/ratios.cpp)");
 }
 
 RoundPairs paired_by_round(const ProcessSamples& a, const ProcessSamples& b) {

@@ -1,16 +1,16 @@
-// reports/ratios.h: a ratio between a run's cells is one declaration.
+// reports/model/ratios.h: a ratio between a run's cells is one declaration.
 //
-// A ratio kind says, for a row of a run's summary (reports/run_model.h),
+// A ratio kind says, for a row of a run's summary (reports/model/run_model.h),
 // which cell its tokens/s is divided by or divides (`against`), how the two
 // cells' per-process values are paired (`pairing`), whether it tests "no
 // change" (a p-value), where it is shown, and which runs' --repeat auto
 // narrows it. Its interval follows from the pairing:
 //   kBlocks: rounds as blocks over every ok cell of the row's shape
-//            (reports/block_design.h), residual degrees of freedom;
+//            (reports/stats/block_design.h), residual degrees of freedom;
 //   kRounds: the two cells' processes of one round side by side (the two
 //            sides of an A/B run ran back to back), t on the log ratios.
 // ratios.cpp holds the list and computes every kind; the runner records them
-// in summary.json (reports/run_model.h writes them), the run table shows the
+// in summary.json (reports/model/run_model.h writes them), the run table shows the
 // kinds marked for it after tokens/s, the ablation and A/B tables and the
 // peers' line read theirs by key, --repeat auto (bench/run/rounds.cpp) narrows
 // the judged ones, and compare's per-input speedups are the fp32 kind. A new
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/block_design.h"
-#include "reports/run_model.h"
+#include "reports/stats/block_design.h"
+#include "reports/model/run_model.h"
 
 namespace ladder {
 

@@ -1,5 +1,5 @@
-// reports/report.cpp: see report.h.
-#include "reports/report.h"
+// reports/model/report.cpp: see report.h.
+#include "reports/model/report.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// reports/report.h: the rung report, one JSON file per rung run.
+// reports/model/report.h: the rung report, one JSON file per rung run.
 //
 // The format is described by reports/rung_report.schema.json and versioned
 // by kSchemaVersion. Every metric key carries its unit (dt_ms, tokens_per_s,

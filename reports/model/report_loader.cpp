@@ -1,5 +1,5 @@
-// reports/report_loader.cpp: see report_loader.h.
-#include "reports/report_loader.h"
+// reports/model/report_loader.cpp: see report_loader.h.
+#include "reports/model/report_loader.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "profiler/common/cli.h"
-#include "reports/report.h"
-#include "variants/config.h"
+#include "reports/model/report.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 

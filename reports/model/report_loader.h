@@ -1,4 +1,4 @@
-// reports/report_loader.h: reads what `ladder compare` and `ladder export`
+// reports/model/report_loader.h: reads what `ladder compare` and `ladder export`
 // take as input: a run directory, a summary.json, or one rung report.
 //
 // Every problem is a ConfigError naming the file and what is wrong: not JSON

@@ -1,5 +1,5 @@
-// reports/run_figures.cpp: every run-level figure, declared once (see run_figures.h).
-#include "reports/run_figures.h"
+// reports/model/run_figures.cpp: every run-level figure, declared once (see run_figures.h).
+#include "reports/model/run_figures.h"
 
 #include <algorithm>
 #include <regex>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/stats.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 
@@ -82,7 +82,7 @@ const std::vector<RunFigure>& run_figures() {
 const RunFigure& run_figure(const std::string& key) {
   for (const auto& f : run_figures())
     if (key == f.key) return f;
-  throw std::logic_error("no run figure is declared as '" + key + "' (reports/run_figures.cpp)");
+  throw std::logic_error("no run figure is declared as '" + key + "' (reports/model/run_figures.cpp)");
 }
 
 bool figure_key_has_unit(const std::string& key) {
@@ -122,19 +122,6 @@ json cell_figures(const std::vector<const json*>& reports) {
   out["per_process"] = c.per_process;
   out["markers"] = c.markers;
   return out;
-}
-
-TableCell figure_cell(const RunFigure& f, const json& value, const std::string& marker) {
-  if (!value.is_number()) return {"-", ""};
-  TableCell c = number_cell(json(value.get<double>() * f.scale), f.format, marker);
-  // The value as machines read it: unscaled, unless the text has a marker
-  // that says which peak it is of (then the text is the value).
-  c.value = marker.empty() ? value : json();
-  return c;
-}
-
-Column figure_column(const RunFigure& f, const std::string& key_prefix) {
-  return {key_prefix + f.key, f.header, f.unit};
 }
 
 }  // namespace ladder

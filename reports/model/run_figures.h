@@ -1,4 +1,4 @@
-// reports/run_figures.h: a run-level figure is one declaration.
+// reports/model/run_figures.h: a run-level figure is one declaration.
 //
 // A run-level figure is one number per cell of a run (a rung or a peer): its
 // median step time, tokens/s, MFU, peak memory, ... Each RunFigure names its
@@ -6,8 +6,8 @@
 // one process's value is read from its rung report, how the values of a
 // cell's processes combine (--repeat N), and how it is shown: a column of the
 // run table and of compare's table, a chart of the HTML page. The summary
-// rows (bench/run/summary_rows.cpp), the run table (reports/table.cpp), compare's
-// input figures and table (reports/compare.cpp) and the HTML charts all come
+// rows (bench/run/summary_rows.cpp), the run table (reports/render/table.cpp), compare's
+// input figures and table (reports/model/comparison.cpp) and the HTML charts all come
 // from the list in run_figures.cpp: a new figure is one entry there. The
 // summary schema admits any key with a unit suffix (figure_key_has_unit), so
 // it needs no edit either.
@@ -22,7 +22,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/document.h"
 
 namespace ladder {
 
@@ -84,11 +83,5 @@ struct CellFigures {
   double number(const std::string& key) const;  // a value known to be a number (an ok cell's dt, tokens/s)
 };
 CellFigures cell_figures_of(const std::vector<const nlohmann::json*>& reports);
-
-// The figure's cell in a table: its value (scaled) as text, with its marker,
-// or "-" when absent.
-TableCell figure_cell(const RunFigure& f, const nlohmann::json& value, const std::string& marker = "");
-// Its column.
-Column figure_column(const RunFigure& f, const std::string& key_prefix = "");
 
 }  // namespace ladder

@@ -1,5 +1,5 @@
-// reports/run_model.cpp: see run_model.h.
-#include "reports/run_model.h"
+// reports/model/run_model.cpp: see run_model.h.
+#include "reports/model/run_model.h"
 
 #include <tuple>
 

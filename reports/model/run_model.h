@@ -1,10 +1,10 @@
-// reports/run_model.h: a run's summary as structs.
+// reports/model/run_model.h: a run's summary as structs.
 //
 // summary.json (bench/run/runner.cpp writes it) is read once, here, into a
 // RunSummary: its rows as SummaryRow, each with its per-process samples, its
-// figures (reports/run_figures.h) and its ratios (reports/ratios.h). The run
+// figures (reports/model/run_figures.h) and its ratios (reports/model/ratios.h). The run
 // table, the ratios and --repeat auto's planning work on these; the JSON is
-// read and written only by the functions of reports/summary_json.h.
+// read and written only by the functions of reports/model/summary_json.h.
 // Reading is lenient: an absent or mistyped field reads as absent, so an
 // older summary or an odd row renders as dashes, never throws.
 #pragma once
@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/inference.h"
+#include "reports/stats/inference.h"
 
 namespace ladder {
 
@@ -27,7 +27,7 @@ struct ProcessSamples {
   std::vector<int> rounds;
 };
 
-// A ratio of one row (reports/ratios.h): its estimate and 95 % interval, and
+// A ratio of one row (reports/model/ratios.h): its estimate and 95 % interval, and
 // the cell (without its side) it is against. `p` only where the kind tests
 // (b_over_a).
 struct RowRatio {
@@ -67,13 +67,13 @@ struct SummaryRow {
   std::optional<std::string> failure;  // a failed row's failure: its reason and message
   std::optional<std::string> peer;  // the peer's name for a peer row
   ProcessSamples tokens_per_s;      // per process; one value for an older summary's row
-  std::map<std::string, nlohmann::json> figures;  // by reports/run_figures.h key, as recorded
+  std::map<std::string, nlohmann::json> figures;  // by reports/model/run_figures.h key, as recorded
   std::map<std::string, std::string> markers;     // by figure key ("p")
   RowParity parity;
   RowNoise noise;
   std::map<std::string, bool> effective;  // enabled switch -> whether it took effect
   std::optional<int> processes;           // repeats.count, when recorded
-  std::map<std::string, RowRatio> ratios;  // by ratio kind key (reports/ratios.h)
+  std::map<std::string, RowRatio> ratios;  // by ratio kind key (reports/model/ratios.h)
 
   bool ok() const { return status == "ok"; }
   bool is_peer() const { return peer.has_value(); }

@@ -1,8 +1,8 @@
-// reports/rung_facts.cpp: see rung_facts.h. The only place compare reads a
+// reports/model/rung_facts.cpp: see rung_facts.h. The only place compare reads a
 // rung report by key.
-#include "reports/rung_facts.h"
+#include "reports/model/rung_facts.h"
 
-#include "reports/json_fields.h"
+#include "reports/model/json_fields.h"
 
 namespace ladder {
 

@@ -1,5 +1,5 @@
-// reports/rung_facts.h: what `ladder compare` reads of a rung report, as a
-// struct (the edge between a report's JSON and compare, reports/compare.h).
+// reports/model/rung_facts.h: what `ladder compare` reads of a rung report, as a
+// struct (the edge between a report's JSON and compare, reports/model/comparison.h).
 //
 // Reading is lenient: a report from before a field was recorded (the noise
 // monitor, the speed probe, the build stamp) reads as not having it.

@@ -1,16 +1,16 @@
-// reports/summary_json.cpp: summary.json to structs and the ratios back (see
+// reports/model/summary_json.cpp: summary.json to structs and the ratios back (see
 // summary_json.h). The only place that reads a summary's rows by key.
-#include "reports/summary_json.h"
+#include "reports/model/summary_json.h"
 
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "reports/json_fields.h"
-#include "reports/peer_cells.h"
-#include "reports/ratios.h"
-#include "reports/run_figures.h"
+#include "reports/model/json_fields.h"
+#include "reports/model/peer_cells.h"
+#include "reports/model/ratios.h"
+#include "reports/model/run_figures.h"
 #include "variants/rungs.h"
 
 namespace ladder {

@@ -1,6 +1,6 @@
-// reports/summary_json.h: the edge between summary.json and the run model
-// (reports/run_model.h): a summary's content as structs, and the ratios
-// (reports/ratios.h) written back into its rows. Reading is lenient: an
+// reports/model/summary_json.h: the edge between summary.json and the run model
+// (reports/model/run_model.h): a summary's content as structs, and the ratios
+// (reports/model/ratios.h) written back into its rows. Reading is lenient: an
 // absent or mistyped field reads as absent, so an older summary or an odd row
 // renders as dashes, never throws.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace ladder {
 
@@ -29,11 +29,11 @@ std::string roofline_figures(const nlohmann::json& roofline);
 std::string roofline_memory_figures(const nlohmann::json& roofline);
 
 // Writes each row's ratios into the matching JSON row (same order), under the
-// keys of each kind (reports/ratios.h): `<key>`, `<key>_interval`,
+// keys of each kind (reports/model/ratios.h): `<key>`, `<key>_interval`,
 // `<key>_against` (`b_over_a_p` too), or the peer's ladder_vs_peer object.
 void write_ratios(const std::vector<SummaryRow>& rows, nlohmann::json& json_rows);
 
-// Adds every ratio (reports/ratios.h) to summary.json's rows, as
+// Adds every ratio (reports/model/ratios.h) to summary.json's rows, as
 // bench/run/runner.cpp does before writing them.
 void add_ratios(nlohmann::json& rows);
 

@@ -1,7 +1,5 @@
-// reports/bands.cpp: band tables (reports/bands.h).
-#include "reports/bands.h"
-
-#include <unistd.h>
+// reports/render/band_tables.cpp: see band_tables.h.
+#include "reports/render/band_tables.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,14 +9,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "reports/comparison_charts.h"
-#include "reports/json_fields.h"
-#include "reports/peer_cells.h"
-#include "reports/report_loader.h"
-#include "reports/reporter.h"
-#include "reports/stats.h"
-#include "profiler/common/atomic_file.h"
-#include "profiler/common/cli.h"
+#include "reports/render/comparison_charts.h"
+#include "reports/model/json_fields.h"
+#include "reports/model/peer_cells.h"
+#include "reports/model/report_loader.h"
+#include "reports/stats/stats.h"
 #include "profiler/common/config_error.h"
 
 namespace ladder {
@@ -289,65 +284,6 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
   }
   if (!out.tables.empty()) out.exit_code = 0;
   return out;
-}
-
-namespace {
-
-// A table as machines read it: its title, and per row each column's value (the text where there is none).
-json table_json(const Table& t) {
-  json rows = json::array();
-  for (const auto& r : t.rows) {
-    json row = json::object();
-    for (size_t c = 0; c < t.columns.size() && c < r.cells.size(); ++c)
-      row[t.columns[c].key] = r.cells[c].value.is_null() ? json(r.cells[c].text) : r.cells[c].value;
-    rows.push_back(std::move(row));
-  }
-  json notes = json::array();
-  for (const auto& l : t.notes) notes.push_back(l.full());
-  return {{"title", t.title}, {"rows", rows}, {"notes", notes}};
-}
-
-}  // namespace
-
-int bands_command(const std::vector<std::string>& args) {
-  std::string format = "text", peer, out;
-  std::vector<std::string> inputs;
-  ArgParser ap("bands",
-               "Where a run's top rung spends its step against each PyTorch peer, band by band (the op breakdown's "
-               "categories, ms per step): ladder bands RUN [--peer NAME] [--format text|markdown|json].\n"
-               "RUN is a `ladder run --peers ...` directory or its summary.json. Exit 0 printed, 1 the rung or a "
-               "breakdown is missing, 2 bad input, 3 no peer to compare against.");
-  ap.add_value("--peer", "NAME", "the peer whose difference column comes first (default compile, else eager)",
-               [&](const std::string& v) { peer = v; });
-  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
-  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
-  ap.allow_positionals(&inputs);
-  if (!ap.parse(args)) return 0;
-  if (inputs.size() != 1)
-    throw ConfigError(fmt::format("bands: got {} inputs, expected exactly one RUN directory", inputs.size()));
-  if (format != "text" && format != "markdown" && format != "md" && format != "json")
-    throw ConfigError(fmt::format("bands: --format '{}'; expected text, markdown (md) or json", format));
-  namespace fs = std::filesystem;
-  const std::string summary_path = summary_file(inputs[0]);
-  if (summary_path.empty())
-    throw ConfigError(fmt::format("bands: '{}' has no summary.json; expected a `ladder run` directory",
-                                  inputs[0]));
-  RunBands bands = run_band_table(load_summary(summary_path), fs::path(summary_path).parent_path().string(), peer);
-  Document doc;
-  doc.title = "ladder bands: " + inputs[0];
-  doc.tables = std::move(bands.tables);
-  if (doc.tables.empty()) doc.notes.push_back({bands.why, "bands:"});
-  doc.data = {{"run", inputs[0]}, {"tables", json::array()}, {"why", doc.tables.empty() ? json(bands.why) : json()}};
-  for (const auto& t : doc.tables) doc.data["tables"].push_back(table_json(t));
-  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
-  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
-  if (out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    if (fs::path(out).has_parent_path()) ensure_writable_dir(fs::path(out).parent_path().string(), "--out");
-    write_file_atomically(out, text);
-  }
-  return bands.exit_code;
 }
 
 }  // namespace ladder

@@ -1,4 +1,4 @@
-// reports/bands.h: where a step's time goes, band by band, side by side.
+// reports/render/band_tables.h: where a step's time goes, band by band, side by side.
 //
 // A band is a category of the op breakdown (profiler/op_categories.h), in ms
 // per step: GEMM, attention, elementwise/norm, ... and idle/other. The table
@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/document.h"
+#include "reports/render/document.h"
 
 namespace ladder {
 
@@ -60,10 +60,5 @@ struct RunBands {
   int exit_code = 0;
 };
 RunBands run_band_table(const nlohmann::json& summary, const std::string& run_dir, const std::string& against = "");
-
-// `ladder bands RUN [--peer NAME] [--format text|markdown|json] [--out FILE]`:
-// a run's band tables (run_band_table). Exit 0 printed, 1 the rung or a
-// breakdown missing, 2 bad input, 3 no peer to compare against.
-int bands_command(const std::vector<std::string>& args);
 
 }  // namespace ladder

@@ -1,14 +1,14 @@
-// reports/comparison_charts.cpp: see comparison_charts.h.
-#include "reports/comparison_charts.h"
+// reports/render/comparison_charts.cpp: see comparison_charts.h.
+#include "reports/render/comparison_charts.h"
 
 #include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
 
-#include "reports/figure_charts.h"
-#include "reports/json_fields.h"
-#include "reports/stats.h"
+#include "reports/render/figure_charts.h"
+#include "reports/model/json_fields.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 

@@ -1,7 +1,7 @@
-// reports/comparison_charts.h: the charts of a comparison's document
-// (reports/comparison_document.cpp), from compare_runs's model: a bar chart
+// reports/render/comparison_charts.h: the charts of a comparison's document
+// (reports/render/comparison_document.cpp), from compare_runs's model: a bar chart
 // per run-level figure with a chart title and the speedup over fp32
-// (reports/figure_charts.h), each rung's per-step dt spread, and where a
+// (reports/render/figure_charts.h), each rung's per-step dt spread, and where a
 // step's time goes (the op breakdown stacked per rung and input).
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/chart.h"
+#include "reports/render/chart.h"
 
 namespace ladder {
 

@@ -1,24 +1,27 @@
-// reports/comparison_document.cpp: the comparison (compare_runs's model,
-// reports/compare.h) as a Document: the lines above the tables (the inputs,
+// reports/render/comparison_document.cpp: the comparison (compare_runs's model,
+// reports/model/comparison.h) as a Document: the lines above the tables (the inputs,
 // what differs, forced differences, warnings), one row per rung and input
 // with its verdict, the ladder's shape; and for a page, its charts
-// (reports/comparison_charts.h), the inputs, what differs and the
+// (reports/render/comparison_charts.h), the inputs, what differs and the
 // environments as tables, and the largest kernels of each breakdown band.
 // The model is read defensively: an absent or null field shows as a dash.
+#include "reports/render/comparison_document.h"
+
 #include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/bands.h"
-#include "reports/speed_of_light_table.h"
-#include "reports/compare.h"
-#include "reports/comparison_charts.h"
-#include "reports/inference.h"
-#include "reports/json_fields.h"
-#include "reports/peer_cells.h"
-#include "reports/run_figures.h"
+#include "reports/render/band_tables.h"
+#include "reports/render/speed_of_light_table.h"
+#include "reports/model/comparison.h"
+#include "reports/render/comparison_charts.h"
+#include "reports/stats/inference.h"
+#include "reports/model/json_fields.h"
+#include "reports/model/peer_cells.h"
+#include "reports/model/run_figures.h"
+#include "reports/render/figure_cells.h"
 #include "variants/rungs.h"
 
 namespace ladder {
@@ -74,7 +77,7 @@ std::vector<Line> header_lines(const json& cmp) {
     h.push_back({value_text(f), "FORCED:", Tone::kBad, LineKind::kForced});
   for (const auto& w : array_at(cmp, "warnings"))
     h.push_back({value_text(w), "warning:", Tone::kWarn, LineKind::kWarning});
-  // What each input's noise monitors and speed probes named (reports/compare.cpp input_noise).
+  // What each input's noise monitors and speed probes named (reports/model/comparison.cpp input_noise).
   for (const auto& in : array_at(cmp, "inputs")) {
     std::string seen;
     for (const auto& c : array_at(member(in, "noise"), "causes")) seen += (seen.empty() ? "" : "; ") + value_text(c);
@@ -161,7 +164,7 @@ Row rung_row(const std::string& rung, const std::string& label, size_t i, const 
 }
 
 // One row per rung x input: each input's figures (the run-level figures shown
-// in compare's table, reports/run_figures.cpp) and its verdict against the baseline.
+// in compare's table, reports/model/run_figures.cpp) and its verdict against the baseline.
 Table rung_table(const json& cmp) {
   Table t;
   t.columns = rung_columns();

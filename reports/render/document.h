@@ -1,9 +1,9 @@
-// reports/document.h: what `ladder run`, `ladder compare` and `ladder export`
+// reports/render/document.h: what `ladder run`, `ladder compare` and `ladder export`
 // produce, before any output format: titled tables of typed columns, whose
 // cells hold a value (the number, for machines) and its display text (for
 // people), plus lines above and below them; and, for formats that draw (the
-// HTML page), charts (reports/chart.h) and sections of supporting tables,
-// which the plain formats leave out. Each format (reports/reporter.h) renders
+// HTML page), charts (reports/render/chart.h) and sections of supporting tables,
+// which the plain formats leave out. Each format (reports/render/reporter.h) renders
 // a Document; none of them knows which command made it.
 #pragma once
 
@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/chart.h"
-#include "reports/report_loader.h"
+#include "reports/render/chart.h"
+#include "reports/model/report_loader.h"
 
 namespace ladder {
 
@@ -102,7 +102,7 @@ struct Section {
 // What a document is of; a format may render only some kinds.
 enum class DocumentKind {
   kRun,         // one run: its summary table (`ladder run`, `ladder export`)
-  kComparison,  // `ladder compare`'s model (reports/compare.h)
+  kComparison,  // `ladder compare`'s model (reports/model/comparison.h)
 };
 
 struct Document {

@@ -1,10 +1,11 @@
-// reports/figure_charts.cpp: see figure_charts.h.
-#include "reports/figure_charts.h"
+// reports/render/figure_charts.cpp: see figure_charts.h.
+#include "reports/render/figure_charts.h"
 
 #include <fmt/format.h>
 
-#include "reports/json_fields.h"
-#include "reports/run_figures.h"
+#include "reports/model/json_fields.h"
+#include "reports/model/run_figures.h"
+#include "reports/render/figure_cells.h"
 
 namespace ladder {
 

@@ -1,6 +1,6 @@
-// reports/figure_charts.h: the charts a run's document and a comparison's
+// reports/render/figure_charts.h: the charts a run's document and a comparison's
 // both draw, per rung and input (a run is one input): a bar chart of each
-// run-level figure that declares a chart title (reports/run_figures.h:
+// run-level figure that declares a chart title (reports/model/run_figures.h:
 // tokens/s, peak memory), and right after tokens/s, as in the run table, each
 // input's speedup over its own fp32 rung as lines.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/chart.h"
+#include "reports/render/chart.h"
 
 namespace ladder {
 

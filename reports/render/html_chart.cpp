@@ -1,8 +1,8 @@
-// reports/html_chart.cpp: see html_chart.h. Every kind of chart shares one
+// reports/render/html_chart.cpp: see html_chart.h. Every kind of chart shares one
 // frame (title, legend, bands of categories along x, a y axis): Scale,
 // nice_ticks, y_axis, Bands/x_band_labels, legend; then one function draws
 // each kind's marks.
-#include "reports/html_chart.h"
+#include "reports/render/html_chart.h"
 
 #include <algorithm>
 #include <cctype>
@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "reports/html_escape.h"
-#include "reports/stats.h"
+#include "reports/render/html_escape.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 namespace {

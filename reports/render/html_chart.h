@@ -1,5 +1,5 @@
-// reports/html_chart.h: one Chart (reports/chart.h) as inline SVG, for the
-// HTML page (reports/html_report.h): grouped bars, lines over the categories
+// reports/render/html_chart.h: one Chart (reports/render/chart.h) as inline SVG, for the
+// HTML page (reports/render/html_report.h): grouped bars, lines over the categories
 // with a dashed reference, per-category spreads of samples, or stacked bars
 // of named layers; the title above, a legend, a y axis with round ticks, the
 // categories below (rotated when they do not fit), a whisker where a value
@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "reports/chart.h"
+#include "reports/render/chart.h"
 
 namespace ladder {
 

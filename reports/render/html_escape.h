@@ -1,4 +1,4 @@
-// reports/html_escape.h: text into HTML: every string a page takes from a
+// reports/render/html_escape.h: text into HTML: every string a page takes from a
 // document is escaped, and long labels are shortened on a UTF-8 boundary.
 #pragma once
 

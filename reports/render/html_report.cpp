@@ -1,18 +1,18 @@
-// reports/html_report.cpp: see html_report.h. The page is the document's
+// reports/render/html_report.cpp: see html_report.h. The page is the document's
 // parts in a fixed order (header, top sections, boxed warnings, charts,
 // after-chart sections, tables, notes, bottom sections), each part one
-// function; the charts are reports/html_chart.cpp's. It reads nothing but the
+// function; the charts are reports/render/html_chart.cpp's. It reads nothing but the
 // Document's parts: never its data (the model), so that what a page shows is
 // what every format was given.
-#include "reports/html_report.h"
+#include "reports/render/html_report.h"
 
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "reports/html_chart.h"
-#include "reports/html_escape.h"
+#include "reports/render/html_chart.h"
+#include "reports/render/html_escape.h"
 
 namespace ladder {
 namespace {

@@ -1,9 +1,9 @@
-// reports/html_report.h: any Document (reports/document.h) as one
+// reports/render/html_report.h: any Document (reports/render/document.h) as one
 // self-contained HTML page: `--format html` of `ladder compare` (also
 // `--html`), `ladder run` and `ladder export`. The title and subtitle, the
 // preamble's prose, the top sections (a comparison's inputs and what
 // differs), forced differences and warnings in boxes, the charts as inline
-// SVG (reports/html_chart.h; a chart without data shows its note), the
+// SVG (reports/render/html_chart.h; a chart without data shows its note), the
 // sections after them (the largest kernels of each breakdown band), the
 // tables with their notes, the document's notes, and the bottom sections
 // (the environments). No network: inline CSS, SVG and a tiny script that
@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "reports/document.h"
+#include "reports/render/document.h"
 
 namespace ladder {
 

@@ -1,11 +1,11 @@
-// reports/reporter.cpp: finding a format by name (see reporter.h).
-#include "reports/reporter.h"
+// reports/render/reporter.cpp: finding a format by name (see reporter.h).
+#include "reports/render/reporter.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "variants/config.h"  // ConfigError
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 

@@ -1,14 +1,14 @@
-// reports/reporter.h: one reporter per output format (as google/benchmark
+// reports/render/reporter.h: one reporter per output format (as google/benchmark
 // has), and the one list of them that `--format` of `ladder run`, `ladder
 // compare` and `ladder export` reads. A reporter renders a Document
-// (reports/document.h); each lives in its own file under reports/formats/,
+// (reports/render/document.h); each lives in its own file under reports/formats/,
 // and a new format is that file plus one line in the list (reporter.cpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "reports/document.h"
+#include "reports/render/document.h"
 
 namespace ladder {
 

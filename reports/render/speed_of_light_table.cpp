@@ -1,5 +1,5 @@
-// reports/speed_of_light_table.cpp: see speed_of_light_table.h.
-#include "reports/speed_of_light_table.h"
+// reports/render/speed_of_light_table.cpp: see speed_of_light_table.h.
+#include "reports/render/speed_of_light_table.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/comparison_charts.h"
-#include "reports/json_fields.h"
-#include "reports/peer_cells.h"
-#include "reports/report_loader.h"
+#include "reports/render/comparison_charts.h"
+#include "reports/model/json_fields.h"
+#include "reports/model/peer_cells.h"
+#include "reports/model/report_loader.h"
 
 namespace ladder {
 namespace {

@@ -1,4 +1,4 @@
-// reports/speed_of_light_table.h: a rung report's speed_of_light section
+// reports/render/speed_of_light_table.h: a rung report's speed_of_light section
 // (bench/measure/speed_of_light.h builds it) as a table: one row per band of
 // the op breakdown with its measured ms, its floor, the ceiling that binds
 // it, the efficiency and the headroom; the step's dt against its floor; and
@@ -12,7 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "reports/document.h"
+#include "reports/render/document.h"
 
 namespace ladder {
 

@@ -1,5 +1,5 @@
-// reports/table.cpp: see table.h.
-#include "reports/table.h"
+// reports/render/table.cpp: see table.h.
+#include "reports/render/table.h"
 
 #include <unistd.h>
 
@@ -13,17 +13,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/bands.h"
-#include "reports/speed_of_light_table.h"
-#include "reports/figure_charts.h"
-#include "reports/json_fields.h"
-#include "reports/peer_cells.h"
-#include "reports/reporter.h"
-#include "reports/block_design.h"
-#include "reports/inference.h"
-#include "reports/ratios.h"
-#include "reports/run_figures.h"
-#include "reports/summary_json.h"
+#include "reports/render/band_tables.h"
+#include "reports/render/speed_of_light_table.h"
+#include "reports/render/figure_charts.h"
+#include "reports/model/json_fields.h"
+#include "reports/model/peer_cells.h"
+#include "reports/render/reporter.h"
+#include "reports/stats/block_design.h"
+#include "reports/stats/inference.h"
+#include "reports/stats/verdict.h"
+#include "reports/model/ratios.h"
+#include "reports/model/run_figures.h"
+#include "reports/render/figure_cells.h"
+#include "reports/model/summary_json.h"
 
 namespace ladder {
 
@@ -31,7 +33,7 @@ using nlohmann::json;
 
 namespace {
 
-// The ratio kinds the run table shows (reports/ratios.cpp), in their order:
+// The ratio kinds the run table shows (reports/model/ratios.cpp), in their order:
 // those shown only where a row has one, only then.
 std::vector<const RatioKind*> shown_ratios(const RunSummary& run) {
   std::vector<const RatioKind*> kinds;
@@ -47,7 +49,7 @@ std::vector<const RatioKind*> shown_ratios(const RunSummary& run) {
 }
 
 // The run table's columns: the rung and its status, every figure shown in
-// the run table (reports/run_figures.cpp) with the ratios shown there after
+// the run table (reports/model/run_figures.cpp) with the ratios shown there after
 // tokens/s, then the parity verdict and, for a row that did not run, why.
 std::vector<Column> run_columns(const std::vector<const RatioKind*>& ratios) {
   std::vector<Column> cols = {{"rung", "rung", "", Align::kLeft}, {"status", "status", "", Align::kLeft}};
@@ -282,20 +284,19 @@ std::vector<Line> run_notes(const RunSummary& run, const std::string& summary_pa
   return notes;
 }
 
-// The verdict on a ratio of tokens/s with its interval, as `ladder compare`
-// draws it: "faster" or "slower" when the interval excludes 1, the change is
-// at least the noise threshold and the p-value, Holm-adjusted over the
-// rungs (`p_holm`), is below 0.05; "within noise" when the interval lies
-// inside the threshold; "unresolved" otherwise; "cannot judge" without an
-// interval (one round).
+// The verdict on a ratio of tokens/s with its interval, by `ladder
+// compare`'s rule (reports/stats/verdict.h) on the ratio of step times it is
+// the inverse of, at alpha 0.05 with the p-value Holm-adjusted over the
+// rungs (`p_holm`); "cannot judge" without an interval (one round).
 TableCell ratio_verdict(const RowRatio* ratio, double p_holm) {
   if (!ratio || !ratio->value) return {"missing", nullptr, Tone::kWarn};
   if (!ratio->interval) return {"cannot judge (one round)", nullptr, Tone::kWarn};
-  const RatioInterval r = ratio->as_interval();
-  if (r.excludes_one() && std::fabs(r.ratio - 1) * 100 >= kRatioNoisePct && p_holm < 0.05)
-    return {r.ratio > 1 ? "faster" : "slower", nullptr, r.ratio > 1 ? Tone::kGood : Tone::kBad};
-  if (r.within(kRatioNoisePct)) return {"within noise", nullptr};
-  return {"unresolved", nullptr, Tone::kWarn};
+  const Change change = judge_change(time_ratio_of_rate(ratio->as_interval()), p_holm, 0.05, kRatioNoisePct);
+  const Tone tone = change == Change::kFaster ? Tone::kGood
+                    : change == Change::kSlower ? Tone::kBad
+                    : change == Change::kUnresolved ? Tone::kWarn
+                                                    : Tone::kPlain;
+  return {change_name(change), nullptr, tone};
 }
 
 // --mode ablation: what each switch buys, alone on fp32 (fp32+X over fp32)
@@ -363,7 +364,7 @@ Table ab_table(const RunSummary& run) {
 }
 
 // The run's charts, per rung: each figure with a chart title (tokens/s, peak
-// memory) and the speedup over fp32 (reports/figure_charts.h); the run is
+// memory) and the speedup over fp32 (reports/render/figure_charts.h); the run is
 // the one series. Read defensively, as a page must not fail on an odd row.
 std::vector<Chart> run_charts(const json& summary) {
   using namespace json_fields;

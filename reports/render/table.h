@@ -1,12 +1,12 @@
-// reports/table.h: the final table of a run, as a Document (its ratios:
-// reports/ratios.h).
+// reports/render/table.h: the final table of a run, as a Document (its ratios:
+// reports/model/ratios.h).
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "reports/document.h"
+#include "reports/render/document.h"
 
 namespace ladder {
 
@@ -14,7 +14,7 @@ namespace ladder {
 // `ladder run` prints at its end and `ladder export` renders.
 Document run_document(const nlohmann::json& summary, const std::string& summary_path);
 
-// Prints run_document in `format` (a --format name, reports/reporter.h); a
+// Prints run_document in `format` (a --format name, reports/render/reporter.h); a
 // format that needs the reports reads them beside `summary_path`.
 void print_summary_table(const nlohmann::json& summary, const std::string& summary_path,
                          const std::string& format = "text");

@@ -1,5 +1,5 @@
-// reports/block_design.cpp: see block_design.h.
-#include "reports/block_design.h"
+// reports/stats/block_design.cpp: see block_design.h.
+#include "reports/stats/block_design.h"
 
 #include <cmath>
 #include <stdexcept>

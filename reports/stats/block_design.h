@@ -1,4 +1,4 @@
-// reports/block_design.h: intervals of ratios between the cells of one run,
+// reports/stats/block_design.h: intervals of ratios between the cells of one run,
 // from all its processes at once.
 //
 // `ladder run --repeat N` runs every cell once per round, the rounds one after
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/inference.h"
+#include "reports/stats/inference.h"
 
 namespace ladder {
 

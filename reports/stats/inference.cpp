@@ -1,5 +1,5 @@
-// reports/inference.cpp: see inference.h.
-#include "reports/inference.h"
+// reports/stats/inference.cpp: see inference.h.
+#include "reports/stats/inference.h"
 
 #include <algorithm>
 #include <cmath>

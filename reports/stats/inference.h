@@ -1,4 +1,4 @@
-// reports/inference.h: the statistics behind ladder's verdicts and intervals,
+// reports/stats/inference.h: the statistics behind ladder's verdicts and intervals,
 // from Boost.Math (Student's t distribution: its CDF for p-values, its
 // quantile for intervals).
 //

@@ -1,12 +1,12 @@
-// reports/machine_speed.cpp: see machine_speed.h.
-#include "reports/machine_speed.h"
+// reports/stats/machine_speed.cpp: see machine_speed.h.
+#include "reports/stats/machine_speed.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "reports/stats.h"
+#include "reports/stats/stats.h"
 
 namespace ladder {
 

@@ -1,4 +1,4 @@
-// reports/machine_speed.h: whether the machine's speed, as the speed probe
+// reports/stats/machine_speed.h: whether the machine's speed, as the speed probe
 // read it (bench/measure/speed_probe.h), explains why a cell's processes differ.
 //
 // Every process times a fixed workload beside its steps (timing.noise.probe,

@@ -1,5 +1,5 @@
-// reports/stats.cpp: see stats.h.
-#include "reports/stats.h"
+// reports/stats/stats.cpp: see stats.h.
+#include "reports/stats/stats.h"
 
 #include <algorithm>
 #include <cmath>

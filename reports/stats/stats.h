@@ -1,4 +1,4 @@
-// reports/stats.h: summary statistics over a per-step series.
+// reports/stats/stats.h: summary statistics over a per-step series.
 #pragma once
 
 #include <vector>

@@ -1,0 +1,81 @@
+// reports/commands/bands.cpp: see bands.h.
+#include "reports/commands/bands.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "profiler/common/atomic_file.h"
+#include "profiler/common/cli.h"
+#include "profiler/common/config_error.h"
+#include "reports/model/report_loader.h"
+#include "reports/render/band_tables.h"
+#include "reports/render/reporter.h"
+
+namespace ladder {
+
+using json = nlohmann::json;
+
+namespace {
+
+// A table as machines read it: its title, and per row each column's value (the text where there is none).
+json table_json(const Table& t) {
+  json rows = json::array();
+  for (const auto& r : t.rows) {
+    json row = json::object();
+    for (size_t c = 0; c < t.columns.size() && c < r.cells.size(); ++c)
+      row[t.columns[c].key] = r.cells[c].value.is_null() ? json(r.cells[c].text) : r.cells[c].value;
+    rows.push_back(std::move(row));
+  }
+  json notes = json::array();
+  for (const auto& l : t.notes) notes.push_back(l.full());
+  return {{"title", t.title}, {"rows", rows}, {"notes", notes}};
+}
+
+}  // namespace
+
+int bands_command(const std::vector<std::string>& args) {
+  std::string format = "text", peer, out;
+  std::vector<std::string> inputs;
+  ArgParser ap("bands",
+               "Where a run's top rung spends its step against each PyTorch peer, band by band (the op breakdown's "
+               "categories, ms per step): ladder bands RUN [--peer NAME] [--format text|markdown|json].\n"
+               "RUN is a `ladder run --peers ...` directory or its summary.json. Exit 0 printed, 1 the rung or a "
+               "breakdown is missing, 2 bad input, 3 no peer to compare against.");
+  ap.add_value("--peer", "NAME", "the peer whose difference column comes first (default compile, else eager)",
+               [&](const std::string& v) { peer = v; });
+  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
+  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  ap.allow_positionals(&inputs);
+  if (!ap.parse(args)) return 0;
+  if (inputs.size() != 1)
+    throw ConfigError(fmt::format("bands: got {} inputs, expected exactly one RUN directory", inputs.size()));
+  if (format != "text" && format != "markdown" && format != "md" && format != "json")
+    throw ConfigError(fmt::format("bands: --format '{}'; expected text, markdown (md) or json", format));
+  namespace fs = std::filesystem;
+  const std::string summary_path = summary_file(inputs[0]);
+  if (summary_path.empty())
+    throw ConfigError(fmt::format("bands: '{}' has no summary.json; expected a `ladder run` directory",
+                                  inputs[0]));
+  RunBands bands = run_band_table(load_summary(summary_path), fs::path(summary_path).parent_path().string(), peer);
+  Document doc;
+  doc.title = "ladder bands: " + inputs[0];
+  doc.tables = std::move(bands.tables);
+  if (doc.tables.empty()) doc.notes.push_back({bands.why, "bands:"});
+  doc.data = {{"run", inputs[0]}, {"tables", json::array()}, {"why", doc.tables.empty() ? json(bands.why) : json()}};
+  for (const auto& t : doc.tables) doc.data["tables"].push_back(table_json(t));
+  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
+  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
+  if (out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    if (fs::path(out).has_parent_path()) ensure_writable_dir(fs::path(out).parent_path().string(), "--out");
+    write_file_atomically(out, text);
+  }
+  return bands.exit_code;
+}
+
+}  // namespace ladder

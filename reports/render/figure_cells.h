@@ -1,0 +1,20 @@
+// reports/render/figure_cells.h: a run-level figure (reports/model/run_figures.h)
+// in a document's table: its column and its cells.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/model/run_figures.h"
+#include "reports/render/document.h"
+
+namespace ladder {
+
+// The figure's cell in a table: its value (scaled) as text, with its marker,
+// or "-" when absent.
+TableCell figure_cell(const RunFigure& f, const nlohmann::json& value, const std::string& marker = "");
+// Its column.
+Column figure_column(const RunFigure& f, const std::string& key_prefix = "");
+
+}  // namespace ladder
