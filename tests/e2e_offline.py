@@ -52,7 +52,7 @@ STANDS_IN_FOR = ["libfmt-dev", "nlohmann-json3-dev", "libboost-math-dev", "libgt
                  "libbenchmark-dev", "libgloo-dev"]
 # The build configures each file as an object of its own (LADDER_UNITY_BATCH=1, no unity batches), so that
 # one file's object is a target.
-SMALL_TARGET = os.environ.get("LADDER_OFFLINE_TARGET", "CMakeFiles/ladder_reports.dir/reports/stats/inference.cpp.o")
+SMALL_TARGET = os.environ.get("LADDER_OFFLINE_TARGET", "CMakeFiles/ladder_report_stats.dir/reports/stats/inference.cpp.o")
 # What the build must leave behind: the small target's object, or for the whole tree its two programs.
 BUILT = ["ladder", "tests/ladder_tests"] if SMALL_TARGET == "all" else [SMALL_TARGET]
 # The probe: the same finds as CMakeLists.txt, then one executable using each library.
