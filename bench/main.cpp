@@ -14,6 +14,7 @@
 #include "reports/commands/export.h"
 #include "bench/micro/command.h"
 #include "bench/measure/measure_command.h"
+#include "bench/measure/report_schema.h"
 #include "bench/measure/roofline.h"
 #include "bench/measure/speed_of_light.h"
 #include "bench/run/peers.h"
@@ -40,6 +41,7 @@ constexpr const char* kUsage =
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
     "  peers      the PyTorch peers ladder run can measure beside the rungs (--json: for scripts/peer.py)\n"
     "  switches   print every switch of the ladder (variants/switches/) as a markdown table\n"
+    "  schema     print the rung report's JSON Schema (reports/rung_report.schema.json), generated\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";
@@ -60,6 +62,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "roofline") return ladder::roofline_command(args);
   if (command == "peers") return ladder::peers_command(args);
+  if (command == "schema") return ladder::schema_command(args);
   if (command == "switches") {
     fmt::print("{}", ladder::switches_markdown());
     return 0;

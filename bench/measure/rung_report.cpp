@@ -13,6 +13,7 @@
 #include "bench/measure/speed_of_light.h"
 #include "bench/measure/step_columns.h"
 #include "reports/model/report.h"
+#include "reports/model/rung_report.h"
 #include "reports/model/report_loader.h"
 #include "reports/stats/stats.h"
 #include "variants/rungs.h"
@@ -37,109 +38,102 @@ Precision mfu_precision(const RunConfig& c, const json& switches) {
 
 // The run's roofline (one denominator for every rung), or, when there is
 // none or it is unusable here, this process's own probe, saying why.
-std::pair<RooflineResult, json> roofline_for(const MeasuredRun& m, Precision precision) {
+std::pair<RooflineResult, RooflineSource> roofline_for(const MeasuredRun& m, Precision precision) {
   std::string why = "the run has no roofline.json";
   if (!m.roofline_file.empty()) {
     try {
       return {run_roofline_entry(read_json_file(m.roofline_file), precision, m.device_name, m.roofline_file),
-              {{"measured", "once for the run, before the rungs"}, {"file", m.roofline_file}}};
+              {"once for the run, before the rungs", m.roofline_file}};
     } catch (const std::exception& e) {
       why = e.what();
     }
   }
-  const json source = {{"measured", fmt::format("by {} ({})", m.roofline_probe_by, why)}, {"file", nullptr}};
-  return {probe_matmul(m.device, precision), source};
+  return {probe_matmul(m.device, precision), {fmt::format("by {} ({})", m.roofline_probe_by, why), std::nullopt}};
 }
 
-json mfu_section(const MeasuredRun& m, Precision precision, double tokens_per_s, int64_t fpt,
-                 const RooflineResult& roof, const json& roof_source) {
-  json datasheet = {{"peak_tflops", nullptr}, {"device", nullptr}, {"source", nullptr}, {"mfu_pct", nullptr}};
+Mfu mfu_section(const MeasuredRun& m, Precision precision, double tokens_per_s, int64_t fpt,
+                const RooflineResult& roof, RooflineSource roof_source) {
+  Mfu mfu;
+  mfu.precision = precision_name(precision);
+  mfu.tokens_per_s_basis = m.tokens_basis;
   if (m.cfg.peak_tflops) {
-    datasheet = {{"peak_tflops", *m.cfg.peak_tflops}, {"device", m.device_name},
-                 {"source", "--peak-tflops override"}, {"mfu_pct", mfu_pct(tokens_per_s, fpt, *m.cfg.peak_tflops)}};
+    mfu.datasheet = {*m.cfg.peak_tflops, mfu_pct(tokens_per_s, fpt, *m.cfg.peak_tflops), m.device_name,
+                     "--peak-tflops override"};
   } else if (auto peak = datasheet_peak(m.device_name, precision)) {
-    datasheet = {{"peak_tflops", peak->tflops}, {"device", peak->device}, {"source", peak->source},
-                 {"mfu_pct", mfu_pct(tokens_per_s, fpt, peak->tflops)}};
+    mfu.datasheet = {peak->tflops, mfu_pct(tokens_per_s, fpt, peak->tflops), peak->device, peak->source};
   }
-  return {{"precision", precision_name(precision)},
-          {"tokens_per_s_basis", m.tokens_basis},
-          {"datasheet", datasheet},
-          {"measured_roofline",
-           {{"peak_tflops", roof.tflops}, {"probe", roof}, {"source", roof_source},
-            {"mfu_pct", mfu_pct(tokens_per_s, fpt, roof.tflops)}}}};
+  mfu.measured_roofline = {roof.tflops, mfu_pct(tokens_per_s, fpt, roof.tflops), json(roof), std::move(roof_source)};
+  return mfu;
 }
 
 // `graph`: the step replays a CUDA graph, whose activations live in the
 // graph's private pool. Replays allocate nothing, so the allocator's
 // allocated/active peaks leave them out; reserved bytes include the pool.
-json memory_section(const MeasuredRun& m, const MemoryStats& s) {
+Memory memory_section(const MeasuredRun& m, const MemoryStats& s) {
   const bool cuda = m.device.is_cuda(), graph = m.graph;
-  const int64_t peak = cuda ? s.peak_reserved_bytes : s.peak_rss_bytes;
-  auto cuda_only = [&](int64_t v) { return cuda ? json(v) : json(); };
-  auto pool_blind = [&](int64_t v) { return cuda && !graph ? json(v) : json(); };
+  auto cuda_only = [&](int64_t v) { return cuda ? std::optional<int64_t>(v) : std::nullopt; };
   auto pct = [&](int64_t v) { return 100.0 * double(v) / double(s.device_total_bytes); };
+  Memory mem;
+  MemoryMeasured& x = mem.measured;
   // CPU: the counting allocator's live tensor bytes (bench/measure/cpu_allocator.h).
-  const json allocated = s.allocated_measured(cuda) && !graph ? json(s.peak_allocated_bytes) : json();
-  json measured = {
-      {"peak_allocated_bytes", allocated},
-      {"peak_reserved_bytes", cuda_only(s.peak_reserved_bytes)},
-      {"peak_active_bytes", pool_blind(s.peak_active_bytes)},
-      {"allocated_active_valid", cuda && !graph},
-      {"allocated_active_note",
-       graph ? "null: a CUDA-graph replay allocates nothing, so allocated/active peaks (here and in steps.peak_*) "
-               "leave out the activations in the graph's private pool; peak_reserved_bytes includes it"
-             : cuda           ? ""
-             : s.cpu_counting ? "CPU: peak_allocated_bytes counts live tensor storage (LibTorch's CPU allocator "
-                                "wrapped); peak_rss_bytes is the process's resident set, freed blocks included"
-                              : "CPU: tensor storage not counted; see peak_rss_bytes"},
-      {"alloc_retries", s.alloc_retries},
-      {"ooms", s.ooms},
-      {"peak_rss_bytes", s.peak_rss_bytes},
-      {"peak_rss_window", s.peak_rss_reset ? "measured steps (VmHWM reset at start)" : "process lifetime"},
-      {"device_total_bytes", s.device_total_bytes},
-      {"peak_bytes", peak},
-      {"peak_kind", cuda ? "cuda_peak_reserved" : "cpu_peak_rss"},
-      {"peak_pct_of_device", pct(peak)},
-      {"peak_active_pct_of_device", cuda && !graph ? json(pct(s.peak_active_bytes)) : json()},
-      {"peak_reserved_pct_of_device", cuda ? json(pct(s.peak_reserved_bytes)) : json()},
-      {"monitor", m.memory_monitor},
-  };
-  return {{"measured", measured},
-          {"estimate",
-           estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg, plan_for(m.cfg)))},
-          {"cpu_allocator", m.cpu_allocator}};
+  if (s.allocated_measured(cuda) && !graph) x.peak_allocated_bytes = s.peak_allocated_bytes;
+  x.peak_reserved_bytes = cuda_only(s.peak_reserved_bytes);
+  if (cuda && !graph) x.peak_active_bytes = s.peak_active_bytes;
+  x.allocated_active_valid = cuda && !graph;
+  x.allocated_active_note =
+      graph ? "null: a CUDA-graph replay allocates nothing, so allocated/active peaks (here and in steps.peak_*) "
+              "leave out the activations in the graph's private pool; peak_reserved_bytes includes it"
+      : cuda           ? ""
+      : s.cpu_counting ? "CPU: peak_allocated_bytes counts live tensor storage (LibTorch's CPU allocator "
+                         "wrapped); peak_rss_bytes is the process's resident set, freed blocks included"
+                       : "CPU: tensor storage not counted; see peak_rss_bytes";
+  x.alloc_retries = s.alloc_retries;
+  x.ooms = s.ooms;
+  x.peak_rss_bytes = s.peak_rss_bytes;
+  x.peak_rss_window = s.peak_rss_reset ? "measured steps (VmHWM reset at start)" : "process lifetime";
+  x.device_total_bytes = s.device_total_bytes;
+  x.peak_bytes = cuda ? s.peak_reserved_bytes : s.peak_rss_bytes;
+  x.peak_kind = cuda ? "cuda_peak_reserved" : "cpu_peak_rss";
+  x.peak_pct_of_device = pct(x.peak_bytes);
+  if (cuda && !graph) x.peak_active_pct_of_device = pct(s.peak_active_bytes);
+  if (cuda) x.peak_reserved_pct_of_device = pct(s.peak_reserved_bytes);
+  x.monitor = m.memory_monitor;
+  mem.estimate =
+      estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg, plan_for(m.cfg)));
+  mem.cpu_allocator = m.cpu_allocator;
+  return mem;
 }
 
-json timing_section(const MeasuredRun& m, const HarnessResult& r, double dt_median) {
+Timing timing_section(const MeasuredRun& m, const HarnessResult& r, double dt_median) {
   const RunConfig& c = m.cfg;
   double sum_dt = 0, sum_data = 0;
   for (const auto& s : r.steps) {
     sum_dt += s.dt_ms;
     sum_data += s.data_ms;
   }
-  const bool steal = r.host_steal_ms >= 0;
-  return {{"mode", r.timing_mode},
-          {"timer", r.timer_method},
-          {"warmup_steps_excluded", int64_t(r.warmup_steps.size())},
-          {"measured_steps", int64_t(r.steps.size())},
-          {"warmup", {{"min", c.warmup}, {"max", c.warmup_until_stable() ? c.warmup_max : c.warmup},
-                      {"window", kWarmupWindow}, {"tolerance_pct", c.warmup_tolerance_pct},
-                      {"steps_run", int64_t(r.warmup_steps.size())}, {"stopped", r.warmup_stopped},
-                      {"rule", "after min steps, warm up until the last `window` steps' dt lie within "
-                               "tolerance_pct of their minimum, at most max steps"}}},
-          {"measured_wall_ms", r.measured_wall_ms},
-          {"test_slowdown_pct", r.test_slowdown_pct > 0 ? json(r.test_slowdown_pct) : json()},
-          {"host_steal_ms", steal ? json(r.host_steal_ms) : json()},
-          {"host_steal_pct_of_wall",
-           steal ? json(100.0 * r.host_steal_ms /
-                        (r.measured_wall_ms * double(std::max(1u, std::thread::hardware_concurrency()))))
-                 : json()},
-          {"harness_overhead_ms_per_step", r.harness_overhead_ms_per_step},
-          {"harness_overhead_pct_of_dt", 100.0 * r.harness_overhead_ms_per_step / dt_median},
-          {"data_ms_per_step", sum_data / double(r.steps.size())},
-          {"data_pct_of_dt", 100.0 * sum_data / sum_dt},
-          {"data_time", m.data_time},
-          {"noise", r.noise}};
+  Timing t;
+  t.mode = r.timing_mode;
+  t.timer = r.timer_method;
+  t.warmup_steps_excluded = int64_t(r.warmup_steps.size());
+  t.measured_steps = int64_t(r.steps.size());
+  t.warmup = {c.warmup, c.warmup_until_stable() ? c.warmup_max : c.warmup, kWarmupWindow,
+              int64_t(r.warmup_steps.size()), c.warmup_tolerance_pct, r.warmup_stopped,
+              "after min steps, warm up until the last `window` steps' dt lie within tolerance_pct of their minimum, "
+              "at most max steps"};
+  t.measured_wall_ms = r.measured_wall_ms;
+  if (r.test_slowdown_pct > 0) t.test_slowdown_pct = r.test_slowdown_pct;
+  if (r.host_steal_ms >= 0) {
+    t.host_steal_ms = r.host_steal_ms;
+    t.host_steal_pct_of_wall =
+        100.0 * r.host_steal_ms / (r.measured_wall_ms * double(std::max(1u, std::thread::hardware_concurrency())));
+  }
+  t.harness_overhead_ms_per_step = r.harness_overhead_ms_per_step;
+  t.harness_overhead_pct_of_dt = 100.0 * r.harness_overhead_ms_per_step / dt_median;
+  t.data_ms_per_step = sum_data / double(r.steps.size());
+  t.data_pct_of_dt = 100.0 * sum_data / sum_dt;
+  t.data_time = m.data_time;
+  t.noise = r.noise;
+  return t;
 }
 
 // How the ddp section's traffic figures are read.
@@ -190,75 +184,101 @@ json ddp_section(const std::optional<DdpFacts>& ddp) {
 
 }  // namespace
 
+namespace {
+
+Parity pending_parity(const MeasuredRun& m) {
+  const Switches numerics = numerics_in_effect(m.cfg.sw, m.switches);  // the parity class's
+  Parity p;
+  if (m.parity_not_checked.empty()) {
+    p.status = "pending";
+    p.parity_class = parity_class(numerics);
+    p.rtol = parity_rtol(numerics);
+  } else {
+    p.status = "not_checked";
+    p.parity_class = parity_class(m.cfg.sw);
+    p.rtol = parity_rtol(m.cfg.sw);
+    p.reason = m.parity_not_checked;
+  }
+  return p;
+}
+
+// What the steps measured, per step and summarised, with MFU against the
+// roofline per step in the summary.
+void add_steps(RungReport& report, const HarnessResult& r, const MetricContext& metrics, double devices,
+               double roof_tflops) {
+  json summary = summarize_steps(r.steps, metrics);
+  std::vector<double> mfu_steps;
+  for (const auto& s : r.steps)
+    mfu_steps.push_back(mfu_pct(s.tokens_per_s / devices, metrics.flops_per_token, roof_tflops));
+  summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
+  report.steps = steps_to_json(r.steps, metrics);
+  report.warmup_steps = steps_to_json(r.warmup_steps, metrics);
+  report.summary = std::move(summary);
+}
+
+}  // namespace
+
 json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const RunConfig& c = m.cfg;
   const int64_t fpt = flops_per_token(c.model, m.n_params_without_wpe, c.seq);
   const MetricContext metrics{c.world_size, fpt};
-  json summary = summarize_steps(r.steps, metrics);
-  const double tok_s = summary["tokens_per_s"]["median"].get<double>() / m.devices;
   const Precision precision = mfu_precision(c, m.switches);
   const auto [roof, roof_source] = roofline_for(m, precision);
-  std::vector<double> mfu_steps;
-  for (const auto& s : r.steps) mfu_steps.push_back(mfu_pct(s.tokens_per_s / m.devices, fpt, roof.tflops));
-  summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
-  const Switches numerics = numerics_in_effect(c.sw, m.switches);  // the parity class's
-
-  json report = rung_report_header(c, m.run_id, m.argv, m.started_at);
-  report.update({
-      {"status", "ok"},
-      {"finished_at", m.finished_at.empty() ? utc_now_iso8601() : m.finished_at},
-      {"environment", m.environment},
-      {"world_size", c.world_size},
-      {"switches", m.switches},
-      {"parity", m.parity_not_checked.empty()
-                     ? json{{"status", "pending"}, {"class", parity_class(numerics)}, {"rtol", parity_rtol(numerics)}}
-                     : json{{"status", "not_checked"}, {"class", parity_class(c.sw)}, {"rtol", parity_rtol(c.sw)},
-                            {"reason", m.parity_not_checked}}},
-      {"data", m.data},
-      {"model", {{"n_params", m.n_params}, {"n_params_without_wpe", m.n_params_without_wpe},
-                 {"vocab_size", c.model.vocab_size}, {"model_vocab", c.model_vocab()}}},
-      {"timing", timing_section(m, r, summary["dt_ms"]["median"].get<double>())},
-      {"flops", {{"flops_per_token", fpt}, {"formula", kFlopsFormula},
-                 {"flops_per_step", double(fpt) * double(c.tokens_per_step())}}},
-      {"throughput", {{"tokens_per_step", c.tokens_per_step()},
-                      {"tokens_per_micro_step", c.tokens_per_micro_step()},
-                      {"micro_steps", c.micro_steps()},
-                      {"tokens_per_s_aggregate", summary["tokens_per_s"]["median"]},
-                      {"tokens_per_s_per_device", tok_s}}},
-      {"mfu", mfu_section(m, precision, tok_s, fpt, roof, roof_source)},
-      {"memory", memory_section(m, r.memory)},
-      {"op_counts", m.op_counts},
-      {"ddp", ddp_section(m.ddp)},
-      {"op_breakdown", m.op_breakdown},
-      {"gemm_plan", m.gemm_plan},
-      {"profile", m.profile},
-      {"steps", steps_to_json(r.steps, metrics)},
-      {"warmup_steps", steps_to_json(r.warmup_steps, metrics)},
-      {"summary", summary},
-  });
-  if (!m.suite.is_null()) report["suite"] = m.suite;
-  if (!m.peer.is_null()) report["peer"] = m.peer;
+  RungReport report = rung_report_header(c, m.run_id, m.argv, m.started_at);
+  add_steps(report, r, metrics, m.devices, roof.tflops);
+  const double tok_s_aggregate = (*report.summary)["tokens_per_s"]["median"].get<double>();
+  const double tok_s = tok_s_aggregate / m.devices;
+  report.status = "ok";
+  report.finished_at = m.finished_at.empty() ? utc_now_iso8601() : m.finished_at;
+  report.environment = m.environment;
+  report.world_size = c.world_size;
+  report.switches = m.switches;
+  report.parity = pending_parity(m);
+  report.data = m.data;
+  report.model = ModelFacts{m.n_params, m.n_params_without_wpe, c.model.vocab_size, c.model_vocab()};
+  report.timing = timing_section(m, r, (*report.summary)["dt_ms"]["median"].get<double>());
+  report.flops = Flops{fpt, kFlopsFormula, double(fpt) * double(c.tokens_per_step())};
+  report.throughput = Throughput{c.tokens_per_step(), c.tokens_per_micro_step(), c.micro_steps(), tok_s_aggregate,
+                                 tok_s};
+  report.mfu = mfu_section(m, precision, tok_s, fpt, roof, roof_source);
+  report.memory = memory_section(m, r.memory);
+  report.op_counts = m.op_counts;
+  report.ddp = ddp_section(m.ddp);
+  report.op_breakdown = m.op_breakdown;
+  report.gemm_plan = m.gemm_plan;
+  report.profile = m.profile;
+  if (!m.suite.is_null()) report.suite = m.suite;
+  if (!m.peer.is_null()) report.peer = m.peer;
+  json j = fields::to_json(report);
   // From what the report now holds: its config's work, its breakdown, its MFU's ceiling.
-  report["speed_of_light"] = speed_of_light_section(report, m.roofline_file);
-  return report;
+  j["speed_of_light"] = speed_of_light_section(j, m.roofline_file);
+  return j;
 }
 
 json build_failure_report(const RunConfig& c, const std::string& run_id, const std::vector<std::string>& argv,
                           const std::string& started_at, const FailureFacts& f, const json& peer) {
-  auto optional = [](const auto& v) { return v ? json(*v) : json(); };
-  json failure = {{"reason", f.reason}};
-  if (f.message) failure["message"] = f.message->substr(0, 2000);
-  if (f.phase) failure["phase"] = *f.phase;
-  if (f.step) failure["step"] = *f.step;
-  if (f.rank) failure["rank"] = *f.rank;
-  if (f.child_ended)
-    failure.update({{"exit_code", optional(f.exit_code)}, {"signal", optional(f.signal)}, {"seconds", f.seconds}});
-  if (f.ranks.is_object()) failure.update(f.ranks);
-  if (f.repeat > 1) failure["repeat"] = f.repeat;
-  json report = rung_report_header(c, run_id, argv, started_at);
-  report.update({{"status", f.status}, {"finished_at", utc_now_iso8601()}, {"failure", failure}});
-  if (!peer.is_null()) report["peer"] = peer;
-  return report;
+  Failure failure;
+  failure.reason = f.reason;
+  if (f.message) failure.message = f.message->substr(0, 2000);
+  if (f.phase) failure.phase = *f.phase;
+  if (f.step) failure.step = *f.step;
+  if (f.rank) failure.rank = *f.rank;
+  if (f.child_ended) {
+    failure.exit_code = f.exit_code ? std::optional<int64_t>(*f.exit_code) : std::nullopt;
+    failure.signal = f.signal;
+    failure.seconds = f.seconds;
+  }
+  if (f.ranks.first_failed_rank) {  // bench/run/job.cpp: which rank failed first, how each ended
+    failure.first_failed_rank = *f.ranks.first_failed_rank;
+    failure.ranks = f.ranks.ranks;
+  }
+  if (f.repeat > 1) failure.repeat = f.repeat;
+  RungReport report = rung_report_header(c, run_id, argv, started_at);
+  report.status = f.status;
+  report.finished_at = utc_now_iso8601();
+  report.failure = std::move(failure);
+  if (!peer.is_null()) report.peer = peer;
+  return fields::to_json(report);
 }
 
 HarnessResult harness_result_of(const TimedSteps& t, const RunConfig& cfg) {

@@ -22,6 +22,7 @@
 #include <torch/torch.h>
 
 #include "bench/measure/harness.h"
+#include "reports/model/rung_report.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -67,6 +68,13 @@ struct MeasuredRun {
   std::string parity_not_checked;  // the parity's reason; "" pending (the runner checks it)
 };
 
+// A ddp job's ranks when it failed: the first to fail, and how each ended
+// (the runner's view, bench/run/job.cpp).
+struct RankFailures {
+  std::optional<int64_t> first_failed_rank;
+  std::vector<RankOutcome> ranks;
+};
+
 // How a process ended that ran no complete measurement: the failure section
 // of its report. From inside the process (measure: an exception, an OOM, a
 // divergence, with the step and phase) or from the runner for a child that
@@ -82,7 +90,7 @@ struct FailureFacts {
   std::optional<std::string> signal;
   double seconds = 0;
   int repeat = 1;            // the round, said when > 1
-  nlohmann::json ranks;      // a ddp job's outcomes: first_failed_rank and each rank's; null for one process
+  RankFailures ranks;        // a ddp job's outcomes; none for one process
 };
 
 // The report of a process whose steps all ran: status "ok", parity pending

@@ -5,8 +5,10 @@
 // StepRecord, and whether report.summary carries its statistics. The rung
 // report's per-step columns (steps_to_json), its summary (summarize_steps)
 // a peer's summary (bench/run/peers.cpp) and the ddp section's per-rank figures
-// (bench/measure/measure.cpp) all come from the list in step_metrics.cpp: a new
-// metric is one entry there (and its key in reports/rung_report.schema.json).
+// (bench/measure/measure.cpp) and their part of the report's schema
+// (bench/measure/report_schema.h) all come from the list in step_metrics.cpp:
+// a new metric is one entry there, and the monitor that fills its StepRecord
+// field.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,14 @@ struct MetricContext {
 // too (ddp.across_ranks_of_medians.<key>).
 enum class RankScope { kNone, kPerRank, kAcrossRanks };
 
+// The values a metric takes, which the report's schema checks.
+enum class Range {
+  kAny,
+  kNonNegative,
+  kPositive,
+  kNullable,  // may be NaN, written as null (a diverged loss)
+};
+
 struct StepMetric {
   const char* key;   // the JSON key, with its unit
   const char* what;  // one line, for the docs
@@ -38,6 +48,7 @@ struct StepMetric {
   bool (*present)(const StepRecord& first, const MetricContext&);
   double (*collect)(const StepRecord&, const MetricContext&);
   RankScope ranks = RankScope::kNone;  // ddp: per rank, and across the ranks
+  Range range = Range::kAny;
 };
 
 // In report order.

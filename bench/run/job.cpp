@@ -47,9 +47,9 @@ FailureFacts child_failure(const Job& job, const std::string& status, const std:
 }
 
 // A report for a cell whose process died without writing one; `ranks`: a ddp
-// cell's per-rank outcomes, or null.
+// cell's per-rank outcomes, or none.
 void write_failure(const RunnerOptions& o, const Job& job, const std::string& status, const std::string& reason,
-                   const ChildOutcome& out, const json& ranks = nullptr) {
+                   const ChildOutcome& out, const RankFailures& ranks) {
   FailureFacts f = child_failure(job, status, reason, out);
   f.ranks = ranks;
   write_report(job_report(o, job).string(),
@@ -103,18 +103,22 @@ void record_outcome(const Job& job, const std::vector<ChildOutcome>& outs, const
     any_bad = any_bad || bad;
   }
   const ChildOutcome& out = any_bad ? outs[first_bad] : outs[0];
-  json rank_failure = json::object();  // with several ranks: which failed first, how each ended
+  RankFailures rank_failure;  // with several ranks: which failed first, how each ended
   if (world > 1) {
-    json ranks = json::array();
+    rank_failure.first_failed_rank = int64_t(first_bad);
     for (size_t r = 0; r < outs.size(); ++r)
-      ranks.push_back({{"rank", r}, {"outcome", describe_outcome(outs[r])}, {"seconds", outs[r].seconds}});
-    rank_failure = {{"first_failed_rank", first_bad}, {"ranks", ranks}};
+      rank_failure.ranks.push_back({int64_t(r), describe_outcome(outs[r]), outs[r].seconds});
   }
   auto report = read_json(report_path);
   if (!any_bad && report && report->value("status", "") == "ok") return;
   if (report && report->value("status", "ok") != "ok") {
-    if (world > 1) {
-      (*report)["failure"].update(rank_failure);
+    if (world > 1) {  // the report rank 0 wrote, as the struct, with how every rank ended
+      RungReport typed = fields::from_json<RungReport>(*report, report_path.string());
+      if (typed.failure) {
+        typed.failure->first_failed_rank = rank_failure.first_failed_rank;
+        typed.failure->ranks = rank_failure.ranks;
+      }
+      *report = fields::to_json(typed);
       write_report(report_path.string(), *report);
     }
     if (!o.quiet) fmt::print(stderr, "[{}] {}: {}{}\n", label, (*report)["status"].get<std::string>(),

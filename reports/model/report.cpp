@@ -35,16 +35,18 @@ std::string new_run_id() {
   return fmt::format("{}-{}", buf, getpid());
 }
 
-nlohmann::json rung_report_header(const RunConfig& cfg, const std::string& run_id,
-                                  const std::vector<std::string>& argv, const std::string& started_at) {
-  return {{"schema_version", kSchemaVersion},
-          {"kind", "ladder.rung_report"},
-          {"run_id", run_id},
-          {"rung", cfg.rung},
-          {"started_at", started_at},
-          {"suite", {{"name", "ladder"}, {"version", build_info::kVersion},
-                     {"git_commit", build_info::kGitCommit}, {"argv", argv}}},
-          {"config", cfg}};
+RungReport rung_report_header(const RunConfig& cfg, const std::string& run_id, const std::vector<std::string>& argv,
+                              const std::string& started_at) {
+  RungReport r;
+  r.schema_version = kSchemaVersion;
+  r.kind = "ladder.rung_report";
+  r.run_id = run_id;
+  r.rung = cfg.rung;
+  r.started_at = started_at;
+  r.suite = nlohmann::json{{"name", "ladder"}, {"version", build_info::kVersion},
+                           {"git_commit", build_info::kGitCommit}, {"argv", argv}};
+  r.config = cfg;
+  return r;
 }
 
 std::string report_path(const std::string& run_dir, const std::string& rung) {

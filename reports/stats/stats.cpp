@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/common/fields.h"
+
 namespace ladder {
 
 double percentile(const std::vector<double>& sorted, double q) {
@@ -35,10 +37,6 @@ Summary summarize(std::vector<double> v) {
   return s;
 }
 
-void to_json(nlohmann::json& j, const Summary& s) {
-  j = {{"median", s.median}, {"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min},
-       {"max", s.max},       {"p10", s.p10},   {"p90", s.p90},       {"cv", s.cv},
-       {"n", s.n}};
-}
+void to_json(nlohmann::json& j, const Summary& s) { j = fields::to_json(s); }
 
 }  // namespace ladder

@@ -11,6 +11,19 @@ struct Summary {
   double median = 0, mean = 0, stddev = 0, min = 0, max = 0, p10 = 0, p90 = 0;
   double cv = 0;  // stddev / mean
   int n = 0;
+  // Its JSON and schema (profiler/common/fields.h): report.summary.<metric>.
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("median", s.median);
+    v("mean", s.mean);
+    v("stddev", s.stddev);
+    v("min", s.min);
+    v("max", s.max);
+    v("p10", s.p10);
+    v("p90", s.p90);
+    v("cv", s.cv);
+    v("n", s.n);
+  }
 };
 
 // Percentiles interpolate linearly between order statistics (numpy's

@@ -1,0 +1,95 @@
+// tests/test_report_schema.cpp: reports/rung_report.schema.json is what
+// `ladder schema` generates from the RungReport struct, the step metrics and
+// reports/schema/ (bench/measure/report_schema.h), and a report read back
+// into the struct writes the same JSON.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bench/measure/report_schema.h"
+#include "bench/measure/step_metrics.h"
+#include "reports/model/rung_report.h"
+
+namespace ladder {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kRoot = std::filesystem::path(LADDER_FIXTURES_DIR) / ".." / "..";
+
+TEST(ReportSchema, CommittedFileIsGenerated) {
+  std::ifstream f(kRoot / "reports" / "rung_report.schema.json");
+  ASSERT_TRUE(f) << "reports/rung_report.schema.json is missing";
+  const json committed = json::parse(f);
+  EXPECT_TRUE(committed == rung_report_schema())
+      << "reports/rung_report.schema.json is not what the structs and step metrics give: regenerate it with "
+         "`build/ladder schema --out reports/rung_report.schema.json` (never edit it by hand)";
+}
+
+// Each declared step metric is a column of the schema's steps, typed and
+// described by its declaration, required when every report has it.
+TEST(ReportSchema, EveryStepMetricIsAColumnAndOnlyThose) {
+  const json s = rung_report_schema();
+  const json& steps = s["$defs"]["steps"];
+  EXPECT_EQ(steps["additionalProperties"], false);
+  EXPECT_EQ(steps["properties"].size(), step_metrics().size() + 2);  // + step, phase_ms
+  for (const StepMetric& m : step_metrics()) {
+    ASSERT_TRUE(steps["properties"].contains(m.key)) << m.key;
+    const json& col = steps["properties"][m.key];
+    EXPECT_EQ(col["description"], m.what);
+    const json& type = col["items"]["type"];
+    EXPECT_TRUE(type == (m.integer ? "integer" : "number") || type == json({"number", "null"})) << m.key;
+    const bool required = std::find(steps["required"].begin(), steps["required"].end(), m.key) !=
+                          steps["required"].end();
+    EXPECT_EQ(required, m.present == nullptr) << m.key;
+    EXPECT_EQ(s["properties"]["summary"]["properties"].contains(m.key), m.summarised) << m.key;
+  }
+  EXPECT_EQ(steps["properties"]["dt_ms"]["items"]["exclusiveMinimum"], 0);
+}
+
+TEST(ReportSchema, AnOkReportNeedsItsSectionsAFailedOneItsFailure) {
+  const json s = rung_report_schema();
+  for (const auto& name : ok_report_sections()) {
+    EXPECT_TRUE(s["properties"].contains(name)) << name;
+    EXPECT_NE(std::find(s["then"]["required"].begin(), s["then"]["required"].end(), name), s["then"]["required"].end());
+  }
+  EXPECT_EQ(s["else"]["required"], json({"failure"}));
+  EXPECT_EQ(s["properties"]["schema_version"]["enum"], json({kSchemaVersion}));
+}
+
+RungReport failed_report() {
+  RungReport r;
+  r.schema_version = kSchemaVersion;
+  r.kind = "ladder.rung_report";
+  r.run_id = "20261129T000000Z-1";
+  r.rung = "ddp";
+  r.status = "crashed";
+  r.started_at = "2026-11-29T00:00:00.000Z";
+  r.finished_at = "2026-11-29T00:00:01.000Z";
+  r.config = {{"rung", "ddp"}};
+  Failure f;
+  f.reason = "rank 1 was killed";
+  f.exit_code = std::optional<int64_t>();  // present, null: a signal ended it
+  f.signal = std::optional<std::string>("SIGKILL");
+  f.seconds = 1.5;
+  f.first_failed_rank = 1;
+  f.ranks = std::vector<RankOutcome>{{0, "exited 1", 1.4}, {1, "killed by SIGKILL", 1.5}};
+  r.failure = f;
+  return r;
+}
+
+TEST(ReportSchema, AReportReadBackWritesTheSameJson) {
+  const json j = fields::to_json(failed_report());
+  EXPECT_TRUE(j["failure"]["exit_code"].is_null());
+  EXPECT_EQ(j["failure"]["signal"], "SIGKILL");
+  EXPECT_FALSE(j["failure"].contains("message"));
+  EXPECT_FALSE(j.contains("timing"));  // absent, not null: a failed report has no steps
+  EXPECT_EQ(fields::to_json(fields::from_json<RungReport>(j, "report.json")), j);
+  json unknown = j;
+  unknown["failure"]["why"] = "?";
+  EXPECT_THROW(fields::from_json<RungReport>(unknown, "report.json"), ConfigError);
+}
+
+}  // namespace
+}  // namespace ladder
