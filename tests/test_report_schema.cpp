@@ -4,12 +4,15 @@
 // into the struct writes the same JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "bench/measure/report_schema.h"
 #include "bench/measure/step_metrics.h"
+#include "reports/model/config_schema.h"
 #include "reports/model/rung_report.h"
+#include "variants/config_fields.h"
 
 namespace ladder {
 namespace {
@@ -56,6 +59,33 @@ TEST(ReportSchema, AnOkReportNeedsItsSectionsAFailedOneItsFailure) {
   }
   EXPECT_EQ(s["else"]["required"], json({"failure"}));
   EXPECT_EQ(s["properties"]["schema_version"]["enum"], json({kSchemaVersion}));
+}
+
+// The config's schema is the field table's: each field at its JSON path,
+// required unless an older config may lack it (if_absent), its bounds kept.
+TEST(ReportSchema, ConfigFollowsTheFieldTable) {
+  const json s = config_schema();
+  for (const ConfigField& f : config_fields()) {
+    const json* node = &s;
+    const json* parent = nullptr;
+    std::string key;
+    for (size_t start = 1; start <= f.json_path.size();) {
+      const size_t end = std::min(f.json_path.find('/', start), f.json_path.size());
+      key = f.json_path.substr(start, end - start);
+      parent = node;
+      node = node->contains("items") ? &node->at("items") : &node->at("properties").at(key);
+      start = end + 1;
+    }
+    if (parent->contains("items")) continue;  // betas/0: an array's item
+    const json& req = parent->at("required");
+    EXPECT_EQ(std::find(req.begin(), req.end(), key) != req.end(), f.if_absent == nullptr) << f.name;
+    if (f.bounds.lo && !f.bounds.lo_open) EXPECT_EQ(node->at("minimum"), *f.bounds.lo) << f.name;
+    if (f.bounds.lo && f.bounds.lo_open) EXPECT_EQ(node->at("exclusiveMinimum"), *f.bounds.lo) << f.name;
+    if (!f.bounds.choices.empty()) EXPECT_EQ(node->at("enum"), json(f.bounds.choices)) << f.name;
+  }
+  EXPECT_EQ(s["properties"]["train"]["properties"]["betas"]["maxItems"], 2);
+  // Any declared switch's flag, unlisted: a new switch leaves the schema as it is.
+  EXPECT_EQ(s["properties"]["switches"]["additionalProperties"], json({{"type", "boolean"}}));
 }
 
 RungReport failed_report() {

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/common/fields.h"
+#include "reports/model/config_schema.h"
 
 namespace ladder {
 
@@ -349,7 +350,7 @@ void RungReport::fields(S& s, V& v) {
   v("started_at", s.started_at, Doc().as("date-time"));
   v("finished_at", s.finished_at, Doc().as("date-time"));
   v("suite", s.suite, Doc().shaped(schema_section("suite")));
-  v("config", s.config, Doc().shaped(schema_section("config")));
+  v("config", s.config, Doc().shaped(config_schema()));
   v("environment", s.environment, Doc().shaped(schema_section("environment")));
   v("world_size", s.world_size, Doc().min(1));
   v("data", s.data, Doc().shaped(schema_section("data")));
