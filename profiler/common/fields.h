@@ -212,11 +212,12 @@ void read(const nlohmann::json& j, T& out, const std::string& path, const Doc& d
     if (!j.is_object()) fail(path, shown(j), "an object");
     Reader<T> r{j, path};
     T::fields(out, r);
-    for (const auto& [k, x] : j.items()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string key = it.key();  // a lambda may not capture a structured binding (C++17)
       bool known = false;
-      auto probe = [&](const char* name, auto&&...) { known = known || k == name; };
+      auto probe = [&](const char* name, auto&&...) { known = known || key == name; };
       T::fields(out, probe);
-      if (!known) fail(path + "." + k, shown(x), "no such field (a newer report?)");
+      if (!known) fail(path + "." + key, shown(*it), "no such field (a newer report?)");
     }
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     out = j;
