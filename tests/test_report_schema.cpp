@@ -79,9 +79,12 @@ TEST(ReportSchema, ConfigFollowsTheFieldTable) {
     if (parent->contains("items")) continue;  // betas/0: an array's item
     const json& req = parent->at("required");
     EXPECT_EQ(std::find(req.begin(), req.end(), key) != req.end(), f.if_absent == nullptr) << f.name;
-    if (f.bounds.lo && !f.bounds.lo_open) EXPECT_EQ(node->at("minimum"), *f.bounds.lo) << f.name;
-    if (f.bounds.lo && f.bounds.lo_open) EXPECT_EQ(node->at("exclusiveMinimum"), *f.bounds.lo) << f.name;
-    if (!f.bounds.choices.empty()) EXPECT_EQ(node->at("enum"), json(f.bounds.choices)) << f.name;
+    if (f.bounds.lo) {
+      EXPECT_EQ(node->at(f.bounds.lo_open ? "exclusiveMinimum" : "minimum"), *f.bounds.lo) << f.name;
+    }
+    if (!f.bounds.choices.empty()) {
+      EXPECT_EQ(node->at("enum"), json(f.bounds.choices)) << f.name;
+    }
   }
   EXPECT_EQ(s["properties"]["train"]["properties"]["betas"]["maxItems"], 2);
   // Any declared switch's flag, unlisted: a new switch leaves the schema as it is.
