@@ -71,13 +71,12 @@ Mfu mfu_section(const MeasuredRun& m, Precision precision, double tokens_per_s, 
 // allocated/active peaks leave them out; reserved bytes include the pool.
 Memory memory_section(const MeasuredRun& m, const MemoryStats& s) {
   const bool cuda = m.device.is_cuda(), graph = m.graph;
-  auto cuda_only = [&](int64_t v) { return cuda ? std::optional<int64_t>(v) : std::nullopt; };
   auto pct = [&](int64_t v) { return 100.0 * double(v) / double(s.device_total_bytes); };
   Memory mem;
   MemoryMeasured& x = mem.measured;
   // CPU: the counting allocator's live tensor bytes (bench/measure/cpu_allocator.h).
   if (s.allocated_measured(cuda) && !graph) x.peak_allocated_bytes = s.peak_allocated_bytes;
-  x.peak_reserved_bytes = cuda_only(s.peak_reserved_bytes);
+  if (cuda) x.peak_reserved_bytes = s.peak_reserved_bytes;
   if (cuda && !graph) x.peak_active_bytes = s.peak_active_bytes;
   x.allocated_active_valid = cuda && !graph;
   x.allocated_active_note =

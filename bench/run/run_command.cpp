@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -13,10 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/device.h"
-#include "bench/measure/harness.h"
-#include "bench/measure/launch_env.h"
 #include "bench/run/matrix.h"
-#include "bench/measure/measure.h"
 #include "bench/run/peers.h"
 #include "bench/measure/roofline.h"
 #include "bench/run/child_process.h"
