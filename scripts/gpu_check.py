@@ -17,8 +17,8 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
                  fallback's option, so the measurement still runs, and the
                  FAIL line says so
   nvtx-trees     ladder_tests' Nvtx.* (the NVTX range tree of a step)
-  ladder-run     the default ladder with the peers (eager and compile on CUDA,
-                 eager on a CPU), its rounds extended by --repeat auto within its
+  ladder-run     the default ladder with the peers (eager, compile and
+                 compile-autotune on CUDA, eager on a CPU), its rounds extended by --repeat auto within its
                  share of the time left: the time left is shared in proportion
                  to the processes the ladder's two rounds, ddp and one ablation
                  round make (their `ladder run --plan`)
@@ -26,6 +26,9 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
   breakdown      parity, had its switches act; its op breakdown fits its dt
   band-table     `ladder bands`: the top rung's op breakdown per band
                  against each peer (compile first; eager where compile did not run)
+  speed-of-light `ladder sol`: every rung's bands against their floors at the
+                 run's own measured matmul ceiling and bandwidth (sol.md,
+                 sol.json); FAIL where a floor is above its measurement
   qualification  scripts/qualify: `ladder compare` against the newest run of
                  this device model with this shape under --references (default
                  reports/results): per rung within the reference's spread, or
@@ -37,6 +40,9 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
                  ops, the cuBLASLt epilogue, with a 32 MiB workspace, the bias
                  gradient in fp32 apart), checked against fp64, then timed;
                  gemm-sites.md has ms per way and site (a CPU: PyTorch's only)
+  kernels        `ladder bench` of the fused LayerNorm and cross-entropy
+                 families and of attention at gpt2-124m's step shape
+                 (kernels.md: each benchmark's ms and its check)
   ablation       the fused parts at the top (top, top-fused, top-PART for each
                  part, or each of --ablation PARTS in its order): 2 rounds if
                  they fit in what is left, else 1, stopped at the budget's end;
@@ -92,13 +98,17 @@ SCRIPTS = ROOT / "scripts"
 CUDA_TESTS = "*Cuda*:FusedAtGpt2Widths.*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 CPU_DRY_RUN_TESTS = "*Cuda*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
-          "qualification", "ddp", "gemm-sites", "ablation"]
+          "speed-of-light", "qualification", "ddp", "gemm-sites", "kernels", "ablation"]
 # Kernels with a fallback: (the prefix of their CUDA tests, the `ladder run` option and value
 # that keep a run off them, what they are). A failure of such a test in the unit-tests stage
 # sends every later run of the check to the fallback.
 KERNEL_FALLBACKS = [("FusedAddLayerNorm.Cuda", "--layer-norm-kernel", "row", "fused-ln's vector kernels"),
                     ("FusedCrossEntropy.Cuda", "--cross-entropy-kernel", "online", "fused-ce's batched kernel")]
 GEMM_SITES_MIN_S = 30  # what the gemm-sites stage needs at least (about 30 benchmarks on a GPU)
+KERNELS_MIN_S = 30  # and the kernels stage
+# The kernels stage's micro-benchmarks: the fused LayerNorm and cross-entropy families, and SDPA at
+# gpt2-124m's step shape (B16, 12 heads of 64, T 1024) beside explicit attention.
+KERNELS_FILTER = "^(layernorm|cross_entropy)/|^attention/[a-z]+/[a-z0-9]+/[a-z0-9]+/B:16/H:12/T:1024/"
 RESERVE_FRACTION = 0.3  # of the budget, kept after the ladder run for ddp and the ablation when plans cannot say
 KILL_GRACE_S = 60  # after the SIGINT that stops a run at the budget's end
 
@@ -201,7 +211,9 @@ class Check:
                   "plan.json, roofline.json, every `<rung>/report.json`), traces left out",
                   "- `verdict.txt`, `ddp-verdict.txt`, `ablation-verdict.txt`: scripts/smoke_verdict.py on each run; "
                   "`band-table.md`, `qualification.txt`, `ablation-table.md`: the stages' tables; "
-                  "`gemm-plan.md`: the top rung's GEMM plan, `gemm-plan.json` to rerun it (`--gemm-plan FILE`)",
+                  "`gemm-plan.md`: the top rung's GEMM plan, `gemm-plan.json` to rerun it (`--gemm-plan FILE`); "
+                  "`attention-plan.md`: its SDPA backend and every candidate's times; `sol.md`, `sol.json`: "
+                  "`ladder sol` of the ladder; `gemm-sites.md`, `kernels.md`: the micro-benchmarks' tables",
                   "- `checks.txt`: the lines above; `logs/`: each stage's output", "",
                   "`ladder compare` reads the runs from a fresh clone, e.g. against the reference the qualification "
                   "used:", "", "```sh", f"build/ladder compare {self.facts.get('reference', 'REFERENCE_RUN')} "
@@ -484,7 +496,7 @@ def ladder_share(check, peers):
 
 def stage_ladder(check):
     run_dir = check.out / "ladder"
-    peers = check.args.peers or ("eager,compile" if check.cuda else "eager")
+    peers = check.args.peers or ("eager,compile,compile-autotune" if check.cuda else "eager")
     share_s, how = ladder_share(check, peers)
     auto_min = max(0.1, share_s / 60)
     note = "" if check.cuda or check.args.peers else " (compile left out on a CPU: its first step compiles for a minute)"
@@ -545,22 +557,23 @@ def stage_band_table(check):
                             echo=not_a_verdict)
     text = (check.out / "logs" / "band-table.log").read_text(errors="replace")
     (check.out / "band-table.md").write_text(text)
-    if plan_line := write_gemm_plan(check, run_dir):
-        print(plan_line, flush=True)
+    for plan_line in (write_gemm_plan(check, run_dir), write_attention_plan(check, run_dir)):
+        if plan_line:
+            print(plan_line, flush=True)
     last = text.strip().splitlines()[-1] if text.strip() else ""
     if rc == 0:
         return check.result("PASS", "band-table", last, secs)
     return check.result("SKIP" if rc == 3 else "FAIL", "band-table", last or f"exit {rc}", secs)
 
 
-def top_gemm_plan(run_dir):
-    """(cell, plan) of the last ladder rung of run_dir whose report holds a GEMM plan, or None."""
+def top_gemm_plan(run_dir, section="gemm_plan"):
+    """(cell, plan) of the last ladder rung of run_dir whose report holds a plan (its `section`), or None."""
     found = None
     for row in (run_dir_summary(run_dir) or {}).get("rows", []):
         if row.get("status") != "ok" or not row.get("report"):
             continue
         try:
-            plan = json.loads((run_dir / row["report"]).read_text()).get("gemm_plan")
+            plan = json.loads((run_dir / row["report"]).read_text()).get(section)
         except (OSError, ValueError):
             continue
         if isinstance(plan, dict):
@@ -592,6 +605,52 @@ def write_gemm_plan(check, run_dir):
     chosen = [s["choice"] for s in plan["sites"] if s["choice"] != "pytorch"]
     return (f"{cell}'s GEMM plan: {len(chosen)} of {len(plan['sites'])} sites off PyTorch's ops"
             f"{' (' + ', '.join(chosen) + ')' if chosen else ''}; gemm-plan.md")
+
+
+def write_attention_plan(check, run_dir):
+    """The top rung's attention plan (its SDPA backend, variants/attention_plan.h) in attention-plan.md:
+    every candidate's median and what PyTorch picks. Returns a line to print ("" when no rung has one)."""
+    found = top_gemm_plan(run_dir, "attention_plan")
+    if not found:
+        return ""
+    cell, plan = found
+    lines = [f"**{cell}'s attention plan (--attention-plan {plan['mode']}; {plan['source']})**: {plan['reason']}",
+             "", "| candidate | runs | median ms | times ms |", "|---|---|---:|---|"]
+    for c in plan.get("candidates", []):
+        times = " ".join(f"{t:.3f}" for t in c["ms"]) if c["ran"] else c["why_not"]
+        lines.append(f"| {c['backend']} | {c['picks']} | {c['median_ms']:.4f} | {times} |" if c["ran"] else
+                     f"| {c['backend']} | {c['picks']} | - | {times} |")
+    key = plan["key"]
+    lines += ["", f"Key: {key['device']}, torch {key['torch']}, cuDNN {key['cudnn'] or '-'}, {key['dtype']}, "
+                  f"B {key['batch']} nh {key['n_head']} T {key['seq']} hs {key['head_size']}."]
+    (check.out / "attention-plan.md").write_text("\n".join(lines) + "\n")
+    return f"{cell}'s attention plan: {plan['choice']} ({plan['reason']}); attention-plan.md"
+
+
+def stage_speed_of_light(check):
+    """`ladder sol` on the ladder run: every rung's bands against the floors at the run's own ceilings."""
+    run_dir = check.out / "ladder"
+    check.progress("speed-of-light", "ladder sol: each rung's bands against the run's measured ceilings")
+    rc, secs, _ = check.run("speed-of-light", [LADDER, "sol", run_dir, "--format", "md", "--out",
+                                               check.out / "sol.md"], "speed-of-light.log", echo=not_a_verdict)
+    rc_json, _, _ = check.run("speed-of-light", [LADDER, "sol", run_dir, "--format", "json", "--out",
+                                                 check.out / "sol.json"], "speed-of-light-json.log", echo=not_a_verdict)
+    if rc != 0 or rc_json != 0:
+        return check.result("FAIL", "speed-of-light", f"ladder sol exited {rc or rc_json} (logs/speed-of-light.log)",
+                            secs)
+    rungs = json.loads((check.out / "sol.json").read_text()).get("rungs", {})
+    above = [f"{r}/{b['band']}" for r, t in rungs.items() for b in t.get("bands", []) if b.get("floor_above_measured")]
+    top = next((r for r in reversed(list(rungs)) if not r.startswith("peer-")), None)
+    if top is None:
+        return check.result("FAIL", "speed-of-light", "no rung in the table", secs)
+    t = rungs[top]
+    mem = t["ceilings"]["memory_basis"].split(":")[0]
+    line = (f"{top}: floor {t['step']['floor_ms']:.2f} ms of dt {t['step']['dt_ms']:.2f} ms; largest headroom "
+            f"{t['largest_headroom']['band']} {t['largest_headroom']['headroom_ms']:.2f} ms; bandwidth {mem} "
+            f"({t['ceilings']['memory_gbps']:.0f} GB/s); sol.md")
+    if above:
+        return check.result("FAIL", "speed-of-light", "a floor above its measurement: " + ", ".join(above), secs)
+    return check.result("PASS", "speed-of-light", line, secs)
 
 
 def stage_qualification(check):
@@ -686,6 +745,32 @@ def stage_gemm_sites(check):
                                                   f"logs/gemm-sites.log)", secs)
     return check.result("PASS", "gemm-sites", f"{sites} sites checked and timed; another way beat PyTorch's at "
                                               f"{beaten} of them (gemm-sites.md)", secs)
+
+
+def stage_kernels(check):
+    """`ladder bench` of the fused kernels' families: LayerNorm, cross-entropy, and attention at the step's shape."""
+    if check.left() < KERNELS_MIN_S:
+        return check.result("SKIP", "kernels", f"out of time ({check.left():.0f} s left)")
+    check.progress("kernels", f"ladder bench --benchmark_filter='{KERNELS_FILTER}'")
+    out_dir = check.out / "kernels"
+    cmd = [LADDER, "bench", *bench_args(check), f"--benchmark_filter={KERNELS_FILTER}", "--benchmark_min_time=0.05",
+           "--out", out_dir]
+    rc, secs, cut = check.run("kernels", cmd, "kernels.log", check.deadline, echo=lambda l: False)
+    micro = out_dir / "micro.json"
+    if cut or not micro.exists():
+        return check.result("SKIP" if cut else "FAIL", "kernels",
+                            "out of time" if cut else f"ladder bench exited {rc} without micro.json", secs)
+    rows = [b for b in json.loads(micro.read_text()).get("benchmarks", []) if b.get("run_type") != "aggregate"]
+    lines = ["| benchmark | ms | check |", "|---|---:|---|"]
+    for b in rows:
+        ms = "-" if b.get("error_occurred") else f"{float(b['real_time']):.4f}"
+        lines.append(f"| {b['name']} | {ms} | {b.get('error_message', '') or b.get('label', '')} |")
+    (check.out / "kernels.md").write_text("\n".join(lines) + "\n")
+    failed = [b["name"] for b in rows if b.get("error_occurred")]
+    if rc != 0:
+        return check.result("FAIL", "kernels", f"exit {rc}; {len(failed)} of {len(rows)} benchmarks failed "
+                                               f"({', '.join(failed[:3])}; logs/kernels.log)", secs)
+    return check.result("PASS", "kernels", f"{len(rows)} benchmarks checked and timed (kernels.md)", secs)
 
 
 def stage_ddp(check, per_process_s):
@@ -824,9 +909,10 @@ def main(argv):
         stage_verdicts(check)
         if run_dir_summary(check.out / "ladder") is not None:
             stage_band_table(check)
+            stage_speed_of_light(check)
             stage_qualification(check)
         else:
-            for s in ("band-table", "qualification"):
+            for s in ("band-table", "speed-of-light", "qualification"):
                 check.result("SKIP", s, "no ladder run to read")
         if check.interrupted:
             return
@@ -834,6 +920,9 @@ def main(argv):
         if check.interrupted:
             return
         stage_gemm_sites(check)
+        if check.interrupted:
+            return
+        stage_kernels(check)
         if check.interrupted:
             return
         stage_ablation(check, per_process_s)

@@ -59,7 +59,7 @@ RESULTS = ROOT / "reports" / "results"
 TINY_SHAPE = ["--preset", "tiny", "--threads", "1", "--steps", "3", "--warmup", "1"]
 BUDGET_MIN = 3  # the dry run's --time-budget: the check fills it (--repeat auto), whatever the machine
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
-          "qualification", "ddp", "gemm-sites", "ablation"]
+          "speed-of-light", "qualification", "ddp", "gemm-sites", "kernels", "ablation"]
 
 
 def script(name, *args, env=None):
@@ -121,18 +121,21 @@ def every_stage_passes_or_is_out_of_time(p):
     found = lines_of(p.stdout)
     assert [s for _, s, _ in found] == STAGES, found
     status = {s: (st, why) for st, s, why in found}
-    for s in ("build", "ladder-run", "ladder-smoke", "breakdown", "band-table", "qualification"):
+    for s in ("build", "ladder-run", "ladder-smoke", "breakdown", "band-table", "speed-of-light", "qualification"):
         assert status[s][0] == "PASS", (s, status[s])
     # Without a GPU the CUDA unit tests skip (the breakdown's run); the NVTX trees run where NVTX was built.
     assert status["unit-tests"][0] in ("PASS", "SKIP") and status["nvtx-trees"][0] in ("PASS", "SKIP"), status
     # ddp and the ablation come last, in what the budget leaves: on a quiet machine they run (about 3 s a
     # process here); on a busy one the budget may end first, which the check says and keeps.
-    for s in ("ddp", "gemm-sites", "ablation"):
+    for s in ("ddp", "gemm-sites", "kernels", "ablation"):
         assert status[s][0] == "PASS" or (status[s][0] == "SKIP" and "out of time" in status[s][1]), (s, status[s])
         if status[s][0] == "SKIP":
             print(f"note: {s} skipped by the time budget on a busy machine: {status[s][1]}")
     assert "FAIL" not in [st for st, _, _ in found] and p.returncode == 0, p.returncode
     assert "fused-adamw against eager:" in status["band-table"][1], status["band-table"]
+    # The top rung (the dry run's ladder: fp32, flash, fused-adamw) against its floors at this CPU's ceilings.
+    assert re.match(r"fused-adamw: floor [\d.]+ ms of dt [\d.]+ ms; largest headroom \w+ [\d.]+ ms; bandwidth "
+                    r"measured \(\d+ GB/s\); sol.md$", status["speed-of-light"][1]), status["speed-of-light"]
     assert status["ddp"][0] == "SKIP" or "c10d gloo" in status["ddp"][1].lower(), status["ddp"]
     assert re.search(rf"^gpu-smoke \[\d+:\d\d of {BUDGET_MIN}:00\] ladder-run: the rungs fp32,flash,fused-adamw",
                      p.stdout, re.M), "no progress lines"
@@ -161,7 +164,16 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
     GEMM sites' tables and the ablation's as they should read."""
     commands = ["scripts/build --for check --target ladder --target ladder_tests", "ladder_tests --gtest_filter=",
                 "ladder run --device cpu", "scripts/qualify", "ladder bands"]
-    files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json"]
+    commands.append("ladder sol ")
+    files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json", "sol.md",
+             "sol.json", "attention-plan.md"]
+    # fused-adamw's SDPA backend: PyTorch's pick and flash timed on a CPU, cuDNN's and CUTLASS's CUDA only.
+    attention = (out / "attention-plan.md").read_text().splitlines()
+    assert re.match(r"\*\*fused-adamw's attention plan \(--attention-plan auto; (measured|cache: .*)\)\*\*: ",
+                    attention[0]), attention[0]
+    assert [l.split(" | ")[0] for l in attention if l.startswith("| ")][1:] == \
+        ["| pytorch", "| flash", "| cudnn", "| efficient"], attention
+    assert re.search(r"fused-adamw's attention plan: (pytorch|flash) \(", stdout), stdout
     # The top rung's GEMM plan beside the band table: on a CPU every GEMM of the step a site (measured, or
     # from the plan cache), and a file that `ladder run --gemm-plan` takes.
     plan_md = (out / "gemm-plan.md").read_text().splitlines()
@@ -183,6 +195,9 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
         assert table[0] in ("| site (layer/epilogue/m/n/k) | pytorch ms | onednn ms | into-grad ms | fastest |",
                             "| site (layer/epilogue/m/n/k) | pytorch ms | onednn ms | fastest |"), table
         assert len(table) == 2 + 15, table
+    if status["kernels"][0] == "PASS":
+        commands.append("--benchmark_filter=^(layernorm|cross_entropy)/")
+        files.append("kernels.md")
     if status["ablation"][0] == "PASS":
         commands += ["--rungs top,top-fused,top-lt-epilogues,top-fused-ln --peers none", "scripts/ablation-table"]
         files += ["ablation-verdict.txt", "ablation-table.md"]

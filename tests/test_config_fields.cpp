@@ -148,6 +148,7 @@ TEST(ConfigFields, AbsentFieldsReadAsOlderConfigsMeantThem) {
     else if (f.name == "gemm_plan") EXPECT_EQ(c.gemm_plan, "lt");  // before the planner: cuBLASLt's first algorithm
     else if (f.name == "layer_norm_kernel") EXPECT_EQ(c.layer_norm_kernel, "row");  // before the vector kernels
     else if (f.name == "cross_entropy_kernel") EXPECT_EQ(c.cross_entropy_kernel, "online");  // before batched
+    else if (f.name == "attention_plan") EXPECT_EQ(c.attention_plan, "pytorch");  // before the planner: SDPA's pick
     else EXPECT_EQ(value_text(f.get(c)), value_text(f.get(RunConfig{}))) << f.name;
   }
 }

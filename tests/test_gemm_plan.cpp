@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "profiler/common/config_error.h"
+#include "tests/cache_dir.h"
 #include "tests/tiny_step.h"
 #include "variants/gemm_candidates.h"
 #include "variants/gemm_plan.h"
@@ -277,22 +278,6 @@ TEST(GemmPlan, FilePlanMustFitTheRunsSites) {
   expect_config_error([&] { plan_from_file(file, "p.json", gemm_sites(m, 128), other); },
                       {"mlp.c_proj/weight+bias grad's choice", "lt-into-grad#2", "flat-grads"});
 }
-
-// LADDER_CACHE pointed at a temporary directory for the test's lifetime.
-struct CacheDir {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("ladder-gemm-plan-" + std::to_string(::getpid()));
-  std::string old;
-  bool had = false;
-  CacheDir() {
-    if (const char* o = std::getenv("LADDER_CACHE")) had = true, old = o;
-    ::setenv("LADDER_CACHE", dir.c_str(), 1);
-  }
-  ~CacheDir() {
-    had ? (void)::setenv("LADDER_CACHE", old.c_str(), 1) : (void)::unsetenv("LADDER_CACHE");
-    std::filesystem::remove_all(dir);
-  }
-};
 
 TEST(GemmPlan, KeyIdTellsEveryFieldApart) {
   const GemmPlanKey base = small_plan().key;

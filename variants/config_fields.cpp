@@ -13,6 +13,7 @@
 
 #include "profiler/range.h"
 #include "profiler/schedule.h"
+#include "variants/attention_plan.h"
 #include "variants/gemm_plan.h"
 
 namespace ladder {
@@ -203,6 +204,13 @@ std::vector<ConfigField> make_fields() {
           "(CPU: 5 %); pytorch or lt pins one way everywhere; FILE reruns a plan (a report.json or a plan from one)",
           anything(), [](auto& c) -> auto& { return c.gemm_plan; })
         .absent([](RunConfig& c) { c.gemm_plan = "lt"; }),  // configs from before the planner ran cuBLASLt's first
+    field(kRun, "attention_plan", "--attention-plan", "auto|pytorch|flash|cudnn|efficient",
+          "the flash rung's scaled_dot_product_attention backend: auto times forward and backward at the step's "
+          "shape under each (PyTorch's own pick, flash, cuDNN, memory-efficient; CUDA: all four, CPU: the first "
+          "two) before the first step, cached per device, library, torch and shape, and keeps PyTorch's unless "
+          "another is faster by 3 % (CPU: 5 %); a backend's name pins it",
+          one_of({"auto", "pytorch", "flash", "cudnn", "efficient"}), [](auto& c) -> auto& { return c.attention_plan; })
+        .absent([](RunConfig& c) { c.attention_plan = "pytorch"; }),  // configs from before the planner: SDPA's pick
     field(kRun, "layer_norm_kernel", "--layer-norm-kernel", "auto|row",
           "fused-ln's CUDA kernels: auto takes the vector kernels (4 elements an access, the row in registers) "
           "where C is a multiple of 4 up to 2048 and the tensors are aligned, else the row kernels; row always "
@@ -382,6 +390,9 @@ void RunConfig::validate() const {
   // what depends on several fields.
   for (const auto& f : config_fields()) check_field(f, f.get(*this), field_label(f));
   parse_gemm_plan_request(gemm_plan);  // auto, pytorch, lt, or a file holding a plan
+  if (const auto b = parse_backend(attention_plan); b && device.rfind("cuda", 0) != 0 && !backend_on_device(*b, false))
+    throw ConfigError(fmt::format("--attention-plan: {} is a CUDA backend and --device is {}; expected auto, "
+                                  "pytorch or flash there", attention_plan, device));
   if (warmup_max < warmup)
     throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", warmup_max, warmup));
   if (model.n_embd % model.n_head != 0)

@@ -309,10 +309,6 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c) {
   }
 }
 
-namespace {
-
-// max over outputs of ||got - want|| / ||want||, in fp64, where the outputs
-// are (copying 400 MB outputs to the host cost tens of ms per candidate).
 double relative_l2(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want) {
   double worst = 0;
   for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
@@ -322,6 +318,8 @@ double relative_l2(const std::vector<torch::Tensor>& got, const std::vector<torc
   }
   return worst;
 }
+
+namespace {
 
 // One candidate: probed once (did cuBLASLt run it, does it match A), and its call.
 RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, const std::vector<torch::Tensor>& a,
@@ -469,6 +467,18 @@ double wall_time_ms(const std::function<void()>& fn) {
   fn();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+}  // namespace
+
+CandidateTimer planner_timer(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda()) return event_time_ms;
+#endif
+  TORCH_CHECK(device.is_cpu(), "planner_timer: a CPU or CUDA device, got ", device.str());
+  return wall_time_ms;
+}
+
+namespace {
 
 GemmPlan measure_on_cpu(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const torch::Device& device,
                         torch::ScalarType compute) {

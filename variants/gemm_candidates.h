@@ -102,6 +102,15 @@ void call_site(const GemmSite& s, const SiteOperands& o, GemmChoice c);
 std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOperands& o, const torch::Device& device,
                                                bool into_grad);
 
+// max over outputs of ||got - want|| / ||want||, in fp64, where the outputs
+// are (copying 400 MB outputs to the host cost tens of ms per candidate).
+double relative_l2(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want);
+
+// The planners' timer on `device` (the GEMM plan's and the attention plan's):
+// CUDA events around the call, its stream first asleep while the host
+// enqueues it, on a GPU; the wall clock on a CPU.
+CandidateTimer planner_timer(const torch::Device& device);
+
 // The step's plan for its fused linears, as --gemm-plan asks (cfg.gemm_plan):
 // measured (or from the cache), pinned, or from a file. On CUDA the sites
 // are the epilogue GEMMs (gemm_sites), on a CPU every GEMM of the step

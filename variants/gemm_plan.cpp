@@ -13,6 +13,7 @@
 
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/config_error.h"
+#include "variants/plan_common.h"
 
 namespace ladder {
 
@@ -23,13 +24,6 @@ namespace {
 constexpr GemmRole kRoles[] = {GemmRole::kForwardBias, GemmRole::kForwardBiasGelu, GemmRole::kWeightBiasGrad,
                                GemmRole::kInputGradDgelu, GemmRole::kForward, GemmRole::kInputGrad,
                                GemmRole::kWeightGrad};
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 [[noreturn]] void bad(const std::string& where, const std::string& field, const std::string& got,
                       const std::string& expected) {
@@ -114,21 +108,6 @@ SitePlan site_from_json(const json& j, const std::string& where, const std::stri
   for (size_t i = 0; i < cands.size(); ++i)
     s.candidates.push_back(candidate_from_json(cands.at(i), where, fmt::format("{}/candidates/{}", path, i)));
   return s;
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string slug(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '-';
-  out.erase(std::unique(out.begin(), out.end(), [](char a, char b) { return a == '-' && b == '-'; }), out.end());
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  while (!out.empty() && out.front() == '-') out.erase(out.begin());
-  return out.empty() ? "device" : out;
 }
 
 }  // namespace
@@ -216,7 +195,7 @@ GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
   return k;
 }
 
-std::string GemmPlanKey::id() const { return fmt::format("{}-{:016x}", slug(device), fnv1a(to_json().dump())); }
+std::string GemmPlanKey::id() const { return plan_key_id(device, to_json().dump()); }
 
 // ---- the plan --------------------------------------------------------------------------
 
@@ -263,33 +242,12 @@ std::pair<int, int> lt_sites(const GemmPlan& p, bool gelu_roles) {
 size_t choose_candidate(const std::vector<CandidateResult>& c, double margin, std::string* reason) {
   if (c.empty() || !c[0].ran || c[0].choice.method != GemmMethod::kPytorch)
     throw std::logic_error("choose_candidate: the first candidate must be PyTorch's ops, measured");
-  size_t best = 0;
-  for (size_t i = 1; i < c.size(); ++i)
-    if (c[i].ran && c[i].median_ms < c[best].median_ms) best = i;
-  const double a = c[0].median_ms, b = c[best].median_ms;
-  const bool replaces = best != 0 && b < a * (1.0 - margin);
-  if (reason) {
-    if (best == 0)
-      *reason = fmt::format("pytorch kept: fastest ({:.4f} ms)", a);
-    else
-      *reason = fmt::format("{} {}: {:.4f} ms against pytorch's {:.4f} ms ({:+.1f} %, margin {:.0f} %)",
-                            c[best].choice.label(), replaces ? "chosen" : "not chosen, within the margin", b, a,
-                            100.0 * (b / a - 1.0), 100.0 * margin);
-  }
-  return replaces ? best : 0;
+  return choose_fastest(c, margin, reason, [](const CandidateResult& r) { return r.choice.label(); });
 }
 
 void time_interleaved(std::vector<CandidateResult>& results, int reps,
                       const std::function<double(size_t)>& time_ms) {
-  std::vector<size_t> ran;
-  for (size_t i = 0; i < results.size(); ++i)
-    if (results[i].ran) ran.push_back(i);
-  for (int r = 0; r < reps; ++r)
-    for (size_t j = 0; j < ran.size(); ++j) {
-      const size_t i = ran[(j + size_t(r)) % ran.size()];
-      results[i].ms.push_back(time_ms(i));
-    }
-  for (size_t i : ran) results[i].median_ms = median_of(results[i].ms);
+  time_interleaved<CandidateResult>(results, reps, time_ms);
 }
 
 GemmPlan measure_plan(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const CandidateSource& source,
@@ -383,13 +341,7 @@ GemmPlan plan_from_file(const GemmPlan& file_plan, const std::string& path, cons
 
 // ---- the cache -------------------------------------------------------------------------
 
-std::filesystem::path gemm_plan_cache_dir() {
-  if (const char* c = std::getenv("LADDER_CACHE"); c && *c) return std::filesystem::path(c) / "gemm-plans";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return std::filesystem::path(x) / "ladder" / "gemm-plans";
-  const char* home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "ladder" / "gemm-plans";
-}
+std::filesystem::path gemm_plan_cache_dir() { return plan_cache_dir("gemm-plans"); }
 
 std::optional<GemmPlan> load_cached_plan(const GemmPlanKey& key) {
   const auto path = gemm_plan_cache_dir() / (key.id() + ".json");

@@ -10,6 +10,7 @@
 #include "profiler/layer_ranges.h"
 #include "profiler/range.h"
 #include "variants/add_layer_norm.h"
+#include "variants/attention_candidates.h"
 #include "variants/embedding.h"
 #include "variants/fused_linear.h"
 #include "variants/precision.h"
@@ -422,23 +423,12 @@ torch::Tensor lm_loss(const torch::Tensor& logits, const torch::Tensor& targets,
 }
 
 std::string sdpa_backend(const RunConfig& cfg, const torch::Device& device) {
-  torch::NoGradGuard no_grad;
-  const int64_t hs = cfg.model.n_embd / cfg.model.n_head;
-  const auto dtype = cfg.bf16_applied() ? torch::kBFloat16 : torch::kFloat32;
-  auto q = torch::zeros({cfg.batch, cfg.model.n_head, cfg.seq, hs},
-                        torch::TensorOptions().dtype(dtype).device(device));  // (B, nh, T, hs)
-  q.set_requires_grad(true);
-  const int64_t choice = at::_fused_sdp_choice(q, q, q, {}, 0.0, /*is_causal=*/true);
-  // sdp::SDPBackend: math 0, flash_attention 1, efficient_attention 2,
-  // cudnn_attention 3, overrideable 4.
-  switch (choice) {
-    case 0: return "math";
-    case 1: return "flash";
-    case 2: return "efficient";
-    case 3: return "cudnn";
-    case 4: return "overrideable";
-  }
-  return "error";
+  AttentionPlanKey shape;
+  shape.batch = cfg.batch;
+  shape.n_head = cfg.model.n_head;
+  shape.seq = cfg.seq;
+  shape.head_size = cfg.model.n_embd / cfg.model.n_head;
+  return attention::sdpa_pick(shape, device, cfg.bf16_applied() ? torch::kBFloat16 : torch::kFloat32);
 }
 
 }  // namespace ladder

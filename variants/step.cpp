@@ -7,6 +7,7 @@
 
 #include "profiler/range.h"
 #include "variants/add_layer_norm.h"
+#include "variants/attention_candidates.h"
 #include "variants/cross_entropy.h"
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/zero1.h"
@@ -60,6 +61,14 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     const bool into_grad = lin.grads_into_buffers && !cfg.sw.on(switches::ddp);
     lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
         cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
+  }
+  if (plan_.model.flash) {
+    // The SDPA backend, chosen before the first step (and any graph capture)
+    // in the dtype the attention runs in: bf16 under autocast.
+    const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
+    attention_plan_ = attention::plan_step_attention(cfg, device_, bf16 ? torch::kBFloat16 : torch::kFloat,
+                                                     bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32");
+    attention::apply_attention_plan(*attention_plan_);
   }
   ModelOptions model_options = plan_.model;
   model_options.layer_ranges = cfg.layer_ranges;

@@ -20,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "variants/attention_plan.h"
 #include "variants/cast_cache.h"
 #include "variants/config.h"
 #include "variants/data.h"
@@ -77,6 +78,9 @@ class TrainStep {
   // The GEMM plan of the fused linears (variants/gemm_plan.h), for the
   // report; null when the rung has none.
   nlohmann::json describe_gemm_plan() const;
+  // The attention plan of the flash rung's SDPA (variants/attention_plan.h),
+  // for the report; empty when the rung runs explicit attention.
+  const std::optional<AttentionPlan>& attention_plan() const { return attention_plan_; }
   // Whether the step's matmuls run in bf16: the bf16 switch acts and took effect.
   bool matmuls_in_bf16() const { return plan_.acts(switches::bf16) && bf16_effect_.effective; }
 
@@ -126,6 +130,7 @@ class TrainStep {
   // zeroing) for the last; without fused AdamW the optimizer runs eagerly
   // after micro_graph_ replays. The two share one memory pool.
   std::unique_ptr<FlatGradients> flat_grads_;
+  std::optional<AttentionPlan> attention_plan_;
   // cast-cache (with bf16 in effect): the fused ops' bf16 weight copies,
   // refreshed after every optimizer update; the model's options share it.
   std::shared_ptr<CastCache> casts_;

@@ -281,6 +281,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   m.data = step.data().describe();
   m.switches = step.describe_switches();
   m.gemm_plan = step.describe_gemm_plan();
+  m.attention_plan = step.attention_plan();
   if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);
   if (!o.save_grads.empty() && c.rank == 0) save_named(step.kept_gradients(), o.save_grads);
   if (o.count_ops && profiler::compiled_in()) {

@@ -245,6 +245,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.ddp = ddp_section(m.ddp);
   report.op_breakdown = m.op_breakdown;
   report.gemm_plan = m.gemm_plan;
+  report.attention_plan = m.attention_plan;
   report.profile = m.profile;
   if (!m.suite.is_null()) report.suite = m.suite;
   if (!m.peer.is_null()) report.peer = m.peer;

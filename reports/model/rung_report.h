@@ -21,6 +21,7 @@
 
 #include "profiler/common/fields.h"
 #include "reports/model/config_schema.h"
+#include "variants/attention_plan.h"
 
 namespace ladder {
 
@@ -263,6 +264,9 @@ struct RungReport {
   Maybe<nlohmann::json> steps, warmup_steps, summary;  // by the step metrics (bench/measure/step_metrics.h)
   Maybe<Parity> parity;
   Maybe<Failure> failure;
+  // The flash rung's SDPA backend (variants/attention_plan.h); null for
+  // explicit attention, absent in reports from before the planner.
+  Maybe<std::optional<AttentionPlan>> attention_plan;
   template <class S, class V>
   static void fields(S& s, V& v);
   // What the fields cannot say: an ok report has every section, another a
@@ -371,6 +375,7 @@ void RungReport::fields(S& s, V& v) {
   v("op_breakdown", s.op_breakdown, Doc().shaped(schema_section("op_breakdown")));
   v("speed_of_light", s.speed_of_light, Doc().shaped(schema_section("speed_of_light")));
   v("gemm_plan", s.gemm_plan, Doc().shaped(schema_section("gemm_plan")));
+  v("attention_plan", s.attention_plan, Doc("the flash rung's attention plan: which SDPA backend runs, and why"));
   v("profile", s.profile, Doc().shaped(schema_section("profile")));
   v("peer", s.peer, Doc().shaped(schema_section("peer")));
 }

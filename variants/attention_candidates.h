@@ -1,0 +1,45 @@
+// variants/attention_candidates.h: the attention plan's candidates run and
+// timed (variants/attention_plan.h), and the chosen backend applied to the
+// step's scaled_dot_product_attention.
+//
+// A backend is chosen through ATen's SDP switches (at::globalContext():
+// setSDPUseFlash, ...UseCuDNN, ...UseMemEfficient, ...UseMath): for B, C or D
+// only that backend is on, so SDPA runs it or fails (no silent fallback to
+// another); for A the switches are as the process found them. The switches
+// are process-wide and read on the host at each call, so a CUDA graph
+// captured after apply_attention_plan replays the chosen backend's kernels.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "variants/attention_plan.h"
+#include "variants/config.h"
+
+namespace ladder::attention {
+
+// The candidates at (B, nh, T, hs) in `dtype` on `device` (A first): each
+// run once, forward and backward, and checked against A (relative L2 of y,
+// dq, dk and dv within `dtype`'s tolerance); one that throws or differs is
+// kept as not run, with why.
+std::vector<RunnableAttention> candidates(const AttentionPlanKey& key, const torch::Device& device,
+                                          torch::ScalarType dtype);
+
+// The flash rung's plan as --attention-plan asks (cfg.attention_plan):
+// measured before the first step (or read from the cache) for auto, pinned
+// otherwise. `dtype` is the attention's (bf16 under autocast), `dtype_name`
+// its name in the key (bf16, fp32, tf32).
+AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& device, torch::ScalarType dtype,
+                                  const std::string& dtype_name);
+
+// Makes every later scaled_dot_product_attention of this process run `p`'s
+// choice (pytorch: the switches as the process found them).
+void apply_attention_plan(const AttentionPlan& p);
+
+// The SDPA backend PyTorch's heuristic picks for (B, nh, T, hs) in `dtype`
+// with the switches as they are now: "math", "flash", "efficient", "cudnn".
+std::string sdpa_pick(const AttentionPlanKey& key, const torch::Device& device, torch::ScalarType dtype);
+
+}  // namespace ladder::attention
