@@ -17,8 +17,8 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
                  fallback's option, so the measurement still runs, and the
                  FAIL line says so
   nvtx-trees     ladder_tests' Nvtx.* (the NVTX range tree of a step)
-  ladder-run     the default ladder with the peers (eager, compile and
-                 compile-autotune on CUDA, eager on a CPU), its rounds extended by --repeat auto within its
+  ladder-run     the default ladder with the peers (eager and compile on CUDA,
+                 eager on a CPU), its rounds extended by --repeat auto within its
                  share of the time left: the time left is shared in proportion
                  to the processes the ladder's two rounds, ddp and one ablation
                  round make (their `ladder run --plan`)
@@ -43,6 +43,10 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
   kernels        `ladder bench` of the fused LayerNorm and cross-entropy
                  families and of attention at gpt2-124m's step shape
                  (kernels.md: each benchmark's ms and its check)
+  autotune-peer  fused-adamw against the compile-autotune peer (Inductor's
+                 max-autotune), 2 rounds, in a run of its own after the rest:
+                 its first process autotunes for minutes; when at least
+                 --autotune-min minutes are left (CUDA only)
   ablation       the fused parts at the top (top, top-fused, top-PART for each
                  part, or each of --ablation PARTS in its order): 2 rounds if
                  they fit in what is left, else 1, stopped at the budget's end;
@@ -98,7 +102,7 @@ SCRIPTS = ROOT / "scripts"
 CUDA_TESTS = "*Cuda*:FusedAtGpt2Widths.*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 CPU_DRY_RUN_TESTS = "*Cuda*:DeviceSteps.*:KernelActivity.*-Nvtx.*"
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
-          "speed-of-light", "qualification", "ddp", "gemm-sites", "kernels", "ablation"]
+          "speed-of-light", "qualification", "ddp", "gemm-sites", "kernels", "autotune-peer", "ablation"]
 # Kernels with a fallback: (the prefix of their CUDA tests, the `ladder run` option and value
 # that keep a run off them, what they are). A failure of such a test in the unit-tests stage
 # sends every later run of the check to the fallback.
@@ -106,9 +110,13 @@ KERNEL_FALLBACKS = [("FusedAddLayerNorm.Cuda", "--layer-norm-kernel", "row", "fu
                     ("FusedCrossEntropy.Cuda", "--cross-entropy-kernel", "online", "fused-ce's batched kernel")]
 GEMM_SITES_MIN_S = 30  # what the gemm-sites stage needs at least (about 30 benchmarks on a GPU)
 KERNELS_MIN_S = 30  # and the kernels stage
+LADDER_SLACK_S = 60  # the ladder run may overrun its share by this much before it is stopped
+# The compile-autotune peer's stage needs about this long: on the 2026-11-29 H200 its first process was still
+# autotuning after 5.5 minutes (each GEMM shape 21 choices in 13-17 s), and the second reads its caches.
+AUTOTUNE_MIN_S = 420
 # The kernels stage's micro-benchmarks: the fused LayerNorm and cross-entropy families, and SDPA at
 # gpt2-124m's step shape (B16, 12 heads of 64, T 1024) beside explicit attention.
-KERNELS_FILTER = "^(layernorm|cross_entropy)/|^attention/[a-z]+/[a-z0-9]+/[a-z0-9]+/B:16/H:12/T:1024/"
+KERNELS_FILTER = "^(layernorm|cross_entropy)/|^attention/[a-z]+/[a-z0-9]+/[a-z0-9:]+/B:16/H:12/T:1024/"
 RESERVE_FRACTION = 0.3  # of the budget, kept after the ladder run for ddp and the ablation when plans cannot say
 KILL_GRACE_S = 60  # after the SIGINT that stops a run at the budget's end
 
@@ -207,7 +215,7 @@ class Check:
         for stage, cmd, secs in self.commands:
             lines.append(f"| {stage} | `{cmd}` | {'-' if secs is None else f'{secs:.0f} s'} |")
         lines += ["", "## Files", "",
-                  "- `ladder/`, `ddp/`, `ablation/`: the run directories as `ladder run` wrote them (summary.json, "
+                  "- `ladder/`, `ddp/`, `autotune/`, `ablation/`: the run directories as `ladder run` wrote them (summary.json, "
                   "plan.json, roofline.json, every `<rung>/report.json`), traces left out",
                   "- `verdict.txt`, `ddp-verdict.txt`, `ablation-verdict.txt`: scripts/smoke_verdict.py on each run; "
                   "`band-table.md`, `qualification.txt`, `ablation-table.md`: the stages' tables; "
@@ -496,7 +504,7 @@ def ladder_share(check, peers):
 
 def stage_ladder(check):
     run_dir = check.out / "ladder"
-    peers = check.args.peers or ("eager,compile,compile-autotune" if check.cuda else "eager")
+    peers = check.args.peers or ("eager,compile" if check.cuda else "eager")
     share_s, how = ladder_share(check, peers)
     auto_min = max(0.1, share_s / 60)
     note = "" if check.cuda or check.args.peers else " (compile left out on a CPU: its first step compiles for a minute)"
@@ -505,7 +513,10 @@ def stage_ladder(check):
                                  f"within {auto_min:.1f} min ({how})")
     cmd = [LADDER, "run", *shape_args(check), *ladder_run_args(check, peers), "--repeat", "auto", "--time-budget",
            f"{auto_min:.2f}", "--out", run_dir]
-    rc, secs, cut = check.run("ladder-run", cmd, "ladder-run.log", check.deadline - 5)
+    # Stopped (Ctrl-C: the run keeps what finished and writes its summary) past its share, so a
+    # process that runs long cannot take the later stages' time.
+    deadline = min(check.deadline - 5, time.monotonic() + share_s + LADDER_SLACK_S)
+    rc, secs, cut = check.run("ladder-run", cmd, "ladder-run.log", deadline)
     check.strip_traces()
     summary = run_dir_summary(run_dir)
     if summary is None:
@@ -726,18 +737,28 @@ def gemm_sites_table(micro_json):
     return "\n".join(lines) + "\n", len(times), beaten
 
 
-def stage_gemm_sites(check):
-    if check.left() < GEMM_SITES_MIN_S:
-        return check.result("SKIP", "gemm-sites", f"out of time ({check.left():.0f} s left)")
-    check.progress("gemm-sites", "ladder bench --benchmark_filter=^gemm_sites/: each GEMM site each way")
-    out_dir = check.out / "gemm-sites"
-    cmd = [LADDER, "bench", *bench_args(check), "--benchmark_filter=^gemm_sites/", "--benchmark_min_time=0.05",
+def run_bench(check, stage, bench_filter, min_s, what):
+    """`ladder bench --benchmark_filter=bench_filter` into <stage>/micro.json, when min_s are left.
+    Returns (rc, seconds, micro.json), or (the stage's SKIP or FAIL line, None, None) when it did not run,
+    ran out of time or wrote no micro.json."""
+    if check.left() < min_s:
+        return check.result("SKIP", stage, f"out of time ({check.left():.0f} s left)"), None, None
+    check.progress(stage, f"ladder bench --benchmark_filter='{bench_filter}': {what}")
+    out_dir = check.out / stage
+    cmd = [LADDER, "bench", *bench_args(check), f"--benchmark_filter={bench_filter}", "--benchmark_min_time=0.05",
            "--out", out_dir]
-    rc, secs, cut = check.run("gemm-sites", cmd, "gemm-sites.log", check.deadline, echo=lambda l: False)
+    rc, secs, cut = check.run(stage, cmd, f"{stage}.log", check.deadline, echo=lambda l: False)
     micro = out_dir / "micro.json"
     if cut or not micro.exists():
-        return check.result("SKIP" if cut else "FAIL", "gemm-sites",
-                            "out of time" if cut else f"ladder bench exited {rc} without micro.json", secs)
+        return check.result("SKIP" if cut else "FAIL", stage,
+                            "out of time" if cut else f"ladder bench exited {rc} without micro.json", secs), None, None
+    return rc, secs, micro
+
+
+def stage_gemm_sites(check):
+    rc, secs, micro = run_bench(check, "gemm-sites", "^gemm_sites/", GEMM_SITES_MIN_S, "each GEMM site each way")
+    if micro is None:
+        return rc
     table, sites, beaten = gemm_sites_table(micro)
     (check.out / "gemm-sites.md").write_text(table)
     if rc != 0:
@@ -749,17 +770,9 @@ def stage_gemm_sites(check):
 
 def stage_kernels(check):
     """`ladder bench` of the fused kernels' families: LayerNorm, cross-entropy, and attention at the step's shape."""
-    if check.left() < KERNELS_MIN_S:
-        return check.result("SKIP", "kernels", f"out of time ({check.left():.0f} s left)")
-    check.progress("kernels", f"ladder bench --benchmark_filter='{KERNELS_FILTER}'")
-    out_dir = check.out / "kernels"
-    cmd = [LADDER, "bench", *bench_args(check), f"--benchmark_filter={KERNELS_FILTER}", "--benchmark_min_time=0.05",
-           "--out", out_dir]
-    rc, secs, cut = check.run("kernels", cmd, "kernels.log", check.deadline, echo=lambda l: False)
-    micro = out_dir / "micro.json"
-    if cut or not micro.exists():
-        return check.result("SKIP" if cut else "FAIL", "kernels",
-                            "out of time" if cut else f"ladder bench exited {rc} without micro.json", secs)
+    rc, secs, micro = run_bench(check, "kernels", KERNELS_FILTER, KERNELS_MIN_S, "the fused kernels")
+    if micro is None:
+        return rc
     rows = [b for b in json.loads(micro.read_text()).get("benchmarks", []) if b.get("run_type") != "aggregate"]
     lines = ["| benchmark | ms | check |", "|---|---:|---|"]
     for b in rows:
@@ -835,6 +848,34 @@ def stage_ablation(check, per_process_s):
     return status
 
 
+def stage_autotune_peer(check):
+    """The top rung against torch.compile's max-autotune peer, in a run of its own: its first process
+    autotunes every GEMM for minutes, which would hold up the ladder's rounds."""
+    need = check.args.autotune_min * 60
+    if not check.cuda:
+        return check.result("SKIP", "autotune-peer", "CUDA only: max-autotune times Triton GEMM templates")
+    if check.left() < need:
+        return check.result("SKIP", "autotune-peer", f"out of time ({check.left():.0f} s left; it needs about "
+                                                     f"{need:.0f} s, --autotune-min)")
+    run_dir = check.out / "autotune"
+    check.progress("autotune-peer", "fused-adamw against the compile-autotune peer, 2 rounds")
+    roof = check.out / "ladder" / "roofline.json"
+    cmd = [LADDER, "run", *shape_args(check), "--rungs", "fused-adamw", "--peers", "compile-autotune", "--repeat",
+           "2", *(["--roofline", roof] if roof.exists() else []), "--out", run_dir]
+    rc, secs, cut = check.run("autotune-peer", cmd, "autotune-peer.log", check.deadline - 5)
+    check.strip_traces()
+    summary = run_dir_summary(run_dir)
+    row = next((r for r in (summary or {}).get("rows", []) if r.get("cell") == "fused-adamw"), None)
+    if row is None or row.get("speedup_vs_compile") is None:
+        return check.result("SKIP" if cut else "FAIL", "autotune-peer",
+                            ("out of time: " if cut else f"exit {rc}: ") + "no ratio of fused-adamw to the "
+                            "compile-autotune peer (logs/autotune-peer.log)", secs)
+    lo, hi = row.get("speedup_vs_compile_interval") or (None, None)
+    interval = f" [{lo:.2f}, {hi:.2f}]" if lo is not None else ""
+    return check.result("PASS", "autotune-peer", f"fused-adamw {row['speedup_vs_compile']:.2f}x{interval} of "
+                                                 f"{row.get('speedup_vs_compile_against')} (tokens/s)", secs)
+
+
 def describe_ablation(_run_dir, summary):
     """How many cells ran, which could not (a CUDA-only part on a CPU), in how many rounds."""
     rows = summary["rows"]
@@ -853,6 +894,8 @@ def parse_args(argv):
                     help="minutes for the whole check, build included (default 10)")
     ap.add_argument("--device", default=None, help="cuda, cuda:N or cpu (the dry run); default cuda")
     ap.add_argument("--peers", default=None, help="peers of the ladder run (default eager,compile; eager on a CPU)")
+    ap.add_argument("--autotune-min", type=float, default=AUTOTUNE_MIN_S / 60, metavar="MIN",
+                    help="the autotune-peer stage runs when this many minutes are left (default 7)")
     ap.add_argument("--rungs", default=None,
                     help="rungs of the ladder run (default the whole ladder; the band table needs fused-adamw)")
     ap.add_argument("--ablation", default=None, metavar="PARTS",
@@ -923,6 +966,9 @@ def main(argv):
         if check.interrupted:
             return
         stage_kernels(check)
+        if check.interrupted:
+            return
+        stage_autotune_peer(check)
         if check.interrupted:
             return
         stage_ablation(check, per_process_s)

@@ -59,7 +59,7 @@ RESULTS = ROOT / "reports" / "results"
 TINY_SHAPE = ["--preset", "tiny", "--threads", "1", "--steps", "3", "--warmup", "1"]
 BUDGET_MIN = 3  # the dry run's --time-budget: the check fills it (--repeat auto), whatever the machine
 STAGES = ["build", "unit-tests", "nvtx-trees", "ladder-run", "ladder-smoke", "breakdown", "band-table",
-          "speed-of-light", "qualification", "ddp", "gemm-sites", "kernels", "ablation"]
+          "speed-of-light", "qualification", "ddp", "gemm-sites", "kernels", "autotune-peer", "ablation"]
 
 
 def script(name, *args, env=None):
@@ -131,6 +131,7 @@ def every_stage_passes_or_is_out_of_time(p):
         assert status[s][0] == "PASS" or (status[s][0] == "SKIP" and "out of time" in status[s][1]), (s, status[s])
         if status[s][0] == "SKIP":
             print(f"note: {s} skipped by the time budget on a busy machine: {status[s][1]}")
+    assert status["autotune-peer"] == ("SKIP", "CUDA only: max-autotune times Triton GEMM templates"), status
     assert "FAIL" not in [st for st, _, _ in found] and p.returncode == 0, p.returncode
     assert "fused-adamw against eager:" in status["band-table"][1], status["band-table"]
     # The top rung (the dry run's ladder: fp32, flash, fused-adamw) against its floors at this CPU's ceilings.

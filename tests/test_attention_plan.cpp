@@ -223,22 +223,36 @@ TEST(AttentionPlan, CpuFlashStepMeasuresThenReadsTheCache) {
   EXPECT_FALSE(tiny_cpu_step("fused")->attention_plan()) << "explicit attention: no SDPA to plan";
 }
 
-TEST(AttentionPlan, PinnedBackendIsAppliedAndPutBack) {
-  auto flash = tiny_cpu_step("flash", [](RunConfig& c) { c.attention_plan = "flash"; });
-  EXPECT_EQ(flash->attention_plan()->source, "pinned");
-  EXPECT_TRUE(flash->attention_plan()->candidates.empty());
-  EXPECT_TRUE(only_flash_enabled());
-  PhaseObserver none;
-  EXPECT_TRUE(std::isfinite(flash->run(0, none).loss.item<double>()));
-  auto pytorch = tiny_cpu_step("flash", [](RunConfig& c) { c.attention_plan = "pytorch"; });
-  EXPECT_TRUE(at::globalContext().userEnabledMathSDP()) << "pytorch: the switches as the process found them";
+TEST(AttentionPlan, PinnedBackendIsAppliedWhileTheStepLives) {
+  ASSERT_TRUE(at::globalContext().userEnabledMathSDP());
+  {
+    auto flash = tiny_cpu_step("flash", [](RunConfig& c) { c.attention_plan = "flash"; });
+    EXPECT_EQ(flash->attention_plan()->source, "pinned");
+    EXPECT_TRUE(flash->attention_plan()->candidates.empty());
+    EXPECT_TRUE(only_flash_enabled());
+    PhaseObserver none;
+    EXPECT_TRUE(std::isfinite(flash->run(0, none).loss.item<double>()));
+  }
+  EXPECT_TRUE(at::globalContext().userEnabledMathSDP() && at::globalContext().userEnabledCuDNNSDP())
+      << "the step's switches end with it: a later SDPA (a CPU test's) has every backend again";
   try {
     tiny_cpu_step("flash", [](RunConfig& c) { c.attention_plan = "cudnn"; });
     FAIL() << "cudnn pinned on a CPU";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--attention-plan cudnn: a CUDA backend"), std::string::npos) << e.what();
   }
-  tiny_cpu_step("flash", [](RunConfig& c) { c.attention_plan = "pytorch"; });
+}
+
+// tf32's matmul precision, like the attention plan's switches, lasts as long as the step that set it.
+TEST(AttentionPlan, StepPutsThePrecisionBack) {
+  auto& ctx = at::globalContext();
+  ctx.setFloat32MatmulPrecision("medium");
+  {
+    auto fp32 = tiny_cpu_step("fp32");
+    EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::HIGHEST) << "fp32 runs full precision";
+  }
+  EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::MEDIUM);
+  ctx.setFloat32MatmulPrecision("highest");
 }
 
 // Each candidate that runs agrees with PyTorch's pick on y, dq, dk and dv at

@@ -167,6 +167,16 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
   return p;
 }
 
+SavedSdpSwitches::SavedSdpSwitches() {
+  const SdpSwitches s = SdpSwitches::now();
+  flash_ = s.flash;
+  efficient_ = s.efficient;
+  math_ = s.math;
+  cudnn_ = s.cudnn;
+}
+
+SavedSdpSwitches::~SavedSdpSwitches() { SdpSwitches{flash_, efficient_, math_, cudnn_}.set(); }
+
 void apply_attention_plan(const AttentionPlan& p) {
   process_switches();
   switches_for(p.backend()).set();

@@ -2,12 +2,9 @@
 #include "variants/attention_plan.h"
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "profiler/common/atomic_file.h"
 #include "profiler/common/config_error.h"
 #include "variants/plan_common.h"
 
@@ -83,28 +80,15 @@ AttentionPlan pinned_attention_plan(const AttentionPlanKey& key, AttentionBacken
 }
 
 std::optional<AttentionPlan> load_cached_attention_plan(const AttentionPlanKey& key) {
-  const auto path = plan_cache_dir("attention-plans") / (key.id() + ".json");
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    AttentionPlan p = fields::from_json<AttentionPlan>(nlohmann::json::parse(in), path.string());
-    if (!(p.key == key)) return std::nullopt;  // a hash collision, or an edited file
-    p.backend();                                // a choice this build knows
-    p.source = "cache: " + path.string();
+  return load_cached_plan_of<AttentionPlan>("attention-plans", key, [](const nlohmann::json& j, const std::string& at) {
+    auto p = fields::from_json<AttentionPlan>(j, at);
+    p.backend();  // a choice this build knows
     return p;
-  } catch (const std::exception&) {
-    return std::nullopt;  // a damaged cache entry is measured again
-  }
+  });
 }
 
 void save_cached_attention_plan(const AttentionPlan& plan) {
-  try {
-    const auto dir = plan_cache_dir("attention-plans");
-    std::filesystem::create_directories(dir);
-    write_file_atomically((dir / (plan.key.id() + ".json")).string(), fields::to_json(plan).dump(1) + "\n");
-  } catch (const std::exception&) {
-    // A read-only home: the plan is still in the report; the next run measures again.
-  }
+  save_cached_plan_of("attention-plans", plan.key.id(), fields::to_json(plan));
 }
 
 }  // namespace ladder

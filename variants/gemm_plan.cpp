@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "profiler/common/atomic_file.h"
 #include "profiler/common/config_error.h"
 #include "variants/plan_common.h"
 
@@ -344,27 +343,9 @@ GemmPlan plan_from_file(const GemmPlan& file_plan, const std::string& path, cons
 std::filesystem::path gemm_plan_cache_dir() { return plan_cache_dir("gemm-plans"); }
 
 std::optional<GemmPlan> load_cached_plan(const GemmPlanKey& key) {
-  const auto path = gemm_plan_cache_dir() / (key.id() + ".json");
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    GemmPlan p = GemmPlan::from_json(json::parse(in), path.string());
-    if (!(p.key == key)) return std::nullopt;  // a hash collision, or an edited file
-    p.source = "cache: " + path.string();
-    return p;
-  } catch (const std::exception&) {
-    return std::nullopt;  // a damaged cache entry is measured again
-  }
+  return load_cached_plan_of<GemmPlan>("gemm-plans", key, GemmPlan::from_json);
 }
 
-void save_cached_plan(const GemmPlan& plan) {
-  try {
-    const auto dir = gemm_plan_cache_dir();
-    std::filesystem::create_directories(dir);
-    write_file_atomically((dir / (plan.key.id() + ".json")).string(), plan.to_json().dump(1) + "\n");
-  } catch (const std::exception&) {
-    // A read-only home: the plan is still in the report; the next run measures again.
-  }
-}
+void save_cached_plan(const GemmPlan& plan) { save_cached_plan_of("gemm-plans", plan.key.id(), plan.to_json()); }
 
 }  // namespace ladder

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "profiler/common/atomic_file.h"
+
 namespace ladder {
 
 namespace {
@@ -42,6 +44,15 @@ std::filesystem::path plan_cache_dir(const std::string& kind) {
 
 std::string plan_key_id(const std::string& device, const std::string& key_json) {
   return fmt::format("{}-{:016x}", slug(device), fnv1a(key_json));
+}
+
+void save_cached_plan_of(const std::string& kind, const std::string& id, const nlohmann::json& plan) {
+  try {
+    const auto dir = plan_cache_dir(kind);
+    std::filesystem::create_directories(dir);
+    write_file_atomically((dir / (id + ".json")).string(), plan.dump(1) + "\n");
+  } catch (const std::exception&) {
+  }
 }
 
 }  // namespace ladder

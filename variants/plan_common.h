@@ -8,12 +8,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ladder {
 
@@ -65,5 +68,28 @@ size_t choose_fastest(const std::vector<Candidate>& c, double margin, std::strin
 std::filesystem::path plan_cache_dir(const std::string& kind);
 // A cached plan's file name: "<device, as a slug>-<16 hex digits of the key's JSON's hash>".
 std::string plan_key_id(const std::string& device, const std::string& key_json);
+
+// The plan cached for `key` in plan_cache_dir(kind), read by `parse(json,
+// path)` (which throws on what it refuses), its source "cache: PATH";
+// nullopt where there is none, it is damaged (measured again) or it holds
+// another key (a hash collision, an edited file).
+template <class Plan, class Key, class Parse>
+std::optional<Plan> load_cached_plan_of(const std::string& kind, const Key& key, const Parse& parse) {
+  const auto path = plan_cache_dir(kind) / (key.id() + ".json");
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    Plan p = parse(nlohmann::json::parse(in), path.string());
+    if (!(p.key == key)) return std::nullopt;
+    p.source = "cache: " + path.string();
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+// Writes `plan` as plan_cache_dir(kind)/<id>.json, atomically; a failure (a
+// read-only home) is not fatal: the plan is still in the report, and the
+// next run measures again.
+void save_cached_plan_of(const std::string& kind, const std::string& id, const nlohmann::json& plan);
 
 }  // namespace ladder

@@ -78,6 +78,22 @@ void disable_tf32(const torch::Device& device) {
                           at::Float32Precision::NONE);
 }
 
+SavedPrecision::SavedPrecision()
+    : matmul_(at::globalContext().float32MatmulPrecision()),
+      onednn_(at::globalContext().float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL)),
+      cudnn_tf32_(at::globalContext().allowTF32CuDNN()) {}
+
+SavedPrecision::~SavedPrecision() {
+  auto& ctx = at::globalContext();
+  switch (matmul_) {
+    case at::Float32MatmulPrecision::HIGHEST: ctx.setFloat32MatmulPrecision("highest"); break;
+    case at::Float32MatmulPrecision::HIGH: ctx.setFloat32MatmulPrecision("high"); break;
+    case at::Float32MatmulPrecision::MEDIUM: ctx.setFloat32MatmulPrecision("medium"); break;
+  }
+  ctx.setFloat32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL, onednn_);
+  ctx.setAllowTF32CuDNN(cudnn_tf32_);
+}
+
 AutocastScope::AutocastScope(bool enabled, const torch::Device& device)
     : enabled_(enabled), type_(device.type()) {
   if (!enabled_) return;

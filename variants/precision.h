@@ -26,6 +26,24 @@ SwitchEffect enable_tf32(const torch::Device& device);
 // Restores full-precision fp32 matmuls (the fp32 baseline).
 void disable_tf32(const torch::Device& device);
 
+// The process's fp32 matmul settings (the matmul precision CUDA's cuBLAS
+// follows, oneDNN's fp32-math mode, cuDNN's TF32) as they were when made, put
+// back when it goes: a step holds one for its lifetime, so the tf32 switch it
+// set ends with it (a later fp32 computation in the same process, a test's,
+// runs in fp32 again).
+class SavedPrecision {
+ public:
+  SavedPrecision();
+  ~SavedPrecision();
+  SavedPrecision(const SavedPrecision&) = delete;
+  SavedPrecision& operator=(const SavedPrecision&) = delete;
+
+ private:
+  at::Float32MatmulPrecision matmul_;
+  at::Float32Precision onednn_;
+  bool cudnn_tf32_;
+};
+
 // bf16 autocast for the current thread while in scope (no-op when disabled).
 class AutocastScope {
  public:

@@ -20,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "variants/attention_candidates.h"
 #include "variants/attention_plan.h"
 #include "variants/cast_cache.h"
 #include "variants/config.h"
@@ -131,6 +132,10 @@ class TrainStep {
   // after micro_graph_ replays. The two share one memory pool.
   std::unique_ptr<FlatGradients> flat_grads_;
   std::optional<AttentionPlan> attention_plan_;
+  // The process settings the constructor changes (tf32's matmul precision,
+  // the attention plan's SDP switches), put back by the destructor.
+  SavedPrecision saved_precision_;
+  attention::SavedSdpSwitches saved_sdp_switches_;
   // cast-cache (with bf16 in effect): the fused ops' bf16 weight copies,
   // refreshed after every optimizer update; the model's options share it.
   std::shared_ptr<CastCache> casts_;

@@ -103,7 +103,8 @@ namespace {
 }  // namespace
 
 std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, const std::vector<EnvVars>& envs,
-                                       double timeout_s, double grace_s, const ChildOutput& output) {
+                                       double timeout_s, double grace_s, const ChildOutput& output,
+                                       double interrupt_grace_s) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -125,7 +126,7 @@ std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, con
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   double deadline = timeout_s;
   bool term_sent = false;
-  double term_at = 0;
+  double term_at = 0, interrupt_at = -1;
   size_t left = n;
   while (left > 0) {
     for (size_t i = 0; i < n; ++i) {
@@ -144,6 +145,14 @@ std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, con
       if (!(out[i].exited && out[i].exit_code == 0)) deadline = std::min(deadline, elapsed() + grace_s);
     }
     if (left == 0) break;
+    // After Ctrl-C (forwarded by on_interrupt), a child that does not end
+    // within interrupt_grace_s is stopped as at a timeout: a peer compiling
+    // under torch.compile's autotuning swallowed SIGINT for minutes on the
+    // 2026-11-29 H200, so the run never wrote its summary.
+    if (interrupted() && interrupt_at < 0) {
+      interrupt_at = elapsed();
+      deadline = std::min(deadline, interrupt_at + interrupt_grace_s);
+    }
     if (!term_sent && elapsed() > deadline) {
       for (size_t i = 0; i < n; ++i)
         if (running[i]) {

@@ -3,8 +3,8 @@
 //
 // While an InterruptHandler lives, SIGINT and SIGTERM set interrupted() and
 // are forwarded to the children run_children() is waiting for (one, or one
-// per rank of a ddp cell), so Ctrl-C stops the child and the runner keeps
-// what completed.
+// per rank of a ddp cell), so Ctrl-C stops the child (SIGTERM, then SIGKILL,
+// where it does not end on its own) and the runner keeps what completed.
 #pragma once
 
 #include <signal.h>
@@ -55,8 +55,12 @@ struct ChildOutput {
 // After `timeout_s` all are stopped (SIGTERM, then SIGKILL 10 s later). Once
 // one fails, the rest get `grace_s` to end on their own before they are
 // stopped too: a ddp rank must notice a dead peer within its timeout.
+// After an interrupt (Ctrl-C, SIGTERM: forwarded to them) they get
+// kInterruptGraceS to end, and are then stopped the same way.
+inline constexpr double kInterruptGraceS = 10;
 std::vector<ChildOutcome> run_children(const std::vector<std::string>& args, const std::vector<EnvVars>& envs,
-                                       double timeout_s, double grace_s, const ChildOutput& output = {});
+                                       double timeout_s, double grace_s, const ChildOutput& output = {},
+                                       double interrupt_grace_s = kInterruptGraceS);
 
 // The last `max_lines` lines of a child's log (ChildOutput::log_path), each
 // with `indent` before it; "" when the file is missing or empty.
