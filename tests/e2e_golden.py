@@ -49,6 +49,9 @@ PAIRS = {
     "h100-builds": (f"{R}/2026-11-27-gpu/h100-ladder", f"{R}/2026-11-27-h100-80gb-hbm3/ladder", []),
     "h100-h200": (f"{R}/2026-11-23-gpu/h100-gpt2-124m-b16t1024", f"{R}/2026-11-23-gpu/h200-gpt2-124m-b16t1024", []),
     "cpu-aa": (f"{R}/2026-11-25-cpu-trust/d1", f"{R}/2026-11-25-cpu-trust/d4", []),
+    # The 2026-11-27 H100 check against the 2026-11-29 H200's top rung and compile peer: the band table
+    # every format shows is fused-adamw's, the top ladder rung in both, not the compile peer's.
+    "h100-h200-check": (f"{R}/2026-11-27-h100-80gb-hbm3/ladder", f"{R}/2026-11-29-h200/top-2rounds", []),
 }
 EXT = {"text": "txt", "csv": "csv", "markdown": "md", "json": "json", "html": "html"}
 
@@ -117,6 +120,8 @@ def comparisons(_):
     for name, (a, b, extra) in PAIRS.items():
         for fmt in ("text", "json", "html"):
             problems += check(f"compare-{name}.{EXT[fmt]}", ladder("compare", a, b, "--format", fmt, *extra))
+    text = ladder("compare", *PAIRS["h100-h200-check"][:2])
+    assert "where fused-adamw's step time goes in each input" in text, text
     assert_none(problems)
 
 

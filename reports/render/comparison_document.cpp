@@ -19,7 +19,6 @@
 #include "reports/render/comparison_charts.h"
 #include "reports/stats/inference.h"
 #include "reports/model/json_fields.h"
-#include "reports/model/peer_cells.h"
 #include "reports/model/run_figures.h"
 #include "reports/render/figure_cells.h"
 #include "variants/rungs.h"
@@ -327,6 +326,9 @@ std::vector<Section> breakdown_names_section(const json& cmp) {
   return {s};
 }
 
+// A compared row of a PyTorch peer ("peer:compile"), no ladder rung.
+bool is_peer_row(const json& rung) { return member(rung, "peer") == true; }
+
 // One rung's bands across the inputs, each against the baseline (input 0),
 // from each input's first process; nothing unless the baseline and another
 // input have a valid breakdown.
@@ -369,7 +371,7 @@ void add_band_tables(const json& cmp, Document& doc) {
     const auto sources = rung_band_sources(rung, labels);
     if (sources.empty()) continue;
     all.tables.push_back(rung_band_table(name, sources));
-    if (!is_peer_cell(name)) top = all.tables.back();
+    if (!is_peer_row(rung)) top = all.tables.back();
   }
   if (top) doc.tables.push_back(std::move(*top));
   if (!all.tables.empty()) doc.sections.push_back(std::move(all));
@@ -382,7 +384,7 @@ void add_speed_of_light_table(const json& cmp, Document& doc) {
   std::optional<Table> top;
   for (const auto& rung : array_at(cmp, "rungs")) {
     const std::string name = text(rung, "rung");
-    if (is_peer_cell(name)) continue;
+    if (is_peer_row(rung)) continue;
     std::vector<json> sections;
     std::vector<std::string> with;
     const json& inputs = array_at(rung, "inputs");
