@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "profiler/op_categories.h"
 #include "reports/model/peer_cells.h"
 #include "reports/model/report_loader.h"
+#include "reports/model/speed_of_light_section.h"
 #include "reports/render/reporter.h"
 #include "reports/render/speed_of_light_table.h"
 #include "variants/config.h"
@@ -206,38 +208,25 @@ std::optional<SpeedOfLight> speed_of_light_of_report(const json& report, const j
 
 void to_json(json& j, const SpeedOfLight& s) {
   const Ceilings& c = s.ceilings;
-  auto number_or_null = [](double v) { return v > 0 ? json(v) : json(); };
-  json bands = json::array();
+  auto known = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
+  SpeedOfLightSection out;
+  out.method = "floor = max(FLOPs / matmul ceiling, bytes / bandwidth of the working set) per site "
+               "(variants/work_model.h, bench/measure/speed_of_light.h), summed per band of the op breakdown";
+  out.ceilings = {known(c.matmul_tflops), known(c.memory_gbps), known(c.link_gbps), c.matmul_precision,
+                  c.matmul_basis, c.memory_basis, c.link_basis, c.memory.has_value()};
   for (const auto& b : s.bands) {
-    json sites = json::array();
-    for (const auto& x : b.sites)
-      sites.push_back({{"name", x.name}, {"count", x.count}, {"flops", x.flops}, {"bytes", x.bytes},
-                       {"floor_ms", x.floor_ms}, {"binds", x.binds}});
-    bands.push_back({{"band", b.band}, {"measured_ms", b.measured_ms}, {"floor_ms", b.floor_ms},
-                     {"binds", b.binds.empty() ? json() : json(b.binds)},
-                     {"efficiency_pct", b.measured_ms > 0 && b.floor_ms > 0 ? json(b.efficiency_pct()) : json()},
-                     {"headroom_ms", b.headroom_ms()}, {"partial", b.partial},
-                     {"floor_above_measured", b.floor_above_measured()}, {"sites", sites}});
+    SolBandSection band{b.band, b.measured_ms, b.floor_ms, b.headroom_ms(),
+                        b.binds.empty() ? std::nullopt : std::optional<std::string>(b.binds),
+                        known(b.measured_ms > 0 && b.floor_ms > 0 ? b.efficiency_pct() : 0), b.partial,
+                        b.floor_above_measured(), {}};
+    for (const auto& x : b.sites) band.sites.push_back({x.name, x.binds, x.count, x.flops, x.bytes, x.floor_ms});
+    out.bands.push_back(std::move(band));
   }
-  json largest;
+  out.step = {s.dt_ms, s.floor_ms, known(s.dt_over_floor())};
   if (const SolBand* l = s.largest_headroom())
-    largest = {{"band", l->band}, {"headroom_ms", l->headroom_ms()},
-               {"pct_of_floor", 100.0 * l->headroom_ms() / l->floor_ms}};
-  j = {{"method", "floor = max(FLOPs / matmul ceiling, bytes / bandwidth of the working set) per site "
-                  "(variants/work_model.h, bench/measure/speed_of_light.h), summed per band of the op breakdown"},
-       {"ceilings",
-        {{"matmul_tflops", number_or_null(c.matmul_tflops)},
-         {"matmul_precision", c.matmul_precision},
-         {"matmul_basis", c.matmul_basis},
-         {"memory_gbps", number_or_null(c.memory_gbps)},
-         {"memory_measured", c.memory.has_value()},
-         {"memory_basis", c.memory_basis},
-         {"link_gbps", number_or_null(c.link_gbps)},
-         {"link_basis", c.link_basis}}},
-       {"bands", bands},
-       {"step", {{"dt_ms", s.dt_ms}, {"floor_ms", s.floor_ms}, {"dt_over_floor", number_or_null(s.dt_over_floor())}}},
-       {"largest_headroom", largest},
-       {"notes", s.notes}};
+    out.largest_headroom = SolHeadroomSection{l->band, l->headroom_ms(), 100.0 * l->headroom_ms() / l->floor_ms};
+  out.notes = s.notes;
+  j = fields::to_json(out);
 }
 
 json speed_of_light_section(const json& report, const std::string& roofline_file) {

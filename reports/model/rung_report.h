@@ -21,6 +21,7 @@
 
 #include "profiler/common/fields.h"
 #include "reports/model/config_schema.h"
+#include "reports/model/speed_of_light_section.h"
 #include "variants/attention_plan.h"
 
 namespace ladder {
@@ -373,7 +374,7 @@ void RungReport::fields(S& s, V& v) {
   v("failure", s.failure);
   v("ddp", s.ddp, Doc().shaped(schema_section("ddp")));
   v("op_breakdown", s.op_breakdown, Doc().shaped(schema_section("op_breakdown")));
-  v("speed_of_light", s.speed_of_light, Doc().shaped(schema_section("speed_of_light")));
+  v("speed_of_light", s.speed_of_light, Doc().shaped(speed_of_light_section_schema()));
   v("gemm_plan", s.gemm_plan, Doc().shaped(schema_section("gemm_plan")));
   v("attention_plan", s.attention_plan, Doc("the flash rung's attention plan: which SDPA backend runs, and why"));
   v("profile", s.profile, Doc().shaped(schema_section("profile")));
