@@ -187,16 +187,16 @@ TEST_F(Prefetch, HarnessRecordsDataTimeWithAndWithoutPrefetch) {
       EXPECT_LE(s.data_ms, s.dt_ms) << "the data phase lies inside the step";
     }
     const auto d = step.data().describe();
-    EXPECT_EQ(d["kind"], "token_shards");
-    EXPECT_EQ(d["prefetch"]["enabled"], prefetch);
+    EXPECT_EQ(d.kind, "token_shards");
+    EXPECT_EQ(d.prefetch.enabled, prefetch);
     // Every step run (the warm-up lasts until stable) consumed one batch.
     const int64_t steps_run = int64_t(r.warmup_steps.size() + r.steps.size());
-    EXPECT_EQ(d["batches_consumed"], steps_run);
-    EXPECT_EQ(d["tokens_consumed"], steps_run * c.batch * c.seq);
+    EXPECT_EQ(d.batches_consumed, steps_run);
+    EXPECT_EQ(d.tokens_consumed, steps_run * c.batch * c.seq);
     if (!prefetch) {
-      EXPECT_EQ(d["prefetch"]["batches_ready_on_request"], 0);
+      EXPECT_EQ(d.prefetch.batches_ready_on_request, 0);
     }
-    EXPECT_EQ(d["prefetch"]["batches_not_predicted"], 0);
+    EXPECT_EQ(d.prefetch.batches_not_predicted, 0);
   }
 }
 
@@ -209,7 +209,11 @@ class LabelledSource final : public TokenSource {
     auto x = torch::full({1, 2}, step * 100 + micro, torch::kInt64);  // (B, T)
     return {x, x};
   }
-  nlohmann::json describe() const override { return {{"kind", "synthetic"}}; }
+  DataSection describe() const override {
+    DataSection d;
+    d.kind = "synthetic";
+    return d;
+  }
 
  private:
   int64_t fail_step_;
@@ -226,9 +230,9 @@ TEST(PrefetchWrapper, PredictsMicroStepsAndRecoversFromAJump) {
   EXPECT_EQ(label(src->batch(6, 0)), 600);
   EXPECT_EQ(label(src->batch(2, 0)), 200);  // not predicted
   const auto d = src->describe();
-  EXPECT_EQ(d["prefetch"]["batches_not_predicted"], 2);  // (0, 0) is made from the start
-  EXPECT_EQ(d["batches_consumed"], 6);
-  EXPECT_EQ(d["tokens_consumed"], 12);
+  EXPECT_EQ(d.prefetch.batches_not_predicted, 2);  // (0, 0) is made from the start
+  EXPECT_EQ(d.batches_consumed, 6);
+  EXPECT_EQ(d.tokens_consumed, 12);
 }
 
 TEST(PrefetchWrapper, ProducerErrorReachesTheCallerWithItsType) {

@@ -72,9 +72,9 @@ TEST_F(TokenShards, BothFormatsRoundTripToRowAlignedWindows) {
       EXPECT_TRUE(torch::equal(a.y[r], torch::arange(start + 1, start + T + 1)));
     }
   }
-  EXPECT_EQ(llmc->describe()["shards"][0]["format"], "llmc");
-  EXPECT_EQ(raw->describe()["shards"][0]["format"], "raw-u16");
-  EXPECT_EQ(llmc->describe()["shards"][0]["tokens"], n);
+  EXPECT_EQ(llmc->describe().shards->at(0).format, "llmc");
+  EXPECT_EQ(raw->describe().shards->at(0).format, "raw-u16");
+  EXPECT_EQ(llmc->describe().shards->at(0).tokens, n);
 }
 
 TEST_F(TokenShards, OneEpochReadsEveryRowOnceShardByShardInPathOrder) {
@@ -91,9 +91,9 @@ TEST_F(TokenShards, OneEpochReadsEveryRowOnceShardByShardInPathOrder) {
   }
   auto src = make_shard_source(spec(dir_ / "s_*.bin", B, T));
   const auto d = src->describe();
-  ASSERT_EQ(d["rows_total"], 16);
-  EXPECT_EQ(d["shards"][0]["path"], (dir_ / "s_000000.bin").string());
-  EXPECT_EQ(d["shards"][2]["path"], (dir_ / "s_000002.bin").string());
+  ASSERT_EQ(d.rows_total, 16);
+  EXPECT_EQ(d.shards->at(0).path, (dir_ / "s_000000.bin").string());
+  EXPECT_EQ(d.shards->at(2).path, (dir_ / "s_000002.bin").string());
   std::set<std::pair<int64_t, int64_t>> seen;
   int64_t last_shard = 0;
   for (int64_t step = 0; step < 16 / B; ++step) {
@@ -178,16 +178,16 @@ TEST_F(TokenShards, ReportNamesEachShardWithSizeAndContentHash) {
   tokens[3] = 4;
   write_llmc(dir_ / "b.bin", tokens);
   const auto d = make_shard_source(spec(dir_ / "a_*.bin"))->describe();
-  ASSERT_EQ(d["shards"].size(), 2u);
-  EXPECT_EQ(d["kind"], "token_shards");
-  EXPECT_EQ(d["shards"][0]["size_bytes"], int64_t(fs::file_size(dir_ / "a_0.bin")));
-  EXPECT_EQ(d["shards"][0]["size_bytes"], 1024 + 2 * (100 * 8 + 1));
-  EXPECT_EQ(d["tokens_total"], 2 * (100 * 8 + 1));
-  const std::string h0 = d["shards"][0]["content_hash"], h1 = d["shards"][1]["content_hash"];
+  ASSERT_EQ(d.shards->size(), 2u);
+  EXPECT_EQ(d.kind, "token_shards");
+  EXPECT_EQ(d.shards->at(0).size_bytes, int64_t(fs::file_size(dir_ / "a_0.bin")));
+  EXPECT_EQ(d.shards->at(0).size_bytes, 1024 + 2 * (100 * 8 + 1));
+  EXPECT_EQ(d.tokens_total, 2 * (100 * 8 + 1));
+  const std::string h0 = d.shards->at(0).content_hash, h1 = d.shards->at(1).content_hash;
   EXPECT_EQ(h0.rfind("sha1:", 0), 0u);
   EXPECT_EQ(h0.size(), 5u + 40u);
   EXPECT_EQ(h0, h1) << "same bytes, same hash";
-  const std::string hb = make_shard_source(spec(dir_ / "b.bin"))->describe()["shards"][0]["content_hash"];
+  const std::string hb = make_shard_source(spec(dir_ / "b.bin"))->describe().shards->at(0).content_hash;
   EXPECT_NE(h0, hb) << "one token changed";
   // The digest is SHA-1 of head + tail + decimal size: pin it on a known input.
   const std::string abc = "abc";

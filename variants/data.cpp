@@ -40,15 +40,17 @@ class SyntheticTokens final : public TokenSource {
     return {x, y};
   }
 
-  nlohmann::json describe() const override {
-    return {{"kind", "synthetic"},
-            {"generator", "splitmix64 counter hash, uniform over [0, vocab_size)"},
-            {"seed", s_.seed},
-            {"vocab_size", s_.vocab},
-            {"rank", s_.rank},
-            {"world_size", s_.world},
-            {"fixed_batch", s_.fixed_batch},
-            {"pinned_memory", s_.pin_memory}};
+  DataSection describe() const override {
+    DataSection d;
+    d.kind = "synthetic";
+    d.generator = "splitmix64 counter hash, uniform over [0, vocab_size)";
+    d.seed = int64_t(s_.seed);
+    d.vocab_size = s_.vocab;
+    d.rank = s_.rank;
+    d.world_size = s_.world;
+    d.fixed_batch = s_.fixed_batch;
+    d.pinned_memory = s_.pin_memory;
+    return d;
   }
 
  private:

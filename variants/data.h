@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <memory>
 
-#include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
+
+#include "variants/data_section.h"
 
 namespace ladder {
 
@@ -25,8 +26,8 @@ class TokenSource {
   virtual ~TokenSource() = default;
   // The batch for optimizer step `step` (micro-step `micro` of it) on `rank`.
   virtual Batch batch(int64_t step, int64_t micro = 0) = 0;
-  // What the report records about the data (JSON object with a "kind").
-  virtual nlohmann::json describe() const = 0;
+  // What the report records about the data (its data section).
+  virtual DataSection describe() const = 0;
 };
 
 // Uniform pseudo-random tokens from a counter-based hash (splitmix64), so any

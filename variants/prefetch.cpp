@@ -58,16 +58,14 @@ class PrefetchingSource final : public TokenSource {
     return out;
   }
 
-  nlohmann::json describe() const override {
-    nlohmann::json j = inner_->describe();
-    j["prefetch"] = {{"enabled", background_},
-                     {"mode", background_ ? "background thread, one batch ahead"
-                                          : "synchronous, in the step's data phase"},
-                     {"batches_ready_on_request", ready_on_request_},
-                     {"batches_not_predicted", not_predicted_}};
-    j["batches_consumed"] = batches_;
-    j["tokens_consumed"] = tokens_;
-    return j;
+  DataSection describe() const override {
+    DataSection d = inner_->describe();
+    d.prefetch = {background_,
+                  background_ ? "background thread, one batch ahead" : "synchronous, in the step's data phase",
+                  ready_on_request_, not_predicted_};
+    d.batches_consumed = batches_;
+    d.tokens_consumed = tokens_;
+    return d;
   }
 
  private:

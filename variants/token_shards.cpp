@@ -223,39 +223,33 @@ class ShardTokens final : public TokenSource {
     return {x, y};
   }
 
-  nlohmann::json describe() const override {
-    nlohmann::json shards = nlohmann::json::array();
+  DataSection describe() const override {
+    DataSection d;
+    d.kind = "token_shards";
+    std::vector<ShardSection> shards;
     for (const auto& s : shards_)
-      shards.push_back({{"path", s.path},
-                        {"format", s.format},
-                        {"size_bytes", s.size_bytes},
-                        {"header_bytes", s.header_bytes},
-                        {"tokens", s.tokens},
-                        {"rows", s.rows},
-                        {"content_hash", s.content_hash}});
-    return {{"kind", "token_shards"},
-            {"pattern", s_.pattern},
-            {"format", s_.format},
-            {"shards", shards},
-            {"content_hash_covers", "sha1 of the first 64 KiB, the last 64 KiB and the size in decimal"},
-            {"tokens_total", tokens_},
-            {"rows_total", rows_},
-            {"row_tokens", s_.seq + 1},
-            {"order",
-             "n = ((step*micro_steps + micro)*world + rank)*B + b; epoch n / rows_total; shards in "
-             "path order; inside shard s, row (a*j + c) mod rows_s, a seeded bijection "
-             "(variants/token_shards.h)"},
-            {"rank_slice", fmt::format("rank {} of {}: B-row block {} of every global batch of {} "
-                                       "rows; disjoint across ranks within an epoch",
-                                       s_.rank, s_.world, s_.rank, s_.world * s_.batch)},
-            {"vocab_check", "every batch as it is copied, and at open the first 65,536 tokens and "
-                            "16 windows of 4,096 tokens of each shard"},
-            {"seed", s_.seed},
-            {"vocab_size", s_.vocab},
-            {"rank", s_.rank},
-            {"world_size", s_.world},
-            {"fixed_batch", s_.fixed_batch},
-            {"pinned_memory", s_.pin_memory}};
+      shards.push_back({s.path, s.format, s.content_hash, s.size_bytes, s.header_bytes, s.tokens, s.rows});
+    d.shards = std::move(shards);
+    d.pattern = s_.pattern;
+    d.format = s_.format;
+    d.content_hash_covers = "sha1 of the first 64 KiB, the last 64 KiB and the size in decimal";
+    d.tokens_total = tokens_;
+    d.rows_total = rows_;
+    d.row_tokens = s_.seq + 1;
+    d.order = "n = ((step*micro_steps + micro)*world + rank)*B + b; epoch n / rows_total; shards in path order; "
+              "inside shard s, row (a*j + c) mod rows_s, a seeded bijection (variants/token_shards.h)";
+    d.rank_slice = fmt::format("rank {} of {}: B-row block {} of every global batch of {} rows; disjoint across "
+                               "ranks within an epoch",
+                               s_.rank, s_.world, s_.rank, s_.world * s_.batch);
+    d.vocab_check = "every batch as it is copied, and at open the first 65,536 tokens and 16 windows of 4,096 "
+                    "tokens of each shard";
+    d.seed = int64_t(s_.seed);
+    d.vocab_size = s_.vocab;
+    d.rank = s_.rank;
+    d.world_size = s_.world;
+    d.fixed_batch = s_.fixed_batch;
+    d.pinned_memory = s_.pin_memory;
+    return d;
   }
 
  private:

@@ -48,7 +48,7 @@ struct MeasuredRun {
   nlohmann::json switches;       // report.switches: what each switch did
   nlohmann::json gemm_plan;      // report.gemm_plan: fused-linear's GEMM plan (null without fused linears)
   std::optional<AttentionPlan> attention_plan;  // report.attention_plan: the SDPA backend (empty without SDPA)
-  nlohmann::json data;           // what the steps read (TokenSource::describe)
+  DataSection data;              // what the steps read (TokenSource::describe)
   int64_t n_params = 0, n_params_without_wpe = 0;
   nlohmann::json op_counts, op_breakdown, profile;  // null when not measured
   std::optional<DdpFacts> ddp;   // rank 0 of a ddp job

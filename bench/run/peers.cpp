@@ -308,7 +308,7 @@ json complete_peer_report(const json& r, const RunConfig& cfg, const std::string
   m.device_name = field(r, "environment.device.name").get<std::string>();
   m.environment = field(r, "environment");
   m.switches = field(r, "switches");
-  m.data = field(r, "data");
+  m.data = fields::from_json<DataSection>(field(r, "data"), "the peer's report: data");
   m.n_params = integer_at(r, "model.n_params");
   m.n_params_without_wpe = integer_at(r, "model.n_params_without_wpe");
   m.op_breakdown = peer_op_breakdown(r.value("op_breakdown", json()), m.device.is_cuda(), &m.op_counts);
