@@ -56,7 +56,7 @@ ProfileSchedule parse_schedule(const std::string& spec, int64_t total_steps, con
 }
 
 void to_json(nlohmann::json& j, const ProfileSchedule& s) {
-  j = {{"wait", s.wait}, {"warmup", s.warmup}, {"active", s.active}, {"repeat", s.repeat}};
+  j = fields::to_json(s);
 }
 
 }  // namespace ladder::profiler

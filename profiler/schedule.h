@@ -14,6 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "profiler/common/fields.h"
+
 namespace ladder::profiler {
 
 enum class ProfilerAction { kNone, kWarmup, kRecord, kRecordAndSave };
@@ -26,6 +28,15 @@ struct ProfileSchedule {
 
   int64_t cycle() const { return wait + warmup + active; }
   ProfilerAction action(int64_t step) const;
+
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("wait", s.wait, Doc().min(0));
+    v("warmup", s.warmup, Doc().min(0));
+    v("active", s.active, Doc().min(0));
+    v("repeat", s.repeat, Doc("0: until the run ends").min(0));
+  }
 };
 
 // Parses "wait,warmup,active[,repeat]" for a run of `total_steps` steps.

@@ -124,32 +124,26 @@ void TraceProfiler::write_trace(int64_t last_step) {
   traces_.push_back(rec);
 }
 
-nlohmann::json TraceProfiler::to_json() const {
-  nlohmann::json traces = nlohmann::json::array();
+ProfileSection TraceProfiler::section() const {
+  ProfileSection p;
+  p.spec = options_.schedule;
+  p.schedule = schedule_;
+  p.activities = options_.cuda ? std::vector<std::string>{"cpu", "cuda"} : std::vector<std::string>{"cpu"};
+  p.record_shapes = true;
+  p.profile_memory = true;
+  p.rank = options_.rank;
+  p.world_size = options_.world_size;
+  p.trace_dir = options_.dir;
+  p.recorded_steps = recorded_steps_;
+  p.traces = traces_;
   double dump_total = 0, stop_total = 0;
   for (const auto& t : traces_) {
-    traces.push_back({{"path", t.path},
-                      {"first_step", t.first_step},
-                      {"last_step", t.last_step},
-                      {"stop_ms", t.stop_ms},
-                      {"dump_ms", t.dump_ms},
-                      {"barrier_ms", t.barrier_ms},
-                      {"bytes", t.bytes}});
     dump_total += t.dump_ms;
     stop_total += t.stop_ms;
   }
-  return {{"spec", options_.schedule},
-          {"schedule", schedule_},
-          {"activities", options_.cuda ? nlohmann::json{"cpu", "cuda"} : nlohmann::json{"cpu"}},
-          {"record_shapes", true},
-          {"profile_memory", true},
-          {"rank", options_.rank},
-          {"world_size", options_.world_size},
-          {"trace_dir", options_.dir},
-          {"recorded_steps", recorded_steps_},
-          {"traces", traces},
-          {"stop_ms_total", stop_total},
-          {"dump_ms_total", dump_total}};
+  p.stop_ms_total = stop_total;
+  p.dump_ms_total = dump_total;
+  return p;
 }
 
 }  // namespace ladder::profiler

@@ -55,6 +55,52 @@ struct TraceRecord {
   double dump_ms = 0;     // writing the JSON and renaming it into place
   double barrier_ms = 0;  // waiting for the other ranks
   int64_t bytes = 0;
+
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("path", s.path);
+    v("first_step", s.first_step, Doc().min(0));
+    v("last_step", s.last_step, Doc().min(0));
+    v("stop_ms", s.stop_ms, Doc("disableProfiler: collection and event post-processing").min(0));
+    v("dump_ms", s.dump_ms, Doc("writing the trace JSON and renaming it into place").min(0));
+    v("barrier_ms", s.barrier_ms, Doc("waiting for the other ranks after the dump").min(0));
+    v("bytes", s.bytes, Doc().min(0));
+  }
+};
+
+// The report's profile section: the schedule, what was recorded, and each
+// trace's file and cost.
+struct ProfileSection {
+  std::string spec, trace_dir;
+  ProfileSchedule schedule;
+  ::ladder::fields::Maybe<std::vector<std::string>> activities;  // absent in reports from before it was recorded
+  ::ladder::fields::Maybe<bool> record_shapes, profile_memory;
+  int64_t rank = 0, world_size = 1;
+  std::vector<int64_t> recorded_steps;
+  std::vector<TraceRecord> traces;
+  ::ladder::fields::Maybe<double> stop_ms_total;
+  double dump_ms_total = 0;
+
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("spec", s.spec, Doc("--profile: wait,warmup,active[,repeat]"));
+    v("schedule", s.schedule);
+    v("activities", s.activities, Doc().one_of({"cpu", "cuda"}));
+    v("record_shapes", s.record_shapes);
+    v("profile_memory", s.profile_memory);
+    v("rank", s.rank, Doc().min(0));
+    v("world_size", s.world_size, Doc().min(1));
+    v("trace_dir", s.trace_dir);
+    v("recorded_steps", s.recorded_steps, Doc().min(0));
+    v("traces", s.traces);
+    v("stop_ms_total", s.stop_ms_total, Doc().min(0));
+    v("dump_ms_total", s.dump_ms_total, Doc().min(0));
+  }
+  static void schema_extra(nlohmann::json& schema) {
+    schema["description"] = "--profile: the Kineto traces of this rank (profiler/trace_profiler.h); null without --profile";
+  }
 };
 
 // The trace's distributedInfo as torch.profiler writes it (Python's
@@ -87,8 +133,8 @@ class TraceProfiler final {
 
   const ProfileSchedule& schedule() const { return schedule_; }
   const std::vector<TraceRecord>& traces() const { return traces_; }
-  // The report's "profile" section.
-  nlohmann::json to_json() const;
+  // The report's profile section.
+  ProfileSection section() const;
 
  private:
   void write_trace(int64_t last_step);

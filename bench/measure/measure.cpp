@@ -294,7 +294,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   m.environment = describe_environment(s.device);
   m.n_params = step.model()->num_params();
   m.n_params_without_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);
-  m.profile = s.tracer ? s.tracer->to_json() : json();
+  if (s.tracer) m.profile = s.tracer->section();
   m.cpu_allocator = s.cpu_allocator;
   m.graph = step.uses_graph();
   m.memory_monitor = "torchtitan-style: CUDA cache emptied before the warmup steps, peaks and counters reset when "

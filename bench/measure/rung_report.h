@@ -50,7 +50,8 @@ struct MeasuredRun {
   std::optional<AttentionPlan> attention_plan;  // report.attention_plan: the SDPA backend (empty without SDPA)
   DataSection data;              // what the steps read (TokenSource::describe)
   int64_t n_params = 0, n_params_without_wpe = 0;
-  nlohmann::json op_counts, op_breakdown, profile;  // null when not measured
+  nlohmann::json op_counts, op_breakdown;  // null when not measured
+  std::optional<profiler::ProfileSection> profile;  // --profile's traces (empty without it)
   std::optional<DdpFacts> ddp;   // rank 0 of a ddp job
   nlohmann::json cpu_allocator;  // keep_cpu_memory_in_process on CPU; null on CUDA
   bool graph = false;            // CUDA-graph replays: allocated/active peaks miss the graph's pool

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/common/fields.h"
+#include "profiler/trace_profiler.h"
 #include "reports/model/config_schema.h"
 #include "reports/model/speed_of_light_section.h"
 #include "variants/attention_plan.h"
@@ -255,7 +256,7 @@ struct RungReport {
   std::string kind, run_id, rung, status, started_at, finished_at;
   nlohmann::json config;  // variants/config.h RunConfig
   Maybe<nlohmann::json> suite, environment, switches, op_counts, ddp, op_breakdown, speed_of_light,
-      gemm_plan, profile, peer;
+      gemm_plan, peer;
   Maybe<int64_t> world_size;
   Maybe<ModelFacts> model;
   Maybe<Timing> timing;
@@ -267,6 +268,7 @@ struct RungReport {
   Maybe<Parity> parity;
   Maybe<Failure> failure;
   Maybe<DataSection> data;  // what the steps read (variants/data_section.h)
+  Maybe<std::optional<profiler::ProfileSection>> profile;  // --profile's traces; null without
   // The flash rung's SDPA backend (variants/attention_plan.h); null for
   // explicit attention, absent in reports from before the planner.
   Maybe<std::optional<AttentionPlan>> attention_plan;
@@ -379,7 +381,7 @@ void RungReport::fields(S& s, V& v) {
   v("speed_of_light", s.speed_of_light, Doc().shaped(speed_of_light_section_schema()));
   v("gemm_plan", s.gemm_plan, Doc().shaped(schema_section("gemm_plan")));
   v("attention_plan", s.attention_plan, Doc("the flash rung's attention plan: which SDPA backend runs, and why"));
-  v("profile", s.profile, Doc().shaped(schema_section("profile")));
+  v("profile", s.profile);
   v("peer", s.peer, Doc().shaped(schema_section("peer")));
 }
 
