@@ -2,7 +2,7 @@
 """scripts/gpu_check.py: the GPU node check that scripts/gpu-smoke runs.
 
 usage: scripts/gpu-smoke [--time-budget MIN] [--device cuda|cuda:N|cpu] [--peers LIST] [--rungs LIST]
-                         [--ablation PARTS] [--results-dir DIR] [--references DIR] [LADDER_RUN_OPTIONS...]
+                         [--autotune-min MIN] [--ablation PARTS] [--results-dir DIR] [--references DIR] [LADDER_RUN_OPTIONS...]
 
 Builds, then runs the stages below within the time budget (default 10
 minutes, the build included), most important first, each announced by a
