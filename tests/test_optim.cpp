@@ -227,14 +227,21 @@ TEST(FusedAdamW, WarmUpTouchesNoParameter) {
   }
 }
 
-// The per-parameter AdamW takes the same divisor by dividing first.
+// The per-parameter AdamW takes the same divisor by dividing first. The
+// twins update on one thread: with two, the twins' wte.weight differed by up
+// to 3e-8 from row 500 on (where the two threads split the tensor) in about
+// one run in 30 on a loaded 2-vCPU VM (.ci/run, 2026-11-29); on one thread,
+// 0 in 60 runs under the same load.
 TEST(TorchAdamW, GradDivisorDividesTheGradientsFirst) {
   const Preset& p = find_preset("tiny");
   TrainConfig t;
   t.max_lr = 1e-3;
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
   Twins m = run_twins(9, 2, t, /*fused_a=*/false, /*fused_b=*/false, host_lr_step, [](StepOptimizer& opt, double lr) {
     opt.step(lr, torch::full({}, 1.0));  // dividing by 1 changes nothing
   });
+  at::set_num_threads(threads);
   for (const auto& item : m.a->named_parameters())
     EXPECT_TRUE(torch::equal(item.value(), m.b->named_parameters()[item.key()])) << item.key();
   GPT c(p.model);
