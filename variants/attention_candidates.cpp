@@ -7,28 +7,11 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
-#include "profiler/common/config_error.h"
 #include "variants/gemm_candidates.h"
 
 namespace ladder::attention {
 
 namespace {
-
-// ATen's SDP switches, as a value.
-struct SdpSwitches {
-  bool flash = true, efficient = true, math = true, cudnn = true;
-  static SdpSwitches now() {
-    const auto& c = at::globalContext();
-    return {c.userEnabledFlashSDP(), c.userEnabledMemEfficientSDP(), c.userEnabledMathSDP(), c.userEnabledCuDNNSDP()};
-  }
-  void set() const {
-    auto& c = at::globalContext();
-    c.setSDPUseFlash(flash);
-    c.setSDPUseMemEfficient(efficient);
-    c.setSDPUseMath(math);
-    c.setSDPUseCuDNN(cudnn);
-  }
-};
 
 // The switches as the process found them, read once, before any plan set them.
 const SdpSwitches& process_switches() {
@@ -49,13 +32,10 @@ SdpSwitches switches_for(AttentionBackend b) {
 // Sets the switches for one backend while in scope, then puts back what was there.
 class SwitchesScope {
  public:
-  explicit SwitchesScope(AttentionBackend b) : before_(SdpSwitches::now()) { switches_for(b).set(); }
-  ~SwitchesScope() { before_.set(); }
-  SwitchesScope(const SwitchesScope&) = delete;
-  SwitchesScope& operator=(const SwitchesScope&) = delete;
+  explicit SwitchesScope(AttentionBackend b) { switches_for(b).set(); }
 
  private:
-  SdpSwitches before_;
+  SavedSdpSwitches before_;  // made before the body sets the switches
 };
 
 const char* sdp_backend_name(int64_t choice) {
@@ -150,14 +130,8 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
   key.device = gemm_key.device;  // the GEMM plan's device name: the GPU's, or the CPU's model and threads
   if (cuda && at::globalContext().hasCuDNN()) key.cudnn = std::to_string(at::globalContext().versionCuDNN());
   process_switches();  // read before any plan sets them
-  if (cfg.attention_plan != "auto") {
-    const auto b = parse_backend(cfg.attention_plan);
-    if (!b) check_attention_plan_request(cfg.attention_plan);  // throws, naming the value
-    if (!backend_on_device(*b, cuda))
-      throw ConfigError(fmt::format("--attention-plan {}: a CUDA backend, and this run is on {}; expected auto, "
-                                    "pytorch or flash there", cfg.attention_plan, device.str()));
-    return pinned_attention_plan(key, *b);
-  }
+  check_attention_plan_request(cfg.attention_plan, device.str());
+  if (const auto pinned = parse_backend(cfg.attention_plan)) return pinned_attention_plan(key, *pinned);
   if (auto cached = load_cached_attention_plan(key)) return *cached;
   c10::OptionalDeviceGuard guard;
   if (cuda) guard.reset_device(device);
@@ -167,15 +141,18 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
   return p;
 }
 
-SavedSdpSwitches::SavedSdpSwitches() {
-  const SdpSwitches s = SdpSwitches::now();
-  flash_ = s.flash;
-  efficient_ = s.efficient;
-  math_ = s.math;
-  cudnn_ = s.cudnn;
+SdpSwitches SdpSwitches::now() {
+  const auto& c = at::globalContext();
+  return {c.userEnabledFlashSDP(), c.userEnabledMemEfficientSDP(), c.userEnabledMathSDP(), c.userEnabledCuDNNSDP()};
 }
 
-SavedSdpSwitches::~SavedSdpSwitches() { SdpSwitches{flash_, efficient_, math_, cudnn_}.set(); }
+void SdpSwitches::set() const {
+  auto& c = at::globalContext();
+  c.setSDPUseFlash(flash);
+  c.setSDPUseMemEfficient(efficient);
+  c.setSDPUseMath(math);
+  c.setSDPUseCuDNN(cudnn);
+}
 
 void apply_attention_plan(const AttentionPlan& p) {
   process_switches();

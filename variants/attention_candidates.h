@@ -38,19 +38,26 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
 // choice (pytorch: the switches as the process found them).
 void apply_attention_plan(const AttentionPlan& p);
 
+// ATen's SDP switches (at::globalContext()), as a value.
+struct SdpSwitches {
+  bool flash = true, efficient = true, math = true, cudnn = true;
+  static SdpSwitches now();
+  void set() const;
+};
+
 // ATen's SDP switches as they were when made, put back when it goes: a step
 // holds one for its lifetime, so the backend its plan applied ends with it
 // (a CUDA-only backend left on would leave a later CPU SDPA in the same
 // process with none: the 2026-11-29 H200's unit tests).
 class SavedSdpSwitches {
  public:
-  SavedSdpSwitches();
-  ~SavedSdpSwitches();
+  SavedSdpSwitches() : before_(SdpSwitches::now()) {}
+  ~SavedSdpSwitches() { before_.set(); }
   SavedSdpSwitches(const SavedSdpSwitches&) = delete;
   SavedSdpSwitches& operator=(const SavedSdpSwitches&) = delete;
 
  private:
-  bool flash_, efficient_, math_, cudnn_;
+  SdpSwitches before_;
 };
 
 // The SDPA backend PyTorch's heuristic picks for (B, nh, T, hs) in `dtype`

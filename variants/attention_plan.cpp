@@ -64,10 +64,15 @@ AttentionPlan measure_attention_plan(std::vector<RunnableAttention> candidates, 
   return p;
 }
 
-void check_attention_plan_request(const std::string& value) {
-  if (value == "auto" || parse_backend(value)) return;
-  throw ConfigError(fmt::format("--attention-plan: got \"{}\"; expected auto, pytorch, flash, cudnn or efficient",
-                                value));
+void check_attention_plan_request(const std::string& value, const std::string& device) {
+  if (value == "auto") return;
+  const auto b = parse_backend(value);
+  if (!b)
+    throw ConfigError(fmt::format("--attention-plan: got \"{}\"; expected auto, pytorch, flash, cudnn or efficient",
+                                  value));
+  if (!backend_on_device(*b, device.rfind("cuda", 0) == 0))
+    throw ConfigError(fmt::format("--attention-plan: {} is a CUDA backend and --device is {}; expected auto, "
+                                  "pytorch or flash there", value, device));
 }
 
 AttentionPlan pinned_attention_plan(const AttentionPlanKey& key, AttentionBackend backend) {

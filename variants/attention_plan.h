@@ -144,8 +144,10 @@ using AttentionTimer = std::function<double(const std::function<void()>&)>;
 AttentionPlan measure_attention_plan(std::vector<RunnableAttention> candidates, const AttentionPlanKey& key,
                                      const AttentionTimer& timer, double margin, int reps = kAttentionPlanReps);
 
-// --attention-plan: throws ConfigError unless auto, pytorch, flash, cudnn or efficient.
-void check_attention_plan_request(const std::string& value);
+// --attention-plan: throws ConfigError unless auto, pytorch, flash, cudnn or
+// efficient, and for cudnn or efficient where `device` ("cpu", "cuda:0") is
+// not a CUDA device.
+void check_attention_plan_request(const std::string& value, const std::string& device = "cuda");
 // The plan that pins `backend` (mode: its name), not measured.
 AttentionPlan pinned_attention_plan(const AttentionPlanKey& key, AttentionBackend backend);
 

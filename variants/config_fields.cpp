@@ -390,9 +390,7 @@ void RunConfig::validate() const {
   // what depends on several fields.
   for (const auto& f : config_fields()) check_field(f, f.get(*this), field_label(f));
   parse_gemm_plan_request(gemm_plan);  // auto, pytorch, lt, or a file holding a plan
-  if (const auto b = parse_backend(attention_plan); b && device.rfind("cuda", 0) != 0 && !backend_on_device(*b, false))
-    throw ConfigError(fmt::format("--attention-plan: {} is a CUDA backend and --device is {}; expected auto, "
-                                  "pytorch or flash there", attention_plan, device));
+  check_attention_plan_request(attention_plan, device);  // a CUDA backend needs a CUDA device
   if (warmup_max < warmup)
     throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", warmup_max, warmup));
   if (model.n_embd % model.n_head != 0)

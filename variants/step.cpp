@@ -51,23 +51,21 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   fused::set_cross_entropy_kernel(fused::parse_cross_entropy_kernel(cfg.cross_entropy_kernel));  // fused-ce's
   ModelConfig model_cfg = cfg.model;
   model_cfg.vocab_size = cfg.model_vocab();
-  if (plan_.model.fused_linear) {
-    // Each epilogue GEMM site's way, chosen before the first step (and so
-    // before any graph capture), in the dtype the step's matmuls run in; the
-    // model's layers, the switches' reports and the report read it here.
-    const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
-    const std::string dtype = bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32";
+  // The dtype the step's matmuls and attention run in (bf16 under autocast),
+  // for the plans below, both made before the first step (and so before any
+  // graph capture); the model's layers, the switches' reports and the report
+  // read them here.
+  const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
+  const torch::ScalarType compute = bf16 ? torch::kBFloat16 : torch::kFloat;
+  const std::string dtype = bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32";
+  if (plan_.model.fused_linear) {  // each epilogue GEMM site's way
     auto& lin = plan_.model.linear;
     const bool into_grad = lin.grads_into_buffers && !cfg.sw.on(switches::ddp);
-    lin.plan = std::make_shared<const GemmPlan>(gemm::plan_step_gemms(
-        cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, bf16 ? torch::kBFloat16 : torch::kFloat, dtype));
+    lin.plan = std::make_shared<const GemmPlan>(
+        gemm::plan_step_gemms(cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, compute, dtype));
   }
-  if (plan_.model.flash) {
-    // The SDPA backend, chosen before the first step (and any graph capture)
-    // in the dtype the attention runs in: bf16 under autocast.
-    const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
-    attention_plan_ = attention::plan_step_attention(cfg, device_, bf16 ? torch::kBFloat16 : torch::kFloat,
-                                                     bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32");
+  if (plan_.model.flash) {  // the SDPA backend
+    attention_plan_ = attention::plan_step_attention(cfg, device_, compute, dtype);
     attention::apply_attention_plan(*attention_plan_);
   }
   ModelOptions model_options = plan_.model;
