@@ -125,9 +125,7 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
   key.n_head = cfg.model.n_head;
   key.seq = cfg.seq;
   key.head_size = cfg.model.n_embd / cfg.model.n_head;
-  const GemmPlanKey gemm_key = gemm::plan_key(device, cfg.model, cfg.batch * cfg.seq, cfg.model_vocab(),
-                                                    dtype_name, false, false);
-  key.device = gemm_key.device;  // the GEMM plan's device name: the GPU's, or the CPU's model and threads
+  key.device = gemm::plan_device_name(device);
   if (cuda && at::globalContext().hasCuDNN()) key.cudnn = std::to_string(at::globalContext().versionCuDNN());
   process_switches();  // read before any plan sets them
   check_attention_plan_request(cfg.attention_plan, device.str());

@@ -44,12 +44,7 @@ class SyntheticTokens final : public TokenSource {
     DataSection d;
     d.kind = "synthetic";
     d.generator = "splitmix64 counter hash, uniform over [0, vocab_size)";
-    d.seed = int64_t(s_.seed);
-    d.vocab_size = s_.vocab;
-    d.rank = s_.rank;
-    d.world_size = s_.world;
-    d.fixed_batch = s_.fixed_batch;
-    d.pinned_memory = s_.pin_memory;
+    describe_stream(s_, d);
     return d;
   }
 

@@ -97,4 +97,17 @@ struct DataSection {
   }
 };
 
+// The stream facts both token sources report (variants/data.h's SyntheticSpec,
+// variants/token_shards.h's ShardSpec): seed, vocabulary, rank, world size,
+// fixed batch, pinned memory.
+template <class Spec>
+void describe_stream(const Spec& s, DataSection& d) {
+  d.seed = int64_t(s.seed);
+  d.vocab_size = s.vocab;
+  d.rank = s.rank;
+  d.world_size = s.world;
+  d.fixed_batch = s.fixed_batch;
+  d.pinned_memory = s.pin_memory;
+}
+
 }  // namespace ladder

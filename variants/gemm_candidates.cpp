@@ -389,17 +389,22 @@ std::vector<RunnableCandidate> site_candidates(const GemmSite& s, const SiteOper
 
 // ---- the step's plan -------------------------------------------------------------------
 
+std::string plan_device_name(const torch::Device& device) {
+#ifdef LADDER_WITH_CUDA
+  if (device.is_cuda())
+    return at::cuda::getDeviceProperties(device.index() < 0 ? c10::cuda::current_device() : device.index())->name;
+#endif
+  return device.is_cuda() ? "cuda" : fmt::format("cpu: {}, {} threads", cpu_model_name(), at::get_num_threads());
+}
+
 GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, int64_t model_vocab,
                      const std::string& dtype, bool gelu_epilogue, bool into_grad) {
   GemmPlanKey k;
-  k.device = device.is_cuda() ? "cuda" : fmt::format("cpu: {}, {} threads", cpu_model_name(), at::get_num_threads());
+  k.device = plan_device_name(device);
   k.vocab = device.is_cuda() ? 0 : model_vocab;
   k.torch = TORCH_VERSION;
 #ifdef LADDER_WITH_CUDA
-  if (device.is_cuda()) {
-    k.device = at::cuda::getDeviceProperties(device.index() < 0 ? c10::cuda::current_device() : device.index())->name;
-    k.cublaslt = fused::cuda::lt_version();
-  }
+  if (device.is_cuda()) k.cublaslt = fused::cuda::lt_version();
 #endif
   k.dtype = dtype;
   k.n_embd = model.n_embd;

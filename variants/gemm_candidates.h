@@ -119,6 +119,10 @@ CandidateTimer planner_timer(const torch::Device& device);
 GemmPlan plan_step_gemms(const RunConfig& cfg, const torch::Device& device, bool lt_epilogues, bool gelu_epilogue,
                          bool into_grad, torch::ScalarType compute, const std::string& dtype);
 
+// The device as a plan's key names it (the GEMM plan's and the attention
+// plan's): the GPU's name, or the CPU's model and its intra-op threads.
+std::string plan_device_name(const torch::Device& device);
+
 // The key of the plan for these sites on `device`: on CUDA the GPU's name
 // and cuBLASLt's version; on a CPU its model name and intra-op threads, and
 // the classifier's vocabulary `model_vocab` (its sites are planned there).

@@ -243,12 +243,7 @@ class ShardTokens final : public TokenSource {
                                s_.rank, s_.world, s_.rank, s_.world * s_.batch);
     d.vocab_check = "every batch as it is copied, and at open the first 65,536 tokens and 16 windows of 4,096 "
                     "tokens of each shard";
-    d.seed = int64_t(s_.seed);
-    d.vocab_size = s_.vocab;
-    d.rank = s_.rank;
-    d.world_size = s_.world;
-    d.fixed_batch = s_.fixed_batch;
-    d.pinned_memory = s_.pin_memory;
+    describe_stream(s_, d);
     return d;
   }
 
