@@ -577,7 +577,7 @@ def stage_band_table(check):
     return check.result("SKIP" if rc == 3 else "FAIL", "band-table", last or f"exit {rc}", secs)
 
 
-def top_gemm_plan(run_dir, section="gemm_plan"):
+def top_plan(run_dir, section="gemm_plan"):
     """(cell, plan) of the last ladder rung of run_dir whose report holds a plan (its `section`), or None."""
     found = None
     for row in (run_dir_summary(run_dir) or {}).get("rows", []):
@@ -607,7 +607,7 @@ def gemm_plan_table(cell, plan):
 def write_gemm_plan(check, run_dir):
     """The top rung's GEMM plan beside the band table: gemm-plan.md to read, gemm-plan.json to rerun it
     (ladder run --gemm-plan gemm-plan.json). Returns a line to print ("" when no rung has a plan)."""
-    found = top_gemm_plan(run_dir)
+    found = top_plan(run_dir)
     if not found:
         return ""
     cell, plan = found
@@ -621,7 +621,7 @@ def write_gemm_plan(check, run_dir):
 def write_attention_plan(check, run_dir):
     """The top rung's attention plan (its SDPA backend, variants/attention_plan.h) in attention-plan.md:
     every candidate's median and what PyTorch picks. Returns a line to print ("" when no rung has one)."""
-    found = top_gemm_plan(run_dir, "attention_plan")
+    found = top_plan(run_dir, "attention_plan")
     if not found:
         return ""
     cell, plan = found
