@@ -7,7 +7,6 @@
 #include <tuple>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace ladder::profiler {
 
@@ -61,14 +60,11 @@ BusyInvariant check_busy_within_dt(double busy_ms, double step_dt_ms, double sla
   return inv;
 }
 
-void add_invariant(nlohmann::json& b, const BusyInvariant& inv) {
-  b["invariant"] = {{"rule", "busy_ms <= step_dt_ms * (1 + slack_pct/100), per step"},
-                    {"busy_ms", inv.busy_ms},
-                    {"step_dt_ms", inv.step_dt_ms},
-                    {"slack_pct", inv.slack_pct},
-                    {"holds", inv.holds}};
-  b["valid"] = inv.holds;
-  b["invalid_reason"] = inv.holds ? nlohmann::json() : nlohmann::json(inv.reason);
+void add_invariant(OpBreakdownSection& b, const BusyInvariant& inv) {
+  b.invariant = BusyInvariantSection{"busy_ms <= step_dt_ms * (1 + slack_pct/100), per step", inv.busy_ms,
+                                     inv.step_dt_ms, inv.slack_pct, inv.holds};
+  b.valid = inv.holds;
+  b.invalid_reason = inv.holds ? std::nullopt : std::optional<std::string>(inv.reason);
 }
 
 }  // namespace ladder::profiler

@@ -23,8 +23,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
 
@@ -64,8 +62,8 @@ struct BusyInvariant {
 };
 BusyInvariant check_busy_within_dt(double busy_ms, double step_dt_ms, double slack_pct = kBusySlackPct);
 
-// The report's fields for it: "invariant" {busy_ms, step_dt_ms, slack_pct,
-// holds}, "valid" and "invalid_reason", merged into a breakdown object.
-void add_invariant(nlohmann::json& breakdown, const BusyInvariant& inv);
+// The section's fields for it: invariant {rule, busy_ms, step_dt_ms,
+// slack_pct, holds}, valid and invalid_reason.
+void add_invariant(OpBreakdownSection& breakdown, const BusyInvariant& inv);
 
 }  // namespace ladder::profiler

@@ -13,7 +13,6 @@
 #include <regex>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
 
 namespace ladder::profiler {
 
@@ -288,46 +287,45 @@ std::string display_name(const std::string& name, size_t max_chars) {
   return out;
 }
 
-nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms, size_t top_n) {
+OpBreakdownSection breakdown_section(const Breakdown& total, int64_t steps, double dt_ms, size_t top_n) {
   const double n = double(std::max<int64_t>(steps, 1));
-  nlohmann::json cat_ms, cat_pct;
+  auto pct = [&](double ms) { return dt_ms > 0 ? 100.0 * ms / dt_ms : 0.0; };
+  OpBreakdownSection out;
+  PerCategory<double> cat_ms, cat_pct;
   for (size_t i = 0; i < kCategoryCount; ++i) {
-    const char* key = category_key(Category(i));
-    cat_ms[key] = total.ms[i] / n;
-    cat_pct[key] = dt_ms > 0 ? 100.0 * total.ms[i] / n / dt_ms : 0.0;
+    cat_ms.values[i] = total.ms[i] / n;
+    cat_pct.values[i] = pct(total.ms[i] / n);
   }
   // The five largest contributors to "other", so it is never a mystery (named as top_by_category names them).
   std::vector<std::pair<double, std::string>> other;
   for (const auto& [name, v] : total.other_by_name_ms) other.emplace_back(v / n, name);
   std::sort(other.rbegin(), other.rend());
-  nlohmann::json top = nlohmann::json::array();
-  for (size_t i = 0; i < other.size() && i < 5; ++i)
-    top.push_back({{"name", display_name(other[i].second)}, {"ms", other[i].first}});
-  nlohmann::json by_category = nlohmann::json::object();
+  std::vector<NamedMs> top;
+  for (size_t i = 0; i < other.size() && i < 5; ++i) top.push_back({display_name(other[i].second), other[i].first});
+  PerCategory<std::vector<NamedTotal>> by_category;
   for (size_t i = 0; i < kCategoryCount; ++i) {
     std::vector<std::pair<double, const std::string*>> largest;
     for (const auto& [name, t] : total.by_name[i]) largest.emplace_back(t.ms, &name);
     std::sort(largest.begin(), largest.end(),
               [](const auto& a, const auto& c) { return a.first != c.first ? a.first > c.first : *a.second < *c.second; });
-    nlohmann::json rows = nlohmann::json::array();
     for (size_t k = 0; k < largest.size() && k < top_n; ++k) {
       const NameTotal& t = total.by_name[i].at(*largest[k].second);
-      rows.push_back({{"name", display_name(*largest[k].second)}, {"ms", t.ms / n}, {"calls", double(t.calls) / n}});
+      by_category.values[i].push_back({display_name(*largest[k].second), t.ms / n, double(t.calls) / n});
     }
-    by_category[category_key(Category(i))] = std::move(rows);
   }
   const double sum = total.sum_ms() / n;
-  return {{"categories_ms", cat_ms},
-          {"categories_pct_of_dt", cat_pct},
-          {"sum_ms", sum},
-          {"sum_pct_of_dt", dt_ms > 0 ? 100.0 * sum / dt_ms : 0.0},
-          {"span_ms", total.span_ms / n},
-          {"idle_ms", total.idle_ms / n},
-          {"other_ms", total.other_ms / n},
-          {"overlap_ms", total.overlap_ms / n},
-          {"busy_ms", total.busy_ms / n},
-          {"other_top", top},
-          {"top_by_category", by_category}};
+  out.categories_ms = cat_ms;
+  out.categories_pct_of_dt = cat_pct;
+  out.sum_ms = sum;
+  out.sum_pct_of_dt = pct(sum);
+  out.span_ms = total.span_ms / n;
+  out.idle_ms = total.idle_ms / n;
+  out.other_ms = total.other_ms / n;
+  out.overlap_ms = total.overlap_ms / n;
+  out.busy_ms = total.busy_ms / n;
+  out.other_top = std::move(top);
+  out.top_by_category = std::move(by_category);
+  return out;
 }
 
 }  // namespace ladder::profiler

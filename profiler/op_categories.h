@@ -30,24 +30,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "profiler/breakdown_section.h"
 
 namespace ladder::profiler {
-
-enum class Category {
-  kGemm,
-  kAttention,
-  kElementwiseNorm,
-  kSoftmaxLoss,
-  kOptimizer,
-  kCommunication,
-  kMemcpyMemset,
-  kIdleOther,
-};
-inline constexpr size_t kCategoryCount = 8;
-// JSON key of a category: "gemm", "attention", "elementwise_norm", "softmax_loss",
-// "optimizer", "communication", "memcpy_memset", "idle_other".
-const char* category_key(Category c);
 
 // The category an operator or kernel name belongs to by itself, if any
 // (case-insensitive patterns; see op_categories.cpp for the table).
@@ -109,10 +94,11 @@ Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin
 // `max_chars` long (the rest elided with "..."); other names as they are.
 std::string display_name(const std::string& name, size_t max_chars = 160);
 
-// Categories in ms and in % of `dt_ms` (the harness's step time), averaged
-// over `steps` steps whose breakdowns were summed into `total`, and in
-// top_by_category the `top` largest names of each category (ms and calls
-// per step, display_name'd), so that a band of the chart is never a mystery.
-nlohmann::json breakdown_json(const Breakdown& total, int64_t steps, double dt_ms, size_t top = 8);
+// The report's section: categories in ms and in % of `dt_ms` (the
+// harness's step time), averaged over `steps` steps whose breakdowns were
+// summed into `total`, and in top_by_category the `top` largest names of each
+// category (ms and calls per step, display_name'd), so that a band of the
+// chart is never a mystery. The caller adds its source and the rest.
+OpBreakdownSection breakdown_section(const Breakdown& total, int64_t steps, double dt_ms, size_t top = 8);
 
 }  // namespace ladder::profiler

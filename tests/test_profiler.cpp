@@ -39,6 +39,11 @@ namespace fs = std::filesystem;
 using namespace ladder;
 using namespace ladder::profiler;
 
+// The report's op_breakdown of `total`, as the report holds it.
+nlohmann::json section_json(const Breakdown& total, int64_t steps, double dt_ms, size_t top = 8) {
+  return fields::to_json(breakdown_section(total, steps, dt_ms, top));
+}
+
 // ---- schedule ------------------------------------------------------------------
 
 std::string actions(const ProfileSchedule& s, int64_t steps) {
@@ -337,13 +342,15 @@ TEST(DeviceSteps, InvariantSlackAndReportFields) {
   EXPECT_TRUE(check_busy_within_dt(10.29, 10.0).holds);   // within 3 %
   EXPECT_FALSE(check_busy_within_dt(10.31, 10.0).holds);  // beyond it
   EXPECT_FALSE(check_busy_within_dt(1.0, 0.0).holds);     // nothing to check against
-  nlohmann::json j = nlohmann::json::object();
-  add_invariant(j, check_busy_within_dt(21.0, 10.0));
+  OpBreakdownSection b;
+  add_invariant(b, check_busy_within_dt(21.0, 10.0));
+  nlohmann::json j = fields::to_json(b);
   EXPECT_EQ(j["valid"], false);
   EXPECT_EQ(j["invariant"]["holds"], false);
   EXPECT_DOUBLE_EQ(j["invariant"]["slack_pct"].get<double>(), kBusySlackPct);
   EXPECT_NE(j["invalid_reason"].get<std::string>().find("2.10x"), std::string::npos) << j.dump();
-  add_invariant(j, check_busy_within_dt(9.0, 10.0));
+  add_invariant(b, check_busy_within_dt(9.0, 10.0));
+  j = fields::to_json(b);
   EXPECT_EQ(j["valid"], true);
   EXPECT_TRUE(j["invalid_reason"].is_null());
 }
@@ -366,7 +373,7 @@ TEST(DeviceSteps, TwoStepsAreAveragedAndGraphLaunchesCounted) {
   EXPECT_EQ(d.graph_launches, 2);  // the third is after the last step
   EXPECT_NEAR(d.total.busy_ms, 16.0, 1e-9);
   EXPECT_NEAR(d.dt_ms, 20.0, 1e-9);
-  const nlohmann::json j = breakdown_json(d.total, d.steps, d.dt_ms / 2);
+  const nlohmann::json j = section_json(d.total, d.steps, d.dt_ms / 2);
   EXPECT_NEAR(j["busy_ms"].get<double>(), 8.0, 1e-9);
   EXPECT_NEAR(j["categories_ms"]["gemm"].get<double>(), 4.0, 1e-9);
   // The largest names per category, per step: one GEMM and one elementwise
@@ -386,7 +393,7 @@ TEST(OpCategories, TopByCategoryIsLargestFirstAndCapped) {
     b.by_name[size_t(Category::kElementwiseNorm)][fmt::format("kernel{:02d}", i)] = {double(i), 2 * int64_t(i)};
     b.ms[size_t(Category::kElementwiseNorm)] += i;
   }
-  const nlohmann::json j = breakdown_json(b, /*steps=*/2, /*dt_ms=*/100.0, /*top=*/3);
+  const nlohmann::json j = section_json(b, /*steps=*/2, /*dt_ms=*/100.0, /*top=*/3);
   const auto& rows = j["top_by_category"]["elementwise_norm"];
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0]["name"], "kernel12");
@@ -404,7 +411,7 @@ TEST(OpCategories, OtherTopIsDemangled) {
   Breakdown b;
   b.other_by_name_ms["_ZN2at6native25embedding_backward_kernelIfEEvPKT_i"] = 4.0;
   b.other_ms = 4.0;
-  const nlohmann::json j = breakdown_json(b, /*steps=*/2, /*dt_ms=*/100.0);
+  const nlohmann::json j = section_json(b, /*steps=*/2, /*dt_ms=*/100.0);
   ASSERT_EQ(j["other_top"].size(), 1u);
   EXPECT_EQ(j["other_top"][0]["name"], "void at::native::embedding_backward_kernel<float>");
   EXPECT_DOUBLE_EQ(j["other_top"][0]["ms"].get<double>(), 2.0);
@@ -423,7 +430,7 @@ nlohmann::json tiny_breakdown(const std::string& rung_name) {
   TrainStep step(cfg, torch::kCPU, make_synthetic_source(spec));
   PhaseObserver none;
   step.run(0, none);  // warm the allocator and oneDNN up
-  return profile_ops(step, torch::kCPU, 1, /*breakdown_steps=*/3).op_breakdown;
+  return fields::to_json(profile_ops(step, torch::kCPU, 1, /*breakdown_steps=*/3).op_breakdown);
 }
 
 TEST(OpBreakdown, CategoriesSumToTheMeasuredStepTimeOnCpu) {
@@ -607,9 +614,10 @@ TEST(TraceBreakdown, SaysWhatIsMissing) {
 TEST(PeerBreakdown, FromTheTraceItWroteOrWhyNot) {
   const std::string path = ::testing::TempDir() + "peer_breakdown.trace.json";
   std::ofstream(path) << synthetic_trace().dump();
-  nlohmann::json counts;
+  std::optional<OpCounts> op_counts;
   const nlohmann::json b =
-      peer_op_breakdown({{"trace", path}, {"step_dt_ms", {10.0}}}, /*cuda=*/false, &counts);
+      fields::to_json(peer_op_breakdown({{"trace", path}, {"step_dt_ms", {10.0}}}, /*cuda=*/false, &op_counts));
+  const nlohmann::json counts = fields::to_json(op_counts);
   EXPECT_TRUE(b["unavailable"].is_null()) << b.dump(2);
   EXPECT_EQ(b["source"], "kineto trace of scripts/peer.py: CPU operators");
   EXPECT_EQ(b["steps_profiled"], 1);
@@ -619,14 +627,15 @@ TEST(PeerBreakdown, FromTheTraceItWroteOrWhyNot) {
   EXPECT_EQ(b["valid"], true);
   EXPECT_EQ(b["ops_per_step"].get<double>(), 4.0);
   EXPECT_EQ(counts["cpu_ops_per_step"], 4);
-  const nlohmann::json d = peer_op_breakdown({{"trace", path}, {"step_dt_ms", {10.0}}}, /*cuda=*/true);
+  const nlohmann::json d =
+      fields::to_json(peer_op_breakdown({{"trace", path}, {"step_dt_ms", {10.0}}}, /*cuda=*/true));
   EXPECT_EQ(d["kernel_launches_per_step"].get<double>(), 2.0);
   EXPECT_EQ(d["graph_launches_per_step"].get<double>(), 1.0);
   // Busier than the step took: the invariant says so.
-  EXPECT_EQ(peer_op_breakdown({{"trace", path}, {"step_dt_ms", {5.0}}}, false)["valid"], false);
+  EXPECT_EQ(peer_op_breakdown({{"trace", path}, {"step_dt_ms", {5.0}}}, false)->valid, false);
   // No trace, a step count that does not match, the peer's own reason: unavailable, and why.
   auto why = [](const nlohmann::json& partial) {
-    const nlohmann::json j = peer_op_breakdown(partial, false);
+    const nlohmann::json j = fields::to_json(peer_op_breakdown(partial, false));
     EXPECT_EQ(j["valid"], false) << j.dump();
     return j["unavailable"].get<std::string>();
   };
@@ -636,7 +645,7 @@ TEST(PeerBreakdown, FromTheTraceItWroteOrWhyNot) {
   EXPECT_NE(why({{"trace", path}}).find("step_dt_ms"), std::string::npos);
   EXPECT_EQ(why({{"unavailable", "the profiled steps failed: RuntimeError: x"}}),
             "the profiled steps failed: RuntimeError: x");
-  EXPECT_TRUE(peer_op_breakdown(nullptr, false).is_null());
+  EXPECT_FALSE(peer_op_breakdown(nullptr, false).has_value());
 }
 
 // A compile peer's trace recorded on this project's Xeon (tests/fixtures/
@@ -650,7 +659,7 @@ TEST(PeerBreakdown, CompilePeersCpuKernelsLandInTheirBands) {
   const double dt = 501.02694550059823;  // the peer's report, over the trace's two steps
   const nlohmann::json partial = {{"trace", (dir / "compile-peer-cpu-default.json").string()},
                                   {"step_dt_ms", {dt, dt}}};
-  const nlohmann::json b = peer_op_breakdown(partial, /*cuda=*/false, nullptr);
+  const nlohmann::json b = fields::to_json(peer_op_breakdown(partial, /*cuda=*/false, nullptr));
   ASSERT_TRUE(b.value("valid", false)) << b.dump().substr(0, 400);
   const auto& ms = b["categories_ms"];
   EXPECT_LT(ms["idle_other"].get<double>(), 0.10 * dt) << ms;

@@ -49,22 +49,38 @@ std::optional<GemmRole> role_named(const std::string& name, const std::string& e
   return std::nullopt;
 }
 
-json candidate_json(const CandidateResult& c) {
-  json j = {{"choice", c.choice.label()}, {"ran", c.ran}};
-  if (!c.ran) j["why_not"] = c.why_not;
-  if (c.ran) j.update({{"median_ms", c.median_ms}, {"ms", c.ms}});
-  if (!c.algo.is_null()) j["algo"] = c.algo;
-  return j;
+GemmCandidateSection candidate_section(const CandidateResult& c) {
+  GemmCandidateSection out;
+  out.choice = c.choice.label();
+  out.ran = c.ran;
+  if (!c.ran) out.why_not = c.why_not;
+  if (c.ran) {
+    out.median_ms = c.median_ms;
+    out.ms = c.ms;
+  }
+  if (!c.algo.is_null()) out.algo = c.algo;
+  return out;
 }
 
-json site_json(const SitePlan& s) {
-  json cands = json::array();
-  for (const auto& c : s.candidates) cands.push_back(candidate_json(c));
-  return {{"site", s.site.name()}, {"layer", s.site.layer}, {"role", s.site.role_name()},
-          {"epilogue", s.site.epilogue()}, {"m", s.site.m()}, {"n", s.site.n()}, {"k", s.site.k()},
-          {"transa", s.site.transa()}, {"transb", s.site.transb()}, {"rows", s.site.rows}, {"in", s.site.in},
-          {"out", s.site.out}, {"per_step", s.site.per_step},
-          {"choice", s.choice.label()}, {"reason", s.reason}, {"candidates", cands}};
+GemmSiteSection site_section(const SitePlan& s) {
+  GemmSiteSection out;
+  out.site = s.site.name();
+  out.layer = s.site.layer;
+  out.role = s.site.role_name();
+  out.epilogue = s.site.epilogue();
+  out.m = s.site.m();
+  out.n = s.site.n();
+  out.k = s.site.k();
+  out.transa = s.site.transa();
+  out.transb = s.site.transb();
+  out.rows = s.site.rows;
+  out.in = s.site.in;
+  out.out = s.site.out;
+  out.per_step = s.site.per_step;
+  out.choice = s.choice.label();
+  out.reason = s.reason;
+  for (const auto& c : s.candidates) out.candidates.push_back(candidate_section(c));
+  return out;
 }
 
 GemmChoice choice_from_json(const json& j, const std::string& where, const std::string& path) {
@@ -169,13 +185,14 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
 
 // ---- the key ---------------------------------------------------------------------------
 
-json GemmPlanKey::to_json() const {
-  json j = {{"device", device}, {"cublaslt", cublaslt}, {"torch", torch}, {"dtype", dtype}, {"n_embd", n_embd},
-            {"n_layer", n_layer}, {"rows", rows}, {"gelu_epilogue", gelu_epilogue}, {"into_grad", into_grad},
-            {"planner", planner}};
-  if (vocab) j["vocab"] = vocab;
-  return j;
+GemmPlanKeySection GemmPlanKey::section() const {
+  GemmPlanKeySection k{device, cublaslt, torch, dtype, n_embd, n_layer, rows, gelu_epilogue, into_grad, planner,
+                       std::nullopt};
+  if (vocab) k.vocab = vocab;
+  return k;
 }
+
+json GemmPlanKey::to_json() const { return fields::to_json(section()); }
 
 GemmPlanKey GemmPlanKey::from_json(const json& j, const std::string& where) {
   const std::string p = "/key";
@@ -204,12 +221,20 @@ GemmChoice GemmPlan::choice_for(const std::string& layer, GemmRole role) const {
   return {};
 }
 
-json GemmPlan::to_json() const {
-  json s = json::array();
-  for (const auto& site : sites) s.push_back(site_json(site));
-  return {{"mode", mode}, {"source", source}, {"key", key.to_json()}, {"margin", margin}, {"reps", reps},
-          {"planning_ms", planning_ms}, {"workspace_bytes", workspace_bytes}, {"sites", s}};
+GemmPlanSection GemmPlan::section() const {
+  GemmPlanSection out;
+  out.mode = mode;
+  out.source = source;
+  out.key = key.section();
+  out.margin = margin;
+  out.reps = reps;
+  out.planning_ms = planning_ms;
+  out.workspace_bytes = int64_t(workspace_bytes);
+  for (const auto& site : sites) out.sites.push_back(site_section(site));
+  return out;
 }
+
+json GemmPlan::to_json() const { return fields::to_json(section()); }
 
 GemmPlan GemmPlan::from_json(const json& j, const std::string& where) {
   if (!j.is_object()) bad(where, "the plan", j.type_name(), "an object with key and sites");
@@ -225,6 +250,33 @@ GemmPlan GemmPlan::from_json(const json& j, const std::string& where) {
   for (size_t i = 0; i < j.at("sites").size(); ++i)
     p.sites.push_back(site_from_json(j.at("sites").at(i), where, fmt::format("/sites/{}", i)));
   return p;
+}
+
+// ---- the JSON's vocabulary (gemm_plan_section.h) ------------------------------------
+
+std::string gemm_choice_pattern() {
+  std::string plain, ranked;
+  for (GemmMethod m : kGemmMethods) {
+    std::string& to = GemmChoice{m, 0}.uses_lt() ? ranked : plain;
+    to += (to.empty() ? "" : "|") + std::string(method_name(m));
+  }
+  return "^(" + plain + "|(" + ranked + ")#[0-9]+)$";
+}
+
+std::vector<json> gemm_role_names() {
+  std::vector<json> names;
+  for (GemmRole r : kRoles)
+    if (std::find(names.begin(), names.end(), GemmSite{"", r}.role_name()) == names.end())
+      names.push_back(GemmSite{"", r}.role_name());
+  return names;
+}
+
+std::vector<json> gemm_epilogue_names() {
+  std::vector<json> names = {"DGELU_BGRAD"};  // planner 2 and before
+  for (GemmRole r : kRoles)
+    if (std::find(names.begin(), names.end(), GemmSite{"", r}.epilogue()) == names.end())
+      names.push_back(GemmSite{"", r}.epilogue());
+  return names;
 }
 
 std::pair<int, int> lt_sites(const GemmPlan& p, bool gelu_roles) {

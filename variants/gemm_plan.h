@@ -53,6 +53,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "variants/gemm_plan_section.h"
 #include "variants/gemm_sites.h"
 
 namespace ladder {
@@ -132,6 +133,7 @@ struct GemmPlanKey {
   // by ATen's mm whatever the plan).
   int planner = kGemmPlannerVersion;
   std::string id() const;      // a file name: "<device>-<16 hex digits of the fields' hash>"
+  GemmPlanKeySection section() const;  // as the JSON holds it
   nlohmann::json to_json() const;
   static GemmPlanKey from_json(const nlohmann::json& j, const std::string& where);
   bool operator==(const GemmPlanKey& o) const { return to_json() == o.to_json(); }
@@ -149,6 +151,7 @@ struct GemmPlan {
 
   // The choice for a site (pytorch when the plan has no such site).
   GemmChoice choice_for(const std::string& layer, GemmRole role) const;
+  GemmPlanSection section() const;  // as the JSON holds it: a report's gemm_plan
   nlohmann::json to_json() const;
   // Throws ConfigError naming `where` (a file), the field and what was expected.
   static GemmPlan from_json(const nlohmann::json& j, const std::string& where);

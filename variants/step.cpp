@@ -115,9 +115,9 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
 
 TrainStep::~TrainStep() = default;
 
-nlohmann::json TrainStep::describe_gemm_plan() const {
+std::optional<GemmPlanSection> TrainStep::describe_gemm_plan() const {
   const auto& plan = plan_.model.linear.plan;
-  return plan ? plan->to_json() : nlohmann::json();
+  return plan ? std::optional<GemmPlanSection>(plan->section()) : std::nullopt;
 }
 
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {

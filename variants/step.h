@@ -26,6 +26,7 @@
 #include "variants/config.h"
 #include "variants/data.h"
 #include "variants/fused_linear.h"
+#include "variants/gemm_plan_section.h"
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/process_group.h"
 #include "variants/grad_buffer.h"
@@ -77,8 +78,8 @@ class TrainStep {
   // What the rung's switches made of the step.
   const StepPlan& plan() const { return plan_; }
   // The GEMM plan of the fused linears (variants/gemm_plan.h), for the
-  // report; null when the rung has none.
-  nlohmann::json describe_gemm_plan() const;
+  // report; empty when the rung has none.
+  std::optional<GemmPlanSection> describe_gemm_plan() const;
   // The attention plan of the flash rung's SDPA (variants/attention_plan.h),
   // for the report; empty when the rung runs explicit attention.
   const std::optional<AttentionPlan>& attention_plan() const { return attention_plan_; }

@@ -110,21 +110,26 @@ class TraceObserver final : public StepObserver {
 // One rank's figures for rank 0's report: per-step arrays and medians.
 json rank_figures(const RunConfig& c, const torch::Device& device, const HarnessResult& r) {
   json cols = steps_to_json(r.steps, MetricContext{c.world_size});
-  json j = {{"rank", c.rank}, {"local_rank", c.local_rank}, {"host", host_name()},
-            {"peak_rss_bytes", r.memory.peak_rss_bytes}, {"peak_reserved_bytes", r.memory.peak_reserved_bytes},
-            {"peak_allocated_bytes",
-             r.memory.allocated_measured(device.is_cuda()) ? json(r.memory.peak_allocated_bytes) : json()}};
+  RankFacts facts;
+  facts.rank = c.rank;
+  facts.local_rank = c.local_rank;
+  facts.host = host_name();
+  facts.peak_rss_bytes = r.memory.peak_rss_bytes;
+  facts.peak_reserved_bytes = r.memory.peak_reserved_bytes;
+  facts.peak_allocated_bytes = r.memory.allocated_measured(device.is_cuda())
+                                   ? std::optional<int64_t>(r.memory.peak_allocated_bytes)
+                                   : std::nullopt;
+  json columns = json::object();
   for (const StepMetric& m : step_metrics())
-    if (m.ranks != RankScope::kNone && cols.contains(m.key)) j[m.key] = cols[m.key];
+    if (m.ranks != RankScope::kNone && cols.contains(m.key)) columns[m.key] = cols[m.key];
   // Per device, in a rank's figures: this rank's own tokens over its own step
   // times (the step metric divides the run's tokens/s by the ranks).
   std::vector<double> own_tok_s;
   for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
-  j["tokens_per_s_per_device"] = own_tok_s;
-  json med;
-  for (auto& [key, v] : j.items())
-    if (v.is_array()) med[key] = summarize(v.get<std::vector<double>>()).median;
-  j["median"] = med;
+  columns["tokens_per_s_per_device"] = own_tok_s;
+  for (auto& [key, v] : columns.items()) facts.median[key] = summarize(v.get<std::vector<double>>()).median;
+  json j = fields::to_json(facts);
+  j.update(columns);
   return j;
 }
 

@@ -106,13 +106,13 @@ class DeviceSpans final : public StepObserver {
   std::vector<pf::DeviceStepSpan> spans_;
 };
 
-nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+  const std::string source = "cupti: CUDA kernels";
   std::unique_ptr<pf::KernelActivity> activity;
   try {
     activity = pf::start_kernel_activity();
   } catch (const pf::KernelActivityUnavailable& e) {
-    return {{"source", "cupti: CUDA kernels"}, {"unavailable", e.what()}, {"valid", false},
-            {"invalid_reason", e.what()}};
+    return pf::OpBreakdownSection::unavailable_from(source, e.what());
   }
   PhaseTagger tagger(*activity);
   DeviceSpans spans(*activity, device);
@@ -123,21 +123,20 @@ nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& devic
   const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());
   const double per = double(std::max<int64_t>(d.steps, 1));
   const double dt = d.dt_ms / per;
-  nlohmann::json j = pf::breakdown_json(d.total, d.steps, dt);
-  j.update({{"source", "cupti: CUDA kernels"},
-            {"unavailable", nullptr},
-            {"steps_profiled", d.steps},
-            {"step_dt_ms", dt},
-            {"kernel_launches_per_step", double(d.total.kernels) / per},
-            {"memcpy_memset_per_step", double(d.total.memcpy_memset) / per},
-            {"graph_launches_per_step", double(d.graph_launches) / per},
-            {"dropped_records", rec.dropped_records},
-            {"duplicate_records_removed", d.duplicates_removed},
-            {"clock", {{"ticks_per_ns", d.ticks_per_ns},
-                       {"note", "CUPTI timestamps converted to ns against CLOCK_MONOTONIC sampled at start "
-                                "and stop (another CUPTI client, e.g. Kineto, may have registered a TSC clock)"}}}});
-  pf::add_invariant(j, pf::check_busy_within_dt(d.total.busy_ms / per, dt));
-  return j;
+  pf::OpBreakdownSection b = pf::breakdown_section(d.total, d.steps, dt);
+  b.source = source;
+  b.steps_profiled = d.steps;
+  b.step_dt_ms = dt;
+  b.kernel_launches_per_step = double(d.total.kernels) / per;
+  b.memcpy_memset_per_step = double(d.total.memcpy_memset) / per;
+  b.graph_launches_per_step = double(d.graph_launches) / per;
+  b.dropped_records = rec.dropped_records;
+  b.duplicate_records_removed = d.duplicates_removed;
+  b.clock = pf::CuptiClock{d.ticks_per_ns,
+                           "CUPTI timestamps converted to ns against CLOCK_MONOTONIC sampled at start and stop "
+                           "(another CUPTI client, e.g. Kineto, may have registered a TSC clock)"};
+  pf::add_invariant(b, pf::check_busy_within_dt(d.total.busy_ms / per, dt));
+  return b;
 }
 
 }  // namespace
@@ -145,28 +144,22 @@ nlohmann::json device_breakdown_json(TrainStep& step, const torch::Device& devic
 OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
                       int64_t breakdown_steps) {
   OpProfile out;
+  auto rounded = [](double per_step) { return int64_t(per_step + 0.5); };
   if (!device.is_cuda()) {
     const KinetoCounts k = kineto_steps(step, device, first, breakdown_steps);
-    out.op_counts = {{"cpu_ops_per_step", int64_t(k.cpu_ops + 0.5)},
-                     {"cuda_kernels_per_step", 0},
-                     {"cuda_memcpy_memset_per_step", 0},
-                     {"source", "kineto"}};
-    out.op_breakdown = pf::breakdown_json(k.host, k.steps, k.dt_ms);
-    out.op_breakdown.update({{"source", "kineto: CPU operators"},
-                             {"unavailable", nullptr},
-                             {"steps_profiled", k.steps},
-                             {"step_dt_ms", k.dt_ms},
-                             {"ops_per_step", k.cpu_ops}});
-    pf::add_invariant(out.op_breakdown,
-                      pf::check_busy_within_dt(k.host.busy_ms / double(std::max<int64_t>(k.steps, 1)), k.dt_ms));
+    out.op_counts = pf::OpCounts{rounded(k.cpu_ops), 0, 0, "kineto"};
+    pf::OpBreakdownSection b = pf::breakdown_section(k.host, k.steps, k.dt_ms);
+    b.source = "kineto: CPU operators";
+    b.steps_profiled = k.steps;
+    b.step_dt_ms = k.dt_ms;
+    b.ops_per_step = k.cpu_ops;
+    pf::add_invariant(b, pf::check_busy_within_dt(k.host.busy_ms / double(std::max<int64_t>(k.steps, 1)), k.dt_ms));
+    out.op_breakdown = std::move(b);
     return out;
   }
   const KinetoCounts k = kineto_steps(step, device, first, 1);
-  out.op_counts = {{"cpu_ops_per_step", int64_t(k.cpu_ops + 0.5)},
-                   {"cuda_kernels_per_step", int64_t(k.cuda_kernels + 0.5)},
-                   {"cuda_memcpy_memset_per_step", int64_t(k.cuda_memcpy_memset + 0.5)},
-                   {"source", "kineto"}};
-  out.op_breakdown = device_breakdown_json(step, device, first + 1, breakdown_steps);
+  out.op_counts = pf::OpCounts{rounded(k.cpu_ops), rounded(k.cuda_kernels), rounded(k.cuda_memcpy_memset), "kineto"};
+  out.op_breakdown = device_breakdown(step, device, first + 1, breakdown_steps);
   return out;
 }
 

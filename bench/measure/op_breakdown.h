@@ -17,16 +17,18 @@
 
 #include <cstdint>
 
-#include <nlohmann/json.hpp>
+#include <optional>
+
 #include <torch/torch.h>
 
+#include "profiler/breakdown_section.h"
 #include "variants/step.h"
 
 namespace ladder {
 
 struct OpProfile {
-  nlohmann::json op_counts;     // cpu_ops_per_step, cuda_kernels_per_step, ...
-  nlohmann::json op_breakdown;  // categories_ms, categories_pct_of_dt, ...
+  std::optional<profiler::OpCounts> op_counts;
+  std::optional<profiler::OpBreakdownSection> op_breakdown;
 };
 
 // Runs its extra steps from step `first` (after the measured ones).

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/measure/rung_report.h"
 #include "bench/measure/step_metrics.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
@@ -56,6 +57,19 @@ json steps_schema() {
   return {{"type", "object"}, {"properties", properties}, {"required", required}, {"additionalProperties", false}};
 }
 
+// $defs/rank_figures: a ddp rank's facts (RankFacts) and a column per step
+// metric declared per rank or across ranks, with its own tokens/s per device.
+json rank_figures_schema() {
+  json s = fields::schema_of<RankFacts>();
+  for (const StepMetric& m : step_metrics()) {
+    if (m.ranks == RankScope::kNone) continue;
+    s["properties"][m.key] = column_schema(m);
+    if (!m.present) s["required"].push_back(m.key);
+  }
+  s["properties"]["tokens_per_s_per_device"]["description"] = "this rank's own tokens over its own step times";
+  return s;
+}
+
 // report.summary: each summarised metric's statistics, the phases', and MFU
 // against the measured roofline per step (rung_report.cpp).
 json summary_schema() {
@@ -89,7 +103,7 @@ json rung_report_schema() {
   s["properties"]["summary"] = summary_schema();
   s["$defs"] = {{"steps", steps_schema()},
                 {"summary", fields::schema_of<Summary>()},
-                {"breakdown_names", schema_section("breakdown_names")},
+                {"rank_figures", rank_figures_schema()},
                 {"switch_effect", schema_section("switch_effect")}};
   return s;
 }

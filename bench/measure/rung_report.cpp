@@ -136,49 +136,49 @@ Timing timing_section(const MeasuredRun& m, const HarnessResult& r, double dt_me
 }
 
 // How the ddp section's traffic figures are read.
-json traffic_section(const DdpFacts& d) {
-  json j = {{"ring_model", "per_rank[].sent_bytes_ring: the payload this rank handed to each collective, counted, "
-                           "times what a ring sends from it: 2(R-1)/R of an all-reduce, a broadcast's payload from "
-                           "every rank but the one before its root (Gloo's broadcast is a tree: the same bytes in "
-                           "all, per rank at two ranks)"},
-            {"measured", "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of "
-                         "the rank's network namespace, loopback and ifb mirrors excluded) across each step: everything the host "
-                         "sent, TCP/IP headers included; ranks on one host share them, and ranks that talk over "
-                         "loopback or NVLink read 0"},
-            {"interfaces", d.interfaces}};
+DdpTraffic traffic_section(const DdpFacts& d) {
+  DdpTraffic t;
+  t.ring_model = "per_rank[].sent_bytes_ring: the payload this rank handed to each collective, counted, times what a "
+                 "ring sends from it: 2(R-1)/R of an all-reduce, a broadcast's payload from every rank but the one "
+                 "before its root (Gloo's broadcast is a tree: the same bytes in all, per rank at two ranks)";
+  t.measured = "per_rank[].net_tx_bytes / net_rx_bytes: the host's interface counters (/proc/net/dev of the rank's "
+               "network namespace, loopback and ifb mirrors excluded) across each step: everything the host sent, "
+               "TCP/IP headers included; ranks on one host share them, and ranks that talk over loopback or NVLink "
+               "read 0";
+  t.interfaces = d.interfaces;
   if (d.zero1)
-    j["gather"] = "per_rank[].gather_ms: ZeRO-1's parameter broadcasts, in the optimizer phase after this rank's "
-                  "AdamW, first launch to the last wait's return; nothing overlaps them";
-  return j;
+    t.gather = "per_rank[].gather_ms: ZeRO-1's parameter broadcasts, in the optimizer phase after this rank's AdamW, "
+               "first launch to the last wait's return; nothing overlaps them";
+  return t;
 }
 
 // The ddp section of rank 0's report: every rank's figures and, for the
 // step metrics declared kAcrossRanks, the spread of the ranks' medians.
-json ddp_section(const std::optional<DdpFacts>& ddp) {
-  if (!ddp) return nullptr;
+std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
+  if (!ddp) return std::nullopt;
   const DdpFacts& d = *ddp;
-  json agg;
+  DdpSection out;
   for (const StepMetric& m : step_metrics()) {
     if (m.ranks != RankScope::kAcrossRanks) continue;
     std::vector<double> medians;
     for (const auto& rk : d.per_rank)
       if (rk["median"].contains(m.key)) medians.push_back(rk["median"][m.key].get<double>());
-    if (!medians.empty()) agg[m.key] = summarize(medians);
+    if (!medians.empty()) out.across_ranks_of_medians[m.key] = summarize(medians);
   }
-  return {{"world_size", d.world_size},
-          {"backend", d.backend},
-          {"launcher", d.launcher},
-          {"master", d.master},
-          {"timeouts_s", {{"first_step", d.first_timeout_s}, {"steady", d.timeout_s}, {"connect", d.connect_timeout_s}}},
-          {"data_sharding", "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream"},
-          {"comm_timing", d.backend == "gloo"
-                              ? "host clock at launch and at the work's completion callback"
-                              : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end "
-                                "CUDA events); exposed is the compute stream's wait from backward's end to after "
-                                "the last bucket (CUDA events)"},
-          {"traffic", traffic_section(d)},
-          {"per_rank", d.per_rank},
-          {"across_ranks_of_medians", agg}};
+  out.world_size = d.world_size;
+  out.backend = d.backend;
+  out.launcher = d.launcher;
+  out.master = d.master;
+  out.timeouts_s = {d.first_timeout_s, d.timeout_s, d.connect_timeout_s};
+  out.data_sharding = "rank r of W reads rows ((step*micro_steps + micro)*W + r)*B .. +B of the stream";
+  out.comm_timing = d.backend == "gloo"
+                        ? "host clock at launch and at the work's completion callback"
+                        : "device: allreduce_ms sums each bucket's NCCL work duration (its start and end CUDA "
+                          "events); exposed is the compute stream's wait from backward's end to after the last "
+                          "bucket (CUDA events)";
+  out.traffic = traffic_section(d);
+  out.per_rank = d.per_rank;
+  return out;
 }
 
 }  // namespace

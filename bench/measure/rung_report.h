@@ -14,6 +14,7 @@
 // once (reports/rung_report.schema.json describes the result).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,31 @@
 #include "variants/config.h"
 
 namespace ladder {
+
+// One rank's figures in a ddp report (ddp.per_rank[]): these fields, and a
+// column per step metric declared per rank or across ranks (its values per
+// measured step), with every column's median. $defs/rank_figures in the
+// schema is this struct's, with the columns added (report_schema.cpp).
+struct RankFacts {
+  int64_t rank = 0, local_rank = 0;
+  std::string host;
+  // Always written; absent in reports from before they were (2026-11-25).
+  Maybe<int64_t> peak_rss_bytes, peak_reserved_bytes;
+  Maybe<std::optional<int64_t>> peak_allocated_bytes;
+  std::map<std::string, double> median;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("rank", s.rank, Doc().min(0));
+    v("local_rank", s.local_rank, Doc().min(0));
+    v("host", s.host);
+    v("peak_rss_bytes", s.peak_rss_bytes);
+    v("peak_reserved_bytes", s.peak_reserved_bytes);
+    v("peak_allocated_bytes", s.peak_allocated_bytes,
+      "this rank's peak live tensor storage over the measured steps (CUDA's allocated bytes, or the CPU's counted)");
+    v("median", s.median, "each column's median");
+  }
+};
 
 // What rank 0 of a ddp job knows for its report's ddp section: its process
 // group, and every rank's figures (per-step arrays and medians, rank 0 first).
@@ -44,13 +70,14 @@ struct MeasuredRun {
   std::vector<std::string> argv;
   torch::Device device{torch::kCPU};
   std::string device_name;       // "NVIDIA H100 80GB HBM3", or the CPU model
-  nlohmann::json environment;    // describe_environment
+  EnvironmentSection environment;  // describe_environment
   nlohmann::json switches;       // report.switches: what each switch did
-  nlohmann::json gemm_plan;      // report.gemm_plan: fused-linear's GEMM plan (null without fused linears)
+  std::optional<GemmPlanSection> gemm_plan;  // report.gemm_plan: fused-linear's GEMM plan (empty without fused linears)
   std::optional<AttentionPlan> attention_plan;  // report.attention_plan: the SDPA backend (empty without SDPA)
   DataSection data;              // what the steps read (TokenSource::describe)
   int64_t n_params = 0, n_params_without_wpe = 0;
-  nlohmann::json op_counts, op_breakdown;  // null when not measured
+  std::optional<profiler::OpCounts> op_counts;                // empty when not measured
+  std::optional<profiler::OpBreakdownSection> op_breakdown;  // empty when not measured
   std::optional<profiler::ProfileSection> profile;  // --profile's traces (empty without it)
   std::optional<DdpFacts> ddp;   // rank 0 of a ddp job
   nlohmann::json cpu_allocator;  // keep_cpu_memory_in_process on CPU; null on CUDA

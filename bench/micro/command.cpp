@@ -132,7 +132,7 @@ void add_run_context(const MicroConfig& cfg, const std::string& run_id, const st
   std::string devices, command;
   for (const auto& d : cfg.devices) devices += (devices.empty() ? "" : ",") + device_tag(d);
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
-  add_context("ladder.environment", describe_environment(cfg.devices.back()));
+  add_context("ladder.environment", fields::to_json(describe_environment(cfg.devices.back())));
   add_context("ladder.run_id", run_id);
   add_context("ladder.command", command);
   add_context("ladder.version", fmt::format("{} ({})", build_info::kVersion, build_info::kGitCommit));

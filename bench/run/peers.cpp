@@ -66,7 +66,7 @@ int peers_command(const std::vector<std::string>& args) {
   for (const auto& p : peer_table())
     peers.push_back({{"name", p.name}, {"what", p.what}, {"fuses", p.fuses}, {"by_default", p.by_default}});
   json out = {{"peers", peers}};
-  if (!device.empty()) out["environment"] = describe_environment(parse_device(device));
+  if (!device.empty()) out["environment"] = fields::to_json(describe_environment(parse_device(device)));
   if (as_json) {
     fmt::print("{}\n", out.dump(2));
     return 0;
@@ -195,15 +195,13 @@ const json& field(const json& j, const std::string& path) {
 
 }  // namespace
 
-json peer_op_breakdown(const json& partial, bool cuda, json* op_counts) {
-  if (!partial.is_object()) return json();
+std::optional<profiler::OpBreakdownSection> peer_op_breakdown(const json& partial, bool cuda,
+                                                              std::optional<profiler::OpCounts>* op_counts) {
+  if (!partial.is_object()) return std::nullopt;
   const std::string source = cuda ? "kineto trace of scripts/peer.py: CUDA kernels"
                                   : "kineto trace of scripts/peer.py: CPU operators";
-  auto unavailable = [&](const std::string& why) {
-    return json{{"source", source}, {"unavailable", why}, {"valid", false}, {"invalid_reason", why}};
-  };
   if (partial.contains("unavailable") && partial["unavailable"].is_string())
-    return unavailable(partial["unavailable"].get<std::string>());
+    return profiler::OpBreakdownSection::unavailable_from(source, partial["unavailable"].get<std::string>());
   try {
     const json& trace_path = field(partial, "trace");
     const json& dts = field(partial, "step_dt_ms");
@@ -219,25 +217,26 @@ json peer_op_breakdown(const json& partial, bool cuda, json* op_counts) {
     for (const auto& x : dts) dt += x.get<double>();
     dt /= double(dts.size());
     const double per = double(t.steps);
-    json j = profiler::breakdown_json(t.total, t.steps, dt);
-    j.update({{"source", source}, {"unavailable", nullptr}, {"steps_profiled", t.steps}, {"step_dt_ms", dt},
-              {"trace", path}});
+    profiler::OpBreakdownSection b = profiler::breakdown_section(t.total, t.steps, dt);
+    b.source = source;
+    b.steps_profiled = t.steps;
+    b.step_dt_ms = dt;
+    b.trace = path;
     if (cuda) {
-      j.update({{"kernel_launches_per_step", double(t.total.kernels) / per},
-                {"memcpy_memset_per_step", double(t.total.memcpy_memset) / per},
-                {"graph_launches_per_step", double(t.graph_launches) / per}});
+      b.kernel_launches_per_step = double(t.total.kernels) / per;
+      b.memcpy_memset_per_step = double(t.total.memcpy_memset) / per;
+      b.graph_launches_per_step = double(t.graph_launches) / per;
     } else {
-      j["ops_per_step"] = double(t.cpu_ops) / per;
+      b.ops_per_step = double(t.cpu_ops) / per;
     }
+    auto rounded = [&](double total) { return int64_t(total / per + 0.5); };
     if (op_counts)
-      *op_counts = {{"cpu_ops_per_step", int64_t(double(t.cpu_ops) / per + 0.5)},
-                    {"cuda_kernels_per_step", int64_t(double(t.total.kernels) / per + 0.5)},
-                    {"cuda_memcpy_memset_per_step", int64_t(double(t.total.memcpy_memset) / per + 0.5)},
-                    {"source", "kineto trace of scripts/peer.py"}};
-    profiler::add_invariant(j, profiler::check_busy_within_dt(t.total.busy_ms / per, dt));
-    return j;
+      *op_counts = profiler::OpCounts{rounded(double(t.cpu_ops)), rounded(double(t.total.kernels)),
+                                      rounded(double(t.total.memcpy_memset)), "kineto trace of scripts/peer.py"};
+    profiler::add_invariant(b, profiler::check_busy_within_dt(t.total.busy_ms / per, dt));
+    return b;
   } catch (const std::exception& e) {  // a missing or unreadable trace: the peer's other figures stand
-    return unavailable(e.what());
+    return profiler::OpBreakdownSection::unavailable_from(source, e.what());
   }
 }
 
@@ -306,7 +305,7 @@ json complete_peer_report(const json& r, const RunConfig& cfg, const std::string
   m.started_at = field(r, "started_at").get<std::string>();
   m.device = parse_device(cfg.device);
   m.device_name = field(r, "environment.device.name").get<std::string>();
-  m.environment = field(r, "environment");
+  m.environment = fields::from_json<EnvironmentSection>(field(r, "environment"), "the peer's report: environment");
   m.switches = field(r, "switches");
   m.data = fields::from_json<DataSection>(field(r, "data"), "the peer's report: data");
   m.n_params = integer_at(r, "model.n_params");

@@ -19,12 +19,14 @@
 // 45 s even at the tiny preset on 2 cores, cold cache), eager and compile on CUDA.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/run/cell.h"
+#include "profiler/breakdown_section.h"
 #include "reports/model/peer_cells.h"
 
 namespace ladder {
@@ -87,8 +89,10 @@ inline constexpr const char* kPeerLogFile = "output.log";  // beside the peer's 
 // kernels on CUDA, host operators on CPU, with the busy-within-dt check. A
 // trace that cannot be read gives an unavailable breakdown saying why (the
 // peer's other figures stand). `op_counts`, when given, gets the report's
-// op_counts from the same trace (null when there is none).
-nlohmann::json peer_op_breakdown(const nlohmann::json& partial, bool cuda, nlohmann::json* op_counts = nullptr);
+// op_counts from the same trace (left empty when there is none). Empty for a
+// null `partial`.
+std::optional<profiler::OpBreakdownSection> peer_op_breakdown(const nlohmann::json& partial, bool cuda,
+                                                              std::optional<profiler::OpCounts>* op_counts = nullptr);
 
 // The peer's partial report (status ok) made into a rung report by the one
 // builder rungs use (bench/measure/rung_report.h): its step records, every step

@@ -19,12 +19,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/breakdown_section.h"
 #include "profiler/common/fields.h"
 #include "profiler/trace_profiler.h"
 #include "reports/model/config_schema.h"
+#include "reports/model/ddp_section.h"
+#include "reports/model/environment_section.h"
 #include "reports/model/speed_of_light_section.h"
 #include "variants/attention_plan.h"
 #include "variants/data_section.h"
+#include "variants/gemm_plan_section.h"
 
 namespace ladder {
 
@@ -255,8 +259,13 @@ struct RungReport {
   int64_t schema_version = 0;
   std::string kind, run_id, rung, status, started_at, finished_at;
   nlohmann::json config;  // variants/config.h RunConfig
-  Maybe<nlohmann::json> suite, environment, switches, op_counts, ddp, op_breakdown, speed_of_light,
-      gemm_plan, peer;
+  Maybe<nlohmann::json> suite, switches, speed_of_light, peer;
+  Maybe<EnvironmentSection> environment;  // reports/model/environment_section.h
+  Maybe<std::optional<DdpSection>> ddp;  // the ddp rung's ranks (reports/model/ddp_section.h); null for others
+  // fused-linear's GEMM plan (variants/gemm_plan_section.h); null without fused linears
+  Maybe<std::optional<GemmPlanSection>> gemm_plan;
+  Maybe<std::optional<profiler::OpCounts>> op_counts;            // null with --no-op-count
+  Maybe<std::optional<profiler::OpBreakdownSection>> op_breakdown;  // profiler/breakdown_section.h
   Maybe<int64_t> world_size;
   Maybe<ModelFacts> model;
   Maybe<Timing> timing;
@@ -360,7 +369,7 @@ void RungReport::fields(S& s, V& v) {
   v("finished_at", s.finished_at, Doc().as("date-time"));
   v("suite", s.suite, Doc().shaped(schema_section("suite")));
   v("config", s.config, Doc().shaped(config_schema()));
-  v("environment", s.environment, Doc().shaped(schema_section("environment")));
+  v("environment", s.environment);
   v("world_size", s.world_size, Doc().min(1));
   v("data", s.data);
   v("model", s.model);
@@ -374,12 +383,17 @@ void RungReport::fields(S& s, V& v) {
   v("summary", s.summary);
   v("switches", s.switches, Doc().shaped(schema_section("switches")));
   v("parity", s.parity);
-  v("op_counts", s.op_counts, Doc().shaped(schema_section("op_counts")));
+  v("op_counts", s.op_counts);
   v("failure", s.failure);
-  v("ddp", s.ddp, Doc().shaped(schema_section("ddp")));
-  v("op_breakdown", s.op_breakdown, Doc().shaped(schema_section("op_breakdown")));
+  v("ddp", s.ddp, "the ddp rung: every rank's figures (rank 0 gathers them) and their spread; null for other rungs");
+  v("op_breakdown", s.op_breakdown,
+    "where one step's time went, by category (bench/measure/op_breakdown.h, profiler/op_categories.h); null with "
+    "--no-op-count or a build without the profiler");
   v("speed_of_light", s.speed_of_light, Doc().shaped(speed_of_light_section_schema()));
-  v("gemm_plan", s.gemm_plan, Doc().shaped(schema_section("gemm_plan")));
+  v("gemm_plan", s.gemm_plan,
+    "The GEMM plan of fused-linear's epilogue GEMM sites (variants/gemm_plan.h): per site the choice, why, and every "
+    "candidate's timings and cuBLASLt algorithm; null when the rung has no fused linears. `ladder run --gemm-plan "
+    "report.json` reruns it.");
   v("attention_plan", s.attention_plan, Doc("the flash rung's attention plan: which SDPA backend runs, and why"));
   v("profile", s.profile);
   v("peer", s.peer, Doc().shaped(schema_section("peer")));

@@ -1,0 +1,196 @@
+// profiler/breakdown_section.h: a rung report's op_breakdown and op_counts
+// sections as structs (profiler/common/fields.h): where one profiled step's
+// time went, by category, and how many operators and kernels it ran. Their
+// JSON and their part of reports/rung_report.schema.json come from the field
+// lists below.
+//
+// profiler/op_categories.h fills the categories (breakdown_section), and its
+// three producers add what they know: the harness's CPU steps under Kineto
+// and its CUDA steps under CUPTI (bench/measure/op_breakdown.cpp), and a
+// PyTorch peer's Kineto trace (bench/run/peers.cpp). A breakdown that could
+// not be taken holds only its source, why (unavailable) and valid = false.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "profiler/common/fields.h"
+
+namespace ladder::profiler {
+
+enum class Category {
+  kGemm,
+  kAttention,
+  kElementwiseNorm,
+  kSoftmaxLoss,
+  kOptimizer,
+  kCommunication,
+  kMemcpyMemset,
+  kIdleOther,
+};
+inline constexpr size_t kCategoryCount = 8;
+// JSON key of a category: "gemm", "attention", "elementwise_norm", "softmax_loss",
+// "optimizer", "communication", "memcpy_memset", "idle_other".
+const char* category_key(Category c);
+
+// One value per category, written as an object keyed by category_key.
+template <class T>
+struct PerCategory {
+  std::array<T, kCategoryCount> values{};
+  T& operator[](Category c) { return values[size_t(c)]; }
+  const T& operator[](Category c) const { return values[size_t(c)]; }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    for (size_t i = 0; i < kCategoryCount; ++i) {
+      if constexpr (std::is_arithmetic_v<T>) {
+        v(category_key(Category(i)), s.values[i], ::ladder::fields::Doc().min(0));
+      } else {
+        v(category_key(Category(i)), s.values[i]);
+      }
+    }
+  }
+};
+
+// An operator or kernel and its time per step (other_top).
+struct NamedMs {
+  std::string name;
+  double ms = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("name", s.name);
+    v("ms", s.ms);
+  }
+};
+
+// One of a category's largest operators or kernels (top_by_category).
+struct NamedTotal {
+  std::string name;
+  double ms = 0, calls = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("name", s.name, Doc("the operator (CPU) or kernel (CUDA, demangled, without its parameters, at most 160 "
+                          "characters)"));
+    v("ms", s.ms, Doc("its own time per step").min(0));
+    v("calls", s.calls, Doc("calls (or kernel runs) per step").min(0));
+  }
+};
+
+// The device (or the operators) cannot be busy longer than the step took.
+struct BusyInvariantSection {
+  std::string rule;
+  double busy_ms = 0, step_dt_ms = 0, slack_pct = 0;
+  bool holds = false;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("rule", s.rule);
+    v("busy_ms", s.busy_ms, Doc().min(0));
+    v("step_dt_ms", s.step_dt_ms, Doc().min(0));
+    v("slack_pct", s.slack_pct, Doc().min(0));
+    v("holds", s.holds);
+  }
+};
+
+struct CuptiClock {
+  double ticks_per_ns = 0;
+  std::string note;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("ticks_per_ns", s.ticks_per_ns, ::ladder::fields::Doc().above(0));
+    v("note", s.note);
+  }
+};
+
+// How many operators and kernels one step ran (the report's op_counts).
+struct OpCounts {
+  int64_t cpu_ops_per_step = 0, cuda_kernels_per_step = 0, cuda_memcpy_memset_per_step = 0;
+  std::string source;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("cpu_ops_per_step", s.cpu_ops_per_step, Doc("aten:: operators per step").min(0));
+    v("cuda_kernels_per_step", s.cuda_kernels_per_step, Doc().min(0));
+    v("cuda_memcpy_memset_per_step", s.cuda_memcpy_memset_per_step, Doc().min(0));
+    v("source", s.source);
+  }
+};
+
+struct OpBreakdownSection {
+  template <class T>
+  using Maybe = ::ladder::fields::Maybe<T>;
+  std::string source;
+  std::optional<std::string> unavailable;
+  Maybe<int64_t> steps_profiled, dropped_records, duplicate_records_removed;
+  Maybe<double> step_dt_ms, sum_ms, sum_pct_of_dt, span_ms, idle_ms, other_ms, overlap_ms, busy_ms;
+  Maybe<PerCategory<double>> categories_ms, categories_pct_of_dt;
+  Maybe<std::vector<NamedMs>> other_top;
+  Maybe<PerCategory<std::vector<NamedTotal>>> top_by_category;
+  Maybe<double> ops_per_step, kernel_launches_per_step, memcpy_memset_per_step, graph_launches_per_step;
+  Maybe<bool> valid;
+  Maybe<std::optional<std::string>> invalid_reason;
+  Maybe<BusyInvariantSection> invariant;
+  Maybe<CuptiClock> clock;
+  Maybe<std::string> trace;
+
+  // A breakdown that could not be taken, and why.
+  static OpBreakdownSection unavailable_from(const std::string& source, const std::string& why);
+
+  template <class S, class V>
+  static void fields(S& s, V& v);
+};
+
+template <class S, class V>
+void OpBreakdownSection::fields(S& s, V& v) {
+  using Doc = ::ladder::fields::Doc;
+  v("source", s.source, "what was classified: 'kineto: CPU operators' or 'cupti: CUDA kernels'");
+  v("unavailable", s.unavailable,
+    "why there is no breakdown (e.g. 'no CUDA device: kernel activity unavailable'), or null");
+  v("steps_profiled", s.steps_profiled, Doc("extra steps after the measured ones, run under the collector").min(0));
+  v("step_dt_ms", s.step_dt_ms, Doc("the harness's mean dt of the profiled steps").min(0));
+  v("categories_ms", s.categories_ms, "mean ms per step in each category; idle_other = idle_ms + other_ms");
+  v("categories_pct_of_dt", s.categories_pct_of_dt, "categories_ms as % of step_dt_ms");
+  v("sum_ms", s.sum_ms, Doc("sum of categories_ms: the step span (host), plus overlap_ms (device)").min(0));
+  v("sum_pct_of_dt", s.sum_pct_of_dt, Doc("sum_ms as % of step_dt_ms").min(0));
+  v("span_ms", s.span_ms,
+    Doc("the step as the trace saw it (ProfilerStep#N on CPU; first launch to device idle on CUDA)").min(0));
+  v("idle_ms", s.idle_ms, Doc("host: time in no operator; device: time with no kernel, memcpy or memset").min(0));
+  v("other_ms", s.other_ms, Doc("operators or kernels matching no category").min(0));
+  v("overlap_ms", s.overlap_ms, Doc("device: activity beyond its union (concurrent streams); 0 on host").min(0));
+  v("other_top", s.other_top, "the largest contributors to other_ms");
+  v("top_by_category", s.top_by_category,
+    "per category, its largest operators or kernels by time per step (at most 8, largest first): which kernels "
+    "make up a band of the breakdown");
+  v("ops_per_step", s.ops_per_step, Doc("CPU: aten:: operators per step").min(0));
+  v("kernel_launches_per_step", s.kernel_launches_per_step,
+    Doc("CUDA: kernels run per step (graph replays included)").min(0));
+  v("memcpy_memset_per_step", s.memcpy_memset_per_step, Doc("CUDA: memcpy and memset activities per step").min(0));
+  v("graph_launches_per_step", s.graph_launches_per_step, Doc("CUDA: cudaGraphLaunch calls per step").min(0));
+  v("dropped_records", s.dropped_records, Doc("CUPTI records lost to full buffers").min(0));
+  v("busy_ms", s.busy_ms,
+    Doc("per step: time in top-level operators (CPU) or the union of device activity (CUDA)").min(0));
+  v("valid", s.valid, "false when the breakdown is unavailable or its invariant does not hold");
+  v("invalid_reason", s.invalid_reason, "why valid is false, or null");
+  v("invariant", s.invariant, "the device (or the operators) cannot be busy longer than the step took");
+  v("duplicate_records_removed", s.duplicate_records_removed,
+    Doc("CUDA: activity records delivered more than once, counted once").min(0));
+  v("clock", s.clock, "CUDA: how CUPTI timestamps were converted to ns");
+  v("trace", s.trace,
+    "peers: the Kineto trace of the profiled steps the breakdown was read from (scripts/peer.py writes it beside "
+    "the report)");
+}
+
+inline OpBreakdownSection OpBreakdownSection::unavailable_from(const std::string& source, const std::string& why) {
+  OpBreakdownSection s;
+  s.source = source;
+  s.unavailable = why;
+  s.valid = false;
+  s.invalid_reason = std::optional<std::string>(why);
+  return s;
+}
+
+}  // namespace ladder::profiler
