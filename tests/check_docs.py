@@ -200,7 +200,7 @@ def recipes(root):
     # A step metric: one declaration; the report builder lists none of the keys.
     # (the ranks' figures are gathered in measure.cpp, the ddp section built in rung_report.cpp's ddp_section)
     measure = (root / "bench" / "measure" / "measure.cpp").read_text()
-    builder = re.search(r"^json ddp_section\(.*?^}", (root / "bench" / "measure" / "rung_report.cpp").read_text(),
+    builder = re.search(r"^std::optional<DdpSection> ddp_section\(.*?^}", (root / "bench" / "measure" / "rung_report.cpp").read_text(),
                         re.M | re.S)
     if not builder:
         problems.append("bench/measure/rung_report.cpp: no ddp_section, which builds the ddp section")

@@ -11,7 +11,10 @@
 #include "bench/measure/report_schema.h"
 #include "bench/measure/step_metrics.h"
 #include "reports/model/config_schema.h"
+#include "reports/model/ratios.h"
+#include "reports/model/run_figures.h"
 #include "reports/model/rung_report.h"
+#include "reports/model/summary_doc.h"
 #include "variants/config_fields.h"
 
 namespace ladder {
@@ -28,6 +31,49 @@ TEST(ReportSchema, CommittedFileIsGenerated) {
   EXPECT_TRUE(committed == rung_report_schema())
       << "reports/rung_report.schema.json is not what the structs and step metrics give: regenerate it with "
          "`build/ladder schema --out reports/rung_report.schema.json` (never edit it by hand)";
+}
+
+TEST(ReportSchema, CommittedSummarySchemaIsGenerated) {
+  std::ifstream f(kRoot / "reports" / "run_summary.schema.json");
+  ASSERT_TRUE(f) << "reports/run_summary.schema.json is missing";
+  const json committed = json::parse(f);
+  EXPECT_TRUE(committed == run_summary_schema())
+      << "reports/run_summary.schema.json is not what reports/model/summary_doc.h and the figures' and ratios' "
+         "declarations give: regenerate it with `build/ladder schema --summary --out reports/run_summary.schema.json`";
+}
+
+// A summary row has a column for each declared run figure, and for each
+// ratio kind its value, interval and against (and p where it tests); the
+// peer's ratio is an object. Nothing else but the row's own fields.
+TEST(ReportSchema, SummaryRowsHaveEachFigureAndRatioDeclared) {
+  const json row = run_summary_schema()["$defs"]["row"];
+  const json& p = row["properties"];
+  for (const RunFigure& f : run_figures()) {
+    ASSERT_TRUE(p.contains(f.key)) << f.key;
+    EXPECT_EQ(p[f.key]["description"], f.what);
+  }
+  size_t ratio_columns = 0;
+  for (const RatioKind& k : ratio_kinds()) {
+    const std::string key = k.key;
+    ASSERT_TRUE(p.contains(key)) << key;
+    if (k.layout == RatioLayout::kPeerObject) {
+      EXPECT_EQ(p[key]["type"], "object");
+      ++ratio_columns;
+      continue;
+    }
+    for (const std::string& col : {key + "_interval", key + "_against"}) EXPECT_TRUE(p.contains(col)) << col;
+    EXPECT_EQ(p.contains(key + "_p"), k.tests) << key;
+    ratio_columns += k.tests ? 4 : 3;
+  }
+  size_t own = 0;
+  auto count = [&](const char*, auto&&...) { ++own; };
+  SummaryRowDoc probe;
+  SummaryRowDoc::fields(probe, count);
+  EXPECT_EQ(p.size(), own + run_figures().size() + ratio_columns);
+  EXPECT_EQ(row["additionalProperties"], false);
+  // A summary of a run with the compile peer: its rows' x compile columns
+  // (which the hand-written schema refused) are declared.
+  EXPECT_TRUE(p.contains("speedup_vs_compile_interval"));
 }
 
 // Each declared step metric is a column of the schema's steps, typed and

@@ -11,6 +11,7 @@
 #include "profiler/common/cli.h"
 #include "profiler/common/fields.h"
 #include "reports/model/rung_report.h"
+#include "reports/model/summary_doc.h"
 #include "reports/stats/stats.h"
 #include "variants/phases.h"
 
@@ -110,12 +111,17 @@ json rung_report_schema() {
 
 int schema_command(const std::vector<std::string>& args) {
   std::string out;
+  bool summary = false;
   ArgParser ap("schema",
                "Print the rung report's JSON Schema (reports/rung_report.schema.json is this output): the typed "
                "sections from their structs, the step columns from the step metrics' declarations.");
+  ap.add_flag("--summary",
+              "print the run summary's instead (reports/run_summary.schema.json): its structs "
+              "(reports/model/summary_doc.h), a column per run figure and ratio declared",
+              [&] { summary = true; });
   ap.add_value("--out", "FILE", "write it here instead of stdout", [&](const std::string& v) { out = v; });
   if (!ap.parse(args)) return 0;
-  const std::string text = rung_report_schema().dump(2) + "\n";
+  const std::string text = (summary ? run_summary_schema() : rung_report_schema()).dump(2) + "\n";
   if (out.empty()) {
     fmt::print("{}", text);
     return 0;

@@ -111,12 +111,18 @@ std::string resolution_line(const Resolution& r, const std::string& what) {
                      r.lo_pct, r.hi_pct);
 }
 
-json resolution_json(const Resolution& r) {
-  return {{"change_pct", r.change_pct}, {"min_pct", r.lo_pct}, {"max_pct", r.hi_pct}, {"ratios", r.ratios},
-          {"rounds", r.rounds},
-          {"basis", "the change a two-sided 5 % test finds with 80 % power, (t_0.975 + t_0.80) s / sqrt(rounds), s "
-                    "and the degrees of freedom projected from each judged ratio's interval; at least the 1 % noise "
-                    "threshold; the median over the ratios"}};
+ResolutionDoc resolution_doc(const Resolution& r, const std::string& line) {
+  ResolutionDoc d;
+  d.change_pct = r.change_pct;
+  d.min_pct = r.lo_pct;
+  d.max_pct = r.hi_pct;
+  d.ratios = r.ratios;
+  d.rounds = r.rounds;
+  d.basis = "the change a two-sided 5 % test finds with 80 % power, (t_0.975 + t_0.80) s / sqrt(rounds), s and the "
+            "degrees of freedom projected from each judged ratio's interval; at least the 1 % noise threshold; the "
+            "median over the ratios";
+  d.line = line;
+  return d;
 }
 
 std::vector<Job> next_round(const std::vector<Cell>& cells, const std::vector<WideRatio>& wide, int round,

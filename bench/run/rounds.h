@@ -22,6 +22,7 @@
 #include "bench/run/matrix.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/runner_options.h"
+#include "reports/model/summary_doc.h"
 #include "reports/model/run_model.h"
 
 namespace ladder {
@@ -61,7 +62,8 @@ std::optional<Resolution> resolvable_change(const std::vector<SummaryRow>& rows,
 // "with this noise, 8.0 min (about 6 rounds) resolves changes of +-3.1 % or
 // more (median of 4 ratios; 2.0-5.2 %)"; `what`: "8.0 min (about 6 rounds)".
 std::string resolution_line(const Resolution& r, const std::string& what);
-nlohmann::json resolution_json(const Resolution& r);
+// The summary's resolution section, `line` (resolution_line) included.
+ResolutionDoc resolution_doc(const Resolution& r, const std::string& line);
 
 // Round `round`'s jobs: the cells of the wide ratios and the cells they are
 // against, once each (per side), in the matrix's order.

@@ -28,6 +28,7 @@
 #include "reports/model/report.h"
 #include "reports/model/report_loader.h"
 #include "reports/model/ratios.h"
+#include "reports/model/summary_doc.h"
 #include "reports/model/summary_json.h"
 #include "reports/render/table.h"
 #include "variants/rungs.h"
@@ -229,35 +230,31 @@ std::vector<int> rounds_of(const std::vector<Job>& plan, const Cell& cell, const
 json cell_row(const Cell& cell, const std::string& side, const std::vector<int>& rounds,
               const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o, RunState& st, bool check,
               bool& good) {
+  RowContext ctx{json(), side, {}, json()};
   if (!cell.runnable) {
-    json row = row_base(cell, "not_runnable", {{"status", "not_run"}}, side);
-    row["reason"] = cell.not_runnable_reason;
-    return row;
+    ctx.parity = {{"status", "not_run"}};
+    return row_without_reports(cell, "not_runnable", ctx, cell.not_runnable_reason);
   }
   if (rounds.empty() || !fs::exists(cell_report(o, cell, rounds.front(), side))) {
     good = false;
-    return row_base(cell, "missing", {{"status", "unavailable"}}, side);
+    ctx.parity = {{"status", "unavailable"}};
+    return row_without_reports(cell, "missing", ctx);
   }
   // The processes that ran; a round whose process never ran (the run was
   // interrupted or stopped first) is listed, not counted as a failure.
   std::vector<json> reports;
-  std::vector<int> ran, not_run;
+  std::vector<int> ran;
   for (int k : rounds) {
     auto r = read_json(cell_report(o, cell, k, side));
-    (r ? ran : not_run).push_back(k);
+    (r ? ran : ctx.not_run).push_back(k);
     if (r) reports.push_back(*r);
   }
-  auto with_not_run = [&](json row) {
-    if (not_run.empty()) return row;
-    if (!row.contains("repeats")) row["repeats"] = {{"count", ran.size()}, {"reports", {row["report"]}}, {"rounds", ran}};
-    row["repeats"]["not_run"] = not_run;
-    return row;
-  };
   if (cell.role == "peer") {
     // Peers take no part in loss parity; a skipped peer (no Python or torch
     // here) does not fail the run, a failed one does.
-    json row = with_not_run(summary_row(cell, reports, ran, {{"status", "not_checked"}, {"reason", kPeerParityNote}}, side));
-    row["peer"] = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
+    ctx.parity = {{"status", "not_checked"}, {"reason", kPeerParityNote}};
+    ctx.peer = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
+    json row = summary_row(cell, reports, ran, ctx);
     good = good && (row["status"] == "ok" || row["status"] == "skipped");
     return row;
   }
@@ -270,7 +267,8 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
       if (st.stopped_because.empty()) st.stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
     }
   }
-  json row = with_not_run(summary_row(cell, reports, ran, parity, side));
+  ctx.parity = parity;
+  json row = summary_row(cell, reports, ran, ctx);
   // Parity not checked because its reference was not to run (check_parity) is said, not failed.
   good = good && row["status"] == "ok" &&
          (!check || parity["status"] == "pass" || parity["status"] == "baseline" || parity["status"] == "not_checked");
@@ -337,40 +335,42 @@ void add_rounds(const std::vector<Cell>& cells, const RunnerOptions& o, std::vec
 // What the run's rounds resolve, at the noise they measured (bench/run/rounds.h):
 // the summary's resolution section, with its line; null without a judged
 // ratio that has an interval.
-json run_resolution(const json& rows, const std::vector<Job>& plan, const RunnerOptions& o) {
+std::optional<ResolutionDoc> run_resolution(const json& rows, const std::vector<Job>& plan, const RunnerOptions& o) {
   int rounds = 0;
   for (const auto& j : plan) rounds = std::max(rounds, j.round);
   const auto r = resolvable_change(read_summary_rows(rows), o, rounds);
-  if (!r) return nullptr;
-  json j = resolution_json(*r);
-  j["line"] = resolution_line(*r, fmt::format("this run ({} rounds)", rounds));
-  return j;
+  if (!r) return std::nullopt;
+  return resolution_doc(*r, resolution_line(*r, fmt::format("this run ({} rounds)", rounds)));
 }
 
-json run_summary(const RunnerOptions& o, const RunState& st, const std::string& started_at, json rows) {
-  return {{"schema_version", kSchemaVersion},
-          {"kind", "ladder.run_summary"},
-          {"run_id", o.run_id},
-          {"mode", o.mode},
-          {"status", interrupted()                 ? "interrupted"
-                     : !st.stopped_because.empty() ? "stopped"
-                     : !st.missing.empty()         ? "partial"
-                                                   : "complete"},
-          {"stopped_because", st.stopped_because.empty() ? json() : json(st.stopped_because)},
-          {"started_at", started_at},
-          {"finished_at", utc_now_iso8601()},
-          {"argv", o.argv},
-          {"parity_steps", o.parity_steps},
-          {"repeats", o.repeats},
-          {"repeat_auto", st.repeat_auto},
-          {"ab", o.sides.empty() ? json() : json{{"spec", o.ab_spec}, {"sides", o.sides},
-                                                 {"side_a", o.side_a_exe.empty() ? "this build" : o.side_a_exe},
-                                                 {"side_b_env", o.side_b_env}}},
-          {"roofline", st.roofline},
-          {"peers", {{"names", o.peers}, {"source", o.peers_source}, {"compared_with", peer_base_rung().name},
-                     {"loss_parity", kPeerParityNote}}},
-          {"missing", st.missing},
-          {"rows", std::move(rows)}};
+json run_summary(const RunnerOptions& o, const RunState& st, const std::string& started_at,
+                 const std::vector<Job>& plan, json rows) {
+  RunSummaryDoc s;
+  s.schema_version = kSchemaVersion;
+  s.kind = "ladder.run_summary";
+  s.run_id = o.run_id;
+  s.mode = o.mode;
+  s.status = interrupted()                 ? "interrupted"
+             : !st.stopped_because.empty() ? "stopped"
+             : !st.missing.empty()         ? "partial"
+                                           : "complete";
+  s.stopped_because = st.stopped_because.empty() ? std::nullopt : std::optional<std::string>(st.stopped_because);
+  s.started_at = started_at;
+  s.finished_at = utc_now_iso8601();
+  s.argv = o.argv;
+  s.parity_steps = o.parity_steps;
+  s.repeats = o.repeats;
+  s.repeat_auto = st.repeat_auto.is_null() ? std::nullopt : std::optional<json>(st.repeat_auto);
+  s.ab = o.sides.empty() ? std::nullopt
+                         : std::optional<json>(json{{"spec", o.ab_spec}, {"sides", o.sides},
+                                                    {"side_a", o.side_a_exe.empty() ? "this build" : o.side_a_exe},
+                                                    {"side_b_env", o.side_b_env}});
+  s.roofline = st.roofline;
+  s.peers = PeersDoc{o.peers, o.peers_source, std::string(peer_base_rung().name), std::string(kPeerParityNote)};
+  s.missing = st.missing;
+  if (o.repeat_auto || !o.sides.empty()) s.resolution = run_resolution(rows, plan, o);
+  s.rows = rows.get<std::vector<json>>();
+  return fields::to_json(s);
 }
 
 // Writes summary.json and prints the table; the exit code.
@@ -414,9 +414,7 @@ int run_matrix(const std::vector<Cell>& cells, const RunnerOptions& o) {
   if (o.repeat_auto && st.missing.empty() && st.stopped_because.empty()) add_rounds(cells, o, plan, st);
   bool all_good = st.stopped_because.empty();
   json rows = all_rows(cells, plan, o, st, /*check=*/true, all_good);
-  json summary = run_summary(o, st, started_at, rows);
-  if (o.repeat_auto || !o.sides.empty()) summary["resolution"] = run_resolution(rows, plan, o);
-  return finish(summary, o, st, all_good);
+  return finish(run_summary(o, st, started_at, plan, std::move(rows)), o, st, all_good);
 }
 
 }  // namespace ladder

@@ -9,18 +9,37 @@
 #include "bench/run/run_dir.h"
 #include "reports/stats/machine_speed.h"
 #include "reports/model/run_figures.h"
+#include "reports/model/summary_doc.h"
 #include "reports/stats/stats.h"
 
 namespace ladder {
 
 using nlohmann::json;
 
-json row_base(const Cell& c, const std::string& status, const json& parity, const std::string& side) {
-  json row = {{"cell", side.empty() ? c.id : side + "/" + c.id},
-              {"preset", c.cfg.preset}, {"batch", c.cfg.batch}, {"seq", c.cfg.seq}, {"rung", c.cfg.rung},
-              {"switches", c.cfg.sw}, {"status", status}, {"parity", parity}};
-  if (!side.empty()) row["side"] = side;
+namespace {
+
+SummaryRowDoc row_doc(const Cell& c, const std::string& status, const RowContext& ctx) {
+  const std::string& side = ctx.side;
+  SummaryRowDoc row;
+  row.cell = side.empty() ? c.id : side + "/" + c.id;
+  row.preset = c.cfg.preset;
+  row.batch = c.cfg.batch;
+  row.seq = c.cfg.seq;
+  row.rung = c.cfg.rung;
+  row.switches = fields::from_json<std::map<std::string, bool>>(json(c.cfg.sw), "the cell's switches");
+  row.status = status;
+  row.parity = ctx.parity;
+  if (!side.empty()) row.side = side;
+  if (!ctx.peer.is_null()) row.peer = ctx.peer;
   return row;
+}
+
+}  // namespace
+
+json row_without_reports(const Cell& c, const std::string& status, const RowContext& ctx, const std::string& reason) {
+  SummaryRowDoc row = row_doc(c, status, ctx);
+  if (!reason.empty()) row.reason = reason;
+  return fields::to_json(row);
 }
 
 namespace {
@@ -29,36 +48,39 @@ double median_of(std::vector<double> v) { return summarize(std::move(v)).median;
 
 // What disturbed the cell's processes, as their noise monitors named it
 // (bench/measure/noise_monitor.h), each cause once.
-json noise_causes_of(const std::vector<json>& reports) {
-  json causes = json::array();
+std::vector<std::string> noise_causes_of(const std::vector<json>& reports) {
+  std::vector<std::string> causes;
   for (const auto& r : reports) {
     const json noise = r.contains("timing") ? r["timing"].value("noise", json()) : json();
     if (!noise.is_object()) continue;
     for (const auto& c : noise.value("causes", json::array()))
-      if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+      if (c.is_string() && std::find(causes.begin(), causes.end(), c.get<std::string>()) == causes.end())
+        causes.push_back(c.get<std::string>());
   }
   return causes;
 }
 
-json noise_verdict(double steps_cv, std::optional<double> processes_cv, const json& causes) {
-  const bool quiet = steps_cv <= kQuietCvLimit && (!processes_cv || *processes_cv <= kQuietCvLimit);
-  return {{"quiet", quiet},
-          {"cv_limit", kQuietCvLimit},
-          {"steps_cv", steps_cv},
-          {"processes_cv", processes_cv ? json(*processes_cv) : json()},
-          {"causes", causes},
-          {"basis", "CV of dt over a process's measured steps (the median over processes) and, with --repeat, "
-                    "over the per-process medians; quiet when both are within cv_limit"}};
+NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std::vector<std::string> causes) {
+  NoiseDoc n;
+  n.quiet = steps_cv <= kQuietCvLimit && (!processes_cv || *processes_cv <= kQuietCvLimit);
+  n.cv_limit = kQuietCvLimit;
+  n.steps_cv = steps_cv;
+  n.processes_cv = processes_cv;
+  n.causes = std::move(causes);
+  n.basis = "CV of dt over a process's measured steps (the median over processes) and, with --repeat, over the "
+            "per-process medians; quiet when both are within cv_limit";
+  return n;
 }
 
 // The speed probe's index of each process (bench/measure/speed_probe.h); null where
 // a process has none (a peer, a report from before the probe, a failed probe).
-json probe_indices(const std::vector<json>& reports) {
-  json v = json::array();
+std::vector<std::optional<double>> probe_indices(const std::vector<json>& reports) {
+  std::vector<std::optional<double>> v;
   for (const auto& r : reports) {
     const json noise = r.contains("timing") ? r["timing"].value("noise", json()) : json();  // null for a peer
     const json p = noise.is_object() ? noise.value("probe", json()) : json();
-    v.push_back(p.is_object() ? p.value("speed_index_per_s", json()) : json());
+    const json index = p.is_object() ? p.value("speed_index_per_s", json()) : json();
+    v.push_back(index.is_number() ? std::optional<double>(index.get<double>()) : std::nullopt);
   }
   return v;
 }
@@ -66,18 +88,19 @@ json probe_indices(const std::vector<json>& reports) {
 // The row's probe section: each process's index and, where every process has
 // one, whether the machine's speed explains their spread in dt (the rule of
 // reports/stats/machine_speed.h); its cause joins the row's noise causes.
-json probe_section(const std::vector<json>& reports, const std::vector<double>& dt, json& causes) {
-  const json index = probe_indices(reports);
-  json section = {{"speed_index_per_s", index}};
+ProbeDoc probe_section(const std::vector<json>& reports, const std::vector<double>& dt,
+                       std::vector<std::string>& causes) {
+  ProbeDoc section;
+  section.speed_index_per_s = probe_indices(reports);
   std::vector<double> speeds;
-  for (const auto& v : index)
-    if (v.is_number()) speeds.push_back(v.get<double>());
+  for (const auto& v : section.speed_index_per_s)
+    if (v) speeds.push_back(*v);
   if (speeds.size() != dt.size()) return section;
   if (const auto s = probe_spread(dt, speeds, kQuietCvLimit)) {
-    section["half_range_pct"] = s->probe_half_range_pct;
-    section["dt_half_range_pct"] = s->dt_half_range_pct;
-    section["correlation_with_dt"] = s->correlation;
-    section["explains_dt_spread"] = s->explains;
+    section.half_range_pct = s->probe_half_range_pct;
+    section.dt_half_range_pct = s->dt_half_range_pct;
+    section.correlation_with_dt = s->correlation;
+    section.explains_dt_spread = s->explains;
     if (s->explains) causes.push_back(s->cause);
   }
   return section;
@@ -85,55 +108,64 @@ json probe_section(const std::vector<json>& reports, const std::vector<double>& 
 
 }  // namespace
 
-json summary_row(const Cell& c, const std::vector<json>& reports, const std::vector<int>& rounds, const json& parity,
-                 const std::string& side) {
+json summary_row(const Cell& c, const std::vector<json>& reports, const std::vector<int>& rounds,
+                 const RowContext& ctx) {
+  const std::string& side = ctx.side;
   const json& first = reports.front();
   size_t bad = 0;
   while (bad < reports.size() && reports[bad].value("status", "missing") == "ok") ++bad;
   const json& deciding = bad < reports.size() ? reports[bad] : first;
-  json row = row_base(c, deciding.value("status", "missing"), parity, side);
-  row["report"] = relative_report(c, rounds.front(), side);
+  SummaryRowDoc row = row_doc(c, deciding.value("status", "missing"), ctx);
+  row.report = relative_report(c, rounds.front(), side);
+  const std::vector<int64_t> rounds64(rounds.begin(), rounds.end());
   if (reports.size() > 1) {
-    json files = json::array();
-    for (int k : rounds) files.push_back(relative_report(c, k, side));
-    row["repeats"] = {{"count", reports.size()}, {"reports", files}, {"rounds", rounds}};
-    if (bad < reports.size()) row["repeats"]["failed_repeat"] = rounds[bad];
+    RepeatsDoc repeats;
+    repeats.count = int64_t(reports.size());
+    for (int k : rounds) repeats.reports.push_back(relative_report(c, k, side));
+    repeats.rounds = rounds64;
+    if (bad < reports.size()) repeats.failed_repeat = rounds[bad];
+    row.repeats = repeats;
   }
-  if (deciding.contains("failure")) row["failure"] = deciding["failure"];
-  if (row["status"] != "ok") return row;
+  if (!ctx.not_run.empty()) {  // listed, not counted as a failure
+    if (!row.repeats) row.repeats = RepeatsDoc{int64_t(reports.size()), {*row.report}, std::nullopt, std::nullopt, rounds64};
+    row.repeats->not_run = std::vector<int64_t>(ctx.not_run.begin(), ctx.not_run.end());
+  }
+  if (deciding.contains("failure")) row.failure = deciding["failure"];
+  if (row.status != "ok") return fields::to_json(row);
   // Every declared run-level figure (reports/model/run_figures.cpp), across processes.
   std::vector<const json*> processes;
   for (const auto& r : reports) processes.push_back(&r);
   const json figures = cell_figures(processes);
-  for (const RunFigure& f : run_figures()) row[f.key] = figures[f.key];
-  row["per_process"] = figures["per_process"];
-  row["rounds"] = rounds;  // the round each process ran in, parallel to per_process
-  row["markers"] = figures["markers"];
+  row.per_process = fields::from_json<std::map<std::string, std::vector<std::optional<double>>>>(
+      figures["per_process"], "the cell's per-process figures");
+  row.rounds = rounds64;  // the round each process ran in, parallel to per_process
+  row.markers = fields::from_json<std::map<std::string, std::string>>(figures["markers"], "the cell's markers");
   const size_t n = reports.size();
-  row["sample"] = n == 1 ? fmt::format("the median of {} measured steps of one process",
-                                       first["steps"]["dt_ms"].size())
-                         : fmt::format("the median of {} per-process medians", n);
+  row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first["steps"]["dt_ms"].size())
+                      : fmt::format("the median of {} per-process medians", n);
   std::vector<double> dt_cv;
   for (const auto& r : reports) dt_cv.push_back(r["summary"]["dt_ms"]["cv"].get<double>());
   const double steps_cv = median_of(dt_cv);
-  row["dt_ms_cv"] = steps_cv;
+  row.dt_ms_cv = steps_cv;
   std::optional<double> processes_cv;
-  json causes = noise_causes_of(reports);
+  std::vector<std::string> causes = noise_causes_of(reports);
   if (n > 1) {
     const std::vector<double> dt = figures["per_process"]["dt_ms_median"].get<std::vector<double>>();
     processes_cv = summarize(dt).cv;
-    row["dt_ms_process_medians"] = dt;
-    row["dt_ms_process_cv"] = *processes_cv;
-    row["probe"] = probe_section(reports, dt, causes);
+    row.dt_ms_process_medians = dt;
+    row.dt_ms_process_cv = *processes_cv;
+    row.probe = probe_section(reports, dt, causes);
   }
-  row["noise"] = noise_verdict(steps_cv, processes_cv, causes);
-  row["peak_kind"] = first["memory"]["measured"]["peak_kind"];
-  row["op_counts"] = first["op_counts"];
-  json effective = json::object();
+  row.noise = noise_verdict(steps_cv, processes_cv, std::move(causes));
+  row.peak_kind = first["memory"]["measured"]["peak_kind"].get<std::string>();
+  row.op_counts = fields::from_json<std::optional<profiler::OpCounts>>(first["op_counts"], "the report's op_counts");
+  std::map<std::string, bool> effective;
   for (const auto& [name, sw] : first["switches"].items())
     if (sw.value("enabled", false)) effective[name] = sw.value("effective", false);
-  row["effective"] = effective;
-  return row;
+  row.effective = effective;
+  json out = fields::to_json(row);
+  for (const RunFigure& f : run_figures()) out[f.key] = figures[f.key];
+  return out;
 }
 
 }  // namespace ladder

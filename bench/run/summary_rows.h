@@ -13,18 +13,26 @@
 
 namespace ladder {
 
-// What every summary row has, whatever happened to the cell: on a side of an
-// A/B run (--ab) its cell is "<side>/<cell>" and it names its side.
-nlohmann::json row_base(const Cell& c, const std::string& status, const nlohmann::json& parity,
-                        const std::string& side = "");
+// What a row says beyond its cell's reports.
+struct RowContext {
+  nlohmann::json parity;     // bench/run/parity.h: the verdict, or why there is none
+  std::string side;          // --ab: "A" or "B"; on a side, the row's cell is "<side>/<cell>"
+  std::vector<int> not_run;  // rounds the cell was planned in whose process never ran
+  nlohmann::json peer;       // a peer's row: its report's peer section; null for a rung
+};
 
-// A cell's row: every run-level figure (reports/model/run_figures.h) from the one
-// report, or with --repeat N across the N processes (the median of each
-// one's value; a process is the independent sample, its steps are not), with
-// the per-process values listed (per_process). Peak memory is the largest of
-// the processes'.
+// The row of a cell without reports: not runnable (`reason` says why), or
+// missing.
+nlohmann::json row_without_reports(const Cell& c, const std::string& status, const RowContext& ctx,
+                                   const std::string& reason = "");
+
+// A cell's row (reports/model/summary_doc.h): every run-level figure
+// (reports/model/run_figures.h) from the one report, or with --repeat N
+// across the N processes (the median of each one's value; a process is the
+// independent sample, its steps are not), with the per-process values listed
+// (per_process). Peak memory is the largest of the processes'.
 // `reports` and `rounds` are parallel: the round each process ran in.
 nlohmann::json summary_row(const Cell& c, const std::vector<nlohmann::json>& reports, const std::vector<int>& rounds,
-                           const nlohmann::json& parity, const std::string& side = "");
+                           const RowContext& ctx);
 
 }  // namespace ladder

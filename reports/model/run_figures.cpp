@@ -85,9 +85,11 @@ const RunFigure& run_figure(const std::string& key) {
   throw std::logic_error("no run figure is declared as '" + key + "' (reports/model/run_figures.cpp)");
 }
 
+const char* const kFigureKeyPattern =
+    "^[a-z][a-z0-9_]*_(ms|s|pct|bytes|per_s|per_step|tflops|x)(_(median|mean|min|max|datasheet|measured_roofline|of_dt))?$";
+
 bool figure_key_has_unit(const std::string& key) {
-  static const std::regex kUnit(
-      "^[a-z][a-z0-9_]*_(ms|s|pct|bytes|per_s|per_step|tflops|x)(_(median|mean|min|max|datasheet|measured_roofline|of_dt))?$");
+  static const std::regex kUnit(kFigureKeyPattern);
   return std::regex_match(key, kUnit);
 }
 

@@ -65,7 +65,8 @@ const RunFigure& run_figure(const std::string& key);  // throws std::logic_error
 // x), optionally followed by a statistic or a basis (median, mean, min, max,
 // datasheet, measured_roofline, of_dt): the keys the summary schema admits as
 // figures without naming them (reports/run_summary.schema.json, the row's
-// patternProperties).
+// patternProperties: a figure since renamed, in an older summary).
+extern const char* const kFigureKeyPattern;
 bool figure_key_has_unit(const std::string& key);
 
 // A cell's figures from its processes' reports (each complete): every

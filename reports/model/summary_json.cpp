@@ -11,6 +11,7 @@
 #include "reports/model/peer_cells.h"
 #include "reports/model/ratios.h"
 #include "reports/model/run_figures.h"
+#include "reports/model/summary_doc.h"
 #include "variants/rungs.h"
 
 namespace ladder {
@@ -220,11 +221,13 @@ void write_ratios(const std::vector<SummaryRow>& rows, json& json_rows) {
       const std::string key = kind.key;
       if (kind.layout == RatioLayout::kPeerObject) {
         const std::string rung = peer_base_rung().name;
-        row[key] = {{"rung", rung},
-                    {"tokens_per_s_ratio", r.value ? json(*r.value) : json()},
-                    {"tokens_per_s_interval", interval_json(r.interval)},
-                    {"note", r.value ? fmt::format("tokens/s of ladder {} over this peer's", rung)
-                                     : fmt::format("no ok {} row of this shape in the run", rung)}};
+        LadderVsPeerDoc doc;
+        doc.rung = rung;
+        doc.tokens_per_s_ratio = r.value;
+        doc.tokens_per_s_interval = interval_json(r.interval);
+        doc.note = r.value ? fmt::format("tokens/s of ladder {} over this peer's", rung)
+                           : fmt::format("no ok {} row of this shape in the run", rung);
+        row[key] = fields::to_json(doc);
         continue;
       }
       row[key] = r.value ? json(*r.value) : json();
