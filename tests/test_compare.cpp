@@ -18,6 +18,7 @@
 #include "reports/render/comparison_document.h"
 #include "reports/stats/inference.h"
 #include "reports/model/report_loader.h"
+#include "reports/model/run_figures.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -27,16 +28,30 @@ using nlohmann::json;
 
 // A complete fp32 report of one process whose steps took about dt_ms:
 // `n_steps` steps spread evenly over dt_ms +- jitter_ms.
-json report(double dt_ms, int n_steps = 4, double jitter_ms = 0) {
+RungReport report(double dt_ms, int n_steps = 4, double jitter_ms = 0) {
   std::vector<double> steps;
   for (int i = 0; i < n_steps; ++i)
     steps.push_back(dt_ms + (n_steps > 1 ? jitter_ms * (2.0 * i / (n_steps - 1) - 1.0) : 0.0));
-  return {{"status", "ok"},
-          {"config", {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}}},
-          {"steps", {{"dt_ms", steps}}},
-          {"summary", {{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}}},
-          {"mfu", {{"datasheet", {{"mfu_pct", nullptr}}}, {"measured_roofline", {{"mfu_pct", 1.0}}}}},
-          {"memory", {{"measured", {{"peak_bytes", 1}}}}}};
+  RungReport r;
+  r.status = "ok";
+  r.config = {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}};
+  r.steps = json{{"dt_ms", steps}};
+  r.summary = json{{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}};
+  Mfu mfu;
+  mfu.measured_roofline.mfu_pct = 1.0;
+  r.mfu = mfu;
+  Memory memory;
+  memory.measured.peak_bytes = 1;
+  r.memory = memory;
+  return r;
+}
+
+// An environment that names its host and device.
+EnvironmentSection environment(const std::string& host, const std::string& device) {
+  EnvironmentSection e;
+  e.host = host;
+  e.device = {{"name", device}};
+  return e;
 }
 
 // One input: one process per dt (each process's median), as a --repeat
@@ -126,9 +141,9 @@ TEST(CompareVerdict, ProcessesNotStepsAreTheSamples) {
   auto as_one_process = [](const LoadedRun& run) {
     LoadedRun one = run;
     one.repeats.clear();
-    json& steps = one.reports[0]["steps"]["dt_ms"] = json::array();
+    json& steps = (*one.reports[0].steps)["dt_ms"] = json::array();
     for (const auto& rep : run.repeats)
-      for (const auto& x : rep.reports[0]["steps"]["dt_ms"]) steps.push_back(x);
+      for (const auto& x : rep.reports[0].steps->at("dt_ms")) steps.push_back(x);
     return one;
   };
   const json pooled = fp32_verdict(as_one_process(a), as_one_process(b));
@@ -210,7 +225,7 @@ std::string refusal(const LoadedRun& a, const LoadedRun& b) {
 TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {
   LoadedRun a = group("A", {100.0, 100.1, 100.2, 100.3});
   LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
-  b.repeats[2].reports[0]["config"]["batch"] = 8;  // one repeat at another batch
+  b.repeats[2].reports[0].config["batch"] = 8;  // one repeat at another batch
   b.repeats[2].path = "runs/b3";
   const std::string what = refusal(a, b);
   EXPECT_NE(what.find("input B"), std::string::npos) << what;
@@ -220,8 +235,8 @@ TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {
 
 TEST(CompareRepeats, RepeatsFromAnotherEnvironmentAreRefused) {
   LoadedRun a = group("A", {100.0, 100.1, 100.2, 100.3});
-  for (auto& r : a.repeats) r.reports[0]["environment"] = {{"host", "h1"}, {"device", {{"name", "H100"}}}};
-  a.repeats[1].reports[0]["environment"]["device"]["name"] = "H200";
+  for (auto& r : a.repeats) r.reports[0].environment = environment("h1", "H100");
+  a.repeats[1].reports[0].environment = environment("h1", "H200");
   a.repeats[1].path = "runs/a2";
   LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
   const std::string what = refusal(a, b);
@@ -248,17 +263,58 @@ TEST(CompareInputs, MissingReportsAreNamedOrRefused) {
     EXPECT_NE(std::string(e.what()).find("fp32/report.json"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("none of the rung reports"), std::string::npos) << e.what();
   }
-  json r = report(100);
-  r["rung"] = "fp32";
-  r["kind"] = "ladder.rung_report";
-  r["schema_version"] = 3;
-  r["config"]["device"] = "cpu";
+  // A complete report as ladder writes it (a recorded one), at the shape of the other input.
+  json r = json::parse(std::ifstream(fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-25-cpu-trust" /
+                                     "d6" / "fp32" / "report.json"));
+  r["config"] = {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}, {"device", "cpu"}};
   std::ofstream(dir / "fp32" / "report.json") << r.dump();
   const LoadedRun run = load_run(dir.string(), "A");
   ASSERT_EQ(run.missing_reports.size(), 1u);
   EXPECT_NE(run.missing_reports[0].find("flash/report.json"), std::string::npos);
   const json cmp = compare_runs({run, group("B", {101.0, 102.0})}, CompareOptions{});
   EXPECT_NE(cmp["warnings"].dump().find("flash/report.json"), std::string::npos) << cmp["warnings"].dump();
+}
+
+// A report of schema 1 (the 2026-11-23 H100 run) is upgraded and read into
+// the struct: its switches under their declared names, the fields recorded
+// since as unknown or as what the harness did then.
+TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-23-gpu" /
+                        "h100-gpt2-124m-b16t1024" / "vocab-pad" / "report.json";
+  ASSERT_EQ(json::parse(std::ifstream(file))["schema_version"], 1);
+  const RungReport r = read_rung_report(file.string());
+  EXPECT_EQ(r.schema_version, kSchemaVersion);
+  EXPECT_TRUE(r.switches->contains("fused-adamw")) << r.switches->dump();
+  EXPECT_FALSE(r.switches->contains("fused_adamw"));
+  EXPECT_EQ(r.timing->warmup.stopped, "fixed");
+  EXPECT_EQ(r.timing->warmup.steps_run, r.timing->warmup_steps_excluded);
+  EXPECT_TRUE(r.timing->noise.is_null());
+  EXPECT_FALSE(r.timing->host_steal_ms.has_value());
+  EXPECT_FALSE(r.memory->measured.allocated_active_valid);
+  EXPECT_NE(r.memory->measured.allocated_active_note.find("not recorded"), std::string::npos);
+  EXPECT_FALSE(r.environment->versions.cublaslt.has_value());  // absent: not recorded then
+  EXPECT_DOUBLE_EQ(run_figure("dt_ms_median").of_report(r).get<double>(),
+                   json::parse(std::ifstream(file))["summary"]["dt_ms"]["median"].get<double>());
+}
+
+// A report with a key no schema has is refused, naming the file and the path.
+TEST(ReportLoader, AnUnknownFieldIsRefusedByItsPath) {
+  namespace fs = std::filesystem;
+  json r = json::parse(std::ifstream(fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-25-cpu-trust" /
+                                     "d6" / "fp32" / "report.json"));
+  r["timing"]["warmup"]["patience"] = 3;
+  const fs::path file = fs::path(::testing::TempDir()) / "ladder_unknown_field.json";
+  std::ofstream(file) << r.dump();
+  try {
+    read_rung_report(file.string());
+    ADD_FAILURE() << "a report with an unknown field was read";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("timing.warmup.patience"), std::string::npos) << what;
+    EXPECT_NE(what.find("no such field"), std::string::npos) << what;
+  }
 }
 
 // An input with no environment to read is never an A/A pair.
@@ -277,7 +333,7 @@ TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
 TEST(CompareInputs, TwoCommitsAreTheSubject) {
   auto built = [](const std::string& label, const char* commit) {
     LoadedRun g = group(label, {100.0, 101.0});
-    for (auto& r : g.repeats) r.reports[0]["suite"] = {{"git_commit", commit}};
+    for (auto& r : g.repeats) r.reports[0].suite = json{{"git_commit", commit}};
     g.reports = g.repeats.front().reports;
     return g;
   };
@@ -292,9 +348,11 @@ TEST(CompareInputs, TwoCommitsAreTheSubject) {
 // in the input's noise causes and on a noise: line of the document.
 TEST(CompareInputs, NamesTheMachinesSpeedWhereTheProbeExplainsTheSpread) {
   auto probed = [](LoadedRun g, const std::vector<double>& speeds) {
-    for (size_t k = 0; k < g.repeats.size(); ++k)
-      g.repeats[k].reports[0]["timing"] = {
-          {"noise", {{"steal_pct_of_wall", 0.0}, {"causes", json::array()}, {"probe", {{"speed_index_per_s", speeds[k]}}}}}};
+    for (size_t k = 0; k < g.repeats.size(); ++k) {
+      g.repeats[k].reports[0].timing = Timing{};
+      g.repeats[k].reports[0].timing->noise = {
+          {"steal_pct_of_wall", 0.0}, {"causes", json::array()}, {"probe", {{"speed_index_per_s", speeds[k]}}}};
+    }
     return g;
   };
   const json cmp = compare_runs({probed(group("A", {850, 900, 950, 960}), {100, 95, 89.5, 88}),

@@ -20,14 +20,31 @@ namespace {
 using nlohmann::json;
 
 // A complete rung report's figures, as measure writes them.
-json report(double dt_ms, double tok_s, json mfu_sheet, double mfu_roof, int64_t peak) {
-  return {{"status", "ok"},
-          {"summary", {{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", tok_s}}},
-                       {"model_tflops", {{"median", tok_s * 6e9 / 1e12}}}}},
-          {"mfu", {{"datasheet", {{"mfu_pct", mfu_sheet}}}, {"measured_roofline", {{"mfu_pct", mfu_roof}}}}},
-          {"memory", {{"measured", {{"peak_bytes", peak}}}}},
-          {"op_counts", {{"cpu_ops_per_step", 900}, {"cuda_kernels_per_step", 0}}},
-          {"timing", {{"data_pct_of_dt", 1.5}}}};
+RungReport report(double dt_ms, double tok_s, std::optional<double> mfu_sheet, double mfu_roof, int64_t peak) {
+  RungReport r;
+  r.status = "ok";
+  r.summary = json{{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", tok_s}}},
+                   {"model_tflops", {{"median", tok_s * 6e9 / 1e12}}}};
+  Mfu mfu;
+  mfu.datasheet.mfu_pct = mfu_sheet;
+  mfu.measured_roofline.mfu_pct = mfu_roof;
+  r.mfu = mfu;
+  Memory memory;
+  memory.measured.peak_bytes = peak;
+  r.memory = memory;
+  r.op_counts = std::optional<profiler::OpCounts>(profiler::OpCounts{900, 0, 0, "kineto"});
+  Timing timing;
+  timing.data_pct_of_dt = 1.5;
+  r.timing = timing;
+  return r;
+}
+
+// A ddp report's busiest rank's ring-model bytes per step.
+std::optional<DdpSection> sent_bytes(double median, double max) {
+  DdpSection d;
+  d.across_ranks_of_medians["sent_bytes_ring"].median = median;
+  d.across_ranks_of_medians["sent_bytes_ring"].max = max;
+  return d;
 }
 
 TEST(RunFigures, EveryKeyCarriesItsUnitAndIsDeclaredOnce) {
@@ -46,8 +63,8 @@ TEST(RunFigures, EveryKeyCarriesItsUnitAndIsDeclaredOnce) {
 }
 
 TEST(RunFigures, ProcessesCombineByMedianAndPeakByMax) {
-  const json a = report(100, 1000, nullptr, 40, 3 << 20), b = report(120, 900, nullptr, 36, 5 << 20),
-             c = report(110, 950, nullptr, 38, 4 << 20);
+  const RungReport a = report(100, 1000, std::nullopt, 40, 3 << 20), b = report(120, 900, std::nullopt, 36, 5 << 20),
+                   c = report(110, 950, std::nullopt, 38, 4 << 20);
   const json f = cell_figures({&a, &b, &c});
   EXPECT_DOUBLE_EQ(f["dt_ms_median"].get<double>(), 110);
   EXPECT_DOUBLE_EQ(f["tokens_per_s_median"].get<double>(), 950);
@@ -58,15 +75,15 @@ TEST(RunFigures, ProcessesCombineByMedianAndPeakByMax) {
   EXPECT_EQ(f["markers"]["mfu_pct"], "p");
   EXPECT_DOUBLE_EQ(f["ops_per_step"].get<double>(), 900);
   // With a datasheet peak, that one, unmarked.
-  const json d = report(100, 1000, 12.5, 40, 1);
+  const RungReport d = report(100, 1000, 12.5, 40, 1);
   const json g = cell_figures({&d});
   EXPECT_DOUBLE_EQ(g["mfu_pct"].get<double>(), 12.5);
   EXPECT_EQ(g["markers"]["mfu_pct"], "");
 }
 
 TEST(RunFigures, AFigureMissingInOneProcessIsUnknownForTheCell) {
-  json a = report(100, 1000, nullptr, 40, 1), b = report(120, 900, nullptr, 36, 1);
-  b["timing"].erase("data_pct_of_dt");
+  RungReport a = report(100, 1000, std::nullopt, 40, 1), b = report(120, 900, std::nullopt, 36, 1);
+  b.timing = std::nullopt;  // a report without the section
   const json f = cell_figures({&a, &b});
   EXPECT_TRUE(f["data_pct_of_dt"].is_null());
   EXPECT_EQ(f["per_process"]["data_pct_of_dt"], json({1.5, nullptr}));
@@ -75,7 +92,7 @@ TEST(RunFigures, AFigureMissingInOneProcessIsUnknownForTheCell) {
 // The run table has a column for every figure shown there, in list order,
 // and each ok row's cell shows the row's value.
 TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
-  const json a = report(100, 1000, nullptr, 40, 1 << 30);
+  const RungReport a = report(100, 1000, std::nullopt, 40, 1 << 30);
   json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}}};
   const json f = cell_figures({&a});
   for (const RunFigure& fig : run_figures()) row[fig.key] = f[fig.key];
@@ -111,7 +128,7 @@ std::pair<std::string, std::string> run_table_cell(const std::string& rung, cons
 // model_tflops (bench/measure/step_metrics.cpp) reaches the run table: the median
 // step's model TFLOP/s, the median over processes.
 TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
-  const json a = report(100, 1000, nullptr, 40, 1), b = report(100, 3000, nullptr, 40, 1);
+  const RungReport a = report(100, 1000, std::nullopt, 40, 1), b = report(100, 3000, std::nullopt, 40, 1);
   const json f = cell_figures({&a, &b});
   EXPECT_DOUBLE_EQ(f["model_tflops_median"].get<double>(), 2000 * 6e9 / 1e12);  // 12 TFLOP/s
   EXPECT_EQ(run_table_cell("fp32", "model_tflops_median", f["model_tflops_median"]),
@@ -121,12 +138,12 @@ TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
 // The ddp rung's traffic reaches the run table: the busiest rank's ring-model
 // bytes per step, in MB; a rung without ranks shows '-'.
 TEST(RunFigures, SentBytesIsTheBusiestRanksAndAColumnOfTheRunTable) {
-  json a = report(100, 1000, nullptr, 40, 1), b = a;
-  a["ddp"] = {{"across_ranks_of_medians", {{"sent_bytes_ring", {{"median", 1.0e6}, {"max", 1.5e6}}}}}};
-  b["ddp"] = {{"across_ranks_of_medians", {{"sent_bytes_ring", {{"median", 1.0e6}, {"max", 1.25e6}}}}}};
+  RungReport a = report(100, 1000, std::nullopt, 40, 1), b = a;
+  a.ddp = sent_bytes(1.0e6, 1.5e6);
+  b.ddp = sent_bytes(1.0e6, 1.25e6);
   const json f = cell_figures({&a, &b});
   EXPECT_DOUBLE_EQ(f["sent_bytes_per_step"].get<double>(), 1.5e6);
-  const json plain = report(100, 1000, nullptr, 40, 1);
+  const RungReport plain = report(100, 1000, std::nullopt, 40, 1);
   EXPECT_TRUE(cell_figures({&plain}).value("sent_bytes_per_step", json()).is_null());
   EXPECT_EQ(run_table_cell("ddp+zero1", "sent_bytes_per_step", f["sent_bytes_per_step"]),
             (std::pair<std::string, std::string>{"sent MB", "1.50"}));

@@ -65,7 +65,7 @@ EnvironmentSection describe_environment(const torch::Device& device) {
   e.cpu_model = cpu["name"].get<std::string>();
   e.cpu_logical_cores = cpu["logical_cores"].get<int64_t>();
   e.cpu_capability = at::get_cpu_capability();
-  e.threads = {at::get_num_threads(), at::get_num_interop_threads()};
+  e.threads = {int64_t(at::get_num_threads()), int64_t(at::get_num_interop_threads())};
   e.device = dev;
   LibraryVersions& v = e.versions;
   v.libtorch = TORCH_VERSION;

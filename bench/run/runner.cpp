@@ -242,27 +242,28 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
   }
   // The processes that ran; a round whose process never ran (the run was
   // interrupted or stopped first) is listed, not counted as a failure.
-  std::vector<json> reports;
+  std::vector<RungReport> reports;
   std::vector<int> ran;
   for (int k : rounds) {
-    auto r = read_json(cell_report(o, cell, k, side));
+    const fs::path path = cell_report(o, cell, k, side);
+    auto r = read_json(path);
     (r ? ran : ctx.not_run).push_back(k);
-    if (r) reports.push_back(*r);
+    if (r) reports.push_back(fields::from_json<RungReport>(*r, path.string()));
   }
   if (cell.role == "peer") {
     // Peers take no part in loss parity; a skipped peer (no Python or torch
     // here) does not fail the run, a failed one does.
     ctx.parity = {{"status", "not_checked"}, {"reason", kPeerParityNote}};
-    ctx.peer = reports.front().contains("peer") ? reports.front()["peer"] : json{{"name", cell.peer}};
+    ctx.peer = reports.front().peer ? *reports.front().peer : json{{"name", cell.peer}};
     json row = summary_row(cell, reports, ran, ctx);
     good = good && (row["status"] == "ok" || row["status"] == "skipped");
     return row;
   }
   const json parity = check ? check_parity(cell, by_id, o, side) : json{{"status", "not_checked"}};
-  if (check && reports.front()["status"] == "ok") {
-    reports.front()["parity"] = parity;
+  if (check && reports.front().status == "ok") {
+    reports.front().parity = fields::from_json<Parity>(parity, cell.id + ": its parity");
     try {
-      write_report(cell_report(o, cell, rounds.front(), side).string(), reports.front());
+      write_report(cell_report(o, cell, rounds.front(), side).string(), fields::to_json(reports.front()));
     } catch (const std::exception& e) {
       if (st.stopped_because.empty()) st.stopped_because = fmt::format("while recording parity of {}: {}", cell.id, e.what());
     }

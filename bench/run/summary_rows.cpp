@@ -48,10 +48,10 @@ double median_of(std::vector<double> v) { return summarize(std::move(v)).median;
 
 // What disturbed the cell's processes, as their noise monitors named it
 // (bench/measure/noise_monitor.h), each cause once.
-std::vector<std::string> noise_causes_of(const std::vector<json>& reports) {
+std::vector<std::string> noise_causes_of(const std::vector<RungReport>& reports) {
   std::vector<std::string> causes;
   for (const auto& r : reports) {
-    const json noise = r.contains("timing") ? r["timing"].value("noise", json()) : json();
+    const json noise = r.timing ? r.timing->noise : json();
     if (!noise.is_object()) continue;
     for (const auto& c : noise.value("causes", json::array()))
       if (c.is_string() && std::find(causes.begin(), causes.end(), c.get<std::string>()) == causes.end())
@@ -74,10 +74,10 @@ NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std:
 
 // The speed probe's index of each process (bench/measure/speed_probe.h); null where
 // a process has none (a peer, a report from before the probe, a failed probe).
-std::vector<std::optional<double>> probe_indices(const std::vector<json>& reports) {
+std::vector<std::optional<double>> probe_indices(const std::vector<RungReport>& reports) {
   std::vector<std::optional<double>> v;
   for (const auto& r : reports) {
-    const json noise = r.contains("timing") ? r["timing"].value("noise", json()) : json();  // null for a peer
+    const json noise = r.timing ? r.timing->noise : json();  // null for a peer
     const json p = noise.is_object() ? noise.value("probe", json()) : json();
     const json index = p.is_object() ? p.value("speed_index_per_s", json()) : json();
     v.push_back(index.is_number() ? std::optional<double>(index.get<double>()) : std::nullopt);
@@ -88,7 +88,7 @@ std::vector<std::optional<double>> probe_indices(const std::vector<json>& report
 // The row's probe section: each process's index and, where every process has
 // one, whether the machine's speed explains their spread in dt (the rule of
 // reports/stats/machine_speed.h); its cause joins the row's noise causes.
-ProbeDoc probe_section(const std::vector<json>& reports, const std::vector<double>& dt,
+ProbeDoc probe_section(const std::vector<RungReport>& reports, const std::vector<double>& dt,
                        std::vector<std::string>& causes) {
   ProbeDoc section;
   section.speed_index_per_s = probe_indices(reports);
@@ -108,14 +108,14 @@ ProbeDoc probe_section(const std::vector<json>& reports, const std::vector<doubl
 
 }  // namespace
 
-json summary_row(const Cell& c, const std::vector<json>& reports, const std::vector<int>& rounds,
+json summary_row(const Cell& c, const std::vector<RungReport>& reports, const std::vector<int>& rounds,
                  const RowContext& ctx) {
   const std::string& side = ctx.side;
-  const json& first = reports.front();
+  const RungReport& first = reports.front();
   size_t bad = 0;
-  while (bad < reports.size() && reports[bad].value("status", "missing") == "ok") ++bad;
-  const json& deciding = bad < reports.size() ? reports[bad] : first;
-  SummaryRowDoc row = row_doc(c, deciding.value("status", "missing"), ctx);
+  while (bad < reports.size() && reports[bad].status == "ok") ++bad;
+  const RungReport& deciding = bad < reports.size() ? reports[bad] : first;
+  SummaryRowDoc row = row_doc(c, deciding.status, ctx);
   row.report = relative_report(c, rounds.front(), side);
   const std::vector<int64_t> rounds64(rounds.begin(), rounds.end());
   if (reports.size() > 1) {
@@ -130,10 +130,10 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const std::vec
     if (!row.repeats) row.repeats = RepeatsDoc{int64_t(reports.size()), {*row.report}, std::nullopt, std::nullopt, rounds64};
     row.repeats->not_run = std::vector<int64_t>(ctx.not_run.begin(), ctx.not_run.end());
   }
-  if (deciding.contains("failure")) row.failure = deciding["failure"];
+  if (deciding.failure) row.failure = fields::to_json(*deciding.failure);
   if (row.status != "ok") return fields::to_json(row);
   // Every declared run-level figure (reports/model/run_figures.cpp), across processes.
-  std::vector<const json*> processes;
+  std::vector<const RungReport*> processes;
   for (const auto& r : reports) processes.push_back(&r);
   const json figures = cell_figures(processes);
   row.per_process = fields::from_json<std::map<std::string, std::vector<std::optional<double>>>>(
@@ -141,10 +141,10 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const std::vec
   row.rounds = rounds64;  // the round each process ran in, parallel to per_process
   row.markers = fields::from_json<std::map<std::string, std::string>>(figures["markers"], "the cell's markers");
   const size_t n = reports.size();
-  row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first["steps"]["dt_ms"].size())
+  row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first.steps->at("dt_ms").size())
                       : fmt::format("the median of {} per-process medians", n);
   std::vector<double> dt_cv;
-  for (const auto& r : reports) dt_cv.push_back(r["summary"]["dt_ms"]["cv"].get<double>());
+  for (const auto& r : reports) dt_cv.push_back(r.summary->at("dt_ms").at("cv").get<double>());
   const double steps_cv = median_of(dt_cv);
   row.dt_ms_cv = steps_cv;
   std::optional<double> processes_cv;
@@ -157,10 +157,10 @@ json summary_row(const Cell& c, const std::vector<json>& reports, const std::vec
     row.probe = probe_section(reports, dt, causes);
   }
   row.noise = noise_verdict(steps_cv, processes_cv, std::move(causes));
-  row.peak_kind = first["memory"]["measured"]["peak_kind"].get<std::string>();
-  row.op_counts = fields::from_json<std::optional<profiler::OpCounts>>(first["op_counts"], "the report's op_counts");
+  row.peak_kind = first.memory->measured.peak_kind;
+  row.op_counts = *first.op_counts;
   std::map<std::string, bool> effective;
-  for (const auto& [name, sw] : first["switches"].items())
+  for (const auto& [name, sw] : first.switches->items())
     if (sw.value("enabled", false)) effective[name] = sw.value("effective", false);
   row.effective = effective;
   json out = fields::to_json(row);

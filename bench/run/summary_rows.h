@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/run/matrix.h"
+#include "reports/model/rung_report.h"
 
 namespace ladder {
 
@@ -32,7 +33,7 @@ nlohmann::json row_without_reports(const Cell& c, const std::string& status, con
 // independent sample, its steps are not), with the per-process values listed
 // (per_process). Peak memory is the largest of the processes'.
 // `reports` and `rounds` are parallel: the round each process ran in.
-nlohmann::json summary_row(const Cell& c, const std::vector<nlohmann::json>& reports, const std::vector<int>& rounds,
+nlohmann::json summary_row(const Cell& c, const std::vector<RungReport>& reports, const std::vector<int>& rounds,
                            const RowContext& ctx);
 
 }  // namespace ladder

@@ -52,15 +52,15 @@ json gbench_context(const LoadedRun& run) {
 // (as compare tests them), else one process's steps. Empty when a process
 // failed (no complete sample).
 std::pair<std::vector<double>, std::vector<double>> cell_samples(const LoadedRun& run, size_t c) {
-  const json& r = run.reports[c];
+  const RungReport& r = run.reports[c];
   if (run.repeats.empty())
-    return {r["steps"]["dt_ms"].get<std::vector<double>>(), r["steps"]["tokens_per_s"].get<std::vector<double>>()};
+    return {r.steps->at("dt_ms").get<std::vector<double>>(), r.steps->at("tokens_per_s").get<std::vector<double>>()};
   std::vector<double> dts, toks;
   for (const auto& rep : run.repeats) {
-    const json* rr = rep.find(run.cells[c]);
-    if (!rr || rr->value("status", "") != "ok") return {};
-    dts.push_back(rr->at("summary").at("dt_ms").at("median").get<double>());
-    toks.push_back(rr->at("summary").at("tokens_per_s").at("median").get<double>());
+    const RungReport* rr = rep.find(run.cells[c]);
+    if (!rr || rr->status != "ok") return {};
+    dts.push_back(rr->summary->at("dt_ms").at("median").get<double>());
+    toks.push_back(rr->summary->at("tokens_per_s").at("median").get<double>());
   }
   return {dts, toks};
 }
@@ -96,9 +96,9 @@ json to_gbench(const LoadedRun& run) {
   json benchmarks = json::array();
   int family = 0;
   for (size_t c = 0; c < run.cells.size(); ++c) {
-    const json& r = run.reports[c];
-    if (r.value("status", "") != "ok") continue;
-    if (context["date"] == "") context["date"] = r.value("started_at", "");
+    const RungReport& r = run.reports[c];
+    if (r.status != "ok") continue;
+    if (context["date"] == "") context["date"] = r.started_at;
     const auto [dts, toks] = cell_samples(run, c);
     if (dts.empty()) continue;
     add_records(benchmarks, "ladder/" + run.cells[c], family++, dts, toks);

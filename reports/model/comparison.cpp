@@ -94,10 +94,10 @@ class ReportFacts {
       for (const auto& r : run.repeats) add(r);
     }
   }
-  const RungFacts& of(const json& report) const { return by_report_.at(&report); }
+  const RungFacts& of(const RungReport& report) const { return by_report_.at(&report); }
   // A cell's report in one run; none where the run lacks the cell.
   const RungFacts* of(const LoadedRun& run, const std::string& cell) const {
-    const json* r = run.find(cell);
+    const RungReport* r = run.find(cell);
     return r ? &of(*r) : nullptr;
   }
 
@@ -105,7 +105,7 @@ class ReportFacts {
   void add(const LoadedRun& run) {
     for (const auto& r : run.reports) by_report_.emplace(&r, read_rung_facts(r));
   }
-  std::map<const json*, RungFacts> by_report_;
+  std::map<const RungReport*, RungFacts> by_report_;
 };
 
 // Repeats of one input must agree on the environment (the first difference, or "").
@@ -166,10 +166,10 @@ std::vector<double> numbers(const std::vector<json>& values) {
 // samples of the test.
 InputCell input_cell(const LoadedRun& run, const std::string& cell, const ReportFacts& rung_facts) {
   InputCell in;
-  std::vector<const json*> reports;
+  std::vector<const RungReport*> reports;
   const auto all = members(run);
   for (size_t k = 0; k < all.size(); ++k) {
-    const json* r = all[k]->find(cell);
+    const RungReport* r = all[k]->find(cell);
     if (!r) continue;  // a round the cell did not run in (--repeat auto)
     const RungFacts& facts = rung_facts.of(*r);
     if (facts.status != "ok") {

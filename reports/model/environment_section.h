@@ -30,7 +30,8 @@ struct ThreadCounts {
 struct LibraryVersions {
   std::string libtorch;
   std::optional<std::string> cuda_toolkit_at_build, cuda_runtime, cuda_driver;
-  std::optional<int64_t> cudnn, nccl, cublaslt;
+  std::optional<int64_t> cudnn, nccl;
+  ::ladder::fields::Maybe<std::optional<int64_t>> cublaslt;  // absent in reports from before 2026-11-27
   std::string mkldnn, openmp;
   template <class S, class V>
   static void fields(S& s, V& v) {

@@ -61,11 +61,16 @@ void check_version(const json& j, const std::string& path) {
                                   path, v));
 }
 
+// Sets `key` of `obj` (an object) to `value` where it is absent.
+void fill(json& obj, const char* key, json value) {
+  if (obj.is_object() && !obj.contains(key)) obj[key] = std::move(value);
+}
+
 // Schema 1 spelled three switches of report.switches with underscores; from
 // schema 2 every switch has its one declared name (variants/switches/), as in
-// config.switches. Older reports are read under today's names.
-void upgrade_to_current(json& r) {
-  if (r.value("schema_version", 0) >= 2 || !r.contains("switches") || !r["switches"].is_object()) return;
+// config.switches.
+void upgrade_switch_names(json& r) {
+  if (!r.contains("switches") || !r["switches"].is_object()) return;
   for (const auto& [old_name, name] :
        {std::pair{"vocab_pad", "vocab-pad"}, {"fused_adamw", "fused-adamw"}, {"grad_accum", "grad-accum"}}) {
     auto& sw = r["switches"];
@@ -74,6 +79,42 @@ void upgrade_to_current(json& r) {
       sw.erase(old_name);
     }
   }
+}
+
+// The fields an ok report gained in schema 3 (2026-11-25 to -29), as unknown
+// where the report could not know them (null), or as what the harness did
+// then: no noise monitor, no steal reading, a fixed warm-up count.
+void upgrade_ok_sections(json& r) {
+  constexpr const char* kUnrecorded = "not recorded: a report of schema 1 or 2, from before the field";
+  if (r.contains("memory") && r["memory"].is_object()) {
+    json& memory = r["memory"];
+    fill(memory, "cpu_allocator", nullptr);
+    if (memory.contains("measured")) {
+      fill(memory["measured"], "allocated_active_valid", false);
+      fill(memory["measured"], "allocated_active_note", kUnrecorded);
+    }
+  }
+  if (r.contains("mfu") && r["mfu"].contains("measured_roofline"))
+    fill(r["mfu"]["measured_roofline"], "source", {{"measured", kUnrecorded}, {"file", nullptr}});
+  if (r.contains("timing") && r["timing"].is_object()) {
+    json& t = r["timing"];
+    const json steps = t.value("warmup_steps_excluded", json(0));
+    fill(t, "warmup", {{"min", steps}, {"max", steps}, {"window", 0}, {"tolerance_pct", 0.0}, {"steps_run", steps},
+                       {"stopped", "fixed"},
+                       {"rule", "not recorded (a report of schema 1 or 2): its warmup_steps_excluded steps"}});
+    for (const char* key : {"test_slowdown_pct", "host_steal_ms", "host_steal_pct_of_wall", "noise"})
+      fill(t, key, nullptr);
+  }
+}
+
+// An older report read under today's schema: the switches under their
+// declared names, the fields recorded since filled in (upgrade_ok_sections).
+void upgrade_to_current(json& r) {
+  const int version = r.value("schema_version", 0);
+  if (version >= kSchemaVersion || r.value("kind", "") != "ladder.rung_report") return;
+  if (version < 2) upgrade_switch_names(r);
+  upgrade_ok_sections(r);
+  r["schema_version"] = kSchemaVersion;
 }
 
 // A complete ("ok") report must hold every figure compare and export read,
@@ -126,26 +167,41 @@ void check_complete(const json& r, const std::string& path) {
   if (!cfg || !cfg->is_object()) fail("config", cfg ? cfg->dump().substr(0, 60) : "missing", "the run's config object");
 }
 
+// The placeholder of a cell without its report: only its status.
+RungReport placeholder(const std::string& status) {
+  RungReport r;
+  r.status = status;
+  return r;
+}
+
 // A report named by a summary row, or a placeholder when it is absent (its
 // path goes to `missing` when the row says it ran ok).
-json load_row_report(const fs::path& dir, const json& row, std::string& file, std::vector<std::string>& missing) {
-  if (!row.contains("report") || !row["report"].is_string()) return json{{"status", row.value("status", "missing")}};
+RungReport load_row_report(const fs::path& dir, const json& row, std::string& file,
+                           std::vector<std::string>& missing) {
+  if (!row.contains("report") || !row["report"].is_string()) return placeholder(row.value("status", "missing"));
   const fs::path p = dir / row["report"].get<std::string>();
   if (!fs::exists(p)) {
     if (row.value("status", "") == "ok") missing.push_back(p.string());
-    return json{{"status", "missing"}};
+    return placeholder("missing");
   }
-  json r = read_json_file(p.string());
-  check_version(r, p.string());
-  upgrade_to_current(r);
-  check_complete(r, p.string());
   file = p.string();
-  return r;
+  return read_rung_report(p.string());
 }
 
 }  // namespace
 
-const json* LoadedRun::find(const std::string& cell) const {
+RungReport read_rung_report(const std::string& path) {
+  json r = read_json_file(path);
+  check_version(r, path);
+  if (r.value("kind", "") != "ladder.rung_report")
+    throw ConfigError(fmt::format("{}: kind '{}' is not a rung report; expected ladder.rung_report", path,
+                                  r["kind"].dump()));
+  upgrade_to_current(r);
+  check_complete(r, path);
+  return fields::from_json<RungReport>(r, path);
+}
+
+const RungReport* LoadedRun::find(const std::string& cell) const {
   for (size_t i = 0; i < cells.size(); ++i)
     if (cells[i] == cell) return &reports[i];
   return nullptr;
@@ -153,7 +209,7 @@ const json* LoadedRun::find(const std::string& cell) const {
 
 json LoadedRun::environment() const {
   for (const auto& r : reports)
-    if (r.value("status", "") == "ok" && r.contains("environment")) return r["environment"];
+    if (r.status == "ok" && r.environment) return fields::to_json(*r.environment);
   return json::object();
 }
 
@@ -241,7 +297,7 @@ void read_summary_rows(const json& j, const fs::path& file, LoadedRun& run) {
 void check_reports_present(const LoadedRun& run, const fs::path& file) {
   if (run.missing_reports.empty()) return;
   for (const auto& r : run.reports)
-    if (r.value("status", "") == "ok") return;  // some are there: compared, the rest named as missing
+    if (r.status == "ok") return;  // some are there: compared, the rest named as missing
   std::string files;
   for (size_t i = 0; i < run.missing_reports.size() && i < 4; ++i)
     files += fmt::format("{}  {}", i ? "\n" : "", run.missing_reports[i]);
@@ -273,13 +329,11 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
   const fs::path file = resolve_input(path);
   json j = read_json_file(file.string());
   check_version(j, file.string());
-  upgrade_to_current(j);
   run.run_id = j.value("run_id", "");
   const std::string kind = j["kind"].get<std::string>();
   if (kind == "ladder.rung_report") {
-    check_complete(j, file.string());
-    run.cells = {j["rung"].get<std::string>()};
-    run.reports = {j};
+    run.reports = {read_rung_report(file.string())};
+    run.cells = {run.reports.front().rung};
     run.files = {file.string()};
   } else if (kind == "ladder.run_summary") {
     read_summary_rows(j, file, run);

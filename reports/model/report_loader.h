@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/model/rung_report.h"
+
 namespace ladder {
 
 struct LoadedRun {
@@ -20,10 +22,12 @@ struct LoadedRun {
   std::string path;   // as given
   std::string run_id;
   std::vector<std::string> cells;  // in run order: "fp32", "flash", or "<shape>/<rung>"
-  std::vector<nlohmann::json> reports;  // parallel to cells; any status
+  // Parallel to cells; any status. A cell without its report holds a
+  // placeholder: only its status ("missing", or its row's).
+  std::vector<RungReport> reports;
   std::vector<std::string> files;       // parallel to cells: each report's path ("" when absent)
-  const nlohmann::json* find(const std::string& cell) const;
-  // The environment of the first complete report (empty if none).
+  const RungReport* find(const std::string& cell) const;
+  // The environment of the first complete report, as its JSON (empty if none).
   nlohmann::json environment() const;
   // The independent processes of this input, this one first: the N
   // processes of a `ladder run --repeat N`, or the runs of a group
@@ -43,6 +47,13 @@ LoadedRun load_run(const std::string& path, const std::string& label);
 // "p1,p2,...": repeated runs of the same thing, compared per run. The group
 // takes the first run's cells and config; `repeats` holds all of them.
 LoadedRun load_run_group(const std::string& comma_separated_paths, const std::string& label);
+
+// One rung report.json: checked (kind, version), upgraded to today's schema
+// (schema 1 and 2: the fields recorded since, as unknown or as what the
+// harness did then), checked complete (an ok report has every figure
+// compare reads) and read strictly into the struct. Throws ConfigError
+// naming the file, the field and what was expected.
+RungReport read_rung_report(const std::string& path);
 
 // A summary.json's content, checked (kind, version) and read under today's
 // row keys: rows of schema 2 and before lack the figures declared since

@@ -14,67 +14,79 @@ namespace ladder {
 using nlohmann::json;
 
 namespace {
-// report[a][b]..., or null when a step of the path is missing.
-json at(const json& r, std::initializer_list<const char*> path) {
-  const json* cur = &r;
+// section[a][b]... of a section still held as JSON (the summary, the memory
+// estimate), or null when the section or a step of the path is missing.
+json at(const fields::Maybe<json>& section, std::initializer_list<const char*> path) {
+  if (!section) return nullptr;
+  const json* cur = &*section;
   for (const char* key : path) {
     if (!cur->is_object() || !cur->contains(key)) return nullptr;
     cur = &(*cur)[key];
   }
   return *cur;
 }
+// A value of a typed section, or null when the section is absent.
+template <class Section, class Get>
+json of(const Section& section, Get get) {
+  return section ? json(get(*section)) : json();
+}
+json number_or_null(const std::optional<double>& v) { return v ? json(*v) : json(); }
 constexpr double kGiB = 1.0 / double(1ll << 30);
 }  // namespace
 
 const std::vector<RunFigure>& run_figures() {
-  using R = const json&;
+  using R = const RungReport&;
   static const std::vector<RunFigure> kFigures = {
       {"dt_ms_median", "step time: the median of a process's measured steps", [](R r) {
-         return at(r, {"summary", "dt_ms", "median"});
+         return at(r.summary, {"dt_ms", "median"});
        }, Across::kMedian, "dt_ms", "", "{:.2f}", 1, nullptr, kRunTable | kCompareTable, nullptr},
       {"tokens_per_s_median", "tokens per second, all ranks: the median over a process's measured steps", [](R r) {
-         return at(r, {"summary", "tokens_per_s", "median"});
+         return at(r.summary, {"tokens_per_s", "median"});
        }, Across::kMedian, "tok/s", "", "{:.0f}", 1, nullptr, kRunTable | kCompareTable,
        "Throughput per rung (median tokens/s, higher is better)"},
       // The datasheet peak where there is one for the device and precision,
       // else the matmul roofline measured on this device ('p').
       {"mfu_pct", "model FLOPs utilisation: against the datasheet peak, else ('p') the measured matmul roofline",
        [](R r) {
-         const json sheet = at(r, {"mfu", "datasheet", "mfu_pct"});
-         return sheet.is_number() ? sheet : at(r, {"mfu", "measured_roofline", "mfu_pct"});
+         if (!r.mfu) return json();
+         return r.mfu->datasheet.mfu_pct ? json(*r.mfu->datasheet.mfu_pct) : json(r.mfu->measured_roofline.mfu_pct);
        }, Across::kMedian, "MFU %", "", "{:.1f}", 1,
-       [](R r) { return at(r, {"mfu", "datasheet", "mfu_pct"}).is_number() ? "" : "p"; }, kRunTable | kCompareTable,
-       nullptr},
+       [](R r) { return r.mfu && r.mfu->datasheet.mfu_pct ? "" : "p"; }, kRunTable | kCompareTable, nullptr},
       {"mfu_pct_datasheet", "MFU against the device's datasheet peak at the rung's precision (null: no entry)",
-       [](R r) { return at(r, {"mfu", "datasheet", "mfu_pct"}); }, Across::kMedian, "", "", "{:.1f}", 1, nullptr,
-       kSummaryOnly, nullptr},
+       [](R r) { return r.mfu ? number_or_null(r.mfu->datasheet.mfu_pct) : json(); }, Across::kMedian, "", "",
+       "{:.1f}", 1, nullptr, kSummaryOnly, nullptr},
       {"mfu_pct_measured_roofline", "MFU against the matmul roofline measured on this device",
-       [](R r) { return at(r, {"mfu", "measured_roofline", "mfu_pct"}); }, Across::kMedian, "", "", "{:.1f}", 1,
-       nullptr, kSummaryOnly, nullptr},
+       [](R r) { return of(r.mfu, [](const Mfu& m) { return m.measured_roofline.mfu_pct; }); }, Across::kMedian, "",
+       "", "{:.1f}", 1, nullptr, kSummaryOnly, nullptr},
       // What MFU divides by a peak (bench/measure/step_metrics.cpp: model_tflops).
       {"model_tflops_median", "model TFLOP/s achieved: the step's tokens x FLOPs per token over dt, the median step",
-       [](R r) { return at(r, {"summary", "model_tflops", "median"}); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
+       [](R r) { return at(r.summary, {"model_tflops", "median"}); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
        nullptr, kRunTable, nullptr},
       {"peak_bytes", "peak memory: CUDA's peak reserved bytes, or the process's peak RSS on a CPU",
-       [](R r) { return at(r, {"memory", "measured", "peak_bytes"}); }, Across::kMax, "peak", "GiB", "{:.2f}", kGiB,
-       nullptr, kRunTable | kCompareTable, "Peak memory per rung (GiB, lower is better)"},
+       [](R r) { return of(r.memory, [](const Memory& m) { return m.measured.peak_bytes; }); }, Across::kMax, "peak",
+       "GiB", "{:.2f}", kGiB, nullptr, kRunTable | kCompareTable, "Peak memory per rung (GiB, lower is better)"},
       // Beside the measured peak: what the analytic estimate expected
       // (bench/measure/memory.h; what zero1 and act-ckpt change, per rank).
       {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/measure/memory.h)",
-       [](R r) { return at(r, {"memory", "estimate", "total_bytes"}); }, Across::kMax, "est", "GiB", "{:.2f}", kGiB,
-       nullptr, kRunTable, nullptr},
+       [](R r) { return r.memory ? at(r.memory->estimate, {"total_bytes"}) : json(); }, Across::kMax, "est", "GiB",
+       "{:.2f}", kGiB, nullptr, kRunTable, nullptr},
       // ddp: what the busiest rank sends per step under the ring model
       // (variants/ddp/process_group.h); zero1's gather adds (R-1)/R W.
       {"sent_bytes_per_step", "ddp: bytes a rank sends per step for its collectives (ring model), the busiest rank",
-       [](R r) { return at(r, {"ddp", "across_ranks_of_medians", "sent_bytes_ring", "max"}); }, Across::kMax, "sent",
-       "MB", "{:.2f}", 1e-6, nullptr, kRunTable, nullptr},
+       [](R r) {
+         if (!r.ddp || !*r.ddp) return json();
+         const auto& across = (*r.ddp)->across_ranks_of_medians;
+         const auto it = across.find("sent_bytes_ring");
+         return it == across.end() ? json() : json(it->second.max);
+       }, Across::kMax, "sent", "MB", "{:.2f}", 1e-6, nullptr, kRunTable, nullptr},
       {"ops_per_step", "CUDA kernels per step, or aten:: operators on a CPU (the op count's extra step)", [](R r) {
-         const json kernels = at(r, {"op_counts", "cuda_kernels_per_step"});
-         return kernels.is_number() && kernels.get<double>() > 0 ? kernels : at(r, {"op_counts", "cpu_ops_per_step"});
+         if (!r.op_counts || !*r.op_counts) return json();
+         const profiler::OpCounts& c = **r.op_counts;
+         return json(c.cuda_kernels_per_step > 0 ? c.cuda_kernels_per_step : c.cpu_ops_per_step);
        }, Across::kMedian, "ops/step", "", "{:.0f}", 1, nullptr, kRunTable, nullptr},
       {"data_pct_of_dt", "host time in the data phase as a share of the step",
-       [](R r) { return at(r, {"timing", "data_pct_of_dt"}); }, Across::kMedian, "", "", "{:.1f}", 1, nullptr,
-       kSummaryOnly, nullptr},
+       [](R r) { return of(r.timing, [](const Timing& t) { return t.data_pct_of_dt; }); }, Across::kMedian, "", "",
+       "{:.1f}", 1, nullptr, kSummaryOnly, nullptr},
   };
   return kFigures;
 }
@@ -93,12 +105,12 @@ bool figure_key_has_unit(const std::string& key) {
   return std::regex_match(key, kUnit);
 }
 
-CellFigures cell_figures_of(const std::vector<const json*>& reports) {
+CellFigures cell_figures_of(const std::vector<const RungReport*>& reports) {
   CellFigures out;
   for (const RunFigure& f : run_figures()) {
     std::vector<double> values;
     std::vector<json>& listed = out.per_process[f.key];
-    for (const json* r : reports) {
+    for (const RungReport* r : reports) {
       listed.push_back(f.of_report(*r));
       if (listed.back().is_number()) values.push_back(listed.back().get<double>());
     }
@@ -118,7 +130,7 @@ double CellFigures::number(const std::string& key) const {
   return it != values.end() && it->second.is_number() ? it->second.get<double>() : 0;
 }
 
-json cell_figures(const std::vector<const json*>& reports) {
+json cell_figures(const std::vector<const RungReport*>& reports) {
   const CellFigures c = cell_figures_of(reports);
   json out(c.values);
   out["per_process"] = c.per_process;

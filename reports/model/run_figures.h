@@ -8,9 +8,8 @@
 // run table and of compare's table, a chart of the HTML page. The summary
 // rows (bench/run/summary_rows.cpp), the run table (reports/render/table.cpp), compare's
 // input figures and table (reports/model/comparison.cpp) and the HTML charts all come
-// from the list in run_figures.cpp: a new figure is one entry there. The
-// summary schema admits any key with a unit suffix (figure_key_has_unit), so
-// it needs no edit either.
+// from the list in run_figures.cpp: a new figure is one entry there, and the
+// summary schema's column follows from it (reports/model/summary_doc.h).
 //
 // The per-step metrics each report carries are declared the same way, a
 // layer below, in bench/measure/step_metrics.cpp.
@@ -22,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/model/rung_report.h"
 
 namespace ladder {
 
@@ -43,7 +43,7 @@ struct RunFigure {
   const char* what;    // one line, for the docs
   // One process's value from its complete ("ok") rung report; null when the
   // report has none (an older report, a figure this device cannot measure).
-  nlohmann::json (*of_report)(const nlohmann::json& report);
+  nlohmann::json (*of_report)(const RungReport& report);
   Across across;
   // How it is shown: a column headed `header` (with `unit` after it when the
   // header lacks it), the value times `scale` formatted by `format`, and the
@@ -52,7 +52,7 @@ struct RunFigure {
   const char* unit;
   const char* format;
   double scale;
-  const char* (*marker)(const nlohmann::json& report);  // nullptr: none
+  const char* (*marker)(const RungReport& report);  // nullptr: none
   unsigned shown;      // Shown bits
   const char* chart;   // an HTML chart of it per rung and input, titled so; nullptr: none
 };
@@ -73,7 +73,7 @@ bool figure_key_has_unit(const std::string& key);
 // figure's key with its value across processes, and under "per_process" each
 // one's list of per-process values; the marker of the first process under
 // "markers".
-nlohmann::json cell_figures(const std::vector<const nlohmann::json*>& reports);
+nlohmann::json cell_figures(const std::vector<const RungReport*>& reports);
 // The same, as a struct: every figure's value across processes (null where a
 // process lacks it), each one's per-process values, and the first process's
 // markers.
@@ -83,6 +83,6 @@ struct CellFigures {
   std::map<std::string, std::string> markers;
   double number(const std::string& key) const;  // a value known to be a number (an ok cell's dt, tokens/s)
 };
-CellFigures cell_figures_of(const std::vector<const nlohmann::json*>& reports);
+CellFigures cell_figures_of(const std::vector<const RungReport*>& reports);
 
 }  // namespace ladder

@@ -29,25 +29,36 @@ void read_noise(const json& noise, RungFacts& f) {
   f.speed_index_per_s = json_fields::number(member(noise, "probe"), "speed_index_per_s");
 }
 
+// A section still held as JSON, or null where the report has none.
+const json& section(const fields::Maybe<json>& s) {
+  static const json kNone;
+  return s ? *s : kNone;
+}
+
 }  // namespace
 
-RungFacts read_rung_facts(const json& report) {
+RungFacts read_rung_facts(const RungReport& report) {
   RungFacts f;
-  f.status = json_fields::text(report, "status", "missing");
-  for (const auto& v : json_fields::array_at(member(report, "steps"), "dt_ms"))
+  f.status = report.status.empty() ? "missing" : report.status;
+  for (const auto& v : json_fields::array_at(section(report.steps), "dt_ms"))
     if (v.is_number()) f.dt_ms.push_back(v.get<double>());
-  f.dt_ms_median = json_fields::number(member(member(report, "summary"), "dt_ms"), "median");
-  f.has_config = member(report, "config").is_object();
-  if (f.has_config) flatten(member(report, "config"), "", f.config);
-  read_noise(member(member(report, "timing"), "noise"), f);
-  f.test_slowdown_pct = json_fields::number(member(report, "timing"), "test_slowdown_pct");
-  if (const json& c = member(member(report, "suite"), "git_commit"); c.is_string()) f.git_commit = c.get<std::string>();
-  const json& b = member(report, "op_breakdown");
-  if (b.is_object() && member(b, "valid") == true && b.contains("categories_ms")) {
-    f.op_breakdown_ms = member(b, "categories_ms");
-    f.op_breakdown_top = member(b, "top_by_category");
+  f.dt_ms_median = json_fields::number(member(section(report.summary), "dt_ms"), "median");
+  f.has_config = report.config.is_object();
+  if (f.has_config) flatten(report.config, "", f.config);
+  if (report.timing) {
+    read_noise(report.timing->noise, f);
+    f.test_slowdown_pct = report.timing->test_slowdown_pct;
   }
-  const json& sol = member(report, "speed_of_light");
+  if (const json& c = member(section(report.suite), "git_commit"); c.is_string())
+    f.git_commit = c.get<std::string>();
+  if (report.op_breakdown && *report.op_breakdown) {
+    const profiler::OpBreakdownSection& b = **report.op_breakdown;
+    if (b.valid.value_or(false) && b.categories_ms) {
+      f.op_breakdown_ms = fields::to_json(*b.categories_ms);
+      f.op_breakdown_top = b.top_by_category ? fields::to_json(*b.top_by_category) : json();
+    }
+  }
+  const json& sol = section(report.speed_of_light);
   if (sol.is_object() && !sol.contains("unavailable")) f.speed_of_light = sol;
   return f;
 }

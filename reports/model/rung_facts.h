@@ -1,8 +1,9 @@
-// reports/model/rung_facts.h: what `ladder compare` reads of a rung report, as a
-// struct (the edge between a report's JSON and compare, reports/model/comparison.h).
+// reports/model/rung_facts.h: what `ladder compare` reads of a rung report (the
+// struct RungReport, reports/model/rung_report.h), for the comparison
+// (reports/model/comparison.h).
 //
-// Reading is lenient: a report from before a field was recorded (the noise
-// monitor, the speed probe, the build stamp) reads as not having it.
+// A report from before a field was recorded (the noise monitor, the speed
+// probe, the build stamp) reads as not having it.
 #pragma once
 
 #include <map>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "reports/model/rung_report.h"
 
 namespace ladder {
 
@@ -34,7 +37,7 @@ struct RungFacts {
   nlohmann::json speed_of_light;  // the report's section, when it has one (null otherwise)
 };
 
-RungFacts read_rung_facts(const nlohmann::json& report);
+RungFacts read_rung_facts(const RungReport& report);
 
 // Flattens nested objects into "a.b.c" -> value.
 void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out);
