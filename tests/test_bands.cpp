@@ -57,18 +57,30 @@ TEST(Bands, VerdictNamesTheLargestGapLeavingIdleOut) {
 
 TEST(Bands, SourceOnlyFromAValidAvailableBreakdown) {
   std::string why;
-  const json ok = {{"op_breakdown", {{"valid", true}, {"categories_ms", {{"gemm", 1.0}}}}},
-                   {"summary", {{"dt_ms", {{"median", 2.5}}}}}};
-  const auto s = band_source(ok, "A", &why);
+  auto with = [](const profiler::OpBreakdownSection& b) {
+    RungReport r;
+    r.status = "ok";
+    r.op_breakdown = std::optional<profiler::OpBreakdownSection>(b);
+    r.summary = json{{"dt_ms", {{"median", 2.5}}}};
+    return r;
+  };
+  profiler::OpBreakdownSection valid;
+  valid.valid = true;
+  valid.categories_ms = profiler::PerCategory<double>{};
+  (*valid.categories_ms)[profiler::Category::kGemm] = 1.0;
+  const auto s = band_source(with(valid), "A", &why);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->dt_ms, json(2.5));
-  EXPECT_FALSE(band_source({{"status", "ok"}}, "A", &why));
+  EXPECT_EQ(s->categories_ms["gemm"], json(1.0));
+  RungReport none;
+  EXPECT_FALSE(band_source(none, "A", &why));
   EXPECT_EQ(why, "A: no op_breakdown");
-  EXPECT_FALSE(band_source({{"op_breakdown", {{"unavailable", "CUPTI 999"}}}}, "B", &why));
+  EXPECT_FALSE(band_source(with(profiler::OpBreakdownSection::unavailable_from("cupti", "CUPTI 999")), "B", &why));
   EXPECT_EQ(why, "B: op_breakdown unavailable: CUPTI 999");
-  EXPECT_FALSE(band_source({{"op_breakdown", {{"valid", false}, {"categories_ms", json::object()},
-                                              {"invalid_reason", "dropped records"}}}},
-                           "C", &why));
+  profiler::OpBreakdownSection invalid = valid;
+  invalid.valid = false;
+  invalid.invalid_reason = std::optional<std::string>("dropped records");
+  EXPECT_FALSE(band_source(with(invalid), "C", &why));
   EXPECT_EQ(why, "C: no valid op_breakdown (dropped records)");
 }
 

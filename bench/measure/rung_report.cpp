@@ -249,10 +249,9 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.profile = m.profile;
   if (!m.suite.is_null()) report.suite = m.suite;
   if (!m.peer.is_null()) report.peer = m.peer;
-  json j = fields::to_json(report);
   // From what the report now holds: its config's work, its breakdown, its MFU's ceiling.
-  j["speed_of_light"] = speed_of_light_section(j, m.roofline_file);
-  return j;
+  report.speed_of_light = speed_of_light_section(report, m.roofline_file);
+  return fields::to_json(report);
 }
 
 json build_failure_report(const RunConfig& c, const std::string& run_id, const std::vector<std::string>& argv,

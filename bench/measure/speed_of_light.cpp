@@ -116,33 +116,23 @@ const json& member(const json& j, const char* key) {
   return j.is_object() && j.contains(key) ? j[key] : kNull;
 }
 
-std::string device_name_of(const json& report) {
-  const json& dev = member(member(report, "environment"), "device");
-  if (member(dev, "name").is_string()) return dev["name"].get<std::string>();
-  const json& cpu = member(member(report, "environment"), "cpu_model");
-  return cpu.is_string() ? cpu.get<std::string>() : "";
+std::string device_name_of(const RungReport& report) {
+  if (!report.environment) return "";
+  const json& name = member(report.environment->device, "name");
+  return name.is_string() ? name.get<std::string>() : report.environment->cpu_model;
 }
 
 // The matmul ceiling the report's MFU 'p' divided by (the run's roofline at
 // the step's precision), else the datasheet's.
-void matmul_ceiling(const json& report, Ceilings& c) {
-  const json& mfu = member(report, "mfu");
-  c.matmul_precision = member(mfu, "precision").is_string() ? mfu["precision"].get<std::string>() : "fp32";
-  const json& measured = member(mfu, "measured_roofline");
-  if (member(measured, "peak_tflops").is_number()) {
-    c.matmul_tflops = measured["peak_tflops"].get<double>();
-    const json& probe = member(measured, "probe");
-    c.matmul_basis = fmt::format("measured: the run's {} matmul roofline (n {}, best of {} reps)", c.matmul_precision,
-                                 member(probe, "n").is_number() ? probe["n"].dump() : "?",
-                                 member(probe, "reps").is_number() ? probe["reps"].dump() : "?");
-    return;
-  }
-  const json& sheet = member(mfu, "datasheet");
-  if (member(sheet, "peak_tflops").is_number()) {
-    c.matmul_tflops = sheet["peak_tflops"].get<double>();
-    c.matmul_basis = fmt::format("datasheet, not measured: {} ({})", sheet["device"].get<std::string>(),
-                                 member(sheet, "source").is_string() ? sheet["source"].get<std::string>() : "");
-  }
+void matmul_ceiling(const RungReport& report, Ceilings& c) {
+  c.matmul_precision = report.mfu ? report.mfu->precision : "fp32";
+  if (!report.mfu) return;
+  const MfuRoofline& measured = report.mfu->measured_roofline;
+  c.matmul_tflops = measured.peak_tflops;
+  const json& probe = measured.probe;
+  c.matmul_basis = fmt::format("measured: the run's {} matmul roofline (n {}, best of {} reps)", c.matmul_precision,
+                               member(probe, "n").is_number() ? probe["n"].dump() : "?",
+                               member(probe, "reps").is_number() ? probe["reps"].dump() : "?");
 }
 
 // The memory ceiling: the run's measured ladder, else the datasheet's figure (marked not measured).
@@ -175,35 +165,34 @@ void memory_ceiling(const json& roofline, const std::string& device, Ceilings& c
 
 }  // namespace
 
-std::optional<SpeedOfLight> speed_of_light_of_report(const json& report, const json& roofline, std::string* why) {
+std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const json& roofline, std::string* why) {
   auto fail = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return std::optional<SpeedOfLight>();
   };
-  const json& b = member(report, "op_breakdown");
-  if (!member(b, "categories_ms").is_object() || member(b, "valid") == json(false))
+  const bool has = report.op_breakdown && *report.op_breakdown;
+  const profiler::OpBreakdownSection* b = has ? &**report.op_breakdown : nullptr;
+  if (!b || !b->categories_ms || b->valid == false)
     return fail("no valid op_breakdown (run with the breakdown: it is on by default in `ladder run`)");
-  const json& dt = member(member(member(report, "summary"), "dt_ms"), "median");
+  const json dt = report.summary ? member(member(*report.summary, "dt_ms"), "median") : json();
   if (!dt.is_number()) return fail("no summary.dt_ms.median");
   RunConfig cfg;
   try {
-    from_json(member(report, "config"), cfg);
+    from_json(report.config, cfg);
   } catch (const std::exception& e) {
     return fail(fmt::format("its config cannot be read: {}", e.what()));
   }
-  const bool bf16 = member(member(member(report, "switches"), "bf16"), "effective") == json(true);
-  const json& n_params = member(member(report, "model"), "n_params");
-  if (!n_params.is_number_integer()) return fail("no model.n_params");
+  const bool bf16 = report.switches && member(member(*report.switches, "bf16"), "effective") == json(true);
+  if (!report.model) return fail("no model.n_params");
   const StepPlan plan = plan_for(cfg);
   const bool on_cuda = cfg.device.rfind("cuda", 0) == 0;
-  const WorkList work =
-      step_work(work_shape(cfg, bf16), work_flags(cfg, plan, on_cuda, bf16, n_params.get<int64_t>()));
+  const WorkList work = step_work(work_shape(cfg, bf16), work_flags(cfg, plan, on_cuda, bf16, report.model->n_params));
   Ceilings c;
   matmul_ceiling(report, c);
   memory_ceiling(roofline, device_name_of(report), c);
   link_ceiling(roofline, c);
   if (!(c.matmul_tflops > 0) && !(c.memory_gbps > 0)) return fail("no ceiling: neither a matmul roofline nor a bandwidth");
-  return speed_of_light(work, c, b["categories_ms"], dt.get<double>());
+  return speed_of_light(work, c, fields::to_json(*b->categories_ms), dt.get<double>());
 }
 
 void to_json(json& j, const SpeedOfLight& s) {
@@ -229,7 +218,7 @@ void to_json(json& j, const SpeedOfLight& s) {
   j = fields::to_json(out);
 }
 
-json speed_of_light_section(const json& report, const std::string& roofline_file) {
+json speed_of_light_section(const RungReport& report, const std::string& roofline_file) {
   std::string why;
   json roofline;
   try {
@@ -248,9 +237,9 @@ json speed_of_light_section(const json& report, const std::string& roofline_file
 namespace {
 
 // The section of one report: its own, else computed from it with the run's roofline (`run_dir`/roofline.json).
-std::optional<json> section_of(const json& report, const std::string& run_dir, std::string* why) {
-  const json& own = member(report, "speed_of_light");
-  if (own.is_object() && !own.contains("unavailable")) return own;
+std::optional<json> section_of(const RungReport& report, const std::string& run_dir, std::string* why) {
+  if (report.speed_of_light && report.speed_of_light->is_object() && !report.speed_of_light->contains("unavailable"))
+    return *report.speed_of_light;
   json roofline;
   const auto roof_path = std::filesystem::path(run_dir) / "roofline.json";
   if (!run_dir.empty() && std::filesystem::exists(roof_path)) roofline = read_json_file(roof_path.string());
@@ -320,7 +309,7 @@ int sol_command(const std::vector<std::string>& args) {
     std::string why;
     std::optional<json> section;
     try {
-      section = section_of(read_json_file(path), run_dir, &why);
+      section = section_of(read_rung_report(path), run_dir, &why);
     } catch (const ConfigError& e) {
       why = e.what();
     }

@@ -27,6 +27,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/measure/bandwidth.h"
+#include "reports/model/rung_report.h"
 #include "variants/work.h"
 
 namespace ladder {
@@ -86,7 +87,7 @@ SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& ceilings, cons
 // roofline (`roofline`, null when there is none: the datasheet's figures,
 // marked not measured) for the memory bandwidth. nullopt with `why` set
 // when the report has no valid breakdown or no ceiling to hold it to.
-std::optional<SpeedOfLight> speed_of_light_of_report(const nlohmann::json& report, const nlohmann::json& roofline,
+std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const nlohmann::json& roofline,
                                                      std::string* why);
 
 // The report's speed_of_light section (reports/rung_report.schema.json).
@@ -95,7 +96,7 @@ void to_json(nlohmann::json& j, const SpeedOfLight& s);
 // The section the report builder adds to a rung report (bench/measure/rung_report.h):
 // speed_of_light_of_report with the run's roofline file (`roofline_file`, ""
 // for none), or {"unavailable": why}.
-nlohmann::json speed_of_light_section(const nlohmann::json& report, const std::string& roofline_file);
+nlohmann::json speed_of_light_section(const RungReport& report, const std::string& roofline_file);
 
 // `ladder sol RUN [--rung R] [--format F] [--out FILE]`: the table of each
 // rung that ran in RUN (a `ladder run` directory; or one report.json),

@@ -14,16 +14,18 @@
 
 #include "bench/run/matrix.h"
 #include "bench/run/runner_options.h"
+#include "reports/model/rung_report.h"
 
 namespace ladder {
 
 // Compares the subject's first losses and gradient norms with the
 // reference's. Early losses sit near ln V whatever the model does, so the
 // gradient norm, which reacts to any change in the maths, is checked too.
-// Returns {status: baseline|unavailable|pass|fail, class, rtol, reference,
-// subject, ...}, reading both cells' repeat-1 reports from the run directory.
+// Returns the report's parity section (reports/model/rung_report.h Parity:
+// status baseline|not_checked|unavailable|pass|fail, class, rtol, reference,
+// subject, ...), reading both cells' repeat-1 reports from the run directory.
 // On a side of an A/B run, both reports are that side's.
-nlohmann::json check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id,
-                            const RunnerOptions& o, const std::string& side = "");
+Parity check_parity(const Cell& cell, const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o,
+                    const std::string& side = "");
 
 }  // namespace ladder

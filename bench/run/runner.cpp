@@ -259,9 +259,11 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
     good = good && (row["status"] == "ok" || row["status"] == "skipped");
     return row;
   }
-  const json parity = check ? check_parity(cell, by_id, o, side) : json{{"status", "not_checked"}};
-  if (check && reports.front().status == "ok") {
-    reports.front().parity = fields::from_json<Parity>(parity, cell.id + ": its parity");
+  std::optional<Parity> checked;
+  if (check) checked = check_parity(cell, by_id, o, side);
+  const json parity = checked ? fields::to_json(*checked) : json{{"status", "not_checked"}};
+  if (checked && reports.front().status == "ok") {
+    reports.front().parity = *checked;
     try {
       write_report(cell_report(o, cell, rounds.front(), side).string(), fields::to_json(reports.front()));
     } catch (const std::exception& e) {

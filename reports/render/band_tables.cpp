@@ -123,20 +123,24 @@ BandSource median_band_source(const std::string& label, const std::vector<BandSo
   return out;
 }
 
-std::optional<BandSource> band_source(const json& report, const std::string& label, std::string* why) {
-  const json& b = member(report, "op_breakdown");
+std::optional<BandSource> band_source(const RungReport& report, const std::string& label, std::string* why) {
+  const bool has = report.op_breakdown && *report.op_breakdown;
+  const profiler::OpBreakdownSection* b = has ? &**report.op_breakdown : nullptr;
   std::string reason;
-  if (!b.is_object())
+  if (!b) {
     reason = "no op_breakdown";
-  else if (member(b, "unavailable").is_string())
-    reason = "op_breakdown unavailable: " + text(b, "unavailable");
-  else if (!member(b, "categories_ms").is_object() || member(b, "valid") == json(false))
-    reason = "no valid op_breakdown (" + text(b, "invalid_reason", "none recorded") + ")";
+  } else if (b->unavailable) {
+    reason = "op_breakdown unavailable: " + *b->unavailable;
+  } else if (!b->categories_ms || b->valid == false) {
+    const bool said = b->invalid_reason && *b->invalid_reason;
+    reason = "no valid op_breakdown (" + (said ? **b->invalid_reason : std::string("none recorded")) + ")";
+  }
   if (!reason.empty()) {
     if (why) *why = label + ": " + reason;
     return std::nullopt;
   }
-  return BandSource{label, b["categories_ms"], member(member(member(report, "summary"), "dt_ms"), "median")};
+  const json dt = report.summary ? member(member(*report.summary, "dt_ms"), "median") : json();
+  return BandSource{label, fields::to_json(*b->categories_ms), dt};
 }
 
 Table band_table(std::string title, const std::vector<BandSource>& sources,
@@ -210,7 +214,7 @@ std::optional<BandSource> cell_band_source(const json& row, const std::string& l
   for (const auto& file : files) {
     try {
       std::string reason;
-      auto s = band_source(read_json_file((std::filesystem::path(run_dir) / file).string()), label, &reason);
+      auto s = band_source(read_rung_report((std::filesystem::path(run_dir) / file).string()), label, &reason);
       if (!s) {
         why += (why.empty() ? "" : "; ") + reason + " (" + file + ")", exit_code = 1;
         return std::nullopt;

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/model/rung_report.h"
+
 #include "reports/render/document.h"
 
 namespace ladder {
@@ -30,7 +32,7 @@ struct BandSource {
 
 // The source of a rung report's op breakdown, or nullopt with `why` set
 // (no breakdown, unavailable, invalid).
-std::optional<BandSource> band_source(const nlohmann::json& report, const std::string& label, std::string* why);
+std::optional<BandSource> band_source(const RungReport& report, const std::string& label, std::string* why);
 
 // One column from several processes' breakdowns of the same cell: each band
 // the median over the processes that have it, dt the median of their dt.

@@ -91,8 +91,8 @@ std::optional<Table> top_rung_speed_of_light(const json& summary, const std::str
     if (text(*it, "status", "") != "ok" || is_peer_cell(cell) || !member(*it, "report").is_string()) continue;
     const auto path = std::filesystem::path(run_dir) / (*it)["report"].get<std::string>();
     if (!std::filesystem::exists(path)) continue;
-    const json report = read_json_file(path.string());
-    const json& section = member(report, "speed_of_light");
+    const RungReport report = read_rung_report(path.string());
+    const json section = report.speed_of_light ? *report.speed_of_light : json();
     if (section.is_object() && !section.contains("unavailable")) return speed_of_light_table(section, cell);
   }
   return std::nullopt;
