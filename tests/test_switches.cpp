@@ -106,24 +106,3 @@ TEST(Switches, VariantsReadmeShowsTheDeclaredTable) {
 
 }  // namespace
 }  // namespace ladder
-
-namespace ladder {
-namespace {
-
-// grad-memset keeps each gradient's storage across steps (zeroed in place);
-// without it the step frees them (set_to_none). The losses are the same.
-TEST(Switches, GradMemsetZeroesTheGradientsInPlace) {
-  auto plain = tiny_cpu_step("fp32"), kept = tiny_cpu_step("fp32+grad-memset");
-  PhaseObserver none;
-  const StepOutput a = plain->run(0, none), b = kept->run(0, none);
-  EXPECT_EQ(a.loss.item<float>(), b.loss.item<float>());
-  for (const auto& p : plain->model()->parameters()) EXPECT_FALSE(p.grad().defined());
-  for (const auto& p : kept->model()->parameters()) {
-    ASSERT_TRUE(p.grad().defined());
-    EXPECT_EQ(p.grad().count_nonzero().item<int64_t>(), 0);
-  }
-  EXPECT_EQ(plain->run(1, none).loss.item<float>(), kept->run(1, none).loss.item<float>());
-}
-
-}  // namespace
-}  // namespace ladder

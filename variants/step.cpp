@@ -256,7 +256,7 @@ void TrainStep::optimizer_phase(StepOutput& out, PhaseObserver& observer) {
   } else if (flat_grads_) {
     flat_grads_->zero();  // one memset; the gradients stay views of the buffer
   } else {
-    optimizer_->zero_grad(/*set_to_none=*/!plan_.acts(switches::grad_memset));
+    optimizer_->zero_grad(/*set_to_none=*/true);
   }
 }
 
