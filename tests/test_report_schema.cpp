@@ -24,22 +24,23 @@ using nlohmann::json;
 
 const std::filesystem::path kRoot = std::filesystem::path(LADDER_FIXTURES_DIR) / ".." / "..";
 
+// reports/<file> is what the generator gives (never edited by hand).
+void expect_generated(const char* file, const json& generated, const char* from, const char* command) {
+  std::ifstream f(kRoot / "reports" / file);
+  ASSERT_TRUE(f) << "reports/" << file << " is missing";
+  EXPECT_TRUE(json::parse(f) == generated)
+      << "reports/" << file << " is not what " << from << " give: regenerate it with `" << command << "`";
+}
+
 TEST(ReportSchema, CommittedFileIsGenerated) {
-  std::ifstream f(kRoot / "reports" / "rung_report.schema.json");
-  ASSERT_TRUE(f) << "reports/rung_report.schema.json is missing";
-  const json committed = json::parse(f);
-  EXPECT_TRUE(committed == rung_report_schema())
-      << "reports/rung_report.schema.json is not what the structs and step metrics give: regenerate it with "
-         "`build/ladder schema --out reports/rung_report.schema.json` (never edit it by hand)";
+  expect_generated("rung_report.schema.json", rung_report_schema(), "the structs and step metrics",
+                   "build/ladder schema --out reports/rung_report.schema.json");
 }
 
 TEST(ReportSchema, CommittedSummarySchemaIsGenerated) {
-  std::ifstream f(kRoot / "reports" / "run_summary.schema.json");
-  ASSERT_TRUE(f) << "reports/run_summary.schema.json is missing";
-  const json committed = json::parse(f);
-  EXPECT_TRUE(committed == run_summary_schema())
-      << "reports/run_summary.schema.json is not what reports/model/summary_doc.h and the figures' and ratios' "
-         "declarations give: regenerate it with `build/ladder schema --summary --out reports/run_summary.schema.json`";
+  expect_generated("run_summary.schema.json", run_summary_schema(),
+                   "reports/model/summary_doc.h and the figures' and ratios' declarations",
+                   "build/ladder schema --summary --out reports/run_summary.schema.json");
 }
 
 // A summary row has a column for each declared run figure, and for each
