@@ -41,7 +41,8 @@ constexpr const char* kUsage =
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
     "  peers      the PyTorch peers ladder run can measure beside the rungs (--json: for scripts/peer.py)\n"
     "  switches   print every switch of the ladder (variants/switches/) as a markdown table\n"
-    "  schema     print the rung report's JSON Schema (reports/rung_report.schema.json), generated\n"
+    "  schema     print the rung report's JSON Schema (reports/rung_report.schema.json), generated;\n"
+    "             --summary: the run summary's (reports/run_summary.schema.json)\n"
     "  version    print the suite version and build\n"
     "\n"
     "'ladder <command> --help' describes a command's options.\n";

@@ -6,7 +6,8 @@
 // the step metrics' declarations (step_metrics.h), the sections not typed
 // yet from their files in reports/schema/. `ladder schema` prints it (or
 // writes it: --out FILE), and the test ReportSchema.CommittedFileIsGenerated
-// fails while the committed file differs.
+// fails while the committed file differs. `ladder schema --summary` does the
+// same for reports/run_summary.schema.json (reports/model/summary_doc.h).
 #pragma once
 
 #include <string>
@@ -18,7 +19,7 @@ namespace ladder {
 
 nlohmann::json rung_report_schema();
 
-// `ladder schema [--out FILE]`: the schema as JSON, two-space indented.
+// `ladder schema [--summary] [--out FILE]`: the schema as JSON, two-space indented.
 int schema_command(const std::vector<std::string>& args);
 
 }  // namespace ladder

@@ -1,5 +1,5 @@
-// reports/model/rung_facts.cpp: see rung_facts.h. The only place compare reads a
-// rung report by key.
+// reports/model/rung_facts.cpp: see rung_facts.h. What compare reads of a rung
+// report, from the struct.
 #include "reports/model/rung_facts.h"
 
 #include "reports/model/json_fields.h"
