@@ -287,10 +287,14 @@ std::string display_name(const std::string& name, size_t max_chars) {
   return out;
 }
 
-OpBreakdownSection breakdown_section(const Breakdown& total, int64_t steps, double dt_ms, size_t top_n) {
+OpBreakdownSection breakdown_section(const std::string& source, const Breakdown& total, int64_t steps, double dt_ms,
+                                     size_t top_n) {
   const double n = double(std::max<int64_t>(steps, 1));
   auto pct = [&](double ms) { return dt_ms > 0 ? 100.0 * ms / dt_ms : 0.0; };
   OpBreakdownSection out;
+  out.source = source;
+  out.steps_profiled = steps;
+  out.step_dt_ms = dt_ms;
   PerCategory<double> cat_ms, cat_pct;
   for (size_t i = 0; i < kCategoryCount; ++i) {
     cat_ms.values[i] = total.ms[i] / n;

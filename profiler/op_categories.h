@@ -98,7 +98,9 @@ std::string display_name(const std::string& name, size_t max_chars = 160);
 // harness's step time), averaged over `steps` steps whose breakdowns were
 // summed into `total`, and in top_by_category the `top` largest names of each
 // category (ms and calls per step, display_name'd), so that a band of the
-// chart is never a mystery. The caller adds its source and the rest.
-OpBreakdownSection breakdown_section(const Breakdown& total, int64_t steps, double dt_ms, size_t top = 8);
+// chart is never a mystery. `source` says what was classified; the caller
+// adds what only it knows (its counts, its clock, the busy invariant).
+OpBreakdownSection breakdown_section(const std::string& source, const Breakdown& total, int64_t steps, double dt_ms,
+                                     size_t top = 8);
 
 }  // namespace ladder::profiler

@@ -41,7 +41,7 @@ using namespace ladder::profiler;
 
 // The report's op_breakdown of `total`, as the report holds it.
 nlohmann::json section_json(const Breakdown& total, int64_t steps, double dt_ms, size_t top = 8) {
-  return fields::to_json(breakdown_section(total, steps, dt_ms, top));
+  return fields::to_json(breakdown_section("test", total, steps, dt_ms, top));
 }
 
 // ---- schedule ------------------------------------------------------------------

@@ -263,20 +263,24 @@ std::string gemm_choice_pattern() {
   return "^(" + plain + "|(" + ranked + ")#[0-9]+)$";
 }
 
-std::vector<json> gemm_role_names() {
-  std::vector<json> names;
-  for (GemmRole r : kRoles)
-    if (std::find(names.begin(), names.end(), GemmSite{"", r}.role_name()) == names.end())
-      names.push_back(GemmSite{"", r}.role_name());
+namespace {
+
+// `names`, then each role's name by `name_of` (a role's name, or its
+// epilogue's), each once, in the roles' order.
+std::vector<json> names_of_roles(std::vector<json> names, const char* (GemmSite::*name_of)() const) {
+  for (GemmRole r : kRoles) {
+    const json name = (GemmSite{"", r}.*name_of)();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
   return names;
 }
 
+}  // namespace
+
+std::vector<json> gemm_role_names() { return names_of_roles({}, &GemmSite::role_name); }
+
 std::vector<json> gemm_epilogue_names() {
-  std::vector<json> names = {"DGELU_BGRAD"};  // planner 2 and before
-  for (GemmRole r : kRoles)
-    if (std::find(names.begin(), names.end(), GemmSite{"", r}.epilogue()) == names.end())
-      names.push_back(GemmSite{"", r}.epilogue());
-  return names;
+  return names_of_roles({"DGELU_BGRAD"}, &GemmSite::epilogue);  // DGELU_BGRAD: planner 2 and before
 }
 
 std::pair<int, int> lt_sites(const GemmPlan& p, bool gelu_roles) {

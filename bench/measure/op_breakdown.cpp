@@ -123,10 +123,7 @@ pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& de
   const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());
   const double per = double(std::max<int64_t>(d.steps, 1));
   const double dt = d.dt_ms / per;
-  pf::OpBreakdownSection b = pf::breakdown_section(d.total, d.steps, dt);
-  b.source = source;
-  b.steps_profiled = d.steps;
-  b.step_dt_ms = dt;
+  pf::OpBreakdownSection b = pf::breakdown_section(source, d.total, d.steps, dt);
   b.kernel_launches_per_step = double(d.total.kernels) / per;
   b.memcpy_memset_per_step = double(d.total.memcpy_memset) / per;
   b.graph_launches_per_step = double(d.graph_launches) / per;
@@ -148,10 +145,7 @@ OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t firs
   if (!device.is_cuda()) {
     const KinetoCounts k = kineto_steps(step, device, first, breakdown_steps);
     out.op_counts = pf::OpCounts{rounded(k.cpu_ops), 0, 0, "kineto"};
-    pf::OpBreakdownSection b = pf::breakdown_section(k.host, k.steps, k.dt_ms);
-    b.source = "kineto: CPU operators";
-    b.steps_profiled = k.steps;
-    b.step_dt_ms = k.dt_ms;
+    pf::OpBreakdownSection b = pf::breakdown_section("kineto: CPU operators", k.host, k.steps, k.dt_ms);
     b.ops_per_step = k.cpu_ops;
     pf::add_invariant(b, pf::check_busy_within_dt(k.host.busy_ms / double(std::max<int64_t>(k.steps, 1)), k.dt_ms));
     out.op_breakdown = std::move(b);

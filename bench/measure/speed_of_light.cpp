@@ -174,7 +174,7 @@ std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, c
   const profiler::OpBreakdownSection* b = has ? &**report.op_breakdown : nullptr;
   if (!b || !b->categories_ms || b->valid == false)
     return fail("no valid op_breakdown (run with the breakdown: it is on by default in `ladder run`)");
-  const json dt = report.summary ? member(member(*report.summary, "dt_ms"), "median") : json();
+  const json dt = report.summary_of("dt_ms");
   if (!dt.is_number()) return fail("no summary.dt_ms.median");
   RunConfig cfg;
   try {

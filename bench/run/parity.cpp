@@ -25,11 +25,9 @@ std::vector<double> series(const RungReport& report, const char* column) {
   return out;
 }
 
-// Round 1's report of a cell, read into the struct; empty when it has none.
+// Round 1's report of a cell; empty when it has none.
 std::optional<RungReport> round1_report(const Cell& cell, const RunnerOptions& o, const std::string& side) {
-  const auto path = cell_report(o, cell, 1, side);
-  const auto j = read_json(path);
-  return j ? std::optional<RungReport>(fields::from_json<RungReport>(*j, path.string())) : std::nullopt;
+  return read_run_report(cell_report(o, cell, 1, side));
 }
 
 // Largest relative difference over the first k entries (inf if any is NaN).

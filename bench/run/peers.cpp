@@ -217,10 +217,7 @@ std::optional<profiler::OpBreakdownSection> peer_op_breakdown(const json& partia
     for (const auto& x : dts) dt += x.get<double>();
     dt /= double(dts.size());
     const double per = double(t.steps);
-    profiler::OpBreakdownSection b = profiler::breakdown_section(t.total, t.steps, dt);
-    b.source = source;
-    b.steps_profiled = t.steps;
-    b.step_dt_ms = dt;
+    profiler::OpBreakdownSection b = profiler::breakdown_section(source, t.total, t.steps, dt);
     b.trace = path;
     if (cuda) {
       b.kernel_launches_per_step = double(t.total.kernels) / per;

@@ -30,6 +30,11 @@ std::optional<json> read_json(const fs::path& path) {
   }
 }
 
+std::optional<RungReport> read_run_report(const fs::path& path) {
+  const auto j = read_json(path);
+  return j ? std::optional<RungReport>(fields::from_json<RungReport>(*j, path.string())) : std::nullopt;
+}
+
 fs::path cell_dir(const RunnerOptions& o, const Cell& c, const std::string& side) {
   return fs::path(o.run_dir) / side / c.id;
 }

@@ -20,11 +20,16 @@
 
 #include "bench/run/matrix.h"
 #include "bench/run/runner_options.h"
+#include "reports/model/rung_report.h"
 
 namespace ladder {
 
 // The file parsed as JSON; nullopt when it is missing or malformed.
 std::optional<nlohmann::json> read_json(const std::filesystem::path& path);
+// A rung report this run wrote, read strictly into the struct (ConfigError
+// naming the file and the field); nullopt when there is none or it is not
+// JSON (a process that never ran, or died before writing).
+std::optional<RungReport> read_run_report(const std::filesystem::path& path);
 
 // One process of a cell: its round (1, 2, ...) and, in a one-run A/B
 // comparison, its side ("A" or "B"; "" otherwise).

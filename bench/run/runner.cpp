@@ -245,10 +245,9 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
   std::vector<RungReport> reports;
   std::vector<int> ran;
   for (int k : rounds) {
-    const fs::path path = cell_report(o, cell, k, side);
-    auto r = read_json(path);
+    auto r = read_run_report(cell_report(o, cell, k, side));
     (r ? ran : ctx.not_run).push_back(k);
-    if (r) reports.push_back(fields::from_json<RungReport>(*r, path.string()));
+    if (r) reports.push_back(std::move(*r));
   }
   if (cell.role == "peer") {
     // Peers take no part in loss parity; a skipped peer (no Python or torch

@@ -46,12 +46,19 @@ namespace {
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
+// A process's noise monitor readings (bench/measure/noise_monitor.h); null
+// for a peer or a report from before the monitor.
+const json& noise_of(const RungReport& r) {
+  static const json kNone;
+  return r.timing ? r.timing->noise : kNone;
+}
+
 // What disturbed the cell's processes, as their noise monitors named it
 // (bench/measure/noise_monitor.h), each cause once.
 std::vector<std::string> noise_causes_of(const std::vector<RungReport>& reports) {
   std::vector<std::string> causes;
   for (const auto& r : reports) {
-    const json noise = r.timing ? r.timing->noise : json();
+    const json& noise = noise_of(r);
     if (!noise.is_object()) continue;
     for (const auto& c : noise.value("causes", json::array()))
       if (c.is_string() && std::find(causes.begin(), causes.end(), c.get<std::string>()) == causes.end())
@@ -77,7 +84,7 @@ NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std:
 std::vector<std::optional<double>> probe_indices(const std::vector<RungReport>& reports) {
   std::vector<std::optional<double>> v;
   for (const auto& r : reports) {
-    const json noise = r.timing ? r.timing->noise : json();  // null for a peer
+    const json& noise = noise_of(r);
     const json p = noise.is_object() ? noise.value("probe", json()) : json();
     const json index = p.is_object() ? p.value("speed_index_per_s", json()) : json();
     v.push_back(index.is_number() ? std::optional<double>(index.get<double>()) : std::nullopt);
@@ -144,7 +151,7 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first.steps->at("dt_ms").size())
                       : fmt::format("the median of {} per-process medians", n);
   std::vector<double> dt_cv;
-  for (const auto& r : reports) dt_cv.push_back(r.summary->at("dt_ms").at("cv").get<double>());
+  for (const auto& r : reports) dt_cv.push_back(r.summary_of("dt_ms", "cv").get<double>());
   const double steps_cv = median_of(dt_cv);
   row.dt_ms_cv = steps_cv;
   std::optional<double> processes_cv;

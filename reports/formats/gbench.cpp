@@ -59,8 +59,8 @@ std::pair<std::vector<double>, std::vector<double>> cell_samples(const LoadedRun
   for (const auto& rep : run.repeats) {
     const RungReport* rr = rep.find(run.cells[c]);
     if (!rr || rr->status != "ok") return {};
-    dts.push_back(rr->summary->at("dt_ms").at("median").get<double>());
-    toks.push_back(rr->summary->at("tokens_per_s").at("median").get<double>());
+    dts.push_back(rr->summary_of("dt_ms").get<double>());
+    toks.push_back(rr->summary_of("tokens_per_s").get<double>());
   }
   return {dts, toks};
 }

@@ -111,7 +111,7 @@ void upgrade_ok_sections(json& r) {
 // declared names, the fields recorded since filled in (upgrade_ok_sections).
 void upgrade_to_current(json& r) {
   const int version = r.value("schema_version", 0);
-  if (version >= kSchemaVersion || r.value("kind", "") != "ladder.rung_report") return;
+  if (version >= kSchemaVersion) return;
   if (version < 2) upgrade_switch_names(r);
   upgrade_ok_sections(r);
   r["schema_version"] = kSchemaVersion;
@@ -190,8 +190,10 @@ RungReport load_row_report(const fs::path& dir, const json& row, std::string& fi
 
 }  // namespace
 
-RungReport read_rung_report(const std::string& path) {
-  json r = read_json_file(path);
+namespace {
+
+// A rung report's parsed JSON (from `path`) as the struct: see read_rung_report.
+RungReport rung_report_of(json r, const std::string& path) {
   check_version(r, path);
   if (r.value("kind", "") != "ladder.rung_report")
     throw ConfigError(fmt::format("{}: kind '{}' is not a rung report; expected ladder.rung_report", path,
@@ -200,6 +202,10 @@ RungReport read_rung_report(const std::string& path) {
   check_complete(r, path);
   return fields::from_json<RungReport>(r, path);
 }
+
+}  // namespace
+
+RungReport read_rung_report(const std::string& path) { return rung_report_of(read_json_file(path), path); }
 
 const RungReport* LoadedRun::find(const std::string& cell) const {
   for (size_t i = 0; i < cells.size(); ++i)
@@ -332,7 +338,7 @@ LoadedRun load_run(const std::string& path, const std::string& label) {
   run.run_id = j.value("run_id", "");
   const std::string kind = j["kind"].get<std::string>();
   if (kind == "ladder.rung_report") {
-    run.reports = {read_rung_report(file.string())};
+    run.reports = {rung_report_of(std::move(j), file.string())};
     run.cells = {run.reports.front().rung};
     run.files = {file.string()};
   } else if (kind == "ladder.run_summary") {

@@ -14,17 +14,6 @@ namespace ladder {
 using nlohmann::json;
 
 namespace {
-// section[a][b]... of a section still held as JSON (the summary, the memory
-// estimate), or null when the section or a step of the path is missing.
-json at(const fields::Maybe<json>& section, std::initializer_list<const char*> path) {
-  if (!section) return nullptr;
-  const json* cur = &*section;
-  for (const char* key : path) {
-    if (!cur->is_object() || !cur->contains(key)) return nullptr;
-    cur = &(*cur)[key];
-  }
-  return *cur;
-}
 // A value of a typed section, or null when the section is absent.
 template <class Section, class Get>
 json of(const Section& section, Get get) {
@@ -38,10 +27,10 @@ const std::vector<RunFigure>& run_figures() {
   using R = const RungReport&;
   static const std::vector<RunFigure> kFigures = {
       {"dt_ms_median", "step time: the median of a process's measured steps", [](R r) {
-         return at(r.summary, {"dt_ms", "median"});
+         return r.summary_of("dt_ms");
        }, Across::kMedian, "dt_ms", "", "{:.2f}", 1, nullptr, kRunTable | kCompareTable, nullptr},
       {"tokens_per_s_median", "tokens per second, all ranks: the median over a process's measured steps", [](R r) {
-         return at(r.summary, {"tokens_per_s", "median"});
+         return r.summary_of("tokens_per_s");
        }, Across::kMedian, "tok/s", "", "{:.0f}", 1, nullptr, kRunTable | kCompareTable,
        "Throughput per rung (median tokens/s, higher is better)"},
       // The datasheet peak where there is one for the device and precision,
@@ -60,7 +49,7 @@ const std::vector<RunFigure>& run_figures() {
        "", "{:.1f}", 1, nullptr, kSummaryOnly, nullptr},
       // What MFU divides by a peak (bench/measure/step_metrics.cpp: model_tflops).
       {"model_tflops_median", "model TFLOP/s achieved: the step's tokens x FLOPs per token over dt, the median step",
-       [](R r) { return at(r.summary, {"model_tflops", "median"}); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
+       [](R r) { return r.summary_of("model_tflops"); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
        nullptr, kRunTable, nullptr},
       {"peak_bytes", "peak memory: CUDA's peak reserved bytes, or the process's peak RSS on a CPU",
        [](R r) { return of(r.memory, [](const Memory& m) { return m.measured.peak_bytes; }); }, Across::kMax, "peak",
@@ -68,7 +57,10 @@ const std::vector<RunFigure>& run_figures() {
       // Beside the measured peak: what the analytic estimate expected
       // (bench/measure/memory.h; what zero1 and act-ckpt change, per rank).
       {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/measure/memory.h)",
-       [](R r) { return r.memory ? at(r.memory->estimate, {"total_bytes"}) : json(); }, Across::kMax, "est", "GiB",
+       [](R r) {
+         const bool has = r.memory && r.memory->estimate.is_object();
+         return has ? r.memory->estimate.value("total_bytes", json()) : json();
+       }, Across::kMax, "est", "GiB",
        "{:.2f}", kGiB, nullptr, kRunTable, nullptr},
       // ddp: what the busiest rank sends per step under the ring model
       // (variants/ddp/process_group.h); zero1's gather adds (R-1)/R W.

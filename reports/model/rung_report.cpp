@@ -20,6 +20,12 @@ const std::vector<std::string>& ok_report_sections() {
   return kSections;
 }
 
+nlohmann::json RungReport::summary_of(const char* metric, const char* stat) const {
+  if (!summary || !summary->contains(metric)) return nullptr;
+  const nlohmann::json& m = (*summary)[metric];
+  return m.is_object() && m.contains(stat) ? m[stat] : nlohmann::json();
+}
+
 void RungReport::schema_extra(nlohmann::json& schema) {
   nlohmann::json ok_required = schema["required"];
   for (const auto& name : ok_report_sections()) ok_required.push_back(name);

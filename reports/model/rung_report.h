@@ -283,6 +283,9 @@ struct RungReport {
   Maybe<std::optional<AttentionPlan>> attention_plan;
   template <class S, class V>
   static void fields(S& s, V& v);
+  // summary.<metric>.<stat>, e.g. summary_of("dt_ms") is the median step
+  // time; null where the report has no such figure.
+  nlohmann::json summary_of(const char* metric, const char* stat = "median") const;
   // What the fields cannot say: an ok report has every section, another a
   // failure; a peer's (rung peer-*) has its peer section, a rung's none.
   static void schema_extra(nlohmann::json& schema);

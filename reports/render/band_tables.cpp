@@ -139,8 +139,7 @@ std::optional<BandSource> band_source(const RungReport& report, const std::strin
     if (why) *why = label + ": " + reason;
     return std::nullopt;
   }
-  const json dt = report.summary ? member(member(*report.summary, "dt_ms"), "median") : json();
-  return BandSource{label, fields::to_json(*b->categories_ms), dt};
+  return BandSource{label, fields::to_json(*b->categories_ms), report.summary_of("dt_ms")};
 }
 
 Table band_table(std::string title, const std::vector<BandSource>& sources,
