@@ -11,7 +11,9 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <stdexcept>
+#include <tuple>
 
 #include "reports/stats/block_design.h"
 #include "reports/stats/inference.h"
@@ -77,7 +79,9 @@ TEST(RatioInterval, IndependentProcessesAsWelchOnLogs) {
 
 TEST(RatioInterval, PairedProcessesAsTtestRelOnLogs) {
   const RatioInterval r = ratio_of_paired({10.2, 10.5, 9.9, 10.1}, {10.9, 11.3, 10.6, 10.8});
-  EXPECT_NEAR(r.ratio, 1.0712038644093953, 1e-12);
+  // The point is the median of the pairs' ratios (the geometric mean of the
+  // middle two, 10.8/10.1 and 10.6/9.9); the interval and p are ttest_rel's.
+  EXPECT_NEAR(r.ratio, std::sqrt(10.8 / 10.1 * 10.6 / 9.9), 1e-12);
   EXPECT_NEAR(r.lo, 1.0657627815286836, 1e-9);
   EXPECT_NEAR(r.hi, 1.0766727258759499, 1e-9);
   EXPECT_NEAR(r.p_value, 2.7710982987845043e-05, 1e-12);
@@ -121,17 +125,21 @@ BlockDesign three_by_three() {
   return d;
 }
 
+// The point is the median of the per-round ratios (80/100, 89/110, 82/104:
+// 0.8); the interval is the least-squares fit's.
 TEST(BlockDesign, BalancedAsLeastSquares) {
   const BlockDesign d = three_by_three();
   const RatioInterval flash = d.ratio("fp32", "flash");
-  EXPECT_NEAR(flash.ratio, 0.7991395176850065, 1e-9);
+  EXPECT_NEAR(flash.ratio, 0.8, 1e-12);
+  EXPECT_TRUE(d.disturbed().empty());
+  EXPECT_EQ(flash.left_out, 0);
   EXPECT_NEAR(flash.lo, 0.7764709870623246, 1e-8);
   EXPECT_NEAR(flash.hi, 0.8224698402988297, 1e-8);
   EXPECT_NEAR(flash.p_value, 2.7006993754229522e-05, 1e-9);
   EXPECT_DOUBLE_EQ(d.residual_df(), 4);
   EXPECT_NEAR(d.noise_sd(), 0.012693781074759497, 1e-10);
   const RatioInterval fused = d.ratio("fp32", "fused");
-  EXPECT_NEAR(fused.ratio, 0.5988614773403639, 1e-9);
+  EXPECT_NEAR(fused.ratio, 0.6, 1e-12);  // 60/100, 65/110, 63/104
   EXPECT_NEAR(fused.lo, 0.5818740684619238, 1e-8);
   EXPECT_NEAR(fused.hi, 0.616344821810445, 1e-8);
   EXPECT_FALSE(d.ratio("fp32", "no-such-cell").ratio > 0);
@@ -144,10 +152,108 @@ TEST(BlockDesign, UnbalancedRoundsStillEstimate) {
       {{"flash", 2}, 89},  {{"flash", 3}, 82},  {{"fused", 1}, 60}, {{"fused", 2}, 65}};
   for (const auto& [key, v] : data) d.add(key.first, key.second, v);
   const RatioInterval fused = d.ratio("fp32", "fused");
-  EXPECT_NEAR(fused.ratio, 0.5934381162530276, 1e-9);
+  EXPECT_NEAR(fused.ratio, std::sqrt(0.6 * 65.0 / 110), 1e-12);  // the geometric mean of rounds 1 and 2's ratios
   EXPECT_NEAR(fused.lo, 0.5752394213760212, 1e-8);
   EXPECT_NEAR(fused.hi, 0.6122125583457483, 1e-8);
   EXPECT_DOUBLE_EQ(fused.df, 3);
+}
+
+// The run of issue 69 (gpt2-124m B4 T64, 3 rounds): another program loaded
+// the machine while peer:eager ran in round 1. The reference
+// (/work/notes/cells_ref.py in the note: leave-one-out refits with
+// numpy.linalg.lstsq, scipy.stats.t) finds eager's round 1 3.68x slower than
+// predicted; without it, ladder over compile is 1.19 [1.12, 1.24], where the
+// pooled fit gave [0.56, 2.49], and ladder over eager 1.26, where it gave 1.96.
+BlockDesign issue_69_run() {
+  BlockDesign d;
+  const std::vector<std::tuple<std::string, int, double>> data = {
+      {"ladder", 1, 559.5},  {"ladder", 2, 545.9},  {"ladder", 3, 545.0},  {"compile", 1, 464.1}, {"compile", 2, 475.9},
+      {"compile", 3, 459.4}, {"eager", 1, 118.4},   {"eager", 2, 444.4},   {"eager", 3, 419.1}};
+  for (const auto& [cell, round, v] : data) d.add(cell, round, v);
+  return d;
+}
+
+TEST(BlockDesign, TheDisturbedProcessIsFoundAndLeftOut) {
+  const BlockDesign d = issue_69_run();
+  ASSERT_EQ(d.disturbed().size(), 1u);
+  const DisturbedProcess& x = d.disturbed()[0];
+  EXPECT_EQ(x.cell, "eager");
+  EXPECT_EQ(x.round, 1);
+  EXPECT_NEAR(x.slower_x, 3.677866065337818, 1e-9);
+  EXPECT_NEAR(x.p_value, 0.00011819315402802391, 1e-9);
+  EXPECT_TRUE(d.is_disturbed("eager", 1));
+  EXPECT_FALSE(d.is_disturbed("eager", 2));
+  EXPECT_DOUBLE_EQ(d.residual_df(), 3);
+  const RatioInterval clean = d.ratio("compile", "ladder");
+  EXPECT_NEAR(clean.ratio, 1.1863299956464954, 1e-9);
+  EXPECT_NEAR(clean.lo, 1.1201459143382455, 1e-8);
+  EXPECT_NEAR(clean.hi, 1.2418038913355818, 1e-8);
+  EXPECT_NEAR(clean.p_value, 0.0020162210411005777, 1e-9);
+  EXPECT_EQ(clean.left_out, 0);
+  const RatioInterval eager = d.ratio("eager", "ladder");
+  EXPECT_NEAR(eager.ratio, 1.263889025232721, 1e-9);
+  EXPECT_NEAR(eager.lo, 1.196289930424179, 1e-8);
+  EXPECT_NEAR(eager.hi, 1.3500311697016814, 1e-8);
+  EXPECT_EQ(eager.left_out, 1);
+}
+
+// The acceptance of issue 69 on its run: the same data with eager's round 1
+// as its other rounds predict (undisturbed), and with it 4x slower (300 %
+// more time, LADDER_TEST_SLOWDOWN_PCT=300@peer:eager@1).
+TEST(BlockDesign, OneSlowedProcessMovesNoCleanPair) {
+  auto run = [](double eager_round1) {
+    BlockDesign d;
+    const std::vector<std::tuple<std::string, int, double>> data = {
+        {"ladder", 1, 559.5}, {"ladder", 2, 545.9},  {"ladder", 3, 545.0},  {"compile", 1, 464.1},
+        {"compile", 2, 475.9}, {"compile", 3, 459.4}, {"eager", 1, eager_round1}, {"eager", 2, 444.4},
+        {"eager", 3, 419.1}};
+    for (const auto& [cell, round, v] : data) d.add(cell, round, v);
+    return d;
+  };
+  const double undisturbed = 118.4 * 3.677866065337818;
+  const BlockDesign quiet = run(undisturbed), slowed = run(undisturbed / 4);
+  EXPECT_TRUE(quiet.disturbed().empty());
+  ASSERT_EQ(slowed.disturbed().size(), 1u);
+  EXPECT_EQ(slowed.disturbed()[0].cell, "eager");
+  EXPECT_EQ(slowed.disturbed()[0].round, 1);
+  EXPECT_NEAR(slowed.disturbed()[0].slower_x, 4, 1e-9);
+  auto width = [](const RatioInterval& r) { return std::log(r.hi / r.lo); };
+  const RatioInterval a = quiet.ratio("compile", "ladder"), b = slowed.ratio("compile", "ladder");
+  EXPECT_LT(width(b), 1.5 * width(a));
+  EXPECT_LT(std::fabs(b.ratio / a.ratio - 1), 0.02);
+  const RatioInterval qe = quiet.ratio("eager", "ladder"), se = slowed.ratio("eager", "ladder");
+  EXPECT_LT(std::fabs(se.ratio / qe.ratio - 1), 0.10);
+  EXPECT_EQ(se.left_out, 1);
+}
+
+// Quiet processes (1 % noise, a drift between rounds) are never left out,
+// whatever the design's size; a design with one degree of freedom tests nothing.
+TEST(BlockDesign, QuietProcessesAreNeverLeftOut) {
+  std::mt19937 gen(69);
+  std::normal_distribution<double> noise(0, 0.01);
+  for (int cells : {2, 3, 9})
+    for (int rounds : {2, 3, 5})
+      for (int trial = 0; trial < 50; ++trial) {
+        BlockDesign d;
+        for (int r = 1; r <= rounds; ++r)
+          for (int c = 0; c < cells; ++c) d.add("cell" + std::to_string(c), r, 100.0 * (1 + 0.1 * c) * (1 + 0.05 * r) * std::exp(noise(gen)));
+        EXPECT_TRUE(d.disturbed().empty()) << cells << " cells, " << rounds << " rounds, trial " << trial << ": "
+                                           << d.disturbed()[0].cell << " round " << d.disturbed()[0].round << " "
+                                           << d.disturbed()[0].slower_x << "x p " << d.disturbed()[0].p_value;
+      }
+  BlockDesign two;
+  for (int r = 1; r <= 2; ++r) {
+    two.add("a", r, 100);
+    two.add("b", r, r == 1 ? 10 : 100);  // 10x slower, but nothing to test it against
+  }
+  EXPECT_TRUE(two.disturbed().empty());
+}
+
+TEST(MedianRatio, OneDisturbedPairOfThreeCannotMoveIt) {
+  EXPECT_NEAR(median_ratio({100, 100, 100}, {120, 110, 30}), 1.1, 1e-12);
+  EXPECT_NEAR(median_ratio({100, 100}, {120, 130}), std::sqrt(1.2 * 1.3), 1e-12);  // the geometric mean of two
+  EXPECT_DOUBLE_EQ(median_ratio({}, {}), 0);
+  EXPECT_THROW(median_ratio({1, 2}, {1}), std::invalid_argument);
 }
 
 TEST(BlockDesign, OneRoundHasNoInterval) {

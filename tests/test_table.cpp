@@ -56,6 +56,23 @@ TEST(Table, NamesTheRowsThatRanOnABusyMachine) {
   EXPECT_EQ(out.find("roofline:"), std::string::npos) << out;
 }
 
+// A process the test of cells left out: the noise line names it, its round,
+// how much slower it ran and what its monitor saw; its ratios carry '*'.
+TEST(Table, NamesTheDisturbedProcessAndMarksItsRatios) {
+  json fp32 = ok_row("fp32", 0.01, 0.01, 60), bf16 = ok_row("bf16", 0.01, 0.01, 60);
+  bf16["speedup_vs_fp32"] = 1.5;
+  bf16["speedup_vs_fp32_interval"] = {1.4, 1.6};
+  bf16["speedup_vs_fp32_against"] = "fp32";
+  bf16["disturbed"] = {{{"round", 2}, {"slower_x", 3.7}, {"p_value", 0.0001}, {"causes", {"load 2.9 on 2 CPUs"}}}};
+  const std::string out = table_of({fp32, bf16});
+  EXPECT_NE(out.find("noise: bf16 round 2: 3.7x slower than its other rounds and the other cells predict (load 2.9 "
+                     "on 2 CPUs; p 0.0001): left out of the ratios ('*')"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1.50 [1.40, 1.60]*"), std::string::npos) << out;
+  EXPECT_NE(out.find("the median of its per-round ratios"), std::string::npos) << out;
+}
+
 TEST(Table, QuietRunsPrintNoNoiseLine) {
   const std::string out = table_of({ok_row("fp32", 0.021, nullptr, 60), ok_row("bf16", 0.05, nullptr, 55)});
   EXPECT_EQ(out.find("noise:"), std::string::npos) << out;

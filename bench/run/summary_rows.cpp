@@ -67,6 +67,19 @@ std::vector<std::string> noise_causes_of(const std::vector<RungReport>& reports)
   return causes;
 }
 
+// What each process's noise monitors named, in the cell's order (a peer's: none).
+std::vector<std::vector<std::string>> causes_per_process(const std::vector<RungReport>& reports) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& r : reports) {
+    out.emplace_back();
+    const json& noise = noise_of(r);
+    if (!noise.is_object()) continue;
+    for (const auto& c : noise.value("causes", json::array()))
+      if (c.is_string()) out.back().push_back(c.get<std::string>());
+  }
+  return out;
+}
+
 NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std::vector<std::string> causes) {
   NoiseDoc n;
   n.quiet = steps_cv <= kQuietCvLimit && (!processes_cv || *processes_cv <= kQuietCvLimit);
@@ -164,6 +177,7 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
     row.probe = probe_section(reports, dt, causes);
   }
   row.noise = noise_verdict(steps_cv, processes_cv, std::move(causes));
+  if (n > 1) row.noise->per_process_causes = causes_per_process(reports);
   row.peak_kind = first.memory->measured.peak_kind;
   row.op_counts = *first.op_counts;
   std::map<std::string, bool> effective;

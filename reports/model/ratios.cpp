@@ -105,8 +105,9 @@ const std::vector<RatioKind>& ratio_kinds() {
        RatioLayout::kFlat, kRatioRunTable,
        "x fp32, x prev: tokens/s ratios between rungs of this run (x prev: against the rung above, or RUNG for a "
        "composite RUNG+SWITCH), with their 95 % interval from the per-process values (rounds as blocks, "
-       "reports/stats/block_design.h; none with one process per rung); '?': unresolved, the interval holds 1 and reaches "
-       "past +-1 %",
+       "reports/stats/block_design.h; none with one process per rung); every ratio of the run (and the peers' line) "
+       "is the median of its per-round ratios, so one disturbed round cannot move it; '?': unresolved, the interval "
+       "holds 1 and reaches past +-1 %; '*': a process of either cell ran disturbed and was left out (noise line)",
        vs_fp32, fp32_judged},
       {"speedup_vs_previous", "x prev",
        "the row's tokens/s over the rung above it (or RUNG's, for a composite RUNG+SWITCH)", Pairing::kBlocks, false,
@@ -143,6 +144,7 @@ RoundPairs paired_by_round(const ProcessSamples& a, const ProcessSamples& b) {
     if (!usable(b.values[k]) || it == a_by_round.end()) continue;
     pairs.a.push_back(it->second);
     pairs.b.push_back(b.values[k]);
+    pairs.rounds.push_back(b.rounds[k]);
   }
   return pairs;
 }
@@ -178,12 +180,25 @@ RowRatio ratio_of(const RatioKind& kind, const std::vector<SummaryRow>& rows, co
     const SummaryRow* other = nullptr;
     for (const auto& o : rows)
       if (o.cell == a.cell) other = &o;
-    const RoundPairs p = paired_by_round(other->tokens_per_s, row.tokens_per_s);
+    // The rounds where neither side's process was disturbed (the test of
+    // cells of each side's design).
+    const RoundPairs all = paired_by_round(other->tokens_per_s, row.tokens_per_s);
+    RoundPairs p;
+    for (size_t k = 0; k < all.rounds.size(); ++k) {
+      if (designs[other->shape()].is_disturbed(other->cell, all.rounds[k]) ||
+          designs[row.shape()].is_disturbed(row.cell, all.rounds[k])) {
+        ++out.left_out;
+        continue;
+      }
+      p.a.push_back(all.a[k]);
+      p.b.push_back(all.b[k]);
+    }
     if (!p.a.empty()) r = a.row_over_it ? ratio_of_paired(p.a, p.b) : ratio_of_paired(p.b, p.a);
     if (kind.tests && r.has_interval()) out.p = r.p_value;
   }
   if (r.ratio <= 0) return out;
   out.value = r.ratio;
+  out.left_out += r.left_out;
   if (r.has_interval()) out.interval = std::make_pair(r.lo, r.hi);
   for (const auto& o : rows)  // the cell it is against, without its side
     if (o.cell == a.cell) out.against = o.bare_cell();
@@ -202,8 +217,28 @@ double ratio_df(const std::vector<SummaryRow>& rows, const SummaryRow& row, cons
   return designs_by_shape(rows)[row.shape()].residual_df();
 }
 
+// Each row's processes that its shape's test of cells left out, with what
+// their noise monitors named.
+void mark_disturbed(std::vector<SummaryRow>& rows, std::map<std::string, BlockDesign>& designs) {
+  for (auto& row : rows) {
+    row.disturbed.clear();
+    for (const DisturbedProcess& x : designs[row.shape()].disturbed()) {
+      if (x.cell != row.cell) continue;
+      RowDisturbed d;
+      d.round = x.round;
+      d.slower_x = x.slower_x;
+      d.p_value = x.p_value;
+      const auto& rounds = row.tokens_per_s.rounds;
+      for (size_t k = 0; k < rounds.size() && k < row.noise.per_process_causes.size(); ++k)
+        if (rounds[k] == x.round) d.causes = row.noise.per_process_causes[k];
+      row.disturbed.push_back(std::move(d));
+    }
+  }
+}
+
 void compute_ratio(const RatioKind& kind, std::vector<SummaryRow>& rows) {
   auto designs = designs_by_shape(rows);
+  mark_disturbed(rows, designs);
   for (size_t i = 0; i < rows.size(); ++i)
     if (const RatioAgainst a = kind.against(rows, i); a.applies)
       rows[i].ratios[kind.key] = ratio_of(kind, rows, rows[i], a, designs);
@@ -211,10 +246,17 @@ void compute_ratio(const RatioKind& kind, std::vector<SummaryRow>& rows) {
 
 void compute_ratios(std::vector<SummaryRow>& rows, bool only_missing) {
   auto designs = designs_by_shape(rows);
+  if (!only_missing) mark_disturbed(rows, designs);
   for (const RatioKind& kind : ratio_kinds())
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (only_missing && rows[i].ratios.count(kind.key)) continue;
       const RatioAgainst a = kind.against(rows, i);
+      if (only_missing && rows[i].ratios.count(kind.key)) {  // recorded: its left-out processes, from the rows'
+        int left_out = int(rows[i].disturbed.size());
+        for (const auto& o : rows)
+          if (a.applies && o.cell == a.cell && o.cell != rows[i].cell) left_out += int(o.disturbed.size());
+        rows[i].ratios[kind.key].left_out = left_out;
+        continue;
+      }
       if (a.applies) rows[i].ratios[kind.key] = ratio_of(kind, rows, rows[i], a, designs);
     }
 }

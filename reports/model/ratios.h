@@ -78,6 +78,7 @@ const RatioKind& ratio_kind(const std::string& key);  // throws std::logic_error
 // (positive, finite), in b's order.
 struct RoundPairs {
   std::vector<double> a, b;
+  std::vector<int> rounds;
 };
 RoundPairs paired_by_round(const ProcessSamples& a, const ProcessSamples& b);
 
@@ -90,11 +91,14 @@ std::map<std::string, BlockDesign> designs_by_shape(const std::vector<SummaryRow
 // the shape's block design. 0 without an interval.
 double ratio_df(const std::vector<SummaryRow>& rows, const SummaryRow& row, const RatioKind& kind);
 
-// Sets every kind's ratio on every row it applies to; `only_missing`: only
-// where the row has none yet (a summary written before the kind, or before
-// it recorded its p-value).
+// Sets every kind's ratio on every row it applies to, and each row's
+// disturbed processes (the test of cells of its shape's block design:
+// left out of every ratio, kBlocks and kRounds alike); `only_missing`: only
+// the ratios the row has none of yet (a summary written before the kind, or
+// before it recorded its p-value), and the disturbed processes as recorded.
 void compute_ratios(std::vector<SummaryRow>& rows, bool only_missing = false);
-// One kind's ratio on every row it applies to (compare's per-input speedups).
+// One kind's ratio on every row it applies to, and the rows' disturbed
+// processes (compare's per-input speedups).
 void compute_ratio(const RatioKind& kind, std::vector<SummaryRow>& rows);
 
 }  // namespace ladder

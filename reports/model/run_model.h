@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/common/fields.h"
 #include "reports/stats/inference.h"
 
 namespace ladder {
@@ -35,6 +36,7 @@ struct RowRatio {
   std::optional<std::pair<double, double>> interval;
   std::string against;
   std::optional<double> p;
+  int left_out = 0;  // processes of the two cells left out as disturbed (not recorded: the rows' `disturbed` say it)
   RatioInterval as_interval() const;  // ratio 0 without a value, lo = hi = 0 without an interval
 };
 
@@ -54,6 +56,25 @@ struct RowNoise {
   double cv_limit = 0, steps_cv = 0;
   std::optional<double> processes_cv;
   std::vector<std::string> causes;
+  std::vector<std::vector<std::string>> per_process_causes;  // parallel to the row's rounds
+};
+
+// A process of the row that the test of cells (reports/stats/block_design.h)
+// left out of the ratios: its round, how many times slower it ran than its
+// cell and round predict from the other processes, the test's p-value, and
+// what its noise monitors named (none for a peer, or where they saw nothing).
+struct RowDisturbed {
+  int64_t round = 0;
+  double slower_x = 1, p_value = 1;
+  std::vector<std::string> causes;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("round", s.round, Doc().min(1));
+    v("slower_x", s.slower_x, Doc("how many times slower the process ran than its cell and round predict").min(1));
+    v("p_value", s.p_value, "the test's one-sided p-value, Bonferroni-adjusted over the processes tested");
+    v("causes", s.causes, "what the process's noise monitors named");
+  }
 };
 
 struct SummaryRow {
@@ -74,6 +95,7 @@ struct SummaryRow {
   std::map<std::string, bool> effective;  // enabled switch -> whether it took effect
   std::optional<int> processes;           // repeats.count, when recorded
   std::map<std::string, RowRatio> ratios;  // by ratio kind key (reports/model/ratios.h)
+  std::vector<RowDisturbed> disturbed;     // left out of the ratios
 
   bool ok() const { return status == "ok"; }
   bool is_peer() const { return peer.has_value(); }

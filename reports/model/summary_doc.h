@@ -21,6 +21,7 @@
 
 #include "profiler/breakdown_section.h"
 #include "profiler/common/fields.h"
+#include "reports/model/run_model.h"
 
 namespace ladder {
 
@@ -49,6 +50,7 @@ struct NoiseDoc {
   double cv_limit = 0, steps_cv = 0;
   std::optional<double> processes_cv;  // null with one process
   ::ladder::fields::Maybe<std::vector<std::string>> causes;
+  ::ladder::fields::Maybe<std::vector<std::vector<std::string>>> per_process_causes;
   ::ladder::fields::Maybe<std::string> basis;
   template <class S, class V>
   static void fields(S& s, V& v) {
@@ -59,6 +61,8 @@ struct NoiseDoc {
     v("basis", s.basis);
     v("causes", s.causes,
       "what the processes' noise monitors named (steal, lost CPU time, context switches, load, GPU throttling)");
+    v("per_process_causes", s.per_process_causes,
+      "with --repeat: what each process's noise monitors named, parallel to the row's rounds");
   }
 };
 
@@ -117,6 +121,7 @@ struct SummaryRowDoc {
   Maybe<NoiseDoc> noise;
   Maybe<std::optional<profiler::OpCounts>> op_counts;
   Maybe<std::map<std::string, bool>> effective;
+  Maybe<std::vector<RowDisturbed>> disturbed;  // written with the ratios (summary_json.h write_ratios)
   template <class S, class V>
   static void fields(S& s, V& v);
   // The figure and ratio columns, from their declarations, and what an ok
@@ -215,6 +220,9 @@ void SummaryRowDoc::fields(S& s, V& v) {
   v("peak_kind", s.peak_kind);
   v("op_counts", s.op_counts);
   v("effective", s.effective, "each switch the rung enables: whether it took effect");
+  v("disturbed", s.disturbed,
+    "the cell's processes that the test of cells (reports/stats/block_design.h) found slowed by something else on "
+    "the machine, and left out of every ratio");
   v("peer", s.peer,
     Doc("a PyTorch peer's row (its report's `peer`); peers take no part in loss parity")
         .shaped({{"type", "object"}, {"required", {"name"}}}));

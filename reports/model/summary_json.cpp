@@ -64,6 +64,11 @@ RowNoise read_noise(const json& n) {
   out.processes_cv = opt_number(n, "processes_cv");
   for (const auto& c : array_at(n, "causes"))
     if (c.is_string()) out.causes.push_back(c.get<std::string>());
+  for (const auto& p : array_at(n, "per_process_causes")) {
+    out.per_process_causes.emplace_back();
+    for (const auto& c : p.is_array() ? p : json::array())
+      if (c.is_string()) out.per_process_causes.back().push_back(c.get<std::string>());
+  }
   return out;
 }
 
@@ -156,6 +161,8 @@ SummaryRow read_summary_row(const json& row) {
   for (const auto& [name, e] : member(row, "effective").items())
     if (e.is_boolean()) r.effective[name] = e.get<bool>();
   if (const auto n = opt_number(member(row, "repeats"), "count")) r.processes = int(*n);
+  if (member(row, "disturbed").is_array())
+    r.disturbed = fields::from_json<std::vector<RowDisturbed>>(member(row, "disturbed"), "summary row: disturbed");
   for (const RatioKind& kind : ratio_kinds())
     if (auto ratio = read_ratio(kind, row)) r.ratios[kind.key] = *ratio;
   return r;
@@ -212,7 +219,9 @@ void add_ratios(json& json_rows) {
 }
 
 void write_ratios(const std::vector<SummaryRow>& rows, json& json_rows) {
-  for (size_t i = 0; i < rows.size() && i < json_rows.size(); ++i)
+  for (size_t i = 0; i < rows.size() && i < json_rows.size(); ++i) {
+    if (!rows[i].disturbed.empty()) json_rows[i]["disturbed"] = fields::to_json(rows[i].disturbed);
+    else if (json_rows[i].is_object()) json_rows[i].erase("disturbed");
     for (const RatioKind& kind : ratio_kinds()) {
       const auto it = rows[i].ratios.find(kind.key);
       if (it == rows[i].ratios.end()) continue;
@@ -235,6 +244,7 @@ void write_ratios(const std::vector<SummaryRow>& rows, json& json_rows) {
       row[key + "_against"] = r.against.empty() ? json() : json(r.against);
       if (kind.tests) row[key + "_p"] = r.p ? json(*r.p) : json();
     }
+  }
 }
 
 }  // namespace ladder

@@ -88,13 +88,14 @@ const RowRatio* ratio_at(const SummaryRow* row, const std::string& key) {
 
 // A ratio between two rows with its interval: "1.35 [1.21, 1.50]"; "?" after
 // it when unresolved (the interval holds 1 and reaches past the noise
-// threshold: more processes would tell); the value for machines.
+// threshold: more processes would tell), "*" when a process of either cell
+// was left out as disturbed (the noise line names it); the value for machines.
 TableCell ratio_cell(const SummaryRow* row, const std::string& key) {
   const RowRatio* ratio = ratio_at(row, key);
   if (!ratio || !ratio->value) return {"-", ""};
   const RatioInterval r = ratio->as_interval();
   const bool unresolved = r.has_interval() && !r.excludes_one() && !r.within(kRatioNoisePct);
-  return {ratio_text(r) + (unresolved ? "?" : ""), *ratio->value};
+  return {ratio_text(r) + (unresolved ? "?" : "") + (ratio->left_out ? "*" : ""), *ratio->value};
 }
 
 Row ok_row(const SummaryRow& row, const std::string& name, const std::vector<const RatioKind*>& ratios) {
@@ -144,8 +145,8 @@ std::string peer_ratios(const RunSummary& run) {
   for (const auto& row : run.rows) {
     const RowRatio* r = ratio_at(&row, "ladder_vs_peer");
     if (!r || !r->value) continue;
-    ratios += fmt::format("{}{}{} {:.2f}x of {}", ratios.empty() ? "" : ", ", shape_prefix(row.cell),
-                          run.peers_compared_with, *r->value, row.peer.value_or("?"));
+    ratios += fmt::format("{}{}{} {:.2f}x{} of {}", ratios.empty() ? "" : ", ", shape_prefix(row.cell),
+                          run.peers_compared_with, *r->value, r->left_out ? "*" : "", row.peer.value_or("?"));
   }
   return ratios;
 }
@@ -208,6 +209,19 @@ void noise_notes(const RunSummary& run, std::vector<Line>& notes) {
                                  "--repeat)",
                                  100 * cv_limit, noisy),
                      "noise:", Tone::kWarn});
+  for (const auto& row : run.rows)  // the processes the test of cells left out (reports/stats/block_design.h)
+    for (const RowDisturbed& d : row.disturbed) {
+      std::string seen;
+      for (const auto& c : d.causes) seen += (seen.empty() ? "" : "; ") + c;
+      notes.push_back({fmt::format("{} round {}: {:.2g}x slower than its other rounds and the other cells predict "
+                                   "({}; p {:.1g}): left out of the ratios ('*')",
+                                   peer_display_name(row.cell), d.round, d.slower_x,
+                                   !seen.empty()    ? seen
+                                   : row.is_peer() ? std::string("a peer's process has no noise monitors")
+                                                   : std::string("its noise monitors named no cause"),
+                                   d.p_value),
+                       "noise:", Tone::kWarn});
+    }
   const std::string over = rows_where(run, [](const SummaryRow& row) {
     const json& mfu = row.figure("mfu_pct");
     return row.marker("mfu_pct") == "p" && mfu.is_number() && mfu.get<double>() > 100;

@@ -71,6 +71,12 @@ double student_t_quantile(double probability, double df) {
   return boost::math::quantile(boost::math::students_t(df), probability);
 }
 
+double student_t_cdf(double t, double df) {
+  if (std::isnan(t) || !(df > 0)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
+  return boost::math::cdf(boost::math::students_t(df), t);
+}
+
 WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("welch_t_test: needs at least 2 values per side");
   const double ma = mean(a), mb = mean(b);
@@ -113,8 +119,21 @@ RatioInterval ratio_of_paired(const std::vector<double>& a, const std::vector<do
   std::vector<double> d;
   for (size_t k = 0; k < a.size(); ++k) d.push_back(lb[k] - la[k]);
   const double md = mean(d);
-  if (d.size() < 2) return from_log(md, NAN, 0, confidence, "paired_log");
-  return from_log(md, std::sqrt(variance(d, md) / double(d.size())), double(d.size() - 1), confidence, "paired_log");
+  RatioInterval r = d.size() < 2 ? from_log(md, NAN, 0, confidence, "paired_log")
+                                 : from_log(md, std::sqrt(variance(d, md) / double(d.size())),
+                                            double(d.size() - 1), confidence, "paired_log");
+  r.ratio = median_ratio(a, b);
+  return r;
+}
+
+double median_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw std::invalid_argument("median_ratio: the two sides differ in length");
+  if (a.empty()) return 0;
+  std::vector<double> d;
+  for (size_t k = 0; k < a.size(); ++k) d.push_back(std::log(b[k]) - std::log(a[k]));
+  std::sort(d.begin(), d.end());
+  const size_t m = d.size() / 2;
+  return std::exp(d.size() % 2 ? d[m] : (d[m - 1] + d[m]) / 2);
 }
 
 std::string ratio_text(const RatioInterval& r, const char* format) {

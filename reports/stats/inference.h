@@ -20,6 +20,8 @@ namespace ladder {
 double student_t_two_sided_p(double t, double df);
 // The t with P(T <= t) = probability.
 double student_t_quantile(double probability, double df);
+// P(T <= t), one-sided.
+double student_t_cdf(double t, double df);
 
 struct WelchResult {
   double t = 0;        // (mean(a) - mean(b)) / standard error of the difference
@@ -41,6 +43,7 @@ struct RatioInterval {
   double df = 0;       // of the t quantile
   double p_value = 1;  // two-sided, of "the ratio is 1"
   std::string method;  // "welch_log", "paired_log", "block_design"
+  int left_out = 0;    // processes of the two sides left out as disturbed (block_design.h)
   bool has_interval() const { return lo > 0 && hi > 0; }
   // Whether the interval lies above 1 or below it.
   bool excludes_one() const { return has_interval() && (lo > 1 || hi < 1); }
@@ -56,10 +59,19 @@ RatioInterval ratio_of_independent(const std::vector<double>& a, const std::vect
                                    double confidence = 0.95);
 
 // b over a from values paired by index (process k of a and of b ran in the
-// same round, back to back): the mean of log(b_k / a_k) and its t interval
-// with n - 1 degrees of freedom. Needs 2+ pairs for an interval.
+// same round, back to back): the t interval of the mean of log(b_k / a_k)
+// with n - 1 degrees of freedom, and its p-value; the point is the robust
+// median_ratio. Needs 2+ pairs for an interval.
 RatioInterval ratio_of_paired(const std::vector<double>& a, const std::vector<double>& b,
                               double confidence = 0.95);
+
+// The robust estimate of a ratio: b over a from values paired by index (the
+// two cells' processes of one round), as the median of the per-pair ratios,
+// taken on the log scale (an even count gives the geometric mean of the two
+// middle ones). One disturbed pair of three cannot move it, where it sets
+// the mean of the logs; 0 without pairs. Every ratio between the cells of a
+// run takes its point from here (block_design.h, ratio_of_paired).
+double median_ratio(const std::vector<double>& a, const std::vector<double>& b);
 
 // Holm-Bonferroni: the family of tests, not each one, keeps its false-alarm
 // rate at alpha (nine rungs tested at 0.05 each would call some rung of an
