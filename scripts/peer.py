@@ -57,6 +57,25 @@ EXIT_FAILED, EXIT_BAD_INPUT, EXIT_SKIPPED = 1, 2, 3
 BREAKDOWN_STEPS = 2  # profiled after the measured ones, for the op breakdown
 BREAKDOWN_TRACE = "peer_breakdown.trace.json"  # beside the report: the Kineto trace of those steps
 TEST_FAIL_ENV = "LADDER_TEST_PEER_FAIL"  # test-only: names a peer that raises at its first step
+# Test-only, as ladder's (bench/measure/harness.h): every step waits this share of its own time more, busy, inside
+# its timed region. `ladder run` sets it for the one process that P@CELL[@ROUND] aims at.
+TEST_SLOWDOWN_ENV = "LADDER_TEST_SLOWDOWN_PCT"
+
+
+def test_slowdown_pct():
+    """The hook's percentage; 0 when unset. Exits 2 (bad input) on anything but a number in [0, 1000]."""
+    v = os.environ.get(TEST_SLOWDOWN_ENV, "")
+    if not v:
+        return 0.0
+    try:
+        pct = float(v)
+    except ValueError:
+        pct = -1.0
+    if not 0 <= pct <= 1000:
+        print(f"peer.py: {TEST_SLOWDOWN_ENV}: got '{v}', expected a percentage in [0, 1000] (ladder run passes a "
+              f"plain one to the process P@CELL@ROUND aims at)", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+    return pct
 
 
 def now_iso():
@@ -472,6 +491,7 @@ class TimedSteps:
         self.step, self.batches = step, batches
         self.tokens = cfg["batch"] * cfg["seq"]
         self.fail_at_first_step = os.environ.get(TEST_FAIL_ENV, "") == self.peer.name
+        self.slowdown_pct = test_slowdown_pct()
         # The most steps ladder's warm-up rule can take, then the measured ones.
         until_stable = cfg.get("warmup_max", cfg["warmup"]) > cfg["warmup"]
         self.total = (cfg["warmup_max"] if until_stable else cfg["warmup"]) + cfg["steps"]
@@ -522,6 +542,11 @@ class TimedSteps:
         y = batch[1].to(device, non_blocking=True)
         data_ms = (time.perf_counter() - t0) * 1e3
         loss, norm, lr = self.step(i, x, y)
+        if self.slowdown_pct > 0 and not profiled:  # the test hook: busy, so the core does not idle and clock down
+            self.sync()
+            until = time.perf_counter() + (time.perf_counter() - t0) * self.slowdown_pct / 100
+            while time.perf_counter() < until:
+                pass
         if cuda:
             end.record()
             end.synchronize()
@@ -572,6 +597,7 @@ def measured_report(peer, torch, steps, built, cpu_allocator, op_breakdown):
         "model": {"n_params": n_params, "n_params_without_wpe": n_params - model.wpe.weight.numel(),
                   "vocab_size": cfg["model"]["vocab_size"], "model_vocab": model_vocab},
         "timing": {"timer": "cuda_events" if cuda else "steady_clock",
+                   "test_slowdown_pct": steps.slowdown_pct or None,
                    "wall_before_ms": 0.0, "steal_before_ms": steps.steal_before,
                    "data_time": "host wall time of the batch's copy to the device (the batch is made before the "
                                 "timer starts), not synchronised; steps.data_ms per step"},

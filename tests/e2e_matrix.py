@@ -279,6 +279,44 @@ def memory_mode_and_budget(d):
             "mode") in p.stderr, p.stderr
 
 
+def disturbed_process_is_left_out(d):
+    """The test of cells (reports/stats/block_design.h) on a real run: the
+    test hook slows one cell in one round (LADDER_TEST_SLOWDOWN_PCT=900@flash@2,
+    10x, so that it stands out of a tiny run's own spread on 2 shared cores).
+    Only that process is slowed; the summary names it and leaves it out; the
+    table's noise line names the cell and the round; every ratio is the median
+    of its per-round ratios over the processes kept."""
+    import math
+    rungs = ["fp32", "tf32", "flash", "vocab-pad", "fused-adamw"]
+    tiny = [*TINY[:TINY.index("--steps")], "--steps", "10", "--warmup", "2", "--threads", "1"]
+    p = run(["run", *tiny, "--rungs", ",".join(rungs), "--repeat", "3", "--out", str(d)],
+            env={"LADDER_TEST_SLOWDOWN_PCT": "900@flash@2"}, check_code=0)
+    for rung in rungs:  # the hook reached that one process alone
+        for k in (1, 2, 3):
+            report = load(d / rung / ("report.json" if k == 1 else f"repeat{k}/report.json"))
+            want = 900 if (rung, k) == ("flash", 2) else None
+            assert report["timing"].get("test_slowdown_pct") == want, (rung, k, report["timing"])
+    r = rows(d)
+    assert r["flash"]["disturbed"][0]["round"] == 2 and len(r["flash"]["disturbed"]) == 1, r["flash"]
+    assert r["flash"]["disturbed"][0]["slower_x"] > 3, r["flash"]["disturbed"]
+    assert all("disturbed" not in r[name] for name in rungs if name != "flash"), r
+    assert "noise: flash round 2: " in p.stdout and "left out of the ratios" in p.stdout, p.stdout
+
+    def tok(name):
+        return r[name]["per_process"]["tokens_per_s_median"]
+
+    def median_ratio(a, b, rounds):
+        logs = sorted(math.log(tok(b)[k] / tok(a)[k]) for k in rounds)
+        m = len(logs) // 2
+        return math.exp(logs[m] if len(logs) % 2 else (logs[m - 1] + logs[m]) / 2)
+    # A clean pair: all three rounds; a pair with flash: rounds 1 and 3.
+    assert math.isclose(r["fused-adamw"]["speedup_vs_fp32"], median_ratio("fp32", "fused-adamw", (0, 1, 2)),
+                        rel_tol=1e-9), r["fused-adamw"]
+    assert math.isclose(r["flash"]["speedup_vs_fp32"], median_ratio("fp32", "flash", (0, 2)), rel_tol=1e-9), r["flash"]
+    assert "*" in p.stdout.split("\nflash ")[1].split("\n")[0], p.stdout  # its ratios are marked
+    validate(d / "summary.json")
+
+
 def bad_inputs(d):
     """Each bad input exits 2 with a message naming it, and writes nothing."""
     def bad(args, *parts):
@@ -339,6 +377,16 @@ def bad_inputs(d):
         bad(["run", "--device", "cpu", "--matrix", str(d / "empty.json")], "--matrix:", "empty.json",
             f"key '{key}': got [], an empty list; expected {what} or a non-empty list of them")
     bad(["run", *TINY, "--ab", "same", "--peers", "eager"], "--peers", "A/B")
+    # The test hook aimed at a cell the run does not have, or malformed; a cell is for ladder run alone.
+    p = run(["run", *TINY, "--rungs", "fp32,flash", "--out", str(d / "out")],
+            env={"LADDER_TEST_SLOWDOWN_PCT": "300@fused@1"}, check_code=2)
+    assert "LADDER_TEST_SLOWDOWN_PCT: no cell 'fused' in this run; expected one of: fp32, flash" in p.stderr, p.stderr
+    p = run(["run", *TINY, "--rungs", "fp32", "--out", str(d / "out")],
+            env={"LADDER_TEST_SLOWDOWN_PCT": "300@fp32@0"}, check_code=2)
+    assert "got '300@fp32@0', expected P, P@CELL or P@CELL@ROUND" in p.stderr, p.stderr
+    p = run(["measure", *TINY, "--rung", "fp32", "--out", str(d / "out")],
+            env={"LADDER_TEST_SLOWDOWN_PCT": "300@fp32"}, check_code=2)
+    assert "a slowdown aimed at a cell is for `ladder run`" in p.stderr, p.stderr
     good = d / "good"
     run(["run", *TINY, "--rungs", "fp32", "--out", str(good), "--quiet"], check_code=0)
     bad(["run", "--resume", str(good), "--preset", "tiny", "--batch", "2", "--rungs", "fp32"],
@@ -352,7 +400,8 @@ def bad_inputs(d):
 
 CASES = {f.__name__: f for f in (every_rung_matches_fp32, fp32_exact_switches_match_at_1e_5, crash_is_isolated,
                                   resume_after_kill, interrupt_keeps_reports, repeat_runs_interleaved,
-                                  write_failure_still_writes_summary, memory_mode_and_budget, bad_inputs)}
+                                  write_failure_still_writes_summary, memory_mode_and_budget,
+                                  disturbed_process_is_left_out, bad_inputs)}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2])

@@ -204,14 +204,42 @@ bool warmup_done(const std::vector<StepRecord>& warm, const RunConfig& cfg, std:
   return reason != nullptr;
 }
 
-double test_slowdown_pct() {
+TestSlowdown test_slowdown() {
   const char* v = std::getenv(kTestSlowdownEnv);
-  if (!v || !*v) return 0;
+  TestSlowdown t;
+  if (!v || !*v) return t;
+  const std::string spec = v;
+  auto bad = [&] {
+    return ConfigError(fmt::format("{}: got '{}', expected P, P@CELL or P@CELL@ROUND with P a percentage in "
+                                   "[0, 1000] and ROUND a round from 1 (e.g. 300@peer:eager@1)",
+                                   kTestSlowdownEnv, spec));
+  };
+  const size_t at = spec.find('@');
   char* end = nullptr;
-  const double pct = std::strtod(v, &end);
-  if (*end != '\0' || !(pct >= 0 && pct <= 1000))
-    throw ConfigError(fmt::format("{}: got '{}', expected a percentage in [0, 1000]", kTestSlowdownEnv, v));
-  return pct;
+  const std::string pct = spec.substr(0, at);
+  t.pct = std::strtod(pct.c_str(), &end);
+  if (pct.empty() || *end != '\0' || !(t.pct >= 0 && t.pct <= 1000)) throw bad();
+  if (at == std::string::npos) return t;
+  const std::string target = spec.substr(at + 1);
+  const size_t round_at = target.find('@');
+  t.cell = target.substr(0, round_at);
+  if (t.cell.empty()) throw bad();
+  if (round_at != std::string::npos) {
+    const std::string round = target.substr(round_at + 1);
+    const long r = std::strtol(round.c_str(), &end, 10);
+    if (round.empty() || *end != '\0' || r < 1 || r > 100000) throw bad();
+    t.round = int(r);
+  }
+  return t;
+}
+
+double test_slowdown_pct() {
+  const TestSlowdown t = test_slowdown();
+  if (!t.cell.empty())
+    throw ConfigError(fmt::format("{}={}@{}: a slowdown aimed at a cell is for `ladder run`, which passes {} to "
+                                  "that cell's process alone; `ladder measure` takes a plain percentage",
+                                  kTestSlowdownEnv, t.pct, t.cell, t.pct));
+  return t.pct;
 }
 
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,

@@ -73,8 +73,21 @@ struct HarnessResult {
 // of its own host time more inside the timed region, busy (a sleep would let
 // the core idle and slow the next step as well): a known, real difference for
 // compare's A/B tests. The report records it (timing.test_slowdown_pct).
+// Given to `ladder run` as P@CELL or P@CELL@ROUND (CELL as the run table
+// names it: fp32, peer:eager, B/flash), it slows that cell alone, in every
+// round or in that one: a disturbed process, for the test of cells
+// (reports/stats/block_design.h). The runner passes P to that process and
+// unsets it for the others (bench/run/job.cpp); `ladder measure` refuses it.
 inline constexpr const char* kTestSlowdownEnv = "LADDER_TEST_SLOWDOWN_PCT";
-double test_slowdown_pct();  // from the environment; ConfigError if malformed
+struct TestSlowdown {
+  double pct = 0;
+  std::string cell;  // "": every process
+  int round = 0;     // 0: every round
+};
+// From the environment (pct 0 when unset); ConfigError naming the variable,
+// its value and the form expected when malformed.
+TestSlowdown test_slowdown();
+double test_slowdown_pct();  // an untargeted one; ConfigError for a targeted one or a malformed value
 
 // Where the harness is: the step and phase a failure (an OOM, say) hit, for
 // the failure report. On the list, it follows every step and phase.

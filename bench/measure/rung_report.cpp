@@ -284,6 +284,7 @@ HarnessResult harness_result_of(const TimedSteps& t, const RunConfig& cfg) {
   HarnessResult r;
   r.timer_method = t.timer_method;
   r.timing_mode = "end_to_end";
+  r.test_slowdown_pct = t.test_slowdown_pct;
   size_t warm = 0;
   std::vector<StepRecord> seen;
   while (warm < t.steps.size() && !warmup_done(seen, cfg, &r.warmup_stopped)) seen.push_back(t.steps[warm++]);

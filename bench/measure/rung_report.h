@@ -145,6 +145,7 @@ struct TimedSteps {
   std::string timer_method;
   int64_t device_total_bytes = 0;
   bool peak_rss_reset = false;
+  double test_slowdown_pct = 0;  // the test-only hook's (bench/measure/harness.h); 0 when unset
 };
 HarnessResult harness_result_of(const TimedSteps& t, const RunConfig& cfg);
 

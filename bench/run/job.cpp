@@ -12,6 +12,7 @@
 
 #include "bench/run/child_process.h"
 #include "bench/run/peers.h"
+#include "bench/measure/harness.h"
 #include "bench/measure/roofline.h"
 #include "bench/measure/rung_report.h"
 #include "profiler/common/atomic_file.h"
@@ -24,10 +25,41 @@ namespace ladder {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+// The job's cell as the run table names it: "fp32", "peer:eager", "B/flash".
+std::string cell_name(const Cell& c, const std::string& side) {
+  return side.empty() ? peer_display_name(c.id) : side + "/" + peer_display_name(c.id);
+}
+
+}  // namespace
+
 std::string job_label(const Job& job) {
   const Cell& c = *job.cell;
-  const std::string name = job.side.empty() ? peer_display_name(c.id) : job.side + "/" + peer_display_name(c.id);
+  const std::string name = cell_name(c, job.side);
   return c.role == "parity" ? name : fmt::format("{} #{}", name, job.round);
+}
+
+void check_test_slowdown(const std::vector<Cell>& cells, bool sides) {
+  const TestSlowdown t = test_slowdown();
+  if (t.cell.empty()) return;
+  std::string names;
+  for (const Cell& c : cells) {
+    if (c.role == "parity") continue;
+    for (const std::string& side : sides ? std::vector<std::string>{"A", "B"} : std::vector<std::string>{""}) {
+      if (cell_name(c, side) == t.cell) return;
+      names += (names.empty() ? "" : ", ") + cell_name(c, side);
+    }
+  }
+  throw ConfigError(fmt::format("{}: no cell '{}' in this run; expected one of: {}", kTestSlowdownEnv, t.cell, names));
+}
+
+EnvVars test_slowdown_env(const Job& job) {
+  const TestSlowdown t = test_slowdown();
+  if (t.cell.empty()) return {};
+  const bool hit = job.cell->role != "parity" && cell_name(*job.cell, job.side) == t.cell &&
+                   (t.round == 0 || t.round == job.round);
+  return {{kTestSlowdownEnv, hit ? fmt::format("{}", t.pct) : ""}};
 }
 
 namespace {
@@ -165,6 +197,8 @@ void run_measure_job(const Job& job, const std::string& progress, const std::str
   std::vector<EnvVars> envs = rank_environments(cell);
   if (job.side == "B")
     for (auto& env : envs) env.insert(env.end(), o.side_b_env.begin(), o.side_b_env.end());
+  for (auto& env : envs)
+    for (auto& kv : test_slowdown_env(job)) env.push_back(kv);
   const std::vector<ChildOutcome> outs = run_children(args, envs, o.rung_timeout_s, grace_s);
   if (interrupted()) {
     // A child stopped by Ctrl-C leaves no report: the cell is missing.
@@ -281,7 +315,7 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
     return;
   }
   const ChildOutput output{log_path.string(), o.quiet ? -1 : kPeerProgressFd};
-  const ChildOutcome out = run_children(cmd.args, {EnvVars{}}, o.rung_timeout_s, 0, output).front();
+  const ChildOutcome out = run_children(cmd.args, {test_slowdown_env(job)}, o.rung_timeout_s, 0, output).front();
   if (interrupted()) {
     // Stopped by Ctrl-C: the cell is missing (--resume runs it again).
     if (!report_complete(o, job)) {

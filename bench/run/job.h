@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/run/child_process.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/runner_options.h"
 
@@ -18,6 +19,14 @@ namespace ladder {
 
 // "fp32 #2", "B/flash #1", "grad-accum.parity-single": the job in progress lines.
 std::string job_label(const Job& job);
+
+// The test-only slowdown aimed at a cell (LADDER_TEST_SLOWDOWN_PCT=P@CELL[@ROUND],
+// bench/measure/harness.h): ConfigError unless CELL is one of `cells` (on
+// side A or B where the run has `sides`); test_slowdown_env: P for that
+// cell's process in that round, unset for every other, nothing to add for
+// an untargeted slowdown (every process inherits it).
+void check_test_slowdown(const std::vector<Cell>& cells, bool sides);
+EnvVars test_slowdown_env(const Job& job);
 
 // Runs a rung's job: `ladder measure --config` of its cell, one process per
 // rank for ddp, side A's build for side A of an A/B run, side B's variables

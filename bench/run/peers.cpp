@@ -255,6 +255,8 @@ TimedSteps timed_steps_of(const json& r) {
   t.timer_method = field(r, "timing.timer").get<std::string>();
   t.wall_before_ms = field(r, "timing.wall_before_ms").get<double>();
   const json& steal_before = field(r, "timing.steal_before_ms");
+  if (const json& slow = r["timing"].value("test_slowdown_pct", json()); slow.is_number())
+    t.test_slowdown_pct = slow.get<double>();
   t.peak_rss_reset = field(r, "memory.peak_rss_reset").get<bool>();
   t.device_total_bytes = integer_at(r, "environment.device.memory_bytes");
   const bool cuda = field(r, "config.device").get<std::string>().rfind("cuda", 0) == 0;

@@ -16,6 +16,7 @@
 #include "bench/run/peers.h"
 #include "bench/measure/roofline.h"
 #include "bench/run/child_process.h"
+#include "bench/run/job.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/runner.h"
 #include "bench/measure/config_options.h"
@@ -425,6 +426,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   }
   const std::vector<Cell> cells = a.resume_dir.empty() ? new_cells(a) : resumed_cells(a, ap);
   check_cells_data(cells);
+  check_test_slowdown(cells, !a.ro.sides.empty());
   announce(cells, a);
   return run_matrix(cells, a.ro);
 }
