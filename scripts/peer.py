@@ -228,21 +228,57 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
     return make_step(torch, ref, cfg, forward_loss, params, optimizer), model, switches, m["vocab_size"]
 
 
+def matmul_error(torch, device):
+    """Max relative difference of a fixed 256x256 fp32 matmul against its float64 result (as
+    variants/precision.cpp's probe: fp32 ~1e-7, TF32 ~1e-3, bf16 ~1e-2)."""
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(256, 256, generator=g), torch.randn(256, 256, generator=g)
+    exact = a.double() @ b.double()
+    got = (a.to(device) @ b.to(device)).cpu().double()
+    return ((got - exact).abs().max() / exact.abs().max()).item()
+
+
+def set_tf32(torch, device):
+    """CUDA: TF32 in cuBLAS and cuDNN, through the per-backend API as ladder sets it
+    (variants/precision.cpp), probed."""
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    torch.backends.cudnn.conv.fp32_precision = "tf32"
+    err = matmul_error(torch, device)
+    ok = err > 1e-5
+    return {"enabled": True, "effective": ok,
+            "mechanism": "torch.backends.cuda.matmul.fp32_precision = 'tf32', cudnn.conv.fp32_precision = 'tf32'",
+            "reason": f"probe matmul error {err:.1e}: TF32 tensor cores in use" if ok else
+            f"probe matmul error {err:.1e} unchanged from fp32: this GPU has no TF32 (needs sm_80+)"}
+
+
+def set_cpu_fp32_math(torch):
+    """CPU: oneDNN's fp32-math mode, 'tf32' then 'bf16', the first that changes a probe matmul: what
+    ladder's tf32 switch does on a CPU (variants/precision.cpp), so the peers and the rungs run their
+    fp32 matmuls alike (on a CPU with AMX or avx512_bf16 a mode takes effect)."""
+    tried = []
+    for mode in ("tf32", "bf16"):
+        try:
+            torch.backends.mkldnn.matmul.fp32_precision = mode
+            err = matmul_error(torch, torch.device("cpu"))
+        except Exception as e:  # a mode oneDNN cannot run here
+            tried.append(f"'{mode}' rejected ({str(e).splitlines()[0][:120]})")
+            continue
+        if err > 1e-5:
+            return {"enabled": True, "effective": True, "mechanism": f"oneDNN fp32 matmul precision '{mode}'",
+                    "reason": f"probe matmul error {err:.1e}: oneDNN runs fp32 matmuls in {mode}"}
+        tried.append(f"'{mode}' accepted but the probe matmul is unchanged (error {err:.1e})")
+    torch.backends.mkldnn.matmul.fp32_precision = "none"
+    return {"enabled": True, "effective": False, "applicable": False,
+            "mechanism": "oneDNN fp32 matmul precision (tf32, then bf16)",
+            "reason": "no reduced-precision fp32 matmul mode took effect on this CPU: " + "; ".join(tried)}
+
+
 def set_precision(torch, sw, device, bf16_off_because, switches):
     """tf32 and bf16: sets the matmul precision and returns a factory of the bf16 autocast context
     around forward and loss, or None where there is none (bf16 off, or left off on this CPU)."""
     cuda = device.type == "cuda"
-    # tf32: matmul precision "high" (TF32 in cuBLAS/cuDNN on Ampere and newer).
     if sw["tf32"]:
-        torch.set_float32_matmul_precision("high")
-        torch.backends.cudnn.allow_tf32 = True
-        ok = cuda and torch.cuda.get_device_capability(device)[0] >= 8
-        switches["tf32"] = {"enabled": True, "effective": ok,
-                            "mechanism": "torch.set_float32_matmul_precision('high'), cudnn.allow_tf32",
-                            "reason": "TF32 tensor cores (sm_80+)" if ok else
-                            "no TF32 here (CPU, or a GPU before sm_80); under bf16 autocast the matmuls run in bf16"}
-        if not cuda:  # on, but nothing it can act on here (as ladder's report says of a CPU)
-            switches["tf32"]["applicable"] = False
+        switches["tf32"] = set_tf32(torch, device) if cuda else set_cpu_fp32_math(torch)
     bf16_off = bf16_off_because if sw["bf16"] and not cuda else None
     ctx = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if sw["bf16"] and not bf16_off else None
     if bf16_off:

@@ -246,15 +246,22 @@ TEST(AttentionPlan, PinnedBackendIsAppliedWhileTheStepLives) {
 }
 
 // tf32's matmul precision, like the attention plan's switches, lasts as long as the step that set it.
+// Read and set through the per-backend API only (variants/precision.h).
 TEST(AttentionPlan, StepPutsThePrecisionBack) {
   auto& ctx = at::globalContext();
-  ctx.setFloat32MatmulPrecision("medium");
+  const auto cuda = at::Float32Backend::CUDA, mkldnn = at::Float32Backend::MKLDNN;
+  const auto matmul = at::Float32Op::MATMUL;
+  ctx.setFloat32Precision(cuda, matmul, at::Float32Precision::TF32);
+  ctx.setFloat32Precision(mkldnn, matmul, at::Float32Precision::BF16);
   {
     auto fp32 = tiny_cpu_step("fp32");
-    EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::HIGHEST) << "fp32 runs full precision";
+    EXPECT_EQ(ctx.float32Precision(cuda, matmul), at::Float32Precision::IEEE) << "fp32 runs full precision";
+    EXPECT_EQ(ctx.float32Precision(mkldnn, matmul), at::Float32Precision::NONE) << "fp32 runs full precision";
   }
-  EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::MEDIUM);
-  ctx.setFloat32MatmulPrecision("highest");
+  EXPECT_EQ(ctx.float32Precision(cuda, matmul), at::Float32Precision::TF32);
+  EXPECT_EQ(ctx.float32Precision(mkldnn, matmul), at::Float32Precision::BF16);
+  ctx.setFloat32Precision(cuda, matmul, at::Float32Precision::IEEE);
+  ctx.setFloat32Precision(mkldnn, matmul, at::Float32Precision::NONE);
 }
 
 // Each candidate that runs agrees with PyTorch's pick on y, dq, dk and dv at

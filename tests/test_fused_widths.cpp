@@ -294,7 +294,8 @@ TEST(FusedAtGpt2Widths, FlatBufferNormIsClipGradNormsAtGpt2Size) {
 TEST(FusedAtGpt2Widths, CudaEveryOpFp32AndBf16) {
   if (!have_cuda()) GTEST_SKIP() << "no CUDA device";
   const torch::Device cuda(torch::kCUDA, 0);
-  at::globalContext().setFloat32MatmulPrecision("highest");  // fp32 means fp32, not TF32
+  at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL,
+                                          at::Float32Precision::IEEE);  // fp32 means fp32, not TF32
   for (const bool bf16 : {false, true}) {
     const double tol = bf16 ? kBf16Tol : kFp32Tol;
     for (const int64_t C : {768, 1024}) {
@@ -312,7 +313,7 @@ TEST(FusedAtGpt2Widths, CudaEveryOpFp32AndBf16) {
 
 TEST(FusedAtGpt2Widths, CudaGptEveryParameterAndTheGlobalNorm) {
   if (!have_cuda()) GTEST_SKIP() << "no CUDA device";
-  at::globalContext().setFloat32MatmulPrecision("highest");
+  at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, at::Float32Precision::IEEE);
   gpt_at(768, 12, 50257, 50304, torch::Device(torch::kCUDA, 0));
 }
 

@@ -2,6 +2,8 @@
 // switch; names and composites parse; ablation produces the expected set; what
 // a rung's switches did in a real tiny step (effective, fusions).
 #include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -278,6 +280,58 @@ TEST(Rungs, HarnessRolesComeFromTheDeclarations) {
   EXPECT_EQ(same_rows_parity_switch(parse_rung("ddp").sw), &switches::grad_accum);  // ddp is above grad-accum
   EXPECT_EQ(same_rows_parity_switch(parse_rung("fused-adamw").sw), nullptr);
   EXPECT_EQ(same_rows_parity_switch(parse_rung("fp32+grad-accum").sw), &switches::grad_accum);
+}
+
+}  // namespace
+}  // namespace ladder
+
+namespace ladder {
+namespace {
+
+// Issue 68: on a CPU where oneDNN takes a reduced fp32 mode (AMX, or
+// avx512_bf16), enable_tf32 leaves oneDNN's matmul precision at 'tf32' or
+// 'bf16', and PyTorch's legacy getter (float32MatmulPrecision) throws from
+// then on ("you have used mix of the legacy and new APIs"); a step that read
+// it to save the state failed to build. That state is forced here, then a
+// step of every single-process rung is built, run once and destroyed in one
+// process, each putting back the precision it found:
+//   - on any CPU, through CUDA's matmul precision set to 'tf32' (the legacy
+//     getter throws alike, and a CPU step's maths are untouched);
+//   - oneDNN's matmul precision set to 'tf32' and to 'bf16' directly, where
+//     this CPU's oneDNN can run that mode (on one without it, oneDNN cannot
+//     create an fp32 inner product at all: a state enable_tf32 never leaves
+//     behind, since its probe finds no effect and resets it).
+TEST(Rungs, EveryStepBuildsWithAReducedFp32MatmulModeSet) {
+  auto& ctx = at::globalContext();
+  const auto matmul = at::Float32Op::MATMUL;
+  const std::pair<at::Float32Backend, at::Float32Precision> states[] = {
+      {at::Float32Backend::CUDA, at::Float32Precision::TF32},
+      {at::Float32Backend::MKLDNN, at::Float32Precision::TF32},
+      {at::Float32Backend::MKLDNN, at::Float32Precision::BF16}};
+  for (const auto& [backend, mode] : states) {
+    const at::Float32Precision before = ctx.float32Precision(backend, matmul);
+    ctx.setFloat32Precision(backend, matmul, mode);
+    if (backend == at::Float32Backend::MKLDNN) {
+      try {
+        torch::nn::functional::linear(torch::ones({64, 256}), torch::ones({256, 256}));
+      } catch (const std::exception&) {  // dnnl::error, not c10::Error
+        std::cout << "oneDNN cannot run fp32 matmuls in '" << at::precision2str(mode)
+                  << "' on this CPU: that state is left out here\n";
+        ctx.setFloat32Precision(backend, matmul, before);
+        continue;
+      }
+    }
+    for (const Rung& r : ladder_rungs()) {
+      if (r.sw.on(switches::ddp)) continue;  // a process group of its own (tests/e2e_ddp.py)
+      {
+        auto step = tiny_cpu_step(r.name.c_str(), [](RunConfig& c) { c.cpu_bf16 = "on"; });
+        PhaseObserver none;
+        EXPECT_TRUE(std::isfinite(step->run(0, none).loss.item<double>())) << r.name;
+      }
+      EXPECT_EQ(ctx.float32Precision(backend, matmul), mode) << r.name << " did not put the precision back";
+    }
+    ctx.setFloat32Precision(backend, matmul, before);
+  }
 }
 
 }  // namespace

@@ -331,8 +331,11 @@ RunnableCandidate probe(const GemmSite& s, const SiteOperands& o, GemmChoice c, 
   std::vector<torch::Tensor> got;
   try {
     got = run_site(s, o, c, &out);
-  } catch (const std::exception& e) {  // a cuBLASLt error at one candidate costs that candidate, not the run
-    if (!c.uses_lt()) throw;
+  } catch (const std::exception& e) {
+    // A cuBLASLt error at one candidate costs that candidate, not the run; so
+    // does oneDNN's refusal (on an AVX2-only CPU it cannot create a bf16
+    // inner product: "could not create a primitive descriptor").
+    if (!c.uses_lt() && c.method != GemmMethod::kOnednn) throw;
     rc.result.why_not = e.what();
     return rc;
   }

@@ -29,9 +29,9 @@ SwitchEffect enable_tf32(const torch::Device& device) {
   SwitchEffect e;
   const double ieee_error = matmul_error(device);
   if (device.is_cuda()) {
-    ctx.setFloat32MatmulPrecision("high");
-    ctx.setAllowTF32CuDNN(true);
-    e.mechanism = "float32 matmul precision 'high' (TF32 in cuBLAS) + cuDNN TF32";
+    ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, at::Float32Precision::TF32);
+    ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV, at::Float32Precision::TF32);
+    e.mechanism = "CUDA fp32 matmul and conv precision 'tf32' (TF32 in cuBLAS and cuDNN)";
     const double err = matmul_error(device);
     e.effective = err > kReducedPrecisionError;
     e.reason = e.effective
@@ -71,27 +71,32 @@ SwitchEffect enable_tf32(const torch::Device& device) {
   return e;
 }
 
-void disable_tf32(const torch::Device& device) {
+void disable_tf32(const torch::Device&) {
   auto& ctx = at::globalContext();
-  ctx.setFloat32MatmulPrecision("highest");
-  ctx.setFloat32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL,
-                          at::Float32Precision::NONE);
+  ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, at::Float32Precision::IEEE);
+  ctx.setFloat32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL, at::Float32Precision::NONE);
 }
 
-SavedPrecision::SavedPrecision()
-    : matmul_(at::globalContext().float32MatmulPrecision()),
-      onednn_(at::globalContext().float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL)),
-      cudnn_tf32_(at::globalContext().allowTF32CuDNN()) {}
+bool cuda_matmul_tf32() {
+  return at::globalContext().float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL) ==
+         at::Float32Precision::TF32;
+}
+
+const std::vector<std::pair<at::Float32Backend, at::Float32Op>>& SavedPrecision::settings() {
+  static const std::vector<std::pair<at::Float32Backend, at::Float32Op>> kSettings = {
+      {at::Float32Backend::CUDA, at::Float32Op::MATMUL},
+      {at::Float32Backend::CUDA, at::Float32Op::CONV},
+      {at::Float32Backend::MKLDNN, at::Float32Op::MATMUL}};
+  return kSettings;
+}
+
+SavedPrecision::SavedPrecision() {
+  for (const auto& [backend, op] : settings()) saved_.push_back(at::globalContext().float32Precision(backend, op));
+}
 
 SavedPrecision::~SavedPrecision() {
-  auto& ctx = at::globalContext();
-  switch (matmul_) {
-    case at::Float32MatmulPrecision::HIGHEST: ctx.setFloat32MatmulPrecision("highest"); break;
-    case at::Float32MatmulPrecision::HIGH: ctx.setFloat32MatmulPrecision("high"); break;
-    case at::Float32MatmulPrecision::MEDIUM: ctx.setFloat32MatmulPrecision("medium"); break;
-  }
-  ctx.setFloat32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL, onednn_);
-  ctx.setAllowTF32CuDNN(cudnn_tf32_);
+  for (size_t k = 0; k < saved_.size(); ++k)
+    at::globalContext().setFloat32Precision(settings()[k].first, settings()[k].second, saved_[k]);
 }
 
 AutocastScope::AutocastScope(bool enabled, const torch::Device& device)

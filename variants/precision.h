@@ -9,6 +9,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
@@ -26,11 +28,19 @@ SwitchEffect enable_tf32(const torch::Device& device);
 // Restores full-precision fp32 matmuls (the fp32 baseline).
 void disable_tf32(const torch::Device& device);
 
-// The process's fp32 matmul settings (the matmul precision CUDA's cuBLAS
-// follows, oneDNN's fp32-math mode, cuDNN's TF32) as they were when made, put
-// back when it goes: a step holds one for its lifetime, so the tf32 switch it
-// set ends with it (a later fp32 computation in the same process, a test's,
-// runs in fp32 again).
+// Whether cuBLAS runs fp32 matmuls in TF32 (the tf32 switch on CUDA), read
+// through the per-backend API like every setting here.
+bool cuda_matmul_tf32();
+
+// The process's fp32 matmul settings (CUDA's matmul precision, which cuBLAS
+// follows, and its conv precision, cuDNN's; oneDNN's matmul precision) as they
+// were when made, put back when it goes: a step holds one for its lifetime, so
+// the tf32 switch it set ends with it (a later fp32 computation in the same
+// process, a test's, runs in fp32 again). Read and written through the
+// per-backend API alone (Context::float32Precision): the legacy getter
+// (float32MatmulPrecision) throws once oneDNN's precision has been set to a
+// mode that took effect, as enable_tf32 does on a CPU with AMX or
+// avx512_bf16, and it is used nowhere in the tree.
 class SavedPrecision {
  public:
   SavedPrecision();
@@ -39,9 +49,8 @@ class SavedPrecision {
   SavedPrecision& operator=(const SavedPrecision&) = delete;
 
  private:
-  at::Float32MatmulPrecision matmul_;
-  at::Float32Precision onednn_;
-  bool cudnn_tf32_;
+  static const std::vector<std::pair<at::Float32Backend, at::Float32Op>>& settings();
+  std::vector<at::Float32Precision> saved_;  // parallel to settings()
 };
 
 // bf16 autocast for the current thread while in scope (no-op when disabled).

@@ -47,8 +47,10 @@ std::string ceilings_line(const json& c) {
 Line speed_of_light_verdict(const json& section) {
   const json& l = member(section, "largest_headroom");
   if (!l.is_object()) return {"no band has a floor (no ceiling was measured)", "largest headroom:"};
-  return {fmt::format("{} {:.2f} ms ({:.0f} % of its floor)", layer_of(text(l, "band")).label,
-                      number(l, "headroom_ms").value_or(0), number(l, "pct_of_floor").value_or(0)),
+  // Past 100 %, how many times the floor the headroom is: "463x its floor", not "46251 %".
+  const double pct = number(l, "pct_of_floor").value_or(0);
+  return {fmt::format("{} {:.2f} ms ({})", layer_of(text(l, "band")).label, number(l, "headroom_ms").value_or(0),
+                      pct > 100 ? fmt::format("{:.3g}x its floor", pct / 100) : fmt::format("{:.0f} % of its floor", pct)),
           "largest headroom:", Tone::kBad};
 }
 

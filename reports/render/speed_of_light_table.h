@@ -19,7 +19,8 @@ namespace ladder {
 // The table of one section; `rung` names it in the title ("fused-adamw").
 Table speed_of_light_table(const nlohmann::json& section, const std::string& rung);
 
-// "largest headroom: elementwise/norm 4.81 ms (242 % of its floor)", or why none.
+// "largest headroom: elementwise/norm 4.81 ms (2.42x its floor)" (up to its
+// floor: "(64 % of its floor)"), or why none.
 Line speed_of_light_verdict(const nlohmann::json& section);
 
 // The table of a run's top rung: the last row of `summary` that ran ok (a

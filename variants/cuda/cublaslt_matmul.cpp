@@ -23,6 +23,8 @@
 #include <cublasLt.h>
 #include <fmt/format.h>
 
+#include "variants/precision.h"
+
 namespace ladder::fused::cuda {
 
 namespace {
@@ -187,7 +189,7 @@ void describe(const Gemm& g, at::ScalarType dtype, GemmSetup& s) {
   s.cd_type = g.d_fp32 ? CUDA_R_32F : s.ab_type;
   // float32 inputs follow the float32 matmul precision (the tf32 switch);
   // bf16 always accumulates in fp32. Alpha and beta are fp32 either way.
-  const bool tf32 = dtype == at::kFloat && at::globalContext().allowTF32CuBLAS();
+  const bool tf32 = dtype == at::kFloat && ::ladder::cuda_matmul_tf32();
   s.compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale_type = CUDA_R_32F;
 
