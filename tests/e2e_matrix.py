@@ -317,6 +317,24 @@ def disturbed_process_is_left_out(d):
     validate(d / "summary.json")
 
 
+def avx2_cpu_runs_bf16_fused_linears(d):
+    """Issue 68: an AVX2-only CPU's oneDNN cannot create a bf16 inner product,
+    and the GEMM planner's oneDNN candidate used to fail the whole step with
+    --cpu-bf16 on. The AVX2 paths are forced on any CPU
+    (ONEDNN_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2): the rung runs, in
+    parity, and its plan records why oneDNN did not run where it could not."""
+    env = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
+    run(["run", *TINY, "--rungs", "fused", "--cpu-bf16", "on", "--repeat", "1", "--out", str(d), "--quiet"],
+        env=env, check_code=0)
+    row = rows(d)["fused"]
+    assert row["status"] == "ok" and row["parity"]["status"] == "pass", row
+    plan = load(d / "fused" / "report.json")["gemm_plan"]
+    refused = [c for s in plan["sites"] for c in s["candidates"] if c["choice"] == "onednn" and not c["ran"]]
+    for c in refused:
+        assert c["why_not"], c
+    print(f"{len(refused)} oneDNN candidate(s) refused with their reason")
+
+
 def bad_inputs(d):
     """Each bad input exits 2 with a message naming it, and writes nothing."""
     def bad(args, *parts):
@@ -401,7 +419,7 @@ def bad_inputs(d):
 CASES = {f.__name__: f for f in (every_rung_matches_fp32, fp32_exact_switches_match_at_1e_5, crash_is_isolated,
                                   resume_after_kill, interrupt_keeps_reports, repeat_runs_interleaved,
                                   write_failure_still_writes_summary, memory_mode_and_budget,
-                                  disturbed_process_is_left_out, bad_inputs)}
+                                  disturbed_process_is_left_out, avx2_cpu_runs_bf16_fused_linears, bad_inputs)}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2])
