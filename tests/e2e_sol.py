@@ -73,7 +73,12 @@ def cpu_run(d):
     ddp = load(out / "ddp" / "report.json")["speed_of_light"]
     comm = {b["band"]: b for b in ddp["bands"]}["communication"]
     assert ddp["ceilings"]["link_gbps"] > 0 and comm["binds"] == "link" and comm["floor_ms"] > 0, (ddp["ceilings"], comm)
-    assert load(out / "roofline.json")["interconnect"]["busbw_gbps"] == ddp["ceilings"]["link_gbps"]
+    # The link ceiling is the run's all-reduce micro-benchmark, or what the step's own collectives reached
+    # where they moved their bytes faster than it (bench/measure/speed_of_light.cpp, link_at_least_achieved).
+    busbw = load(out / "roofline.json")["interconnect"]["busbw_gbps"]
+    link, basis = ddp["ceilings"]["link_gbps"], ddp["ceilings"]["link_basis"]
+    assert link == busbw or (link > busbw and "raised to" in basis and "communication reached" in basis), (busbw, link,
+                                                                                                          basis)
     p = run_ladder(LADDER, ["sol", str(out)], check_code=0)
     assert p.stdout.count("speed of light:") == 3, p.stdout
 
