@@ -197,8 +197,8 @@ void run_measure_job(const Job& job, const std::string& progress, const std::str
   std::vector<EnvVars> envs = rank_environments(cell);
   if (job.side == "B")
     for (auto& env : envs) env.insert(env.end(), o.side_b_env.begin(), o.side_b_env.end());
-  for (auto& env : envs)
-    for (auto& kv : test_slowdown_env(job)) env.push_back(kv);
+  const EnvVars slowdown = test_slowdown_env(job);
+  for (auto& env : envs) env.insert(env.end(), slowdown.begin(), slowdown.end());
   const std::vector<ChildOutcome> outs = run_children(args, envs, o.rung_timeout_s, grace_s);
   if (interrupted()) {
     // A child stopped by Ctrl-C leaves no report: the cell is missing.

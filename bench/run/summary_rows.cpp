@@ -53,21 +53,8 @@ const json& noise_of(const RungReport& r) {
   return r.timing ? r.timing->noise : kNone;
 }
 
-// What disturbed the cell's processes, as their noise monitors named it
-// (bench/measure/noise_monitor.h), each cause once.
-std::vector<std::string> noise_causes_of(const std::vector<RungReport>& reports) {
-  std::vector<std::string> causes;
-  for (const auto& r : reports) {
-    const json& noise = noise_of(r);
-    if (!noise.is_object()) continue;
-    for (const auto& c : noise.value("causes", json::array()))
-      if (c.is_string() && std::find(causes.begin(), causes.end(), c.get<std::string>()) == causes.end())
-        causes.push_back(c.get<std::string>());
-  }
-  return causes;
-}
-
-// What each process's noise monitors named, in the cell's order (a peer's: none).
+// What each process's noise monitors named (bench/measure/noise_monitor.h),
+// in the cell's order (a peer's: none).
 std::vector<std::vector<std::string>> causes_per_process(const std::vector<RungReport>& reports) {
   std::vector<std::vector<std::string>> out;
   for (const auto& r : reports) {
@@ -78,6 +65,15 @@ std::vector<std::vector<std::string>> causes_per_process(const std::vector<RungR
       if (c.is_string()) out.back().push_back(c.get<std::string>());
   }
   return out;
+}
+
+// What disturbed the cell's processes, each cause once.
+std::vector<std::string> noise_causes_of(const std::vector<std::vector<std::string>>& per_process) {
+  std::vector<std::string> causes;
+  for (const auto& process : per_process)
+    for (const auto& c : process)
+      if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+  return causes;
 }
 
 NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std::vector<std::string> causes) {
@@ -168,7 +164,8 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   const double steps_cv = median_of(dt_cv);
   row.dt_ms_cv = steps_cv;
   std::optional<double> processes_cv;
-  std::vector<std::string> causes = noise_causes_of(reports);
+  const std::vector<std::vector<std::string>> per_process_causes = causes_per_process(reports);
+  std::vector<std::string> causes = noise_causes_of(per_process_causes);
   if (n > 1) {
     const std::vector<double> dt = figures["per_process"]["dt_ms_median"].get<std::vector<double>>();
     processes_cv = summarize(dt).cv;
@@ -177,7 +174,7 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
     row.probe = probe_section(reports, dt, causes);
   }
   row.noise = noise_verdict(steps_cv, processes_cv, std::move(causes));
-  if (n > 1) row.noise->per_process_causes = causes_per_process(reports);
+  if (n > 1) row.noise->per_process_causes = per_process_causes;
   row.peak_kind = first.memory->measured.peak_kind;
   row.op_counts = *first.op_counts;
   std::map<std::string, bool> effective;
