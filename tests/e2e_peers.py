@@ -322,6 +322,37 @@ def cuda_device_without_a_gpu(d):
         torch._C._cuda_setDevice = real
 
 
+def tf32_settings_without_a_gpu(d):
+    """scripts/peer.py's tf32 as ladder sets it (variants/precision.cpp), each branch reached without a GPU:
+    on CUDA the per-backend flags and the probe's verdict both ways (the probe matmul stubbed, the one call
+    that needs the device); on a CPU the real probe, which leaves oneDNN's precision at 'none' where no
+    mode takes effect, or names the mode that did."""
+    import importlib.util
+    import torch
+    spec = importlib.util.spec_from_file_location("peer", ROOT / "scripts" / "peer.py")
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    real = peer.matmul_error
+    try:
+        for err, effective in ((1e-3, True), (1e-7, False)):
+            peer.matmul_error = lambda torch_, device, err=err: err
+            got = peer.set_tf32(torch, torch.device("cuda"))
+            assert torch.backends.cuda.matmul.fp32_precision == "tf32", torch.backends.cuda.matmul.fp32_precision
+            assert torch.backends.cudnn.conv.fp32_precision == "tf32", torch.backends.cudnn.conv.fp32_precision
+            assert got["enabled"] and got["effective"] == effective, got
+            assert ("TF32 tensor cores" in got["reason"]) == effective, got
+    finally:
+        peer.matmul_error = real
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+    got = peer.set_cpu_fp32_math(torch)
+    mode = torch.backends.mkldnn.matmul.fp32_precision
+    if got["effective"]:
+        assert f"'{mode}'" in got["mechanism"], (mode, got)
+    else:
+        assert mode == "none" and "no reduced-precision fp32 matmul mode took effect" in got["reason"], (mode, got)
+    torch.backends.mkldnn.matmul.fp32_precision = "none"
+
+
 def each_peer_declared_once(d):
     """A peer is one declaration (bench/run/peers.cpp, `ladder peers --json`) and one measuring function
     in scripts/peer.py (@peer): the two lists name the same peers, and peer.py names no peer
@@ -353,7 +384,7 @@ def each_peer_declared_once(d):
         type("Args", (), {"ladder": LADDER, "peer": "eager"})(), "cpu")
 
 
-CASES = {f.__name__: f for f in (each_peer_declared_once, eager_peer_in_the_run, peers_default_and_bad_values, failing_peer_is_recorded,
+CASES = {f.__name__: f for f in (each_peer_declared_once, tf32_settings_without_a_gpu, eager_peer_in_the_run, peers_default_and_bad_values, failing_peer_is_recorded,
                                   interrupt_and_resume_peer, compile_peer_on_cpu, cuda_device_without_a_gpu)}
 
 if __name__ == "__main__":
