@@ -4,14 +4,16 @@
 // plan's JSON, the cache and its key, --attention-plan, the plan a CPU flash
 // step records and the backend it applies, and the candidates' agreement at
 // GPT-2's attention shape. On a GPU, AttentionPlanCuda.* runs the four
-// backends at the step's shape; they skip without one.
+// CUDA backends at the step's shape; they skip without one.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
+#include <tuple>
 #include <iostream>
 #include <vector>
 
@@ -43,30 +45,57 @@ AttentionPlanKey gpt2_key() {
 
 TEST(AttentionPlan, BackendNamesRoundTrip) {
   for (AttentionBackend b : kAttentionBackends) EXPECT_EQ(parse_backend(backend_name(b)), b);
-  EXPECT_FALSE(parse_backend("math"));
+  EXPECT_FALSE(parse_backend("sdpa"));
   EXPECT_FALSE(parse_backend("Flash"));
-  EXPECT_TRUE(backend_on_device(AttentionBackend::kFlash, false));
-  EXPECT_FALSE(backend_on_device(AttentionBackend::kCudnn, false));
-  EXPECT_FALSE(backend_on_device(AttentionBackend::kEfficient, false));
-  for (AttentionBackend b : kAttentionBackends) EXPECT_TRUE(backend_on_device(b, true));
+  EXPECT_EQ(backend_names().size(), std::size(kAttentionBackends));
+  EXPECT_EQ(attention_plan_values().front(), "auto");
+  // A CPU: PyTorch's pick, flash, math, explicit, flash-fp32; CUDA: PyTorch's pick, flash, cuDNN, efficient.
+  const std::vector<std::pair<AttentionBackend, std::pair<bool, bool>>> on{
+      {AttentionBackend::kPytorch, {true, true}},  {AttentionBackend::kFlash, {true, true}},
+      {AttentionBackend::kCudnn, {false, true}},   {AttentionBackend::kEfficient, {false, true}},
+      {AttentionBackend::kMath, {true, false}},    {AttentionBackend::kExplicit, {true, false}},
+      {AttentionBackend::kFlashFp32, {true, false}}};
+  ASSERT_EQ(on.size(), std::size(kAttentionBackends));
+  for (const auto& [b, cpu_cuda] : on) {
+    EXPECT_EQ(backend_on_device(b, false), cpu_cuda.first) << backend_name(b);
+    EXPECT_EQ(backend_on_device(b, true), cpu_cuda.second) << backend_name(b);
+  }
+  EXPECT_STREQ(backend_device_only(AttentionBackend::kCudnn), "CUDA only");
+  EXPECT_STREQ(backend_device_only(AttentionBackend::kExplicit), "CPU only");
+  EXPECT_EQ(attention::attention_call(AttentionBackend::kExplicit), AttentionCall::kExplicit);
+  EXPECT_EQ(attention::attention_call(AttentionBackend::kFlashFp32), AttentionCall::kSdpaFp32);
+  EXPECT_EQ(attention::attention_call(AttentionBackend::kMath), AttentionCall::kSdpa);
 }
 
 TEST(AttentionPlan, RequestTakesAutoOrABackend) {
   for (const char* ok : {"auto", "pytorch", "flash", "cudnn", "efficient"})
     EXPECT_NO_THROW(check_attention_plan_request(ok)) << ok;
+  for (const char* ok : {"auto", "pytorch", "flash", "math", "explicit", "flash-fp32"})
+    EXPECT_NO_THROW(check_attention_plan_request(ok, "cpu")) << ok;
   try {
     check_attention_plan_request("fa3");
     FAIL() << "fa3 accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("--attention-plan: got \"fa3\"; expected auto, pytorch"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("--attention-plan: got \"fa3\"; expected auto, pytorch, flash, cudnn, "
+                                         "efficient, math, explicit or flash-fp32"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    check_attention_plan_request("explicit", "cuda:0");
+    FAIL() << "explicit accepted on CUDA";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--attention-plan: explicit is a CPU backend and --device is cuda:0; expected "
+                                         "auto, pytorch, flash, cudnn or efficient there"),
+              std::string::npos)
         << e.what();
   }
   RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
   EXPECT_NO_THROW(cfg.validate());
   for (const auto& [value, says] : std::vector<std::pair<std::string, std::string>>{
            {"cuDNN", "--attention-plan"},
-           {"efficient", "--attention-plan: efficient is a CUDA backend and --device is cpu; expected auto, pytorch "
-                         "or flash there"}}) {
+           {"efficient", "--attention-plan: efficient is a CUDA backend and --device is cpu; expected auto, pytorch, "
+                         "flash, math, explicit or flash-fp32 there"}}) {
     cfg.attention_plan = value;
     try {
       cfg.validate();
@@ -120,10 +149,59 @@ TEST(AttentionPlan, MeasuredPlanUnderAFakeTimer) {
     if (p.choice != "pytorch") {
       EXPECT_LT(chosen->median_ms, p.candidates[0].median_ms * (1 - kAttentionPlanMargin)) << p.reason;
     }
-    for (const auto& c : p.candidates) EXPECT_EQ(c.ms.size(), c.ran ? 10u : 0u) << c.backend;
+    for (const auto& c : p.candidates) {
+      EXPECT_EQ(c.ms.size(), c.ran ? 10u : 0u) << c.backend;
+      // Every candidate that ran says why it lost, or that it was chosen; one that did not, nothing.
+      ASSERT_EQ(c.verdict.has_value(), c.ran) << c.backend;
+      if (!c.ran) continue;
+      if (c.backend == p.choice)
+        EXPECT_EQ(*c.verdict, "chosen");
+      else if (p.choice == "pytorch" && c.median_ms < p.candidates[0].median_ms)
+        EXPECT_EQ(c.verdict->rfind("within the margin: ", 0), 0u) << *c.verdict;
+      else
+        EXPECT_EQ(c.verdict->rfind("slower: ", 0), 0u) << *c.verdict;
+    }
     EXPECT_EQ(p.mode, "auto");
     EXPECT_EQ(p.source, "measured");
     EXPECT_EQ(p.reps, 10);
+  }
+}
+
+// A CPU plan's cut: a candidate whose untimed run takes more than
+// kAttentionPlanFirstRunCutCpu times A's is not timed, and says why; at
+// first_run_cut 0 (CUDA) it is timed as the others.
+TEST(AttentionPlan, SlowFirstRunIsNotTimedOnACpu) {
+  for (double cut : {kAttentionPlanFirstRunCutCpu, 0.0}) {
+    double now = 0;
+    int explicit_calls = 0;
+    std::vector<RunnableAttention> cands;
+    for (auto [b, ms] : {std::pair{AttentionBackend::kPytorch, 2.0}, std::pair{AttentionBackend::kMath, 1.0},
+                         std::pair{AttentionBackend::kExplicit, 9.0}}) {
+      RunnableAttention rc;
+      rc.result.backend = backend_name(b);
+      rc.result.ran = true;
+      rc.run = [&, b, ms] {
+        now = ms;
+        explicit_calls += b == AttentionBackend::kExplicit;
+      };
+      cands.push_back(std::move(rc));
+    }
+    const AttentionPlan p = measure_attention_plan(
+        cands, gpt2_key(), [&](const std::function<void()>& fn) { return fn(), now; }, kAttentionPlanMarginCpu, 5, cut);
+    EXPECT_EQ(p.choice, "math") << p.reason;
+    EXPECT_EQ(*p.candidates[0].verdict, "slower: 2.0000 ms, 2.00x math's 1.0000 ms");
+    const AttentionCandidate& ex = p.candidates[2];
+    if (cut > 0) {
+      EXPECT_FALSE(ex.ran);
+      EXPECT_EQ(ex.why_not, "not timed: its untimed run took 9.0 ms, 4.5x pytorch's 2.0 ms (more than 4x)");
+      EXPECT_EQ(explicit_calls, 1) << "its untimed run only";
+      EXPECT_TRUE(ex.ms.empty());
+      EXPECT_FALSE(ex.verdict);
+    } else {
+      EXPECT_TRUE(ex.ran);
+      EXPECT_EQ(explicit_calls, 6);
+      EXPECT_EQ(*ex.verdict, "slower: 9.0000 ms, 9.00x math's 1.0000 ms");
+    }
   }
 }
 
@@ -182,7 +260,7 @@ TEST(AttentionPlan, CacheKeepsAPlanPerKey) {
   EXPECT_EQ(back->source, "cache: " + (cache.dir / "attention-plans" / (gpt2_key().id() + ".json")).string());
   for (auto change : std::vector<std::function<void(AttentionPlanKey&)>>{
            [](AttentionPlanKey& k) { k.seq = 512; }, [](AttentionPlanKey& k) { k.cudnn = "91100"; },
-           [](AttentionPlanKey& k) { k.dtype = "fp32"; }, [](AttentionPlanKey& k) { k.planner = 2; }}) {
+           [](AttentionPlanKey& k) { k.dtype = "fp32"; }, [](AttentionPlanKey& k) { k.planner = kAttentionPlannerVersion + 1; }}) {
     AttentionPlanKey other = gpt2_key();
     change(other);
     EXPECT_NE(other.id(), gpt2_key().id());
@@ -198,9 +276,12 @@ bool only_flash_enabled() {
          !c.userEnabledCuDNNSDP();
 }
 
-// The flash rung on a CPU plans its attention: PyTorch's pick and flash
-// measured, cuDNN and memory-efficient named as CUDA's; the next step of the
-// same shape reads the cache; a rung without SDPA has no plan.
+// The flash rung on a CPU plans its attention: PyTorch's pick, flash, math,
+// explicit and (in bf16, as a unit test's step runs with --cpu-bf16 auto and
+// no roofline) flash-fp32 measured, each unless its untimed run was past the
+// cut; in fp32 flash-fp32 is not run; cuDNN and memory-efficient are named as
+// CUDA's; the next step of the same shape reads the cache; a rung without
+// SDPA has no plan.
 TEST(AttentionPlan, CpuFlashStepMeasuresThenReadsTheCache) {
   CacheDir cache;
   auto step = tiny_cpu_step("flash");
@@ -211,15 +292,33 @@ TEST(AttentionPlan, CpuFlashStepMeasuresThenReadsTheCache) {
   EXPECT_EQ(p.margin, kAttentionPlanMarginCpu);
   EXPECT_EQ(p.key.device.rfind("cpu: ", 0), 0u) << p.key.device;
   EXPECT_EQ(p.key.cudnn, "");
-  ASSERT_EQ(p.candidates.size(), 4u);
+  ASSERT_EQ(p.candidates.size(), 7u);
+  EXPECT_EQ(p.key.dtype, "bf16");
   EXPECT_EQ(p.candidates[0].picks, "flash") << "SDPA's CPU kernel at tiny's shape";
-  for (size_t i = 0; i < 2; ++i) {
-    EXPECT_TRUE(p.candidates[i].ran) << p.candidates[i].why_not;
-    EXPECT_EQ(p.candidates[i].ms.size(), size_t(kAttentionPlanReps));
+  for (size_t i : {0, 1, 4, 5, 6}) {
+    const AttentionCandidate& c = p.candidates[i];
+    if (i > 0 && !c.ran) {
+      EXPECT_EQ(c.why_not.rfind("not timed: ", 0), 0u) << c.why_not;
+      continue;
+    }
+    EXPECT_TRUE(c.ran) << c.backend << ": " << c.why_not;
+    EXPECT_EQ(c.ms.size(), size_t(kAttentionPlanReps));
+    EXPECT_TRUE(c.verdict) << c.backend;
   }
+  EXPECT_EQ(p.candidates[4].picks, "math");
+  EXPECT_EQ(p.candidates[5].picks, "explicit");
   for (size_t i = 2; i < 4; ++i) EXPECT_EQ(p.candidates[i].why_not, "CUDA only") << p.candidates[i].backend;
-  EXPECT_TRUE(p.choice == "pytorch" || p.choice == "flash") << p.choice;
+  EXPECT_EQ(p.candidates[6].picks, "flash");
+  const auto chosen = std::find_if(p.candidates.begin(), p.candidates.end(),
+                                   [&](const AttentionCandidate& c) { return c.backend == p.choice; });
+  ASSERT_NE(chosen, p.candidates.end());
+  EXPECT_EQ(chosen->verdict, "chosen");
   EXPECT_EQ(tiny_cpu_step("flash")->attention_plan()->source.rfind("cache: ", 0), 0u);
+  const auto fp32 = tiny_cpu_step("flash", [](RunConfig& c) { c.cpu_bf16 = "off"; });
+  const AttentionPlan& f = *fp32->attention_plan();
+  EXPECT_EQ(f.key.dtype, "fp32");
+  EXPECT_EQ(f.source, "measured") << "another dtype, another key";
+  EXPECT_EQ(f.candidates[6].why_not, "the attention is fp32 already: flash's kernel, as candidate flash");
   EXPECT_FALSE(tiny_cpu_step("fused")->attention_plan()) << "explicit attention: no SDPA to plan";
 }
 
@@ -271,9 +370,61 @@ TEST(AttentionPlan, CpuCandidatesAgreeAtGpt2Widths) {
   k.batch = 1;
   k.dtype = "fp32";
   const auto cands = attention::candidates(k, torch::Device("cpu"), torch::kFloat);
-  ASSERT_EQ(cands.size(), 4u);
-  EXPECT_TRUE(cands[0].result.ran);
-  EXPECT_TRUE(cands[1].result.ran) << cands[1].result.why_not;
+  ASSERT_EQ(cands.size(), 7u);
+  for (size_t i : {0, 1, 4, 5}) EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
+}
+
+// In bf16, at GPT-2's head width and count (T 128, so that emulated bf16
+// stays quick): math, explicit and flash on fp32 copies agree with the bf16
+// flash kernel within bf16's tolerance, each of y, dq, dk and dv.
+TEST(AttentionPlan, CpuCandidatesAgreeInBf16) {
+  AttentionPlanKey k = gpt2_key();
+  k.batch = 1;
+  k.seq = 128;
+  const auto cands = attention::candidates(k, torch::Device("cpu"), torch::kBFloat16);
+  ASSERT_EQ(cands.size(), 7u);
+  for (size_t i : {0, 1, 4, 5, 6}) EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
+  EXPECT_EQ(cands[6].result.picks, "flash");
+}
+
+// Each CPU candidate pinned on the flash rung runs in the step: the loss of
+// a step that calls explicit attention, SDPA's math backend or flash on fp32
+// copies is flash's within fp32's rounding (--cpu-bf16 off) or bf16's (on),
+// the switches are the pinned backend's, and the flash switch's effect says
+// what ran.
+TEST(AttentionPlan, PinnedCpuCandidatesRunInTheStep) {
+  for (const char* bf16 : {"off", "on"}) {
+  const double rtol = std::string(bf16) == "on" ? 2e-3 : 1e-5;
+  auto loss_of = [bf16](const char* plan) {
+    auto step = tiny_cpu_step("flash", [plan, bf16](RunConfig& c) {
+      c.attention_plan = plan;
+      c.cpu_bf16 = bf16;
+    });
+    PhaseObserver none;
+    const double loss = step->run(0, none).loss.item<double>();
+    const auto effect = step->describe_switches()["flash"];
+    const auto& ctx = at::globalContext();
+    return std::tuple{loss, effect, ctx.userEnabledMathSDP(), ctx.userEnabledFlashSDP()};
+  };
+  const auto [flash, flash_effect, flash_math, flash_flash] = loss_of("flash");
+  EXPECT_TRUE(flash_flash && !flash_math);
+  for (const char* plan : {"math", "explicit", "flash-fp32"}) {
+    const auto [loss, effect, math_on, flash_on] = loss_of(plan);
+    EXPECT_NEAR(loss, flash, rtol * std::abs(flash)) << plan << ", --cpu-bf16 " << bf16;
+    const std::string why = effect.value("reason", "");
+    if (std::string(plan) == "explicit") {
+      EXPECT_FALSE(effect.value("effective", true)) << effect.dump();
+      EXPECT_EQ(why, "the attention plan chose the explicit attention: --attention-plan explicit") << effect.dump();
+    } else {
+      EXPECT_TRUE(effect.value("effective", false)) << effect.dump();
+      EXPECT_EQ(math_on, std::string(plan) == "math") << plan;
+      EXPECT_EQ(flash_on, std::string(plan) == "flash-fp32") << plan;
+      EXPECT_NE(why.find("(the attention plan's choice: --attention-plan " + std::string(plan) + ")"),
+                std::string::npos)
+          << effect.dump();
+    }
+  }
+  }
 }
 
 bool have_cuda() { return torch::cuda::is_available(); }
@@ -286,7 +437,8 @@ TEST(AttentionPlanCuda, BackendsAtTheStepShape) {
   CacheDir cache;
   AttentionPlanKey k = gpt2_key();
   const auto cands = attention::candidates(k, torch::Device("cuda"), torch::kBFloat16);
-  ASSERT_EQ(cands.size(), 4u);
+  ASSERT_EQ(cands.size(), 7u);
+  for (size_t i = 4; i < 7; ++i) EXPECT_EQ(cands[i].result.why_not, "CPU only") << cands[i].result.backend;
   for (const auto& c : cands)
     std::cout << "  " << c.result.backend << " (" << c.result.picks << "): "
               << (c.result.ran ? "ran" : c.result.why_not) << "\n";

@@ -21,10 +21,13 @@ const SdpSwitches& process_switches() {
 
 SdpSwitches switches_for(AttentionBackend b) {
   switch (b) {
-    case AttentionBackend::kFlash: return {true, false, false, false};
+    case AttentionBackend::kFlash:
+    case AttentionBackend::kFlashFp32: return {true, false, false, false};
     case AttentionBackend::kCudnn: return {false, false, false, true};
     case AttentionBackend::kEfficient: return {false, true, false, false};
-    case AttentionBackend::kPytorch: break;
+    case AttentionBackend::kMath: return {false, false, true, false};
+    case AttentionBackend::kPytorch:
+    case AttentionBackend::kExplicit: break;  // no SDPA: the switches as found
   }
   return process_switches();
 }
@@ -52,24 +55,31 @@ const char* sdp_backend_name(int64_t choice) {
 
 struct Inputs {
   torch::Tensor q, k, v, dy;  // (B, nh, T, hs)
+  torch::Tensor mask;         // (T, T) bool, true where attention is allowed (explicit's)
 };
 
 Inputs draw_inputs(const AttentionPlanKey& key, const torch::Device& device, torch::ScalarType dtype) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/1234);
   const auto opts = torch::TensorOptions().dtype(dtype).device(device);
   auto draw = [&] { return torch::randn({key.batch, key.n_head, key.seq, key.head_size}, gen).to(opts); };
-  return {draw().requires_grad_(), draw().requires_grad_(), draw().requires_grad_(), draw()};
+  return {draw().requires_grad_(), draw().requires_grad_(), draw().requires_grad_(), draw(),
+          torch::ones({key.seq, key.seq}, torch::TensorOptions().dtype(torch::kBool).device(device)).tril()};
 }
 
 // Forward and backward under backend `b`: {y, dq, dk, dv}.
 std::vector<torch::Tensor> forward_backward(AttentionBackend b, const Inputs& in) {
   SwitchesScope scope(b);
-  auto y = at::scaled_dot_product_attention(in.q, in.k, in.v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
+  auto y = causal_attention(attention_call(b), in.q, in.k, in.v, in.mask);  // (B, nh, T, hs)
   auto grads = torch::autograd::grad({y}, {in.q, in.k, in.v}, {in.dy});
   return {y, grads[0], grads[1], grads[2]};
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// What runs for a candidate other than A: its SDPA backend, or "explicit".
+const char* picks_of(AttentionBackend b) {
+  return b == AttentionBackend::kFlashFp32 ? "flash" : backend_name(b);
+}
 
 }  // namespace
 
@@ -96,10 +106,13 @@ std::vector<RunnableAttention> candidates(const AttentionPlanKey& key, const tor
       rc.result.picks = sdpa_pick(key, device, dtype);
       rc.result.ran = true;
     } else if (!backend_on_device(b, device.is_cuda())) {
-      rc.result.picks = backend_name(b);
-      rc.result.why_not = "CUDA only";
+      rc.result.picks = picks_of(b);
+      rc.result.why_not = backend_device_only(b);
+    } else if (b == AttentionBackend::kFlashFp32 && dtype == torch::kFloat) {
+      rc.result.picks = picks_of(b);
+      rc.result.why_not = "the attention is fp32 already: flash's kernel, as candidate flash";
     } else {
-      rc.result.picks = backend_name(b);
+      rc.result.picks = picks_of(b);
       try {
         if (const double err = gemm::relative_l2(forward_backward(b, *in), a); !(err <= tolerance))
           rc.result.why_not = fmt::format("differs from pytorch's y, dq, dk, dv: relative L2 {:.2e} > {:.0e}", err,
@@ -134,7 +147,8 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
   c10::OptionalDeviceGuard guard;
   if (cuda) guard.reset_device(device);
   AttentionPlan p = measure_attention_plan(candidates(key, device, dtype), key, gemm::planner_timer(device),
-                                           cuda ? kAttentionPlanMargin : kAttentionPlanMarginCpu);
+                                           cuda ? kAttentionPlanMargin : kAttentionPlanMarginCpu, kAttentionPlanReps,
+                                           cuda ? 0.0 : kAttentionPlanFirstRunCutCpu);
   save_cached_attention_plan(p);
   return p;
 }
@@ -150,6 +164,14 @@ void SdpSwitches::set() const {
   c.setSDPUseMemEfficient(efficient);
   c.setSDPUseMath(math);
   c.setSDPUseCuDNN(cudnn);
+}
+
+AttentionCall attention_call(AttentionBackend b) {
+  switch (b) {
+    case AttentionBackend::kExplicit: return AttentionCall::kExplicit;
+    case AttentionBackend::kFlashFp32: return AttentionCall::kSdpaFp32;
+    default: return AttentionCall::kSdpa;
+  }
 }
 
 void apply_attention_plan(const AttentionPlan& p) {

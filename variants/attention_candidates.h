@@ -17,6 +17,7 @@
 
 #include "variants/attention_plan.h"
 #include "variants/config.h"
+#include "variants/attention.h"
 
 namespace ladder::attention {
 
@@ -35,8 +36,12 @@ AttentionPlan plan_step_attention(const RunConfig& cfg, const torch::Device& dev
                                   const std::string& dtype_name);
 
 // Makes every later scaled_dot_product_attention of this process run `p`'s
-// choice (pytorch: the switches as the process found them).
+// choice (pytorch and explicit: the switches as the process found them); the
+// model calls its attention as attention_call(p.backend()) says.
 void apply_attention_plan(const AttentionPlan& p);
+// How the model calls a backend's attention: explicit, SDPA on fp32 copies
+// (flash-fp32) or SDPA (the others, by the switches).
+AttentionCall attention_call(AttentionBackend b);
 
 // ATen's SDP switches (at::globalContext()), as a value.
 struct SdpSwitches {

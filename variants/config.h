@@ -108,7 +108,8 @@ struct RunConfig {
   // "auto" (measured in warm-up), "pytorch", "lt", or a plan file.
   std::string gemm_plan = "auto";
   // --attention-plan: the flash rung's SDPA backend (variants/attention_plan.h):
-  // "auto" (measured in warm-up) or one pinned: pytorch, flash, cudnn, efficient.
+  // "auto" (measured in warm-up) or one pinned: pytorch, flash, cudnn, efficient
+  // (CUDA), math, explicit, flash-fp32 (CPU).
   std::string attention_plan = "auto";
   // --layer-norm-kernel: fused-ln's CUDA kernels (variants/add_layer_norm.h):
   // "auto" (the vector kernels where they fit) or "row".

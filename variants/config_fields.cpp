@@ -204,12 +204,13 @@ std::vector<ConfigField> make_fields() {
           "(CPU: 5 %); pytorch or lt pins one way everywhere; FILE reruns a plan (a report.json or a plan from one)",
           anything(), [](auto& c) -> auto& { return c.gemm_plan; })
         .absent([](RunConfig& c) { c.gemm_plan = "lt"; }),  // configs from before the planner ran cuBLASLt's first
-    field(kRun, "attention_plan", "--attention-plan", "auto|pytorch|flash|cudnn|efficient",
-          "the flash rung's scaled_dot_product_attention backend: auto times forward and backward at the step's "
-          "shape under each (PyTorch's own pick, flash, cuDNN, memory-efficient; CUDA: all four, CPU: the first "
-          "two) before the first step, cached per device, library, torch and shape, and keeps PyTorch's unless "
-          "another is faster by 3 % (CPU: 5 %); a backend's name pins it",
-          one_of({"auto", "pytorch", "flash", "cudnn", "efficient"}), [](auto& c) -> auto& { return c.attention_plan; })
+    field(kRun, "attention_plan", "--attention-plan", "auto|pytorch|flash|cudnn|efficient|math|explicit|flash-fp32",
+          "the flash rung's attention: auto times forward and backward at the step's shape under each candidate "
+          "(PyTorch's own SDPA pick and SDPA's flash backend; CUDA: cuDNN's and memory-efficient; CPU: SDPA's math "
+          "backend, the explicit attention in the step's dtype, and flash on fp32 copies of bf16 inputs) before the "
+          "first step, cached per device, library, torch and shape, and keeps PyTorch's unless another is faster by "
+          "3 % (CPU: 5 %); a candidate's name pins it",
+          one_of(attention_plan_values()), [](auto& c) -> auto& { return c.attention_plan; })
         .absent([](RunConfig& c) { c.attention_plan = "pytorch"; }),  // configs from before the planner: SDPA's pick
     field(kRun, "layer_norm_kernel", "--layer-norm-kernel", "auto|row",
           "fused-ln's CUDA kernels: auto takes the vector kernels (4 elements an access, the row in registers) "

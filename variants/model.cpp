@@ -60,25 +60,10 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  auto y = options_.flash ? sdpa_causal_attention(q, k, v)                 // (B, nh, T, hs)
-                          : explicit_causal_attention(q, k, v, causal_mask_);  // (B, nh, T, hs)
+  auto y = options_.flash ? causal_attention(options_.attention_call, q, k, v, causal_mask_)  // (B, nh, T, hs)
+                          : explicit_causal_attention(q, k, v, causal_mask_);                // (B, nh, T, hs)
   y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
   return project(c_proj, y, "attn.c_proj");
-}
-
-torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                        const torch::Tensor& v, const torch::Tensor& causal_mask) {
-  const int64_t T = q.size(2), hs = q.size(3);
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs)));  // (B, nh, T, T)
-  auto mask = causal_mask.slice(0, 0, T).slice(1, 0, T);                            // (T, T)
-  att = att.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
-  att = torch::softmax(att, -1);
-  return torch::matmul(att, v);  // (B, nh, T, hs)
-}
-
-torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                    const torch::Tensor& v) {
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);  // (B, nh, T, hs)
 }
 
 MLPImpl::MLPImpl(const ModelConfig& cfg, const ModelOptions& options) : options_(options) {

@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "variants/attention.h"
 #include "variants/fused_linear.h"
 
 #include "variants/config.h"
@@ -16,22 +17,11 @@
 
 namespace ladder {
 
-// The two attention cores the flash rung switches between; q, k, v:
-// (B, nh, T, hs) -> (B, nh, T, hs). The explicit one is nanoGPT's slow path:
-// masked softmax(q k^T / sqrt(hs)) v over the full (B, nh, T, T) score matrix;
-// causal_mask is (>= T, >= T) bool, true where attention is allowed. The SDPA
-// one is scaled_dot_product_attention(is_causal), whose backend (flash,
-// memory-efficient, cuDNN, math) LibTorch picks. The micro-benchmarks time
-// exactly these (bench/micro/attention.cpp).
-torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                        const torch::Tensor& v, const torch::Tensor& causal_mask);
-torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                    const torch::Tensor& v);
-
 // What the rung's switches change in the model (set by the switches' apply,
 // variants/switches/; StepPlan::model).
 struct ModelOptions {
   bool flash = false;         // flash: scaled_dot_product_attention(is_causal), not explicit attention
+  AttentionCall attention_call = AttentionCall::kSdpa;  // flash's: how its attention plan's choice is called
   bool fused_ln = false;      // fused-ln: each residual add + the LayerNorm after it as one op
   bool fused_linear = false;  // fused-linear: c_attn, c_proj as fused::linear_bias, the MLP as fused::mlp_gelu
   bool fused_ce = false;      // fused-ce: lm_head + loss as one node (fused::classifier_cross_entropy)

@@ -70,6 +70,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   }
   ModelOptions model_options = plan_.model;
   model_options.layer_ranges = cfg.layer_ranges;
+  if (attention_plan_) model_options.attention_call = attention::attention_call(attention_plan_->backend());
   // cast-cache: the fused ops read their bf16 copies from here; made once the
   // weights are final (below), refreshed after every update (clip_and_update).
   if (plan_.acts(switches::cast_cache) && matmuls_in_bf16()) {
@@ -364,7 +365,8 @@ nlohmann::json TrainStep::describe_switches() const {
                           *optimizer_,
                           pg_,
                           sync_.get(),
-                          casts_.get()};
+                          casts_.get(),
+                          attention_plan_ ? &*attention_plan_ : nullptr};
   nlohmann::json j = nlohmann::json::object();
   for (const SwitchDecl* s : all_switches()) {
     if (s->role == SwitchRole::kGroup) continue;  // from its parts, below

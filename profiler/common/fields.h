@@ -69,6 +69,11 @@ struct Maybe : std::optional<T> {
   }
 };
 
+// Names as the values a Doc allows (Doc::one_of).
+inline std::vector<nlohmann::json> values_of(const std::vector<std::string>& names) {
+  return {names.begin(), names.end()};
+}
+
 // What a field's schema says beyond its C++ type.
 struct Doc {
   std::string description;

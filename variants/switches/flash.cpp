@@ -1,9 +1,12 @@
 // variants/switches/flash.cpp: attention as scaled_dot_product_attention
-// with is_causal; LibTorch picks the backend (flash, efficient, cuDNN, math).
+// with is_causal; its backend (flash, efficient, cuDNN, math) as the step's
+// attention plan chose (variants/attention_plan.h), which on a CPU may also
+// choose SDPA on fp32 copies of bf16 inputs, or the explicit attention.
 #include "variants/switches/switch.h"
 
 #include <fmt/format.h>
 
+#include "variants/attention_plan.h"
 #include "variants/model.h"
 
 namespace ladder::switches {
@@ -14,10 +17,22 @@ extern const SwitchDecl flash = {
     Numerics::kFp32Exact, {}, /*cuda_only=*/false,
     [](const RunConfig&, StepPlan& p) { p.model.flash = true; },
     [](const SwitchFacts& f) {
+      const AttentionPlan* plan = f.attention;
+      const std::string choice = plan ? plan->choice : "pytorch";
+      if (choice == "explicit") {
+        auto j = switch_effect(false, "the explicit attention",
+                               fmt::format("the attention plan chose the explicit attention: {}", plan->reason));
+        j["sdpa_backend"] = "none";
+        return j;
+      }
       const std::string backend = sdpa_backend(f.cfg, f.device);
-      auto j = switch_effect(backend != "math", "scaled_dot_product_attention(is_causal=true)",
-                             backend == "math" ? "SDPA fell back to the math backend"
-                                               : fmt::format("SDPA backend: {}", backend));
+      // math is a fallback unless the plan measured it fastest
+      const bool chosen = choice != "pytorch" && choice != "flash";
+      std::string why = backend == "math" && !chosen ? "SDPA fell back to the math backend"
+                                                     : fmt::format("SDPA backend: {}", backend);
+      if (choice == "flash-fp32") why += " on fp32 copies of q, k, v";
+      if (chosen) why += fmt::format(" (the attention plan's choice: {})", plan->reason);
+      auto j = switch_effect(backend != "math" || chosen, "scaled_dot_product_attention(is_causal=true)", why);
       j["sdpa_backend"] = backend;
       return j;
     },

@@ -54,6 +54,7 @@ class StepOptimizer;
 class ProcessGroup;
 class GradientSync;
 class CastCache;
+struct AttentionPlan;
 
 // What the one training step does, made from a run's config by plan_for: a
 // switch that is on acts unless its apply() says otherwise (the flat buffer
@@ -90,6 +91,7 @@ struct SwitchFacts {
   const ProcessGroup* pg = nullptr;   // the ddp rung's
   const GradientSync* sync = nullptr;  // the ddp rung's
   const CastCache* casts = nullptr;    // cast-cache's, when it acts and bf16 took effect
+  const AttentionPlan* attention = nullptr;  // flash's attention plan
 };
 
 // The plan a config's switches make: each switch that is on is marked acting

@@ -1,0 +1,34 @@
+// variants/attention.h: the causal attention the rungs run. The model
+// (variants/model.h) calls it, and so do the attention planner's candidates
+// (variants/attention_candidates.h) and the micro-benchmarks
+// (bench/micro/attention.cpp), so each times exactly what a step runs.
+#pragma once
+
+#include <cstdint>
+
+#include <torch/torch.h>
+
+namespace ladder {
+
+// The two attention cores the flash rung switches between; q, k, v:
+// (B, nh, T, hs) -> (B, nh, T, hs). The explicit one is nanoGPT's slow path:
+// masked softmax(q k^T / sqrt(hs)) v over the full (B, nh, T, T) score matrix;
+// causal_mask is (>= T, >= T) bool, true where attention is allowed. The SDPA
+// one is scaled_dot_product_attention(is_causal), whose backend (flash,
+// memory-efficient, cuDNN, math) the SDP switches and LibTorch pick.
+torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                        const torch::Tensor& v, const torch::Tensor& causal_mask);
+torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                    const torch::Tensor& v);
+
+// How the flash rung calls its attention, as its attention plan chose
+// (variants/attention_plan.h): SDPA, with the SDP switches as the plan set
+// them; SDPA on fp32 copies of q, k, v with its output cast back to q's dtype
+// (autocast kept from casting them back down; on fp32 inputs, SDPA itself);
+// or the explicit attention above. The planner's candidates and the model
+// call it alike.
+enum class AttentionCall : uint8_t { kSdpa, kSdpaFp32, kExplicit };
+torch::Tensor causal_attention(AttentionCall call, const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& causal_mask);
+
+}  // namespace ladder
