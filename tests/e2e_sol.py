@@ -81,6 +81,17 @@ def cpu_run(d):
                                                                                                           basis)
     p = run_ladder(LADDER, ["sol", str(out)], check_code=0)
     assert p.stdout.count("speed of light:") == 3, p.stdout
+    # The pages draw each table as bars: per band, measured beside its floor (issue 68).
+    sol_page = run_ladder(LADDER, ["sol", str(out), "--format", "html"], check_code=0).stdout
+    run_page = run_ladder(LADDER, ["export", str(out), "--format", "html"], check_code=0).stdout
+    for page, rungs in ((sol_page, ("fp32", "fused-adamw", "ddp")), (run_page, ("ddp",))):
+        for rung in rungs:
+            chart = page.split(f'id="chart-sol-{rung}"')[1].split("</svg>")[0]
+            bands_of = load(out / rung / "report.json")["speed_of_light"]["bands"]
+            assert chart.count("<title>measured · ") == chart.count("<title>floor · ") == len(bands_of), chart
+            for b in bands_of:
+                assert f": measured {b['measured_ms']:.2f} ms" in chart, (rung, b, chart)
+                assert f": floor {b['floor_ms']:.2f} ms" in chart, (rung, b, chart)
 
 
 def bad_inputs(d):

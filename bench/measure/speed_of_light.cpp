@@ -310,19 +310,20 @@ int sol_command(const std::vector<std::string>& args) {
   ArgParser ap("sol",
                "Each rung's step against the machine's own limits, band by band: the floor of each band (its "
                "FLOPs at the matmul ceiling, its bytes at the memory bandwidth), the measured ms, the "
-               "efficiency and the headroom: ladder sol RUN [--rung R] [--format text|markdown|json].\n"
+               "efficiency and the headroom: ladder sol RUN [--rung R] [--format text|markdown|json|html].\n"
                "RUN is a `ladder run` directory (or its summary.json, or one report.json). Reports made before "
                "the section existed are computed from their config, op breakdown and roofline (the datasheet's "
                "bandwidth where the run measured none, marked so). Exit 0, 1 no rung could be tabled, 2 bad input.");
   ap.add_value("--rung", "R", "only this rung (a cell of the run)", [&](const std::string& v) { rung = v; });
-  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
+  ap.add_value("--format", "NAME", "text (default), markdown (md), json or html (each rung's table, and its bands "
+               "drawn as bars against their floors)", [&](const std::string& v) { format = v; });
   ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
   if (inputs.size() != 1)
     throw ConfigError(fmt::format("sol: got {} inputs, expected exactly one RUN directory", inputs.size()));
-  if (format != "text" && format != "markdown" && format != "md" && format != "json")
-    throw ConfigError(fmt::format("sol: --format '{}'; expected text, markdown (md) or json", format));
+  if (format != "text" && format != "markdown" && format != "md" && format != "json" && format != "html")
+    throw ConfigError(fmt::format("sol: --format '{}'; expected text, markdown (md), json or html", format));
   std::string run_dir;
   auto reports = run_reports(inputs[0], &run_dir);
   if (!rung.empty()) {
@@ -347,6 +348,7 @@ int sol_command(const std::vector<std::string>& args) {
       continue;
     }
     doc.tables.push_back(speed_of_light_table(*section, cell));
+    doc.charts.push_back(speed_of_light_chart(*section, cell));
     doc.data["rungs"][cell] = *section;
   }
   const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);

@@ -86,7 +86,42 @@ Table speed_of_light_table(const json& section, const std::string& rung) {
   return t;
 }
 
-std::optional<Table> top_rung_speed_of_light(const json& summary, const std::string& run_dir) {
+Chart speed_of_light_chart(const json& section, const std::string& rung) {
+  Chart c;
+  c.id = "chart-sol-" + rung;
+  c.title = fmt::format("Speed of light: {}'s bands, measured against their floor (ms per step, lower is better)",
+                        rung);
+  c.y_title = "ms per step";
+  c.unit = "ms";
+  c.kind = ChartKind::kBars;
+  c.y_covers = {0};
+  c.series = {{"measured", {}}, {"floor", {}}};
+  for (const auto& b : array_at(section, "bands")) {
+    const ChartLayer l = layer_of(text(b, "band"));
+    c.categories.push_back(l.label);
+    const auto measured = number(b, "measured_ms"), floor = number(b, "floor_ms");
+    const auto efficiency = number(b, "efficiency_pct");
+    const std::string eff = efficiency ? fmt::format("{:.0f} % efficiency", *efficiency) : "no efficiency";
+    ChartPoint m, f;
+    m.value = measured;
+    f.value = floor;
+    if (measured)
+      m.hover = fmt::format("measured {:.2f} ms, {}", *measured,
+                            floor ? fmt::format("{:.2f} ms above its floor ({})", *measured - *floor, eff) : eff);
+    if (floor)
+      f.hover = fmt::format("floor {:.2f} ms{}, bound by {}", *floor,
+                            member(b, "partial") == json(true) ? " (partial: some of its work has no floor)" : "",
+                            text(b, "binds", "-"));
+    if (!measured) m.status = "not measured";
+    if (!floor) f.status = "no floor";
+    c.series[0].points.push_back(std::move(m));
+    c.series[1].points.push_back(std::move(f));
+  }
+  c.empty_note = "no band was measured";
+  return c;
+}
+
+std::optional<SpeedOfLightView> top_rung_speed_of_light(const json& summary, const std::string& run_dir) {
   const json& rows = array_at(summary, "rows");
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
     const std::string cell = text(*it, "cell", "");
@@ -95,7 +130,8 @@ std::optional<Table> top_rung_speed_of_light(const json& summary, const std::str
     if (!std::filesystem::exists(path)) continue;
     const RungReport report = read_rung_report(path.string());
     const json section = report.speed_of_light ? *report.speed_of_light : json();
-    if (section.is_object() && !section.contains("unavailable")) return speed_of_light_table(section, cell);
+    if (section.is_object() && !section.contains("unavailable"))
+      return SpeedOfLightView{speed_of_light_table(section, cell), speed_of_light_chart(section, cell)};
   }
   return std::nullopt;
 }

@@ -151,6 +151,28 @@ std::string peer_ratios(const RunSummary& run) {
   return ratios;
 }
 
+// The precision the row's matmuls ran in, from its switches' effects: bf16
+// (autocast took effect), tf32 (a reduced fp32 mode took effect: TF32 on
+// CUDA, oneDNN's tf32 or bf16 math on a CPU), else fp32.
+const char* matmul_precision(const SummaryRow& row) {
+  auto took = [&](const char* sw) {
+    const auto it = row.effective.find(sw);
+    return it != row.effective.end() && it->second;
+  };
+  return took("bf16") ? "bf16" : took("tf32") ? "tf32" : "fp32";
+}
+
+// "fused-adamw bf16, peer:eager bf16, peer:compile fp32": what the matmuls of
+// the rung the peers copy and of each peer ran in, so that a ratio between
+// them is read knowing whether both ran the same precision.
+std::string peer_precisions(const RunSummary& run) {
+  std::string line;
+  for (const auto& row : run.rows)
+    if (row.ok() && (row.is_peer() || row.rung == run.peers_compared_with))
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", peer_display_name(row.cell), matmul_precision(row));
+  return line;
+}
+
 // The ok rows (by display name) for which `pick` holds, "a, b, c".
 template <class F>
 std::string rows_where(const RunSummary& run, F pick) {
@@ -272,7 +294,9 @@ void process_notes(const RunSummary& run, std::vector<Line>& notes) {
 std::vector<Line> run_notes(const RunSummary& run, const std::string& summary_path) {
   std::vector<Line> notes;
   if (const std::string ratios = peer_ratios(run); !ratios.empty())
-    notes.push_back({fmt::format("ladder {} (tokens/s; above 1 ladder is faster)", ratios), "peers:"});
+    notes.push_back({fmt::format("ladder {} (tokens/s; above 1 ladder is faster); matmuls in: {}", ratios,
+                                 peer_precisions(run)),
+                     "peers:"});
   process_notes(run, notes);
   not_effective_notes(run, notes);
   for (const auto& row : run.rows)  // a reference that was not to run: the rung's parity is not checked
@@ -421,10 +445,11 @@ Document run_document(const json& summary, const std::string& summary_path) {
     if (bands.tables.empty()) doc.notes.push_back({"no band table: " + bands.why, "bands:", Tone::kWarn});
   }
   // The top rung against the machine's limits, band by band (`ladder sol RUN` for every rung).
-  if (auto sol = top_rung_speed_of_light(summary, std::filesystem::path(summary_path).parent_path().string()))
-    doc.tables.push_back(std::move(*sol));
+  auto sol = top_rung_speed_of_light(summary, std::filesystem::path(summary_path).parent_path().string());
+  if (sol) doc.tables.push_back(std::move(sol->table));
   add_run_titles(summary, doc);
   doc.charts = run_charts(summary);
+  if (sol) doc.charts.push_back(std::move(sol->chart));
   return doc;
 }
 
