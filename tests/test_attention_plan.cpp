@@ -175,8 +175,11 @@ TEST(AttentionPlan, SlowFirstRunIsNotTimedOnACpu) {
     double now = 0;
     int explicit_calls = 0;
     std::vector<RunnableAttention> cands;
-    for (auto [b, ms] : {std::pair{AttentionBackend::kPytorch, 2.0}, std::pair{AttentionBackend::kMath, 1.0},
-                         std::pair{AttentionBackend::kExplicit, 9.0}}) {
+    for (const auto& [backend, true_ms] : {std::pair{AttentionBackend::kPytorch, 2.0},
+                                           std::pair{AttentionBackend::kMath, 1.0},
+                                           std::pair{AttentionBackend::kExplicit, 9.0}}) {
+      const AttentionBackend b = backend;  // a lambda captures a variable, not a structured binding (C++17)
+      const double ms = true_ms;
       RunnableAttention rc;
       rc.result.backend = backend_name(b);
       rc.result.ran = true;
@@ -187,7 +190,12 @@ TEST(AttentionPlan, SlowFirstRunIsNotTimedOnACpu) {
       cands.push_back(std::move(rc));
     }
     const AttentionPlan p = measure_attention_plan(
-        cands, gpt2_key(), [&](const std::function<void()>& fn) { return fn(), now; }, kAttentionPlanMarginCpu, 5, cut);
+        cands, gpt2_key(),
+        [&](const std::function<void()>& fn) {
+          fn();
+          return now;
+        },
+        kAttentionPlanMarginCpu, 5, cut);
     EXPECT_EQ(p.choice, "math") << p.reason;
     EXPECT_EQ(*p.candidates[0].verdict, "slower: 2.0000 ms, 2.00x math's 1.0000 ms");
     const AttentionCandidate& ex = p.candidates[2];
@@ -260,7 +268,8 @@ TEST(AttentionPlan, CacheKeepsAPlanPerKey) {
   EXPECT_EQ(back->source, "cache: " + (cache.dir / "attention-plans" / (gpt2_key().id() + ".json")).string());
   for (auto change : std::vector<std::function<void(AttentionPlanKey&)>>{
            [](AttentionPlanKey& k) { k.seq = 512; }, [](AttentionPlanKey& k) { k.cudnn = "91100"; },
-           [](AttentionPlanKey& k) { k.dtype = "fp32"; }, [](AttentionPlanKey& k) { k.planner = kAttentionPlannerVersion + 1; }}) {
+           [](AttentionPlanKey& k) { k.dtype = "fp32"; },
+           [](AttentionPlanKey& k) { k.planner = kAttentionPlannerVersion + 1; }}) {
     AttentionPlanKey other = gpt2_key();
     change(other);
     EXPECT_NE(other.id(), gpt2_key().id());
@@ -371,7 +380,8 @@ TEST(AttentionPlan, CpuCandidatesAgreeAtGpt2Widths) {
   k.dtype = "fp32";
   const auto cands = attention::candidates(k, torch::Device("cpu"), torch::kFloat);
   ASSERT_EQ(cands.size(), 7u);
-  for (size_t i : {0, 1, 4, 5}) EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
+  for (size_t i : {0, 1, 4, 5})
+    EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
 }
 
 // In bf16, at GPT-2's head width and count (T 128, so that emulated bf16
@@ -383,7 +393,8 @@ TEST(AttentionPlan, CpuCandidatesAgreeInBf16) {
   k.seq = 128;
   const auto cands = attention::candidates(k, torch::Device("cpu"), torch::kBFloat16);
   ASSERT_EQ(cands.size(), 7u);
-  for (size_t i : {0, 1, 4, 5, 6}) EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
+  for (size_t i : {0, 1, 4, 5, 6})
+    EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
   EXPECT_EQ(cands[6].result.picks, "flash");
 }
 

@@ -81,7 +81,8 @@ bool AttentionPlanKey::operator==(const AttentionPlanKey& o) const {
 
 AttentionBackend AttentionPlan::backend() const {
   const auto b = parse_backend(choice);
-  if (!b) throw ConfigError(fmt::format("attention plan: choice is \"{}\"; expected {}", choice, listed(backend_names())));
+  if (!b)
+    throw ConfigError(fmt::format("attention plan: choice is \"{}\"; expected {}", choice, listed(backend_names())));
   return *b;
 }
 
