@@ -620,17 +620,18 @@ def write_gemm_plan(check, run_dir):
 
 def write_attention_plan(check, run_dir):
     """The top rung's attention plan (its SDPA backend, variants/attention_plan.h) in attention-plan.md:
-    every candidate's median and what PyTorch picks. Returns a line to print ("" when no rung has one)."""
+    every candidate's median, what PyTorch picks and why it lost (its verdict; none in a plan from before
+    planner 2). Returns a line to print ("" when no rung has one)."""
     found = top_plan(run_dir, "attention_plan")
     if not found:
         return ""
     cell, plan = found
     lines = [f"**{cell}'s attention plan (--attention-plan {plan['mode']}; {plan['source']})**: {plan['reason']}",
-             "", "| candidate | runs | median ms | times ms |", "|---|---|---:|---|"]
+             "", "| candidate | runs | median ms | verdict | times ms |", "|---|---|---:|---|---|"]
     for c in plan.get("candidates", []):
         times = " ".join(f"{t:.3f}" for t in c["ms"]) if c["ran"] else c["why_not"]
-        lines.append(f"| {c['backend']} | {c['picks']} | {c['median_ms']:.4f} | {times} |" if c["ran"] else
-                     f"| {c['backend']} | {c['picks']} | - | {times} |")
+        lines.append(f"| {c['backend']} | {c['picks']} | {c['median_ms']:.4f} | {c.get('verdict', '-')} | {times} |"
+                     if c["ran"] else f"| {c['backend']} | {c['picks']} | - | - | {times} |")
     key = plan["key"]
     lines += ["", f"Key: {key['device']}, torch {key['torch']}, cuDNN {key['cudnn'] or '-'}, {key['dtype']}, "
                   f"B {key['batch']} nh {key['n_head']} T {key['seq']} hs {key['head_size']}."]

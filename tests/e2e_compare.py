@@ -322,8 +322,9 @@ def html_renders_in_a_browser():
 
 def run_html_page():
     """`ladder run --format html` prints the run's page: its table, and its
-    tokens/s, speedup and peak-memory charts drawn in a real browser. Its own
-    tiny run (WORK is its own directory, not make_runs's)."""
+    tokens/s, speedup and peak-memory charts and the top rung's speed-of-light
+    bars drawn in a real browser. Its own tiny run (WORK is its own
+    directory, not make_runs's)."""
     WORK.mkdir(parents=True, exist_ok=True)
     run_dir, page, shot = WORK / "run", WORK / "run.html", WORK / "run.png"
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -331,8 +332,8 @@ def run_html_page():
                "--threads", "1", "--out", run_dir, "--format", "html")
     page.write_text(p.stdout)
     assert p.stdout.startswith("<!DOCTYPE html>") and "<td>flash</td>" in p.stdout, p.stdout[:2000]
-    c = subprocess.run([sys.executable, HERE / "check_html.py", "--charts", "chart-tokens,chart-speedup,chart-memory",
-                        page, shot], capture_output=True, text=True)
+    c = subprocess.run([sys.executable, HERE / "check_html.py", "--charts",
+                        "chart-tokens,chart-speedup,chart-memory,chart-sol-flash", page, shot], capture_output=True, text=True)
     print(c.stdout, c.stderr)
     assert c.returncode == 0
 

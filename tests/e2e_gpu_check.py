@@ -168,13 +168,17 @@ def readme_names_every_command_and_file(out, readme, status, stdout):
     commands.append("ladder sol ")
     files = ["verdict.txt", "band-table.md", "qualification.txt", "gemm-plan.md", "gemm-plan.json", "sol.md",
              "sol.json", "attention-plan.md"]
-    # fused-adamw's SDPA backend: PyTorch's pick and flash timed on a CPU, cuDNN's and CUTLASS's CUDA only.
+    # fused-adamw's attention: PyTorch's pick, flash, math and explicit timed on a CPU (flash-fp32 only in bf16),
+    # cuDNN's and CUTLASS's CUDA only; each candidate that ran with its verdict.
     attention = (out / "attention-plan.md").read_text().splitlines()
     assert re.match(r"\*\*fused-adamw's attention plan \(--attention-plan auto; (measured|cache: .*)\)\*\*: ",
                     attention[0]), attention[0]
-    assert [l.split(" | ")[0] for l in attention if l.startswith("| ")][1:] == \
-        ["| pytorch", "| flash", "| cudnn", "| efficient"], attention
-    assert re.search(r"fused-adamw's attention plan: (pytorch|flash) \(", stdout), stdout
+    rows = [l.split(" | ") for l in attention if l.startswith("| ")][1:]
+    assert [r[0] for r in rows] == ["| pytorch", "| flash", "| cudnn", "| efficient", "| math", "| explicit",
+                                    "| flash-fp32"], attention
+    assert all(r[3] == "chosen" or r[3].startswith(("slower: ", "within the margin: ")) for r in rows if r[2] != "-"), \
+        attention
+    assert re.search(r"fused-adamw's attention plan: (pytorch|flash|math|explicit|flash-fp32) \(", stdout), stdout
     # The top rung's GEMM plan beside the band table: on a CPU every GEMM of the step a site (measured, or
     # from the plan cache), and a file that `ladder run --gemm-plan` takes.
     plan_md = (out / "gemm-plan.md").read_text().splitlines()

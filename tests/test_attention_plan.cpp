@@ -425,6 +425,7 @@ TEST(AttentionPlan, PinnedCpuCandidatesRunInTheStep) {
     const std::string why = effect.value("reason", "");
     if (std::string(plan) == "explicit") {
       EXPECT_FALSE(effect.value("effective", true)) << effect.dump();
+      EXPECT_FALSE(effect.value("applicable", true)) << "measured, not failed: " << effect.dump();
       EXPECT_EQ(why, "the attention plan chose the explicit attention: --attention-plan explicit") << effect.dump();
     } else {
       EXPECT_TRUE(effect.value("effective", false)) << effect.dump();

@@ -23,6 +23,7 @@ extern const SwitchDecl flash = {
         auto j = switch_effect(false, "the explicit attention",
                                fmt::format("the attention plan chose the explicit attention: {}", plan->reason));
         j["sdpa_backend"] = "none";
+        j["applicable"] = false;  // measured: the explicit attention was faster here (as gelu-epilogue's)
         return j;
       }
       const std::string backend = sdpa_backend(f.cfg, f.device);
