@@ -18,8 +18,8 @@ extern const SwitchDecl flash = {
     [](const RunConfig&, StepPlan& p) { p.model.flash = true; },
     [](const SwitchFacts& f) {
       const AttentionPlan* plan = f.attention;
-      const std::string choice = plan ? plan->choice : "pytorch";
-      if (choice == "explicit") {
+      const AttentionBackend choice = plan ? plan->backend() : AttentionBackend::kPytorch;
+      if (choice == AttentionBackend::kExplicit) {
         auto j = switch_effect(false, "the explicit attention",
                                fmt::format("the attention plan chose the explicit attention: {}", plan->reason));
         j["sdpa_backend"] = "none";
@@ -28,10 +28,10 @@ extern const SwitchDecl flash = {
       }
       const std::string backend = sdpa_backend(f.cfg, f.device);
       // math is a fallback unless the plan measured it fastest
-      const bool chosen = choice != "pytorch" && choice != "flash";
+      const bool chosen = choice != AttentionBackend::kPytorch && choice != AttentionBackend::kFlash;
       std::string why = backend == "math" && !chosen ? "SDPA fell back to the math backend"
                                                      : fmt::format("SDPA backend: {}", backend);
-      if (choice == "flash-fp32") why += " on fp32 copies of q, k, v";
+      if (choice == AttentionBackend::kFlashFp32) why += " on fp32 copies of q, k, v";
       if (chosen) why += fmt::format(" (the attention plan's choice: {})", plan->reason);
       auto j = switch_effect(backend != "math" || chosen, "scaled_dot_product_attention(is_causal=true)", why);
       j["sdpa_backend"] = backend;
