@@ -268,10 +268,45 @@ def bad_inputs(d):
                "MASTER_ADDR=127.0.0.1", "--dist-connect-timeout 2 s")
     assert secs < 60, secs
     assert not (d / "z" / "ddp" / "report.json").exists()
+    for value, part in [("x", "LADDER_TEST_SLOW_RANK: got 'x', expected RANK:P"),
+                        ("1:2000", "LADDER_TEST_SLOW_RANK: got '1:2000', expected RANK:P"),
+                        ("5:20", "LADDER_TEST_SLOW_RANK=5:20: no rank 5 in a job of 2 rank(s); expected 0 to 1")]:
+        bad(["run", "--rungs", "ddp", "--device", "cpu", "--preset", "tiny", "--nproc-per-node", "2", "--out",
+             str(d / "s")],
+            {"LADDER_TEST_SLOW_RANK": value}, part)
+
+
+def slow_rank(d):
+    """Three ranks, the built-in launcher, rank 2's compute slowed 50 % inside its forward phase: the report names
+    rank 2 and its phase, keeps every rank's phases and bands, and the run table prints its `ranks:` line. (The rate
+    at 20 %, and of quiet runs naming none, is tests/slow_rank_acceptance.py's: minutes, not a test.)"""
+    p = run(["run", "--rungs", "ddp", "--device", "cpu", "--preset", "tiny", "--threads", "1", "--repeat", "1",
+             "--steps", "20", "--nproc-per-node", "3", "--total-batch", "768", "--out", str(d)],
+            env={"LADDER_TEST_SLOW_RANK": "2:50"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = validate(d / "ddp" / "report.json")
+    assert r["timing"]["mode"] == "end_to_end" and set(r["steps"]["phase_ms"]) == {"data", "forward", "backward",
+                                                                                    "optimizer"}
+    ddp = r["ddp"]
+    assert ddp["test_slow_rank"] == {"rank": 2, "pct": 50}, ddp["test_slow_rank"]
+    v = ddp["slow_rank"]
+    print(f"slow rank: {v['rank']} x{v['ratio']:.3f} [{v['lo']:.3f}, {v['hi']:.3f}] p {v['p_value']:.2g}, "
+          f"+{v['extra_ms']:.2f} ms ({v['phase']}), others wait {v['others_wait_ms']:.2f} ms")
+    assert v["resolved"] and v["rank"] == 2 and v["phase"] == "forward" and v["basis"] == "cpu_time", v
+    assert v["steps"] == 20 and v["ranks"] == 3 and v["ratio"] > 1.2 and v["others_wait_ms"] > v["rank_wait_ms"], v
+    for rk in ddp["per_rank"]:
+        for key in ("phases_ms", "cpu_phases_ms"):
+            assert all(len(rk[key][ph]) == 20 for ph in ("data", "forward", "backward", "optimizer", "communication"))
+        assert rk["bands_ms"]["gemm"] > 0, rk["bands_ms"]
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("ranks:"))
+    assert line.startswith("ranks: ddp: rank 2 slowest, +") and "per step (forward); the others wait" in line, line
+    summary = validate(d / "summary.json")
+    row = next(x for x in summary["rows"] if x["cell"] == "ddp")
+    assert [s["rank"] for s in row["slow_rank"]] == [2], row["slow_rank"]
 
 
 CASES = {f.__name__: f for f in [equivalence, accumulation, zero1, overlap, torchrun_spawn, fault_kill, fault_hang,
-                                 bad_inputs]}
+                                 bad_inputs, slow_rank]}
 
 if __name__ == "__main__":
     run_case(CASES, sys.argv[2], prefix="ladder_ddp_")

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <ctime>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -119,37 +120,72 @@ void CommClock::after_step(StepRecord& rec, bool) {
   }
 }
 
-// Times the data phase on the host; with `timed` (breakdown mode), also
-// synchronises the device at phase boundaries and times each phase. The data
-// phase's host time excludes those synchronisations.
+// The process's CPU time, all its threads, in ms.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
+// Times every phase of every step. The data phase's host time is data_ms.
+// On a CPU it also reads the process's CPU time in each phase: a rank's own
+// work where the ranks of a host share its cores (ddp.per_rank[].cpu_phases_ms).
+// Without `synchronised` each phase is timed by a step timer of the device
+// (CUDA events recorded at its boundaries on the current stream, the host
+// clock on a CPU) and read after the step, once the step's own timer has
+// waited for the device: nothing synchronises inside the step. With it
+// (breakdown mode) the device is synchronised at every phase boundary and
+// the host clock times each phase; the data phase's host time excludes
+// those synchronisations.
 class PhaseClock final : public StepObserver {
  public:
-  PhaseClock(const torch::Device& device, bool timed) : device_(device), timed_(timed) {}
-  void phase_begins(Phase) override {
-    if (timed_) synchronize(device_);
+  PhaseClock(const torch::Device& device, bool synchronised) : device_(device), synchronised_(synchronised) {}
+  void phase_begins(Phase p) override {
+    if (synchronised_) synchronize(device_);
     t0_ = Clock::now();
+    if (device_.is_cpu()) cpu0_ = process_cpu_ms();
+    if (synchronised_) return;
+    if (open_ == timers_.size()) timers_.push_back(make_step_timer(device_));
+    of_.resize(open_ + 1);
+    of_[open_] = p;
+    timers_[open_]->start();
   }
   void phase_ends(Phase p) override {
     const auto t1 = Clock::now();
+    if (device_.is_cpu()) phase_cpu_ms_[size_t(p)] += process_cpu_ms() - cpu0_;
     if (p == Phase::kData) data_ms_ += ms(t1 - t0_);
-    if (!timed_) return;
+    if (!synchronised_) {
+      timers_[open_++]->stop();
+      return;
+    }
     synchronize(device_);
     phase_ms_[size_t(p)] += ms(Clock::now() - t0_);
   }
   void after_step(StepRecord& rec, bool) override {
+    for (size_t i = 0; i < open_; ++i) phase_ms_[size_t(of_[i])] += timers_[i]->elapsed_ms();
     rec.data_ms = data_ms_;
-    rec.has_phases = timed_;
-    if (timed_) rec.phase_ms = phase_ms_;
+    rec.has_phases = true;
+    rec.phase_ms = phase_ms_;
+    rec.has_phase_cpu = device_.is_cpu();
+    rec.phase_cpu_ms = phase_cpu_ms_;
     data_ms_ = 0;
     phase_ms_ = {};
+    phase_cpu_ms_ = {};
+    open_ = 0;
   }
 
  private:
   torch::Device device_;
-  bool timed_;
+  bool synchronised_;
   Clock::time_point t0_;
   std::array<double, 4> phase_ms_{};
   double data_ms_ = 0;
+  double cpu0_ = 0;
+  std::array<double, 4> phase_cpu_ms_{};
+  // The step's phases so far, in order, each with its timer (reused by later steps).
+  std::vector<std::unique_ptr<StepTimer>> timers_;
+  std::vector<Phase> of_;
+  size_t open_ = 0;
 };
 
 // One step between the timer's start and stop, announced to `list`.
@@ -243,7 +279,7 @@ double test_slowdown_pct() {
 }
 
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const std::vector<StepObserver*>& watchers) {
+                              const std::vector<StepObserver*>& watchers, const std::vector<StepObserver*>& inner) {
   HarnessResult r;
   r.test_slowdown_pct = test_slowdown_pct();
   auto timer = make_step_timer(device);
@@ -253,7 +289,11 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   CommClock comm;
   MemoryMonitor memory(device);  // measured steps only
   NoiseMonitor noise(device, cfg.threads > 0 ? cfg.threads : at::get_num_threads());
-  StepObservers list({&phases, &comm, &memory, &noise});
+  std::vector<StepObserver*> own = inner;
+  for (StepObserver* o : {static_cast<StepObserver*>(&phases), static_cast<StepObserver*>(&comm),
+                          static_cast<StepObserver*>(&memory), static_cast<StepObserver*>(&noise)})
+    own.push_back(o);
+  StepObservers list(own);
   for (StepObserver* w : watchers) list.add_outer(*w);
 
   // The machine's speed just before the measured steps and after them

@@ -4,10 +4,12 @@
 // is bracketed by a StepTimer (CUDA events or a steady clock). The data phase
 // is always timed on the host (data_ms: how long the step waited for its
 // batch and issued its copy to the device; no synchronisation, so on CUDA a
-// non_blocking copy still in flight is not counted). In breakdown mode the
-// device is synchronised at every phase boundary to time data, forward,
-// backward and optimizer separately; that perturbs dt, so the mode is
-// recorded. Memory is read per measured step (the CUDA cache is emptied
+// non_blocking copy still in flight is not counted). Every phase of every
+// step is timed (steps.phase_ms): by the device's step timer at its
+// boundaries (CUDA events; the host clock on a CPU), read after the step, so
+// nothing inside the step synchronises and timing.mode stays end_to_end. In
+// breakdown mode the device is synchronised at every phase boundary instead;
+// that perturbs dt, so the mode is recorded. Memory is read per measured step (the CUDA cache is emptied
 // before the warm-up steps, which fill it again, and peaks are reset when
 // measurement starts, so no measured step pays cudaMalloc). The measured loop
 // is one "measured steps" range (profiler/range.h; the nsys capture range).
@@ -100,9 +102,11 @@ struct Position final : StepObserver {
 };
 
 // Warm-up and measured steps of `step`, watched by `watchers` (outer to the
-// harness's own observers, first innermost).
+// harness's own observers, first innermost) and by `inner` (inside them: a
+// test hook whose work the phase clock must time, bench/measure/rank_slowdown.h).
 HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch::Device& device,
-                              const std::vector<StepObserver*>& watchers = {});
+                              const std::vector<StepObserver*>& watchers = {},
+                              const std::vector<StepObserver*>& inner = {});
 
 // Runs `n` more steps from step `first` for a collector (the op breakdown),
 // timed like measured steps, watched by `watchers` (first innermost). Returns

@@ -22,6 +22,7 @@
 #include "bench/measure/harness.h"
 #include "bench/measure/op_breakdown.h"
 #include "bench/measure/progress.h"
+#include "bench/measure/rank_slowdown.h"
 #include "bench/measure/roofline.h"
 #include "bench/measure/rung_report.h"
 #include "bench/measure/step_columns.h"
@@ -107,8 +108,28 @@ class TraceObserver final : public StepObserver {
   profiler::TraceProfiler& t_;
 };
 
-// One rank's figures for rank 0's report: per-step arrays and medians.
-json rank_figures(const RunConfig& c, const torch::Device& device, const HarnessResult& r) {
+// One rank's phases per measured step, the communication wait taken out:
+// the phase clock's (wall or device time), or with `cpu` the process's CPU
+// time over its `threads` intra-op threads (its wait's CPU time stays in backward).
+RankPhaseSteps rank_phases(const std::vector<StepRecord>& steps, bool cpu, int threads) {
+  RankPhaseSteps p;
+  for (const StepRecord& s : steps) {
+    std::array<double, 4> ms = compute_phase_ms(s);
+    if (cpu)
+      for (size_t i = 0; i < ms.size(); ++i) ms[i] = s.phase_cpu_ms[i] / double(std::max(1, threads));
+    p.data.push_back(ms[size_t(Phase::kData)]);
+    p.forward.push_back(ms[size_t(Phase::kForward)]);
+    p.backward.push_back(ms[size_t(Phase::kBackward)]);
+    p.optimizer.push_back(ms[size_t(Phase::kOptimizer)]);
+    p.communication.push_back(comm_wait_ms(s));
+  }
+  return p;
+}
+
+// One rank's figures for rank 0's report: per-step arrays and medians, its
+// phases per step and its op breakdown's bands (when measured).
+json rank_figures(const RunConfig& c, const torch::Device& device, const HarnessResult& r,
+                  const std::optional<profiler::OpBreakdownSection>& breakdown) {
   json cols = steps_to_json(r.steps, MetricContext{c.world_size});
   RankFacts facts;
   facts.rank = c.rank;
@@ -119,6 +140,10 @@ json rank_figures(const RunConfig& c, const torch::Device& device, const Harness
   facts.peak_allocated_bytes = r.memory.allocated_measured(device.is_cuda())
                                    ? std::optional<int64_t>(r.memory.peak_allocated_bytes)
                                    : std::nullopt;
+  if (!r.steps.empty() && r.steps.front().has_phases) facts.phases_ms = rank_phases(r.steps, false, c.threads);
+  if (!r.steps.empty() && r.steps.front().has_phase_cpu)
+    facts.cpu_phases_ms = rank_phases(r.steps, true, c.threads);
+  if (breakdown && breakdown->categories_ms) facts.bands_ms = *breakdown->categories_ms;
   json columns = json::object();
   for (const StepMetric& m : step_metrics())
     if (m.ranks != RankScope::kNone && cols.contains(m.key)) columns[m.key] = cols[m.key];
@@ -137,9 +162,10 @@ json rank_figures(const RunConfig& c, const torch::Device& device, const Harness
 // process group, and every rank's figures, which the other ranks hand to
 // rank 0 through the group's store; null on the other ranks.
 std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& device, const LaunchEnv& env,
-                                  ProcessGroup& pg, const HarnessResult& r,
-                                  const std::vector<std::string>& interfaces) {
-  json mine = rank_figures(c, device, r);
+                                  ProcessGroup& pg, const HarnessResult& r, const std::vector<std::string>& interfaces,
+                                  const std::optional<profiler::OpBreakdownSection>& breakdown,
+                                  const std::optional<SlowRankSpec>& slow_rank) {
+  json mine = rank_figures(c, device, r, breakdown);
   if (c.rank != 0) {
     pg.set(fmt::format("figures/{}", c.rank), mine.dump());
     return std::nullopt;
@@ -154,6 +180,7 @@ std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& devic
   d.connect_timeout_s = c.ddp.connect_timeout_s;
   d.interfaces = interfaces;
   d.zero1 = c.sw.on(switches::zero1);
+  if (slow_rank) d.test_slow_rank = TestSlowRank{slow_rank->rank, slow_rank->pct};
   d.per_rank.push_back(mine);
   for (int k = 1; k < c.world_size; ++k) d.per_rank.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
   return d;
@@ -168,6 +195,8 @@ struct Setup {
   std::unique_ptr<TrafficMonitor> traffic;  // with pg
   std::unique_ptr<profiler::TraceProfiler> tracer;
   std::unique_ptr<TrainStep> step;
+  std::optional<SlowRankSpec> slow_rank;  // the test hook, in a ddp job
+  std::optional<RankSlowdown> slowdown;   // on the rank it slows
 };
 
 std::unique_ptr<ProcessGroup> rendezvous(const RunConfig& c, const MeasureOptions& o, const torch::Device& device) {
@@ -219,6 +248,8 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   // Before the model exists: its tensors and every step's come from the heap.
   if (s.device.is_cpu()) s.cpu_allocator = keep_cpu_memory_in_process();
   if (c.sw.on(switches::ddp)) {
+    s.slow_rank = test_slow_rank(c.world_size);  // a malformed value stops here, before the rendezvous
+    if (s.slow_rank && s.slow_rank->rank == c.rank) s.slowdown.emplace(s.slow_rank->pct);
     position.phase = "rendezvous";
     s.pg = rendezvous(c, o, s.device);
     s.traffic = std::make_unique<TrafficMonitor>(*s.pg);
@@ -252,7 +283,9 @@ HarnessResult run_steps(Setup& s, const RunConfig& c, const MeasureOptions& o, P
   if (s.tracer) watchers.push_back(&trace.emplace(*s.tracer));
   watchers.push_back(&progress);
   watchers.push_back(&fault);
-  return run_measurement(*s.step, c, s.device, watchers);
+  std::vector<StepObserver*> inner;
+  if (s.slowdown) inner.push_back(&*s.slowdown);
+  return run_measurement(*s.step, c, s.device, watchers, inner);
 }
 
 // A NaN or inf loss or gradient norm fails the rung, the baseline too: its
@@ -291,11 +324,11 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   if (!o.save_grads.empty() && c.rank == 0) save_named(step.kept_gradients(), o.save_grads);
   if (o.count_ops && profiler::compiled_in()) {
     position.phase = "op breakdown";
-    OpProfile ops = profile_ops(step, s.device, r.next_step);
+    OpProfile ops = profile_ops(step, s.device, r.next_step, 1, s.slowdown ? &*s.slowdown : nullptr);
     m.op_counts = std::move(ops.op_counts);
     m.op_breakdown = std::move(ops.op_breakdown);
   }
-  if (s.pg) m.ddp = ddp_facts(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces());
+  if (s.pg) m.ddp = ddp_facts(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces(), m.op_breakdown, s.slow_rank);
   m.environment = describe_environment(s.device);
   m.n_params = step.model()->num_params();
   m.n_params_without_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);

@@ -48,11 +48,13 @@ struct KinetoCounts {
 };
 
 // `n` steps under Kineto: operator counts and the host breakdown.
-KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
+                          std::vector<StepObserver*> watchers) {
   pf::KinetoSession session({device.is_cuda(), /*record_shapes=*/false, /*profile_memory=*/false});
   session.start();
   StepMarkers markers;
-  const auto records = run_extra_steps(step, device, first, n, {&markers});
+  watchers.push_back(&markers);
+  const auto records = run_extra_steps(step, device, first, n, watchers);
   synchronize(device);
   const auto result = session.stop();
   KinetoCounts k;
@@ -106,7 +108,8 @@ class DeviceSpans final : public StepObserver {
   std::vector<pf::DeviceStepSpan> spans_;
 };
 
-pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& device, int64_t first, int64_t n) {
+pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& device, int64_t first, int64_t n,
+                                        std::vector<StepObserver*> watchers) {
   const std::string source = "cupti: CUDA kernels";
   std::unique_ptr<pf::KernelActivity> activity;
   try {
@@ -117,7 +120,9 @@ pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& de
   PhaseTagger tagger(*activity);
   DeviceSpans spans(*activity, device);
   // The tagger inside the spans: a step's span opens before its first phase.
-  const auto records = run_extra_steps(step, device, first, n, {&tagger, &spans});
+  watchers.push_back(&tagger);
+  watchers.push_back(&spans);
+  const auto records = run_extra_steps(step, device, first, n, watchers);
   const pf::KernelActivityRecords rec = activity->stop();
   for (size_t i = 0; i < records.size() && i < spans.spans().size(); ++i) spans.spans()[i].dt_ms = records[i].dt_ms;
   const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());
@@ -138,12 +143,14 @@ pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& de
 
 }  // namespace
 
-OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
-                      int64_t breakdown_steps) {
+OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first, int64_t breakdown_steps,
+                      StepObserver* inner) {
   OpProfile out;
+  std::vector<StepObserver*> watchers;
+  if (inner) watchers.push_back(inner);
   auto rounded = [](double per_step) { return int64_t(per_step + 0.5); };
   if (!device.is_cuda()) {
-    const KinetoCounts k = kineto_steps(step, device, first, breakdown_steps);
+    const KinetoCounts k = kineto_steps(step, device, first, breakdown_steps, watchers);
     out.op_counts = pf::OpCounts{rounded(k.cpu_ops), 0, 0, "kineto"};
     pf::OpBreakdownSection b = pf::breakdown_section("kineto: CPU operators", k.host, k.steps, k.dt_ms);
     b.ops_per_step = k.cpu_ops;
@@ -151,9 +158,9 @@ OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t firs
     out.op_breakdown = std::move(b);
     return out;
   }
-  const KinetoCounts k = kineto_steps(step, device, first, 1);
+  const KinetoCounts k = kineto_steps(step, device, first, 1, watchers);
   out.op_counts = pf::OpCounts{rounded(k.cpu_ops), rounded(k.cuda_kernels), rounded(k.cuda_memcpy_memset), "kineto"};
-  out.op_breakdown = device_breakdown(step, device, first + 1, breakdown_steps);
+  out.op_breakdown = device_breakdown(step, device, first + 1, breakdown_steps, watchers);
   return out;
 }
 

@@ -21,6 +21,7 @@
 
 #include <torch/torch.h>
 
+#include "bench/measure/step_observer.h"
 #include "profiler/breakdown_section.h"
 #include "variants/step.h"
 
@@ -31,8 +32,9 @@ struct OpProfile {
   std::optional<profiler::OpBreakdownSection> op_breakdown;
 };
 
-// Runs its extra steps from step `first` (after the measured ones).
+// Runs its extra steps from step `first` (after the measured ones), with
+// `inner` innermost on their observers (a test hook, or none).
 OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
-                      int64_t breakdown_steps = 1);
+                      int64_t breakdown_steps = 1, StepObserver* inner = nullptr);
 
 }  // namespace ladder

@@ -54,7 +54,10 @@ json steps_schema() {
     phases[name.get<std::string>()] = {{"type", "array"}, {"items", {{"type", "number"}}}};
   properties["phase_ms"] = {{"type", "object"}, {"properties", phases}, {"required", phase_names()},
                             {"additionalProperties", false},
-                            {"description", "--breakdown: each phase's synchronised ms per step"}};
+                            {"description", "each phase's ms per step: the device's time between the phase's boundaries (CUDA "
+                                            "events; the host clock on a CPU), nothing synchronised; with --breakdown "
+                                            "(timing.mode phase_synchronized) the host's, the device synchronised at "
+                                            "each boundary. Absent in reports from before 2026-12-02 without --breakdown"}};
   return {{"type", "object"}, {"properties", properties}, {"required", required}, {"additionalProperties", false}};
 }
 

@@ -152,6 +152,27 @@ DdpTraffic traffic_section(const DdpFacts& d) {
   return t;
 }
 
+// Which rank the others wait for (reports/model/slow_rank.h), from every
+// rank's phases per step: on a CPU their CPU time (where a host's ranks share
+// its cores, a rank's wall time holds the others' contention for them), on
+// CUDA the device's. None where a rank has none (no measured steps, or a rank
+// of an older build).
+std::optional<SlowRank> judge_ranks(const std::vector<nlohmann::json>& per_rank) {
+  std::vector<RankSteps> ranks;
+  bool cpu = !per_rank.empty();
+  for (const auto& rk : per_rank) cpu = cpu && rk.contains("cpu_phases_ms");
+  const char* key = cpu ? "cpu_phases_ms" : "phases_ms";
+  for (const auto& rk : per_rank) {
+    if (!rk.contains(key)) return std::nullopt;
+    const auto phases = fields::from_json<RankPhaseSteps>(rk[key], std::string("ddp.per_rank[].") + key);
+    ranks.push_back(phases.as_rank_steps(rk.value("rank", int64_t(ranks.size()))));
+  }
+  if (ranks.size() < 2 || ranks.front().wait_ms.size() < 2) return std::nullopt;
+  SlowRank s = judge_slow_rank(ranks);
+  s.basis = cpu ? "cpu_time" : "device_time";
+  return s;
+}
+
 // The ddp section of rank 0's report: every rank's figures and, for the
 // step metrics declared kAcrossRanks, the spread of the ranks' medians.
 std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
@@ -178,6 +199,8 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
                           "bucket (CUDA events)";
   out.traffic = traffic_section(d);
   out.per_rank = d.per_rank;
+  out.slow_rank = judge_ranks(d.per_rank);
+  if (d.test_slow_rank) out.test_slow_rank = *d.test_slow_rank;
   return out;
 }
 

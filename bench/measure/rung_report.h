@@ -38,6 +38,9 @@ struct RankFacts {
   // Always written; absent in reports from before they were (2026-11-25).
   Maybe<int64_t> peak_rss_bytes, peak_reserved_bytes;
   Maybe<std::optional<int64_t>> peak_allocated_bytes;
+  // Absent in reports from before they were (2026-12-02).
+  Maybe<RankPhaseSteps> phases_ms, cpu_phases_ms;
+  Maybe<profiler::PerCategory<double>> bands_ms;
   std::map<std::string, double> median;
   template <class S, class V>
   static void fields(S& s, V& v) {
@@ -49,6 +52,12 @@ struct RankFacts {
     v("peak_reserved_bytes", s.peak_reserved_bytes);
     v("peak_allocated_bytes", s.peak_allocated_bytes,
       "this rank's peak live tensor storage over the measured steps (CUDA's allocated bytes, or the CPU's counted)");
+    v("phases_ms", s.phases_ms, "this rank's phases per measured step, the communication wait taken out of them");
+    v("cpu_phases_ms", s.cpu_phases_ms,
+      "on a CPU: the process's CPU time in each phase over its intra-op threads, per measured step (the wait's CPU "
+      "time stays in backward; communication is the wall wait): the rank's own work where a host's ranks share "
+      "its cores, which the slow-rank verdict takes");
+    v("bands_ms", s.bands_ms, "this rank's op breakdown: each band's ms per profiled step (op_breakdown.categories_ms)");
     v("median", s.median, "each column's median");
   }
 };
@@ -61,6 +70,7 @@ struct DdpFacts {
   double first_timeout_s = 0, timeout_s = 0, connect_timeout_s = 0;
   std::vector<std::string> interfaces;  // the network interfaces counted on rank 0's host
   bool zero1 = false;
+  std::optional<TestSlowRank> test_slow_rank;  // the test hook (bench/measure/rank_slowdown.h)
   std::vector<nlohmann::json> per_rank;
 };
 

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <array>
+#include <algorithm>
 #include <cstdint>
+
+#include "variants/phases.h"
 
 
 namespace ladder {
@@ -33,6 +36,9 @@ struct StepRecord {
   double data_ms = 0;
   bool has_phases = false;
   std::array<double, 4> phase_ms{};  // indexed like kPhases (variants/phases.h)
+  // CPU device only: the process's CPU time in each phase, all its threads.
+  bool has_phase_cpu = false;
+  std::array<double, 4> phase_cpu_ms{};
   // ddp: the gradient all-reduce of this step, from the comm events.
   bool has_comm = false;
   int buckets = 0;
@@ -52,5 +58,22 @@ struct StepRecord {
   bool has_memory = false;           // measured steps only
   StepMemory memory;
 };
+
+// The step's communication wait: the all-reduce's exposed time (in the
+// backward phase, where the rank waits for the last bucket) and ZeRO-1's
+// gather (in the optimizer phase).
+inline double comm_wait_ms(const StepRecord& r) {
+  return (r.has_comm ? r.allreduce_exposed_ms : 0.0) + (r.has_gather ? r.gather_ms : 0.0);
+}
+
+// The step's phases with that wait taken out of the phase it happened in.
+inline std::array<double, 4> compute_phase_ms(const StepRecord& r) {
+  std::array<double, 4> p = r.phase_ms;
+  double& backward = p[size_t(Phase::kBackward)];
+  double& optimizer = p[size_t(Phase::kOptimizer)];
+  if (r.has_comm) backward = std::max(0.0, backward - r.allreduce_exposed_ms);
+  if (r.has_gather) optimizer = std::max(0.0, optimizer - r.gather_ms);
+  return p;
+}
 
 }  // namespace ladder

@@ -181,6 +181,10 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   for (const auto& [name, sw] : first.switches->items())
     if (sw.value("enabled", false)) effective[name] = sw.value("effective", false);
   row.effective = effective;
+  std::vector<SlowRank> slow;
+  for (const auto& r : reports)
+    if (r.ddp && *r.ddp && (*r.ddp)->slow_rank) slow.push_back(*(*r.ddp)->slow_rank);
+  if (!slow.empty()) row.slow_rank = slow;
   json out = fields::to_json(row);
   for (const RunFigure& f : run_figures()) out[f.key] = figures[f.key];
   return out;

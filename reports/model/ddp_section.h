@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/common/fields.h"
+#include "reports/model/slow_rank.h"
 #include "reports/stats/stats.h"
 
 namespace ladder {
@@ -44,6 +45,36 @@ struct DdpTraffic {
   }
 };
 
+// A rank's phases per measured step (ddp.per_rank[].phases_ms), the
+// communication wait taken out of the phase it happened in: backward less
+// the exposed all-reduce, optimizer less ZeRO-1's gather; `communication`
+// is that wait. Parallel to the rank's step columns.
+struct RankPhaseSteps {
+  std::vector<double> data, forward, backward, optimizer, communication;
+  RankSteps as_rank_steps(int64_t rank) const { return {rank, {data, forward, backward, optimizer}, communication}; }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("data", s.data);
+    v("forward", s.forward);
+    v("backward", s.backward, "less the exposed all-reduce wait");
+    v("optimizer", s.optimizer, "less ZeRO-1's parameter gather");
+    v("communication", s.communication, "the exposed all-reduce wait and ZeRO-1's gather");
+  }
+};
+
+// The test-only hook that slowed one rank (bench/measure/rank_slowdown.h).
+struct TestSlowRank {
+  int64_t rank = 0;
+  double pct = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("rank", s.rank, Doc().min(0));
+    v("pct", s.pct, Doc("each step of that rank waited, busy, this share of its previous step's compute more, at "
+                        "the end of its forward phase").min(0));
+  }
+};
+
 struct DdpSection {
   int64_t world_size = 0;
   std::string backend, launcher, master;
@@ -53,6 +84,8 @@ struct DdpSection {
   ::ladder::fields::Maybe<DdpTraffic> traffic;
   std::vector<nlohmann::json> per_rank;  // bench/measure/measure.cpp rank_figures
   std::map<std::string, Summary> across_ranks_of_medians;
+  ::ladder::fields::Maybe<SlowRank> slow_rank;  // absent in reports from before it (2026-12-02)
+  ::ladder::fields::Maybe<TestSlowRank> test_slow_rank;
   template <class S, class V>
   static void fields(S& s, V& v) {
     using Doc = ::ladder::fields::Doc;
@@ -70,6 +103,8 @@ struct DdpSection {
       Doc("every rank's figures: its step metrics per step, and their medians").shaped({{"$ref", "#/$defs/rank_figures"}}));
     v("across_ranks_of_medians", s.across_ranks_of_medians,
       "per metric declared across ranks, the spread of the ranks' medians");
+    v("slow_rank", s.slow_rank, "which rank the others wait for (reports/model/slow_rank.h)");
+    v("test_slow_rank", s.test_slow_rank, "test-only: the rank LADDER_TEST_SLOW_RANK slowed; absent when unset");
   }
 };
 

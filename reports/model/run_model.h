@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/common/fields.h"
+#include "reports/model/slow_rank.h"
 #include "reports/stats/inference.h"
 
 namespace ladder {
@@ -96,6 +97,7 @@ struct SummaryRow {
   std::optional<int> processes;           // repeats.count, when recorded
   std::map<std::string, RowRatio> ratios;  // by ratio kind key (reports/model/ratios.h)
   std::vector<RowDisturbed> disturbed;     // left out of the ratios
+  std::vector<SlowRank> slow_rank;         // a multi-rank cell's, per process that judged it
 
   bool ok() const { return status == "ok"; }
   bool is_peer() const { return peer.has_value(); }

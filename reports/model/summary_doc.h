@@ -122,6 +122,7 @@ struct SummaryRowDoc {
   Maybe<std::optional<profiler::OpCounts>> op_counts;
   Maybe<std::map<std::string, bool>> effective;
   Maybe<std::vector<RowDisturbed>> disturbed;  // written with the ratios (summary_json.h write_ratios)
+  Maybe<std::vector<SlowRank>> slow_rank;      // a ddp cell's, per process
   template <class S, class V>
   static void fields(S& s, V& v);
   // The figure and ratio columns, from their declarations, and what an ok
@@ -223,6 +224,8 @@ void SummaryRowDoc::fields(S& s, V& v) {
   v("disturbed", s.disturbed,
     "the cell's processes that the test of cells (reports/stats/block_design.h) found slowed by something else on "
     "the machine, and left out of every ratio");
+  v("slow_rank", s.slow_rank, "a multi-rank cell: each process's verdict on which rank the others wait for "
+                              "(its report's ddp.slow_rank), in the order of `rounds`");
   v("peer", s.peer,
     Doc("a PyTorch peer's row (its report's `peer`); peers take no part in loss parity")
         .shaped({{"type", "object"}, {"required", {"name"}}}));

@@ -165,6 +165,8 @@ SummaryRow read_summary_row(const json& row) {
     r.disturbed = fields::from_json<std::vector<RowDisturbed>>(member(row, "disturbed"), "summary row: disturbed");
   for (const RatioKind& kind : ratio_kinds())
     if (auto ratio = read_ratio(kind, row)) r.ratios[kind.key] = *ratio;
+  if (member(row, "slow_rank").is_array())
+    r.slow_rank = fields::from_json<std::vector<SlowRank>>(member(row, "slow_rank"), "summary row: slow_rank");
   return r;
 }
 

@@ -255,6 +255,31 @@ void noise_notes(const RunSummary& run, std::vector<Line>& notes) {
                      "roofline:", Tone::kWarn});
 }
 
+// A multi-rank cell's verdict on its ranks (reports/model/slow_rank.h): one
+// line per cell; with several processes, each process's where they differ.
+void rank_notes(const RunSummary& run, std::vector<Line>& notes) {
+  for (const auto& row : run.rows) {
+    if (row.slow_rank.empty()) continue;
+    const SlowRank& first = row.slow_rank.front();
+    const bool agree = std::all_of(row.slow_rank.begin(), row.slow_rank.end(), [&](const SlowRank& s) {
+      return s.resolved == first.resolved && (!s.resolved || s.rank == first.rank);
+    });
+    const bool any = std::any_of(row.slow_rank.begin(), row.slow_rank.end(), [](const SlowRank& s) { return s.resolved; });
+    const std::string cell = run.rows.size() > 1 ? peer_display_name(row.cell) + ": " : "";
+    std::string text;
+    if (row.slow_rank.size() == 1) {
+      text = slow_rank_text(first);
+    } else if (agree) {
+      text = fmt::format("{} (the first of {} processes; each judged the same)", slow_rank_text(first),
+                         row.slow_rank.size());
+    } else {
+      for (size_t k = 0; k < row.slow_rank.size(); ++k)
+        text += fmt::format("{}process {}: {}", k ? "; " : "", k + 1, slow_rank_text(row.slow_rank[k]));
+    }
+    notes.push_back({cell + text, "ranks:", any ? Tone::kWarn : Tone::kPlain});
+  }
+}
+
 // How the figures combine a cell's processes, the roofline, and --repeat auto's rounds.
 void process_notes(const RunSummary& run, std::vector<Line>& notes) {
   if (run.repeat_auto) {
@@ -304,6 +329,7 @@ std::vector<Line> run_notes(const RunSummary& run, const std::string& summary_pa
       notes.push_back({fmt::format("{}: {}", peer_display_name(row.cell), *row.parity.reason), "parity not checked:",
                        Tone::kWarn});
   noise_notes(run, notes);
+  rank_notes(run, notes);
   for (const RatioKind* k : shown_ratios(run))  // each shown ratio's legend, from its declaration
     if (*k->legend) notes.push_back({k->legend});
   notes.push_back({"MFU %: against the datasheet peak; 'p' marks MFU against the measured matmul roofline at the "

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
@@ -134,6 +135,32 @@ double median_ratio(const std::vector<double>& a, const std::vector<double>& b) 
   std::sort(d.begin(), d.end());
   const size_t m = d.size() / 2;
   return std::exp(d.size() % 2 ? d[m] : (d[m - 1] + d[m]) / 2);
+}
+
+MedianInterval median_interval(std::vector<double> values, double confidence) {
+  MedianInterval out;
+  if (values.empty()) return out;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size(), m = n / 2;
+  out.median = n % 2 ? values[m] : (values[m - 1] + values[m]) / 2;
+  const boost::math::binomial half(double(n), 0.5);
+  // The widest k (1-based) with P(X <= k - 1) <= (1 - confidence) / 2: [x(k), x(n-k+1)].
+  size_t k = 0;
+  for (size_t j = 1; 2 * j <= n; ++j)
+    if (2 * boost::math::cdf(half, double(j - 1)) <= 1 - confidence) k = j;
+  if (k > 0) {
+    out.has_interval = true;
+    out.lo = values[k - 1];
+    out.hi = values[n - k];
+    out.coverage = 1 - 2 * boost::math::cdf(half, double(k - 1));
+  }
+  const auto above = size_t(std::count_if(values.begin(), values.end(), [](double v) { return v > 0; }));
+  const auto below = size_t(std::count_if(values.begin(), values.end(), [](double v) { return v < 0; }));
+  if (above + below > 0) {
+    const boost::math::binomial signs(double(above + below), 0.5);
+    out.p_value = std::min(1.0, 2 * boost::math::cdf(signs, double(std::min(above, below))));
+  }
+  return out;
 }
 
 std::string ratio_text(const RatioInterval& r, const char* format) {

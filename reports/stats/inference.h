@@ -81,6 +81,21 @@ double median_ratio(const std::vector<double>& a, const std::vector<double>& b);
 // statsmodels.stats.multitest.multipletests(p, method="holm").
 std::vector<double> holm_adjusted(const std::vector<double>& p);
 
+// The median of per-step values (a rank's log ratio to the others in each
+// step, reports/model/slow_rank.h) with a distribution-free interval: the
+// order statistics [x(k), x(n-k+1)] whose binomial coverage is at least
+// `confidence` (Boost.Math's binomial distribution), and the sign test's
+// two-sided p-value of "the median is 0" (zeros dropped). A run of a few
+// disturbed steps moves neither, where it moves a mean and its t interval.
+// No interval (has_interval false) below 6 values at 95 %.
+struct MedianInterval {
+  double median = 0, lo = 0, hi = 0;
+  double p_value = 1;
+  bool has_interval = false;
+  double coverage = 0;  // of [lo, hi]
+};
+MedianInterval median_interval(std::vector<double> values, double confidence = 0.95);
+
 // "1.35x [1.21, 1.50]", or "1.35x" without an interval.
 std::string ratio_text(const RatioInterval& r, const char* format = "{:.2f}");
 

@@ -1,0 +1,56 @@
+// bench/measure/rank_slowdown.h: test-only, one rank of a ddp job made slow.
+//
+// LADDER_TEST_SLOW_RANK=K:P makes rank K's compute P % longer inside every
+// step after the first: at the end of each forward phase it waits, busy, P %
+// of its previous step's host time in the step (its own wait left out),
+// shared over the step's forward phases. The other ranks finish their
+// backward first and wait for its gradient buckets, as they would for a slow
+// GPU or a throttled CPU: the straggler that ddp.slow_rank
+// (reports/model/slow_rank.h) names. The wait is a range ("test slowdown")
+// inside the forward range, so a trace shows it there, and the report
+// records the hook (ddp.test_slow_rank).
+//
+// The harness puts it innermost on its list (harness.h run_measurement), so
+// its wait falls inside the phase clock's forward phase; the op breakdown's
+// profiled steps run it too. It acts only in a ddp job; ranks other than K
+// ignore it. On CUDA the wait delays the host's launches, which slows the
+// device only where the host is the bottleneck: it is meant for CPU jobs.
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+#include "bench/measure/step_observer.h"
+
+namespace ladder {
+
+inline constexpr const char* kTestSlowRankEnv = "LADDER_TEST_SLOW_RANK";
+
+struct SlowRankSpec {
+  int rank = 0;
+  double pct = 0;
+};
+
+// From the environment: none when unset or empty; ConfigError naming the
+// variable, its value and the form expected when malformed, or when K is not
+// a rank of a world of `world_size`.
+std::optional<SlowRankSpec> test_slow_rank(int world_size);
+
+class RankSlowdown final : public StepObserver {
+ public:
+  explicit RankSlowdown(double pct) : pct_(pct) {}
+  void step_begins(int64_t step) override;
+  void phase_ends(Phase p) override;
+  void step_ends(int64_t step) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  double pct_;
+  Clock::time_point begin_;
+  double last_ms_ = 0;      // the previous step's host time, its wait left out
+  int last_forwards_ = 0;   // and its forward phases
+  int forwards_ = 0;
+  double waited_ms_ = 0;
+};
+
+}  // namespace ladder
