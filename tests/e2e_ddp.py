@@ -7,6 +7,7 @@ Ranks are started the way torchrun starts them (RANK, LOCAL_RANK, WORLD_SIZE,
 LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by `ladder run
 --nproc-per-node`, or by the real torchrun from the venv.
 """
+import json
 import os
 import socket
 import statistics
@@ -303,6 +304,21 @@ def slow_rank(d):
     summary = validate(d / "summary.json")
     row = next(x for x in summary["rows"] if x["cell"] == "ddp")
     assert [s["rank"] for s in row["slow_rank"]] == [2], row["slow_rank"]
+    # `ladder bands --ranks`: the phases table marks rank 2, the bands table has a column per rank.
+    b = run(["bands", str(d), "--ranks"])
+    assert b.returncode == 0, b.stdout + b.stderr
+    assert "rank 2 (slowest)" in b.stdout and "ddp: each rank's op breakdown" in b.stdout, b.stdout
+    assert next(ln for ln in b.stdout.splitlines() if ln.startswith("ranks:")) == line, b.stdout
+    j = json.loads(run(["bands", str(d), "--ranks", "--format", "json"]).stdout)
+    assert [r["rank"] for r in j["tables"][0]["rows"]] == [0, 1, 2], j["tables"][0]
+    # The run page draws each rank's phases as a stacked bar, the slowest marked.
+    page = d / "page.html"
+    assert run(["export", str(d), "--format", "html", "--out", str(page)]).returncode == 0
+    html = page.read_text()
+    assert 'id="chart-ranks-ddp"' in html and "rank 2 (slowest)" in html
+    # --ranks compares ranks, --peer peers: not both.
+    n = run(["bands", str(d), "--ranks", "--peer", "eager"])
+    assert n.returncode == 2 and "--peer and --ranks" in n.stderr, n.stderr
 
 
 CASES = {f.__name__: f for f in [equivalence, accumulation, zero1, overlap, torchrun_spawn, fault_kill, fault_hang,

@@ -24,6 +24,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+// The process's CPU time, all its threads, in ms.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
 // The ddp rung's all-reduce of one step: when each bucket was launched and
 // done, and when backward's compute ended; into the step's record after it.
 // done() comes from the communication thread, hence the lock.
@@ -45,6 +52,15 @@ class CommClock final : public CommObserver, public StepObserver {
   void wait_begins() override {
     std::lock_guard<std::mutex> g(mu_);
     wait_begin_ = Clock::now();
+    wait_cpu_begin_ = process_cpu_ms();
+  }
+  // The process's CPU time when this step's wait began, once (the phase
+  // clock's, at the end of backward); none where it has not begun.
+  std::optional<double> take_wait_cpu_begin() {
+    std::lock_guard<std::mutex> g(mu_);
+    std::optional<double> out = wait_cpu_begin_;
+    wait_cpu_begin_.reset();
+    return out;
   }
   void device_timing(std::function<std::pair<double, double>()> read) override {
     std::lock_guard<std::mutex> g(mu_);
@@ -65,6 +81,7 @@ class CommClock final : public CommObserver, public StepObserver {
     done_.clear();
     bytes_ = 0;
     wait_begin_.reset();
+    wait_cpu_begin_.reset();
     device_read_ = nullptr;
   }
   void after_step(StepRecord& rec, bool) override;
@@ -79,6 +96,7 @@ class CommClock final : public CommObserver, public StepObserver {
   int64_t gather_bytes_ = 0;
   double gather_ms_ = 0;
   std::optional<Clock::time_point> wait_begin_;
+  std::optional<double> wait_cpu_begin_;
   std::function<std::pair<double, double>()> device_read_;
 };
 
@@ -120,13 +138,6 @@ void CommClock::after_step(StepRecord& rec, bool) {
   }
 }
 
-// The process's CPU time, all its threads, in ms.
-double process_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
-}
-
 // Times every phase of every step. The data phase's host time is data_ms.
 // On a CPU it also reads the process's CPU time in each phase: a rank's own
 // work where the ranks of a host share its cores (ddp.per_rank[].cpu_phases_ms).
@@ -136,10 +147,15 @@ double process_cpu_ms() {
 // waited for the device: nothing synchronises inside the step. With it
 // (breakdown mode) the device is synchronised at every phase boundary and
 // the host clock times each phase; the data phase's host time excludes
-// those synchronisations.
+// those synchronisations. On a CPU it also reads the process's CPU time in
+// each phase: a rank's own work where the ranks of a host share its cores
+// (ddp.per_rank[].cpu_phases_ms); the ddp rung's wait for its all-reduce
+// (from `comm`'s wait_begins to the end of backward), whose threads burn CPU
+// too, is kept apart (wait_cpu_ms).
 class PhaseClock final : public StepObserver {
  public:
-  PhaseClock(const torch::Device& device, bool synchronised) : device_(device), synchronised_(synchronised) {}
+  PhaseClock(const torch::Device& device, bool synchronised, CommClock& comm)
+      : device_(device), synchronised_(synchronised), comm_(comm) {}
   void phase_begins(Phase p) override {
     if (synchronised_) synchronize(device_);
     t0_ = Clock::now();
@@ -152,7 +168,12 @@ class PhaseClock final : public StepObserver {
   }
   void phase_ends(Phase p) override {
     const auto t1 = Clock::now();
-    if (device_.is_cpu()) phase_cpu_ms_[size_t(p)] += process_cpu_ms() - cpu0_;
+    if (device_.is_cpu()) {
+      const double now = process_cpu_ms();
+      const auto wait = p == Phase::kBackward ? comm_.take_wait_cpu_begin() : std::nullopt;
+      phase_cpu_ms_[size_t(p)] += (wait ? *wait : now) - cpu0_;
+      if (wait) wait_cpu_ms_ += now - *wait;
+    }
     if (p == Phase::kData) data_ms_ += ms(t1 - t0_);
     if (!synchronised_) {
       timers_[open_++]->stop();
@@ -168,6 +189,8 @@ class PhaseClock final : public StepObserver {
     rec.phase_ms = phase_ms_;
     rec.has_phase_cpu = device_.is_cpu();
     rec.phase_cpu_ms = phase_cpu_ms_;
+    rec.wait_cpu_ms = wait_cpu_ms_;
+    wait_cpu_ms_ = 0;
     data_ms_ = 0;
     phase_ms_ = {};
     phase_cpu_ms_ = {};
@@ -180,7 +203,8 @@ class PhaseClock final : public StepObserver {
   Clock::time_point t0_;
   std::array<double, 4> phase_ms_{};
   double data_ms_ = 0;
-  double cpu0_ = 0;
+  CommClock& comm_;
+  double cpu0_ = 0, wait_cpu_ms_ = 0;
   std::array<double, 4> phase_cpu_ms_{};
   // The step's phases so far, in order, each with its timer (reused by later steps).
   std::vector<std::unique_ptr<StepTimer>> timers_;
@@ -285,8 +309,8 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   auto timer = make_step_timer(device);
   r.timer_method = timer->method();
   r.timing_mode = cfg.breakdown ? "phase_synchronized" : "end_to_end";
-  PhaseClock phases(device, cfg.breakdown);
   CommClock comm;
+  PhaseClock phases(device, cfg.breakdown, comm);
   MemoryMonitor memory(device);  // measured steps only
   NoiseMonitor noise(device, cfg.threads > 0 ? cfg.threads : at::get_num_threads());
   std::vector<StepObserver*> own = inner;

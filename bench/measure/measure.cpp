@@ -110,7 +110,7 @@ class TraceObserver final : public StepObserver {
 
 // One rank's phases per measured step, the communication wait taken out:
 // the phase clock's (wall or device time), or with `cpu` the process's CPU
-// time over its `threads` intra-op threads (its wait's CPU time stays in backward).
+// time over its `threads` intra-op threads (the all-reduce wait's CPU time left out).
 RankPhaseSteps rank_phases(const std::vector<StepRecord>& steps, bool cpu, int threads) {
   RankPhaseSteps p;
   for (const StepRecord& s : steps) {

@@ -1,7 +1,9 @@
 // bench/measure/rank_slowdown.cpp: see rank_slowdown.h.
 #include "bench/measure/rank_slowdown.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include <fmt/format.h>
@@ -44,20 +46,30 @@ void RankSlowdown::step_begins(int64_t) {
   waited_ms_ = 0;
 }
 
+namespace {
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+}  // namespace
+
 void RankSlowdown::phase_ends(Phase p) {
   if (p != Phase::kForward) return;
   ++forwards_;
-  if (last_ms_ <= 0 || pct_ <= 0) return;
+  if (recent_ms_.empty() || pct_ <= 0) return;
   profiler::ScopedRange range("test slowdown");
   const auto t0 = Clock::now();
-  const auto until = t0 + std::chrono::duration<double, std::milli>(last_ms_ * pct_ / 100.0 / last_forwards_);
-  while (Clock::now() < until) {
+  const double recent = *std::min_element(recent_ms_.begin(), recent_ms_.end());
+  const double until = thread_cpu_ms() + recent * pct_ / 100.0 / last_forwards_;
+  while (thread_cpu_ms() < until) {
   }
   waited_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
 void RankSlowdown::step_ends(int64_t) {
-  last_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - begin_).count() - waited_ms_;
+  recent_ms_.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin_).count() - waited_ms_);
+  if (recent_ms_.size() > 3) recent_ms_.erase(recent_ms_.begin());
   last_forwards_ = std::max(forwards_, 1);
 }
 

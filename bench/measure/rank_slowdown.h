@@ -1,9 +1,11 @@
 // bench/measure/rank_slowdown.h: test-only, one rank of a ddp job made slow.
 //
 // LADDER_TEST_SLOW_RANK=K:P makes rank K's compute P % longer inside every
-// step after the first: at the end of each forward phase it waits, busy, P %
-// of its previous step's host time in the step (its own wait left out),
-// shared over the step's forward phases. The other ranks finish their
+// step after the first: at the end of each forward phase it spins for P % of
+// its recent step time (the shortest of its last three steps' host time, its
+// own spin left out), shared over the step's forward phases, counted in its
+// thread's CPU time: P % more work, which a descheduled moment does not
+// shorten as a wall-clock wait would. The other ranks finish their
 // backward first and wait for its gradient buckets, as they would for a slow
 // GPU or a throttled CPU: the straggler that ddp.slow_rank
 // (reports/model/slow_rank.h) names. The wait is a range ("test slowdown")
@@ -19,6 +21,7 @@
 
 #include <chrono>
 #include <optional>
+#include <vector>
 
 #include "bench/measure/step_observer.h"
 
@@ -47,8 +50,8 @@ class RankSlowdown final : public StepObserver {
   using Clock = std::chrono::steady_clock;
   double pct_;
   Clock::time_point begin_;
-  double last_ms_ = 0;      // the previous step's host time, its wait left out
-  int last_forwards_ = 0;   // and its forward phases
+  std::vector<double> recent_ms_;  // the last steps' host time, the spin left out
+  int last_forwards_ = 0;          // the previous step's forward phases
   int forwards_ = 0;
   double waited_ms_ = 0;
 };

@@ -54,9 +54,9 @@ struct RankFacts {
       "this rank's peak live tensor storage over the measured steps (CUDA's allocated bytes, or the CPU's counted)");
     v("phases_ms", s.phases_ms, "this rank's phases per measured step, the communication wait taken out of them");
     v("cpu_phases_ms", s.cpu_phases_ms,
-      "on a CPU: the process's CPU time in each phase over its intra-op threads, per measured step (the wait's CPU "
-      "time stays in backward; communication is the wall wait): the rank's own work where a host's ranks share "
-      "its cores, which the slow-rank verdict takes");
+      "on a CPU: the process's CPU time in each phase over its intra-op threads, per measured step (the all-reduce "
+      "wait's left out of backward; communication is the wall wait): the rank's own work where a host's ranks "
+      "share its cores, which the slow-rank verdict takes");
     v("bands_ms", s.bands_ms, "this rank's op breakdown: each band's ms per profiled step (op_breakdown.categories_ms)");
     v("median", s.median, "each column's median");
   }

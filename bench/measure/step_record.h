@@ -36,9 +36,11 @@ struct StepRecord {
   double data_ms = 0;
   bool has_phases = false;
   std::array<double, 4> phase_ms{};  // indexed like kPhases (variants/phases.h)
-  // CPU device only: the process's CPU time in each phase, all its threads.
+  // CPU device only: the process's CPU time in each phase, all its threads,
+  // and in the ddp rung's wait for its all-reduce (left out of backward's).
   bool has_phase_cpu = false;
   std::array<double, 4> phase_cpu_ms{};
+  double wait_cpu_ms = 0;
   // ddp: the gradient all-reduce of this step, from the comm events.
   bool has_comm = false;
   int buckets = 0;

@@ -13,6 +13,7 @@
 #include "profiler/common/config_error.h"
 #include "reports/model/report_loader.h"
 #include "reports/render/band_tables.h"
+#include "reports/render/rank_tables.h"
 #include "reports/render/reporter.h"
 
 namespace ladder {
@@ -39,14 +40,19 @@ json table_json(const Table& t) {
 
 int bands_command(const std::vector<std::string>& args) {
   std::string format = "text", peer, out;
+  bool ranks = false;
   std::vector<std::string> inputs;
   ArgParser ap("bands",
                "Where a run's top rung spends its step against each PyTorch peer, band by band (the op breakdown's "
-               "categories, ms per step): ladder bands RUN [--peer NAME] [--format text|markdown|json].\n"
+               "categories, ms per step): ladder bands RUN [--peer NAME] [--format text|markdown|json]; with "
+               "--ranks, each rank of its multi-rank cells (ddp) instead: phases, bands and the slow-rank verdict.\n"
                "RUN is a `ladder run --peers ...` directory or its summary.json. Exit 0 printed, 1 the rung or a "
-               "breakdown is missing, 2 bad input, 3 no peer to compare against.");
+               "breakdown is missing (--ranks: no multi-rank cell with per-rank figures), 2 bad input, 3 no peer to "
+               "compare against.");
   ap.add_value("--peer", "NAME", "the peer whose difference column comes first (default compile, else eager)",
                [&](const std::string& v) { peer = v; });
+  ap.add_flag("--ranks", "each rank of the run's multi-rank cells: its phases per step, its bands, which is slowest",
+              [&] { ranks = true; });
   ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
   ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
   ap.allow_positionals(&inputs);
@@ -60,7 +66,18 @@ int bands_command(const std::vector<std::string>& args) {
   if (summary_path.empty())
     throw ConfigError(fmt::format("bands: '{}' has no summary.json; expected a `ladder run` directory",
                                   inputs[0]));
-  RunBands bands = run_band_table(load_summary(summary_path), fs::path(summary_path).parent_path().string(), peer);
+  const std::string run_dir = fs::path(summary_path).parent_path().string();
+  RunBands bands;
+  if (ranks) {
+    if (!peer.empty()) throw ConfigError("bands: --peer and --ranks; expected one of them (--ranks compares ranks)");
+    RunRanks views = run_rank_views(load_summary(summary_path), run_dir);
+    for (auto& v : views.views)
+      for (auto& t : v.tables) bands.tables.push_back(std::move(t));
+    bands.why = views.why;
+    bands.exit_code = bands.tables.empty() ? 1 : 0;
+  } else {
+    bands = run_band_table(load_summary(summary_path), run_dir, peer);
+  }
   Document doc;
   doc.title = "ladder bands: " + inputs[0];
   doc.tables = std::move(bands.tables);

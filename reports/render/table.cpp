@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/render/band_tables.h"
+#include "reports/render/rank_tables.h"
 #include "reports/render/speed_of_light_table.h"
 #include "reports/render/figure_charts.h"
 #include "reports/model/json_fields.h"
@@ -476,6 +477,16 @@ Document run_document(const json& summary, const std::string& summary_path) {
   add_run_titles(summary, doc);
   doc.charts = run_charts(summary);
   if (sol) doc.charts.push_back(std::move(sol->chart));
+  // A multi-rank cell: each rank's phases as a stacked bar, and its tables in a
+  // section (a page's; the text has the ranks: line).
+  for (RankView& v : run_rank_views(summary, std::filesystem::path(summary_path).parent_path().string()).views) {
+    doc.charts.push_back(std::move(v.chart));
+    Section s;
+    s.title = "Ranks: " + v.verdict.text;
+    s.placement = Placement::kAfterCharts;
+    s.tables = std::move(v.tables);
+    doc.sections.push_back(std::move(s));
+  }
   return doc;
 }
 
