@@ -182,6 +182,7 @@ InputCell input_cell(const LoadedRun& run, const std::string& cell, const Report
       in.op_breakdown_top = facts.op_breakdown_top;
       in.speed_of_light = facts.speed_of_light;
     }
+    if (r->ddp && *r->ddp && (*r->ddp)->slow_rank) in.slow_rank.push_back(*(*r->ddp)->slow_rank);
     reports.push_back(r);
     in.rounds.push_back(int(k) + 1);  // the round of each process: its member's place in the input
     in.dt_ms_samples.insert(in.dt_ms_samples.end(), facts.dt_ms.begin(), facts.dt_ms.end());

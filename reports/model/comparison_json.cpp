@@ -2,6 +2,8 @@
 // the one function that writes it.
 #include "reports/model/comparison_model.h"
 
+#include "profiler/common/fields.h"
+
 #include <limits>
 
 namespace ladder {
@@ -35,6 +37,7 @@ json input_cell_json(const InputCell& in) {
               {"op_breakdown_top", in.op_breakdown_top}};
   for (const auto& [key, value] : in.figures) out[key] = value;
   if (!in.speed_of_light.is_null()) out["speed_of_light"] = in.speed_of_light;  // reports before it have none
+  if (!in.slow_rank.empty()) out["slow_rank"] = fields::to_json(in.slow_rank);
   if (in.speedup_interval_recorded) out["speedup_vs_fp32_interval"] = interval_json(in.speedup_vs_fp32_interval);
   return out;
 }

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/model/slow_rank.h"
+
 namespace ladder {
 
 // An interval's bounds, lo and hi.
@@ -35,6 +37,7 @@ struct InputCell {
   std::optional<Bounds> speedup_vs_fp32_interval;
   nlohmann::json op_breakdown_ms, op_breakdown_top;  // the first process's, when valid
   nlohmann::json speed_of_light;  // the first process's section, when its report has one
+  std::vector<SlowRank> slow_rank;  // a multi-rank rung: each process's verdict on its ranks
   bool ok() const { return status == "ok"; }
   double figure(const char* key) const;  // a figure recorded as a number
 };

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/render/band_tables.h"
+#include "reports/model/slow_rank.h"
+#include "profiler/common/fields.h"
 #include "reports/render/speed_of_light_table.h"
 #include "reports/model/comparison.h"
 #include "reports/render/comparison_charts.h"
@@ -398,6 +400,33 @@ void add_speed_of_light_table(const json& cmp, Document& doc) {
   if (top) doc.tables.push_back(std::move(*top));
 }
 
+// A multi-rank rung: each input's verdict on its ranks (its first process's,
+// and how many of its processes named the same), one line per rung.
+void add_rank_notes(const json& cmp, Document& doc) {
+  const auto labels = input_labels(cmp);
+  for (const auto& rung : array_at(cmp, "rungs")) {
+    std::string text_of_inputs;
+    bool any = false;
+    const json& inputs = array_at(rung, "inputs");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!member(inputs[i], "slow_rank").is_array()) continue;
+      const auto verdicts = fields::from_json<std::vector<SlowRank>>(inputs[i]["slow_rank"], "comparison: slow_rank");
+      if (verdicts.empty()) continue;
+      const auto same = std::count_if(verdicts.begin(), verdicts.end(), [&](const SlowRank& v) {
+        return v.resolved == verdicts.front().resolved && (!v.resolved || v.rank == verdicts.front().rank);
+      });
+      any = any || verdicts.front().resolved;
+      text_of_inputs += fmt::format("{}{}: {}{}", text_of_inputs.empty() ? "" : "; ", label_at(labels, i),
+                                    slow_rank_text(verdicts.front()),
+                                    verdicts.size() > 1 ? fmt::format(" ({} of {} processes judged the same)", same,
+                                                                      verdicts.size())
+                                                        : std::string());
+    }
+    if (!text_of_inputs.empty())
+      doc.notes.push_back({text(rung, "rung") + ": " + text_of_inputs, "ranks:", any ? Tone::kWarn : Tone::kPlain});
+  }
+}
+
 // "ladder compare: A vs B", and what the comparison is of.
 void add_comparison_titles(const json& cmp, Document& doc) {
   doc.title = "ladder compare";
@@ -430,6 +459,7 @@ Document comparison_document(const json& cmp) {
                    "tell; cannot judge: one process per rung (its steps are not independent samples). MFU 'p' = "
                    "against the measured roofline",
                    number(cmp, "alpha").value_or(0.05), number(cmp, "noise_threshold_pct").value_or(1.0))});
+  add_rank_notes(cmp, doc);
   doc.charts = comparison_charts(cmp);
   doc.sections.push_back(inputs_section(cmp));
   for (auto* add : {subject_section, breakdown_names_section})
