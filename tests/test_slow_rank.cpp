@@ -21,6 +21,8 @@ TEST(MedianInterval, OrderStatisticsAndSignTestAsTheBinomialGivesThem) {
   EXPECT_DOUBLE_EQ(m.hi, 9);
   EXPECT_NEAR(m.coverage, 1 - 22.0 / 1024, 1e-12);
   EXPECT_NEAR(m.p_value, 2.0 / 1024, 1e-12);  // all ten above 0: the sign test's two-sided p
+  EXPECT_NEAR(m.p_above, 1.0 / 1024, 1e-12);  // and one-sided
+  EXPECT_NEAR(median_interval({-1, -2, -3, 4, 5, 6, 7, 8, 9, 10}).p_above, 176.0 / 1024, 1e-12);  // P(X <= 3)
   // Nine of ten above 0, one zero dropped: p = 2 P(X <= 0 | n = 9) = 2/512.
   EXPECT_NEAR(median_interval({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}).p_value, 2.0 / 512, 1e-12);
   // Five values cannot give 95 %: 2 P(X <= 0 | n = 5) = 1/16 > 0.05.
@@ -65,7 +67,7 @@ TEST(SlowRank, NamesTheRankTheOthersWaitForWithItsPhase) {
   EXPECT_NEAR(v.phase_extra_ms.at("backward"), 0, 1e-12);
   EXPECT_NEAR(v.others_wait_ms, 5.1, 1e-12);
   EXPECT_NEAR(v.rank_wait_ms, 0.5, 1e-12);
-  EXPECT_NEAR(v.p_value, 3 * 2.0 / 1024, 1e-12);  // the sign test's, Holm over three ranks
+  EXPECT_NEAR(v.p_value, 3 * 1.0 / 1024, 1e-12);  // the one-sided sign test's, Holm over three ranks
   EXPECT_EQ(slow_rank_text(v),
             "rank 2 slowest, +4.60 ms [4.60, 4.60] per step (forward); the others wait 5.10 ms in communication");
 }

@@ -82,10 +82,10 @@ SlowRank judge_slow_rank(const std::vector<RankSteps>& ranks) {
       r.lo = std::exp(m.lo);
       r.hi = std::exp(m.hi);
     }
-    r.p_value = m.p_value;
+    r.p_value = m.p_above;  // one-sided: the question is whether this rank is slower
     r.method = "median_sign";
     ratio.push_back(r);
-    p.push_back(m.p_value);
+    p.push_back(m.p_above);
   }
   const std::vector<double> p_holm = holm_adjusted(p);
   const size_t k = size_t(std::max_element(ratio.begin(), ratio.end(),
@@ -113,7 +113,7 @@ SlowRank judge_slow_rank(const std::vector<RankSteps>& ranks) {
   out.rule = fmt::format(
       "each rank's compute per step (its phases less its communication wait) over the mean of the other ranks' in "
       "the same step, on the log scale, the steps its samples: their median, its distribution-free 95 % interval "
-      "(order statistics) and the sign test's p, Holm-adjusted over the {} ranks; slower when p < {} and the ratio "
+      "(order statistics) and the one-sided sign test's p, Holm-adjusted over the {} ranks; slower when p < {} and the ratio "
       "is {} % or more above 1 with its interval above 1",
       ranks.size(), kSlowRankAlpha, kSlowRankMinPct);
   return out;

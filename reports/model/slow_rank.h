@@ -10,8 +10,8 @@
 // The rule, judge_slow_rank: per step, the log of each rank's compute over
 // the mean of the other ranks' in the same step. Its median over the steps
 // is the rank's ratio, with a distribution-free 95 % interval (order
-// statistics) and the sign test's p-value (reports/stats/inference.h
-// median_interval), Holm-adjusted over the ranks, and judged by the rung
+// statistics) and the one-sided sign test's p-value of "no slower"
+// (reports/stats/inference.h median_interval), Holm-adjusted over the ranks, and judged by the rung
 // ratios' rule (reports/stats/verdict.h judge_change) at kSlowRankAlpha and
 // kSlowRankMinPct: the slowest rank is named only when it is slower by at
 // least that much in most steps. Here the steps are the samples, which
@@ -66,7 +66,7 @@ struct SlowRank {
     v("ratio", s.ratio, Doc("the rank's compute per step over the mean of the others' in the same step").min(0));
     v("lo", s.lo, Doc("its 95 % interval; 0 when it cannot be formed").min(0));
     v("hi", s.hi, Doc().min(0));
-    v("p_value", s.p_value, "of 'no difference', Holm-adjusted over the ranks");
+    v("p_value", s.p_value, "one-sided, of 'no slower than the others', Holm-adjusted over the ranks");
     v("extra_ms", s.extra_ms, "ms per step more than the others: (ratio - 1) x the others' median compute");
     v("extra_lo_ms", s.extra_lo_ms);
     v("extra_hi_ms", s.extra_hi_ms);

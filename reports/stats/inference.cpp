@@ -159,6 +159,7 @@ MedianInterval median_interval(std::vector<double> values, double confidence) {
   if (above + below > 0) {
     const boost::math::binomial signs(double(above + below), 0.5);
     out.p_value = std::min(1.0, 2 * boost::math::cdf(signs, double(std::min(above, below))));
+    out.p_above = boost::math::cdf(signs, double(below));  // P(X <= below) = P(X >= above) at p = 0.5
   }
   return out;
 }

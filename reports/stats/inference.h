@@ -85,12 +85,14 @@ std::vector<double> holm_adjusted(const std::vector<double>& p);
 // step, reports/model/slow_rank.h) with a distribution-free interval: the
 // order statistics [x(k), x(n-k+1)] whose binomial coverage is at least
 // `confidence` (Boost.Math's binomial distribution), and the sign test's
-// two-sided p-value of "the median is 0" (zeros dropped). A run of a few
+// p-values of "the median is 0" (zeros dropped): two-sided, and one-sided
+// against a median above 0. A run of a few
 // disturbed steps moves neither, where it moves a mean and its t interval.
 // No interval (has_interval false) below 6 values at 95 %.
 struct MedianInterval {
   double median = 0, lo = 0, hi = 0;
   double p_value = 1;
+  double p_above = 1;  // one-sided: of "the median is 0" against "above 0", P(X >= values above 0)
   bool has_interval = false;
   double coverage = 0;  // of [lo, hi]
 };
