@@ -70,8 +70,8 @@ struct TestSlowRank {
   static void fields(S& s, V& v) {
     using Doc = ::ladder::fields::Doc;
     v("rank", s.rank, Doc().min(0));
-    v("pct", s.pct, Doc("each step of that rank waited, busy, this share of its previous step's compute more, at "
-                        "the end of its forward phase").min(0));
+    v("pct", s.pct, Doc("each step of that rank spun for this share of its shortest recent step's host time, in "
+                        "CPU time, at the end of its forward phase").min(0));
   }
 };
 

@@ -119,6 +119,10 @@ SlowRank judge_slow_rank(const std::vector<RankSteps>& ranks) {
   return out;
 }
 
+bool same_verdict(const SlowRank& a, const SlowRank& b) {
+  return a.resolved == b.resolved && (!a.resolved || a.rank == b.rank);
+}
+
 std::string slow_rank_text(const SlowRank& s) {
   const std::string extra =
       s.lo > 0

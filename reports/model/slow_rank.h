@@ -87,6 +87,9 @@ struct SlowRank {
 // std::invalid_argument otherwise. Steps beyond the shortest rank's are not used.
 SlowRank judge_slow_rank(const std::vector<RankSteps>& ranks);
 
+// Whether two processes' verdicts agree: both name the same rank, or neither names one.
+bool same_verdict(const SlowRank& a, const SlowRank& b);
+
 // What the run table prints after "ranks:": "rank 2 slowest, +4.10 ms
 // [3.20, 5.00] per step (backward); the others wait 3.90 ms in
 // communication", or "no rank resolved slower (the slowest, rank 1: +0.20 ms

@@ -412,9 +412,8 @@ void add_rank_notes(const json& cmp, Document& doc) {
       if (!member(inputs[i], "slow_rank").is_array()) continue;
       const auto verdicts = fields::from_json<std::vector<SlowRank>>(inputs[i]["slow_rank"], "comparison: slow_rank");
       if (verdicts.empty()) continue;
-      const auto same = std::count_if(verdicts.begin(), verdicts.end(), [&](const SlowRank& v) {
-        return v.resolved == verdicts.front().resolved && (!v.resolved || v.rank == verdicts.front().rank);
-      });
+      const auto same = std::count_if(verdicts.begin(), verdicts.end(),
+                                      [&](const SlowRank& v) { return same_verdict(v, verdicts.front()); });
       any = any || verdicts.front().resolved;
       text_of_inputs += fmt::format("{}{}: {}{}", text_of_inputs.empty() ? "" : "; ", label_at(labels, i),
                                     slow_rank_text(verdicts.front()),

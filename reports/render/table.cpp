@@ -262,9 +262,8 @@ void rank_notes(const RunSummary& run, std::vector<Line>& notes) {
   for (const auto& row : run.rows) {
     if (row.slow_rank.empty()) continue;
     const SlowRank& first = row.slow_rank.front();
-    const bool agree = std::all_of(row.slow_rank.begin(), row.slow_rank.end(), [&](const SlowRank& s) {
-      return s.resolved == first.resolved && (!s.resolved || s.rank == first.rank);
-    });
+    const bool agree = std::all_of(row.slow_rank.begin(), row.slow_rank.end(),
+                                   [&](const SlowRank& s) { return same_verdict(s, first); });
     const bool any = std::any_of(row.slow_rank.begin(), row.slow_rank.end(), [](const SlowRank& s) { return s.resolved; });
     const std::string cell = run.rows.size() > 1 ? peer_display_name(row.cell) + ": " : "";
     std::string text;
