@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/slow_rank_acceptance.py: how often ddp.slow_rank names the slowed rank, and no rank without one.
 
-usage: slow_rank_acceptance.py LADDER_BIN [--runs N] [--pct P] [--sizes 2,3] [--launchers builtin,torchrun]
+usage: slow_rank_acceptance.py LADDER_BIN [--runs N] [--pct P] [--steps S] [--sizes 2,3] [--launchers builtin,torchrun]
 
 Not part of the suite (minutes, and a rate rather than a pass/fail of one run):
 the acceptance of the slow-rank verdict (reports/model/slow_rank.h). For each
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = ["--device", "cpu", "--preset", "tiny", "--threads", "1", "--steps", "20", "--quiet"]
+TINY = ["--device", "cpu", "--preset", "tiny", "--threads", "1", "--quiet"]
 LAUNCHER_VARS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]
 
 
@@ -31,12 +31,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def one_job(ladder, launcher, world, slow, out, roofline):
+def one_job(ladder, launcher, world, slow, out, roofline, steps):
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     env.pop("LADDER_TEST_SLOW_RANK", None)
     if slow:
         env["LADDER_TEST_SLOW_RANK"] = slow
-    job = ["--total-batch", str(4 * 64 * world)]  # one micro-step of the tiny preset's B 4, T 64 per rank
+    job = ["--total-batch", str(4 * 64 * world), "--steps", str(steps)]  # one micro-step of tiny's B 4, T 64 a rank
     if launcher == "builtin":
         cmd = [ladder, "run", "--rungs", "ddp", "--repeat", "1", "--nproc-per-node", str(world), "--roofline",
                str(roofline), "--out", str(out), *TINY, *job]
@@ -57,6 +57,7 @@ def main():
     a.add_argument("ladder")
     a.add_argument("--runs", type=int, default=10)
     a.add_argument("--pct", type=float, default=20)
+    a.add_argument("--steps", type=int, default=20, help="measured steps per job (the verdict's samples)")
     a.add_argument("--sizes", default="2,3")
     a.add_argument("--launchers", default="builtin,torchrun")
     args = a.parse_args()
@@ -73,7 +74,7 @@ def main():
                 for i in range(args.runs):
                     for slow in (f"{slowed}:{args.pct:g}", ""):
                         v = one_job(args.ladder, launcher, world, slow, tmp / f"{launcher}-{world}-{i}-{bool(slow)}",
-                                    roofline)
+                                    roofline, args.steps)
                         said = f"rank {v['rank']} x{v['ratio']:.3f} [{v['lo']:.3f}, {v['hi']:.3f}] p {v['p_value']:.2g}"
                         print(f"{launcher} {world} ranks run {i + 1} {'slowed' if slow else 'quiet '}: "
                               f"{'named' if v['resolved'] else 'none '} {said}", flush=True)
