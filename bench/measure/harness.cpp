@@ -139,8 +139,6 @@ void CommClock::after_step(StepRecord& rec, bool) {
 }
 
 // Times every phase of every step. The data phase's host time is data_ms.
-// On a CPU it also reads the process's CPU time in each phase: a rank's own
-// work where the ranks of a host share its cores (ddp.per_rank[].cpu_phases_ms).
 // Without `synchronised` each phase is timed by a step timer of the device
 // (CUDA events recorded at its boundaries on the current stream, the host
 // clock on a CPU) and read after the step, once the step's own timer has
@@ -314,9 +312,7 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   MemoryMonitor memory(device);  // measured steps only
   NoiseMonitor noise(device, cfg.threads > 0 ? cfg.threads : at::get_num_threads());
   std::vector<StepObserver*> own = inner;
-  for (StepObserver* o : {static_cast<StepObserver*>(&phases), static_cast<StepObserver*>(&comm),
-                          static_cast<StepObserver*>(&memory), static_cast<StepObserver*>(&noise)})
-    own.push_back(o);
+  own.insert(own.end(), {&phases, &comm, &memory, &noise});
   StepObservers list(own);
   for (StepObserver* w : watchers) list.add_outer(*w);
 

@@ -114,9 +114,9 @@ class TraceObserver final : public StepObserver {
 RankPhaseSteps rank_phases(const std::vector<StepRecord>& steps, bool cpu, int threads) {
   RankPhaseSteps p;
   for (const StepRecord& s : steps) {
-    std::array<double, 4> ms = compute_phase_ms(s);
+    std::array<double, 4> ms = cpu ? s.phase_cpu_ms : compute_phase_ms(s);
     if (cpu)
-      for (size_t i = 0; i < ms.size(); ++i) ms[i] = s.phase_cpu_ms[i] / double(std::max(1, threads));
+      for (double& v : ms) v /= double(std::max(1, threads));
     p.data.push_back(ms[size_t(Phase::kData)]);
     p.forward.push_back(ms[size_t(Phase::kForward)]);
     p.backward.push_back(ms[size_t(Phase::kBackward)]);
