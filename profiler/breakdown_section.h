@@ -80,6 +80,22 @@ struct NamedTotal {
   }
 };
 
+// One kernel (CUDA) or operator (CPU) of the profiled steps (kernels): the
+// whole table, from which `ladder compare --kernels` matches families.
+struct KernelRow {
+  std::string name, band;
+  double ms = 0, calls = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("name", s.name,
+      Doc("the whole name: an operator (CPU), or a kernel demangled without its parameter list (CUDA); never cut"));
+    v("band", s.band, Doc("the category its time counts in (a key of categories_ms)"));
+    v("ms", s.ms, Doc("its own time per step").min(0));
+    v("calls", s.calls, Doc("calls (or kernel runs) per step").min(0));
+  }
+};
+
 // The device (or the operators) cannot be busy longer than the step took.
 struct BusyInvariantSection {
   std::string rule;
@@ -130,12 +146,14 @@ struct OpBreakdownSection {
   Maybe<PerCategory<double>> categories_ms, categories_pct_of_dt;
   Maybe<std::vector<NamedMs>> other_top;
   Maybe<PerCategory<std::vector<NamedTotal>>> top_by_category;
+  Maybe<std::vector<KernelRow>> kernels;
   Maybe<double> ops_per_step, kernel_launches_per_step, memcpy_memset_per_step, graph_launches_per_step;
   Maybe<bool> valid;
   Maybe<std::optional<std::string>> invalid_reason;
   Maybe<BusyInvariantSection> invariant;
   Maybe<CuptiClock> clock;
   Maybe<std::string> trace;
+  Maybe<std::string> test_slow_op;
 
   // A breakdown that could not be taken, and why.
   static OpBreakdownSection unavailable_from(const std::string& source, const std::string& why);
@@ -165,6 +183,9 @@ void OpBreakdownSection::fields(S& s, V& v) {
   v("top_by_category", s.top_by_category,
     "per category, its largest operators or kernels by time per step (at most 8, largest first): which kernels "
     "make up a band of the breakdown");
+  v("kernels", s.kernels,
+    "every operator (CPU, its own time) or kernel, memcpy and memset (CUDA) of the profiled steps, largest first: "
+    "the whole table that top_by_category samples");
   v("ops_per_step", s.ops_per_step, Doc("CPU: aten:: operators per step").min(0));
   v("kernel_launches_per_step", s.kernel_launches_per_step,
     Doc("CUDA: kernels run per step (graph replays included)").min(0));
@@ -179,6 +200,8 @@ void OpBreakdownSection::fields(S& s, V& v) {
   v("duplicate_records_removed", s.duplicate_records_removed,
     Doc("CUDA: activity records delivered more than once, counted once").min(0));
   v("clock", s.clock, "CUDA: how CUPTI timestamps were converted to ns");
+  v("test_slow_op", s.test_slow_op,
+    "test-only LADDER_TEST_SLOW_OP=OPERATOR:P: every call of that operator was made P % longer; absent when unset");
   v("trace", s.trace,
     "peers: the Kineto trace of the profiled steps the breakdown was read from (scripts/peer.py writes it beside "
     "the report)");

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <regex>
 #include <unordered_map>
+#include <utility>
 
 
 namespace ladder::profiler {
@@ -287,6 +289,27 @@ std::string display_name(const std::string& name, size_t max_chars) {
   return out;
 }
 
+namespace {
+
+// Every name of every category, whole (display_name'd without a limit: two
+// raw names that read the same are one row), per step, largest first.
+std::vector<KernelRow> kernel_rows(const Breakdown& total, double steps) {
+  std::map<std::pair<std::string, size_t>, NameTotal> merged;
+  for (size_t i = 0; i < kCategoryCount; ++i)
+    for (const auto& [name, t] : total.by_name[i]) {
+      NameTotal& m = merged[{display_name(name, std::string::npos), i}];
+      m.ms += t.ms;
+      m.calls += t.calls;
+    }
+  std::vector<KernelRow> rows;
+  for (const auto& [key, t] : merged)
+    rows.push_back({key.first, category_key(Category(key.second)), t.ms / steps, double(t.calls) / steps});
+  std::stable_sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) { return a.ms > b.ms; });
+  return rows;
+}
+
+}  // namespace
+
 OpBreakdownSection breakdown_section(const std::string& source, const Breakdown& total, int64_t steps, double dt_ms,
                                      size_t top_n) {
   const double n = double(std::max<int64_t>(steps, 1));
@@ -318,6 +341,7 @@ OpBreakdownSection breakdown_section(const std::string& source, const Breakdown&
     }
   }
   const double sum = total.sum_ms() / n;
+  out.kernels = kernel_rows(total, n);
   out.categories_ms = cat_ms;
   out.categories_pct_of_dt = cat_pct;
   out.sum_ms = sum;

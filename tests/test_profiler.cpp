@@ -6,6 +6,7 @@
 // duplicates, the busy <= dt invariant), the CUPTI collector failing
 // gracefully without a GPU, and the memory monitor.
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -486,6 +487,13 @@ TEST(OpBreakdown, CategoriesSumToTheMeasuredStepTimeOnCpu) {
     const auto gemm = names("gemm");
     EXPECT_TRUE(has(gemm, "aten::mm") || has(gemm, "aten::addmm")) << rung;
     EXPECT_TRUE(names("communication").empty()) << rung;
+    // The whole table: every operator's own time, so each band but
+    // idle/other (which also holds the time in no operator) is its sum.
+    std::map<std::string, double> band_sum;
+    for (const auto& k : b["kernels"]) band_sum[k["band"].get<std::string>()] += k["ms"].get<double>();
+    for (const auto& [key, ms] : c.items())
+      if (key != "idle_other") EXPECT_NEAR(band_sum[key], ms.get<double>(), 1e-9) << rung << " " << key;
+    EXPECT_NEAR(band_sum["idle_other"] + b["idle_ms"].get<double>(), c["idle_other"].get<double>(), 1e-9) << rung;
   }
 }
 

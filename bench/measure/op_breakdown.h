@@ -27,6 +27,11 @@
 
 namespace ladder {
 
+// Steps the breakdown is taken over: two, so that the whole kernel table
+// (op_breakdown.kernels) holds every kernel of a step and not one step's
+// accident, and `ladder compare --kernels` sees calls per step.
+inline constexpr int64_t kProfiledSteps = 2;
+
 struct OpProfile {
   std::optional<profiler::OpCounts> op_counts;
   std::optional<profiler::OpBreakdownSection> op_breakdown;
@@ -35,6 +40,6 @@ struct OpProfile {
 // Runs its extra steps from step `first` (after the measured ones), with
 // `inner` innermost on their observers (a test hook, or none).
 OpProfile profile_ops(TrainStep& step, const torch::Device& device, int64_t first,
-                      int64_t breakdown_steps = 1, StepObserver* inner = nullptr);
+                      int64_t breakdown_steps = kProfiledSteps, StepObserver* inner = nullptr);
 
 }  // namespace ladder
