@@ -338,6 +338,65 @@ def run_html_page():
     assert c.returncode == 0
 
 
+def kernels_aa():
+    """--kernels on the A/A pair (two interleaved --repeat 2 runs a side, 4
+    processes): every rung's whole kernel tables, matched by family; at most
+    5 % of the families flagged (the issue's bound; Holm keeps it near 0)."""
+    cmp = json.loads(ladder("compare", group("a"), group("b"), "--kernels", "--format", "json").stdout)
+    k = cmp["kernels"]
+    assert k["method"] == "welch" and len(k["rungs"]) >= N_RUNGS - 1, [r["rung"] for r in k["rungs"]]
+    flagged = sum(r["families_flagged"] for r in k["rungs"])
+    compared = sum(r["families_compared"] for r in k["rungs"])
+    print(f"A/A --kernels: {flagged} of {compared} families flagged")
+    assert compared > 50 * (N_RUNGS - 1) and flagged <= 0.05 * compared, [
+        (r["rung"], f["family"], f["vs_baseline"][1]) for r in k["rungs"] for f in r["families"]
+        if f["vs_baseline"][1] and f["vs_baseline"][1]["flagged"]]
+    for r in k["rungs"]:
+        assert r["sources"] == ["kernels", "kernels"], r["sources"]
+        assert all(len(f["inputs"][0]["ms_per_process"]) == 4 for f in r["families"]), r["rung"]
+    text = ladder("compare", group("a"), group("b"), "--kernels").stdout
+    assert "fp32: kernels (CUDA) or operators (CPU) by family" in text and "B against A:" in text, text[-3000:]
+    md = ladder("compare", group("a"), group("b"), "--kernels", "--format", "md").stdout
+    assert "| aten::mm | gemm |" in md, md[-3000:]
+    p = ladder("compare", WORK / "a", WORK / "b", "--kernels", "--kernel-threshold", "-1", code=2)
+    assert "--kernel-threshold: got -1" in p.stderr, p.stderr
+
+
+SLOW_OP = "aten::gelu"  # the fp32 rung's GELU: an elementwise operator of its own
+
+
+def kernels_slow_operator():
+    """One operator made 300 % slower (LADDER_TEST_SLOW_OP) on side B of an
+    A/B run: compare --kernels flags that family, in its band, and no other
+    family or band; the page draws the rung's largest differences."""
+    out = WORK / "slow-op"
+    shutil.rmtree(out, ignore_errors=True)
+    ladder("run", *TINY, "--rungs", "fp32", "--repeat", AB_PROCESSES, "--ab", f"env:LADDER_TEST_SLOW_OP={SLOW_OP}:300",
+           "--out", out)
+    assert json.loads((out / "B" / "fp32" / "report.json").read_text())["op_breakdown"]["test_slow_op"] == \
+        f"{SLOW_OP}:300"
+    cmp = json.loads(ladder("compare", out, "--kernels", "--format", "json").stdout)
+    rung = cmp["kernels"]["rungs"][0]
+    assert cmp["kernels"]["method"] == "paired", cmp["kernels"]["method"]
+    flagged = {(f["band"], f["family"]): f["vs_baseline"][1] for f in rung["families"] if f["vs_baseline"][1]["flagged"]}
+    bands = {b["band"]: b["vs_baseline"][1] for b in rung["bands"] if b["vs_baseline"][1]["flagged"]}
+    print(f"{SLOW_OP} +300 %: flagged families {sorted(flagged)}, bands {sorted(bands)}")
+    assert list(flagged) == [("elementwise_norm", SLOW_OP)], flagged
+    assert flagged[("elementwise_norm", SLOW_OP)]["verdict"] == "slower", flagged
+    assert list(bands) == ["elementwise_norm"] and bands["elementwise_norm"]["verdict"] == "slower", bands
+    assert any(SLOW_OP in w and "LADDER_TEST_SLOW_OP" in w for w in cmp["warnings"]), cmp["warnings"]
+    page, shot = WORK / "kernels.html", WORK / "kernels.png"
+    ladder("compare", out, "--kernels", "--html", page)
+    c = subprocess.run([sys.executable, HERE / "check_html.py", "--charts", "chart-kernels-fp32", page, shot],
+                       capture_output=True, text=True)
+    print(c.stdout, c.stderr)
+    assert c.returncode == 0
+    # A malformed hook stops the run before it starts, naming the variable.
+    p = ladder("run", *TINY, "--rungs", "fp32", "--out", WORK / "slow-op-bad", code=2,
+               env={**os.environ, "LADDER_TEST_SLOW_OP": "aten::gelu"})
+    assert "LADDER_TEST_SLOW_OP: got 'aten::gelu', expected OPERATOR:P" in p.stderr, p.stderr
+
+
 if __name__ == "__main__":
     globals()[sys.argv[3]]()
     print(f"{sys.argv[3]}: ok")

@@ -9,6 +9,7 @@ directory. The trace case takes the world size: every rank must write its own
 valid Chrome-trace JSON. One rank runs `ladder measure`; a world size above one
 needs the data-parallel launcher, whose command line goes in launch().
 """
+import json
 import os
 import pathlib
 import socket
@@ -161,6 +162,43 @@ def check_hta(TraceAnalysis, trace_dir):
         assert phases <= step["dur"] * (1 + 1e-6), f"rank {r}: phases {phases} us > step {step['dur']} us"
         print(f"rank {r}: {names[step['name']]} {step['dur']:.0f} us, phases "
               + ", ".join(f"{n} {us:.0f}" for n, us in sorted(phase_us.items())))
+
+
+def hta_trace_diff_agrees_with_kernels(d):
+    """`ladder compare --kernels` and HTA 0.5.0's TraceDiff.ops_diff name the same operators added and removed.
+
+    Two rungs whose operators differ (fp32 and flash: SDPA and the fused ops
+    come in, the explicit attention and the composite LayerNorm go; flash
+    and fused-adamw: the fused optimizer comes in), each traced
+    (--profile) beside its report. HTA diffs the CPU operators of the
+    traces' first profiler step; --kernels diffs the reports' whole kernel
+    tables (the op breakdown's two profiled steps) by family. The names of
+    --kernels' added families must be HTA's added, and its removed HTA's
+    deleted, exactly. (A family present on both sides but in another band
+    is "moved" there, as HTA, which has no bands, has it unchanged.)"""
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+    try:
+        from hta.trace_diff import DeviceType, TraceDiff
+    except ImportError as e:
+        print(f"SKIP: HolisticTraceAnalysis not importable ({e}); scripts/bootstrap pip-installs it")
+        sys.exit(SKIP_CODE)
+    for rung in ("fp32", "flash", "fused-adamw"):
+        run([LADDER, "measure", *traced(rung=rung), "--out", str(d / rung)], check_code=0)
+    for a, b in (("fp32", "flash"), ("flash", "fused-adamw")):
+        hta = TraceDiff.ops_diff(str(d / a / a / "traces"), str(d / b / b / "traces"), device_type=DeviceType.CPU)
+        p = run([LADDER, "compare", d / a / a / "report.json", d / b / b / "report.json", "--kernels", "--force",
+                 "--format", "json"], check_code=0)
+        (rung_kernels,) = json.loads(p.stdout)["kernels"]["rungs"]
+        mine = {"added": set(), "removed": set()}
+        for f in rung_kernels["families"]:
+            v = f["vs_baseline"][1]
+            if v and v["verdict"] in mine:
+                mine[v["verdict"]] |= set(f["inputs"][1 if v["verdict"] == "added" else 0]["names"])
+        print(f"{a} -> {b}: --kernels added {len(mine['added'])}, removed {len(mine['removed'])}; "
+              f"HTA added {len(hta['added'])}, deleted {len(hta['deleted'])}")
+        assert mine["added"] == set(hta["added"]), (sorted(mine["added"] ^ set(hta["added"])), a, b)
+        assert mine["removed"] == set(hta["deleted"]), (sorted(mine["removed"] ^ set(hta["deleted"])), a, b)
+        assert mine["added"] or mine["removed"], (a, b)
 
 
 def repeated_cycles(d):

@@ -22,6 +22,7 @@
 #include "bench/measure/harness.h"
 #include "bench/measure/op_breakdown.h"
 #include "bench/measure/progress.h"
+#include "bench/measure/op_slowdown.h"
 #include "bench/measure/rank_slowdown.h"
 #include "bench/measure/roofline.h"
 #include "bench/measure/rung_report.h"
@@ -197,6 +198,7 @@ struct Setup {
   std::unique_ptr<TrainStep> step;
   std::optional<SlowRankSpec> slow_rank;  // the test hook, in a ddp job
   std::optional<RankSlowdown> slowdown;   // on the rank it slows
+  std::optional<SlowOpSpec> slow_op;  // the test hook of one operator: on in the profiled steps
 };
 
 std::unique_ptr<ProcessGroup> rendezvous(const RunConfig& c, const MeasureOptions& o, const torch::Device& device) {
@@ -247,6 +249,8 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   at::set_num_threads(c.threads);
   // Before the model exists: its tensors and every step's come from the heap.
   if (s.device.is_cpu()) s.cpu_allocator = keep_cpu_memory_in_process();
+  // Before any profiler's callbacks, so that its spin ends inside the call.
+  s.slow_op = test_slow_op();
   if (c.sw.on(switches::ddp)) {
     s.slow_rank = test_slow_rank(c.world_size);  // a malformed value stops here, before the rendezvous
     if (s.slow_rank && s.slow_rank->rank == c.rank) s.slowdown.emplace(s.slow_rank->pct);
@@ -324,9 +328,12 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   if (!o.save_grads.empty() && c.rank == 0) save_named(step.kept_gradients(), o.save_grads);
   if (o.count_ops && profiler::compiled_in()) {
     position.phase = "op breakdown";
-    OpProfile ops = profile_ops(step, s.device, r.next_step, 1, s.slowdown ? &*s.slowdown : nullptr);
+    std::unique_ptr<OpSlowdown> slowed;
+    if (s.slow_op) slowed = std::make_unique<OpSlowdown>(*s.slow_op);
+    OpProfile ops = profile_ops(step, s.device, r.next_step, kProfiledSteps, s.slowdown ? &*s.slowdown : nullptr);
     m.op_counts = std::move(ops.op_counts);
     m.op_breakdown = std::move(ops.op_breakdown);
+    if (s.slow_op && m.op_breakdown) m.op_breakdown->test_slow_op = s.slow_op->text();
   }
   if (s.pg) m.ddp = ddp_facts(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces(), m.op_breakdown, s.slow_rank);
   m.environment = describe_environment(s.device);

@@ -14,6 +14,7 @@
 #include "bench/measure/device.h"
 #include "bench/run/matrix.h"
 #include "bench/run/peers.h"
+#include "bench/measure/op_slowdown.h"
 #include "bench/measure/rank_slowdown.h"
 #include "bench/measure/roofline.h"
 #include "bench/run/child_process.h"
@@ -429,6 +430,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
   check_cells_data(cells);
   check_test_slowdown(cells, !a.ro.sides.empty());
   test_slow_rank(a.spec.nproc_per_node);  // the ddp rung's hook: a bad value stops the run before it starts
+  test_slow_op();                          // the operator hook's, likewise
   announce(cells, a);
   return run_matrix(cells, a.ro);
 }

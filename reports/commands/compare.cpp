@@ -41,6 +41,14 @@ int compare_command(const std::vector<std::string>& args) {
   ap.add_value("--out", "FILE", "write the output here instead of stdout", [&](const std::string& v) { out = v; });
   ap.add_value("--html", "OUT.html", "also write the HTML page (as --format html) here",
                [&](const std::string& v) { html = v; });
+  ap.add_flag("--kernels",
+              "also compare every rung's kernels (CUDA) or operators (CPU), matched by family: each input's ms "
+              "and calls per step, the difference with its 95 % interval, families added and removed, and the "
+              "same per band",
+              [&] { opts.kernels = true; });
+  ap.add_value("--kernel-threshold", "PCT",
+               "with --kernels: the smallest change of a family's ms per step called slower or faster (default 5)",
+               [&](const std::string& v) { opts.kernel_threshold_pct = parse_double("--kernel-threshold", v); });
   ap.add_flag("--force", "compare even when the configs differ", [&] { opts.force = true; });
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
@@ -50,6 +58,9 @@ int compare_command(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("--alpha: got {}, expected a number in (0, 1)", opts.alpha));
   if (!(opts.noise_threshold_pct >= 0))
     throw ConfigError(fmt::format("--noise-threshold: got {}, expected a percentage >= 0", opts.noise_threshold_pct));
+  if (!(opts.kernel_threshold_pct >= 0))
+    throw ConfigError(
+        fmt::format("--kernel-threshold: got {}, expected a percentage >= 0", opts.kernel_threshold_pct));
   const Reporter& reporter = find_reporter("--format", format, DocumentKind::kComparison);
   for (const auto& [option, file] : {std::pair{"--html", html}, std::pair{"--out", out}})
     if (!file.empty() && std::filesystem::path(file).has_parent_path())

@@ -31,6 +31,10 @@ using nlohmann::json;
 
 namespace {
 
+// The operator slowdown hook's variable (bench/measure/op_slowdown.h), named
+// in the warning.
+constexpr const char* kTestSlowOpVariable = "LADDER_TEST_SLOW_OP";
+
 // Config fields that define what was measured: a difference makes the
 // comparison meaningless. Everything else in the config (steps, seed, device,
 // threads) may differ.
@@ -72,14 +76,6 @@ std::map<std::string, json> subject_environment(const json& env) {
   flatten(env, "", all);
   for (const auto& [k, v] : all)
     if (is_subject_key(k)) out[k] = v;
-  return out;
-}
-
-// The runs of an input: the group's repeats, or the run itself.
-std::vector<const LoadedRun*> members(const LoadedRun& run) {
-  std::vector<const LoadedRun*> out;
-  if (run.repeats.empty()) out.push_back(&run);
-  for (const auto& r : run.repeats) out.push_back(&r);
   return out;
 }
 
@@ -167,7 +163,7 @@ std::vector<double> numbers(const std::vector<json>& values) {
 InputCell input_cell(const LoadedRun& run, const std::string& cell, const ReportFacts& rung_facts) {
   InputCell in;
   std::vector<const RungReport*> reports;
-  const auto all = members(run);
+  const auto all = processes_of(run);
   for (size_t k = 0; k < all.size(); ++k) {
     const RungReport* r = all[k]->find(cell);
     if (!r) continue;  // a round the cell did not run in (--repeat auto)
@@ -293,7 +289,7 @@ std::vector<double> add_probe_causes(const LoadedRun& run, const ReportFacts& fa
   std::vector<double> ranges;
   for (const auto& cell : run.cells) {
     std::vector<double> dt, speed;
-    for (const LoadedRun* m : members(run)) {
+    for (const LoadedRun* m : processes_of(run)) {
       const RungFacts* r = facts.of(*m, cell);
       if (!r || r->status != "ok") continue;
       if (!r->speed_index_per_s) return {};  // reports from before the probe (or a peer's): nothing to say
@@ -314,7 +310,7 @@ std::vector<double> add_probe_causes(const LoadedRun& run, const ReportFacts& fa
 std::optional<InputNoise> input_noise(const LoadedRun& run, const ReportFacts& facts) {
   std::map<std::string, std::vector<double>> values;
   InputNoise out;
-  for (const LoadedRun* m : members(run))
+  for (const LoadedRun* m : processes_of(run))
     for (const auto& report : m->reports) {
       const RungFacts& r = facts.of(report);
       if (r.status != "ok" || !r.has_noise) continue;
@@ -332,7 +328,7 @@ std::optional<InputNoise> input_noise(const LoadedRun& run, const ReportFacts& f
 // The first of a run's reports (its processes') that has a value for `of`, or null.
 template <class F>
 json first_report_value(const LoadedRun& run, const ReportFacts& facts, F of) {
-  for (const LoadedRun* m : members(run))
+  for (const LoadedRun* m : processes_of(run))
     for (const auto& r : m->reports)
       if (const auto v = of(facts.of(r))) return *v;
   return nullptr;
@@ -393,6 +389,14 @@ void add_inputs_and_subject(const std::vector<LoadedRun>& runs, const ReportFact
     commits.push_back(first_report_value(run, facts, [](const RungFacts& f) { return f.git_commit; }));
   }
   add_if_differs(cmp, "timing.test_slowdown_pct", slowdowns);
+  std::vector<json> slow_ops;
+  for (const auto& run : runs) {
+    slow_ops.push_back(first_report_value(run, facts, [](const RungFacts& f) { return f.test_slow_op; }));
+    if (!slow_ops.back().is_null())
+      cmp.warnings.push_back(fmt::format("input {}: measured with the test-only operator slowdown ({}={})",
+                                         run.label, kTestSlowOpVariable, slow_ops.back().get<std::string>()));
+  }
+  add_if_differs(cmp, "op_breakdown.test_slow_op", slow_ops);
   add_if_differs(cmp, "suite.git_commit", commits);
 }
 
@@ -560,6 +564,7 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
     cmp.ladder_shape.push_back(shape_of(row, fp32_row));
   }
   add_verdicts_and_geomean(cmp, opts.alpha);
+  if (opts.kernels) cmp.kernels = compare_kernels(runs, cells, opts.alpha, opts.kernel_threshold_pct, opts.paired);
   for (const auto& in : cmp.inputs)
     if (in.processes_per_rung < 2)
       cmp.warnings.push_back(fmt::format(

@@ -39,6 +39,11 @@ struct CompareOptions {
   // The inputs are the two sides of one A/B run (`ladder run --ab`): their
   // processes are paired by round, and the interval is the paired one.
   bool paired = false;
+  // --kernels: every rung's kernel families across the inputs
+  // (reports/model/kernel_comparison.h), and the smallest change of a
+  // family's ms per step called slower or faster.
+  bool kernels = false;
+  double kernel_threshold_pct = 5.0;
 };
 
 // `ladder compare RUN` of one A/B run: its sides A and B as two inputs (the

@@ -113,7 +113,7 @@ double InputCell::figure(const char* key) const {
 json comparison_json(const Comparison& c) {
   json subject = json::object();
   for (const auto& [key, values] : c.subject) subject[key] = values;
-  return {{"schema_version", 1},
+  json out = {{"schema_version", 1},
           {"kind", "ladder.comparison"},
           {"alpha", c.alpha},
           {"noise_threshold_pct", c.noise_threshold_pct},
@@ -126,6 +126,8 @@ json comparison_json(const Comparison& c) {
           {"rungs", array_of(c.rungs, rung_json)},
           {"ladder_shape", array_of(c.ladder_shape, shape_json)},
           {"geomean", array_of(c.geomean, geomean_json)}};
+  if (c.kernels) out["kernels"] = fields::to_json(*c.kernels);
+  return out;
 }
 
 }  // namespace ladder

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/model/kernel_comparison.h"
 #include "reports/model/slow_rank.h"
 
 namespace ladder {
@@ -102,6 +103,7 @@ struct Comparison {
   std::vector<ComparedRung> rungs;
   std::vector<ShapeRow> ladder_shape;
   std::vector<std::optional<Geomean>> geomean;  // none for the baseline
+  std::optional<KernelComparison> kernels;       // --kernels
 };
 
 nlohmann::json comparison_json(const Comparison& c);

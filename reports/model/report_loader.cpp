@@ -328,6 +328,13 @@ fs::path resolve_input(const std::string& path) {
 
 }  // namespace
 
+std::vector<const LoadedRun*> processes_of(const LoadedRun& run) {
+  std::vector<const LoadedRun*> out;
+  if (run.repeats.empty()) out.push_back(&run);
+  for (const auto& r : run.repeats) out.push_back(&r);
+  return out;
+}
+
 LoadedRun load_run(const std::string& path, const std::string& label) {
   LoadedRun run;
   run.label = label;

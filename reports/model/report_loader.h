@@ -39,6 +39,10 @@ struct LoadedRun {
   std::vector<std::string> missing_reports;
 };
 
+// The runs of an input, each one process per cell: the group's repeats, or
+// the run itself.
+std::vector<const LoadedRun*> processes_of(const LoadedRun& run);
+
 // A summary whose every complete cell lacks its report file is refused
 // (ConfigError naming the files: there is nothing to compare); with some
 // there, the missing ones are listed in missing_reports.

@@ -53,6 +53,7 @@ RungFacts read_rung_facts(const RungReport& report) {
     f.git_commit = c.get<std::string>();
   if (report.op_breakdown && *report.op_breakdown) {
     const profiler::OpBreakdownSection& b = **report.op_breakdown;
+    if (b.test_slow_op) f.test_slow_op = *b.test_slow_op;
     if (b.valid.value_or(false) && b.categories_ms) {
       f.op_breakdown_ms = fields::to_json(*b.categories_ms);
       f.op_breakdown_top = b.top_by_category ? fields::to_json(*b.top_by_category) : json();

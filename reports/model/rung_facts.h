@@ -30,6 +30,7 @@ struct RungFacts {
   std::vector<nlohmann::json> noise_causes;
   std::optional<double> speed_index_per_s;  // the speed probe's (bench/measure/speed_probe.h)
   std::optional<double> test_slowdown_pct;  // the test-only slowdown hook's
+  std::optional<std::string> test_slow_op;  // the test-only operator slowdown's (op_breakdown.test_slow_op)
   std::optional<std::string> git_commit;    // ladder's build (suite.git_commit)
   // The op breakdown of the step, when valid: ms per category, and each
   // category's largest kernels or operators; null otherwise.

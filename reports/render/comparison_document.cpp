@@ -19,6 +19,7 @@
 #include "reports/render/speed_of_light_table.h"
 #include "reports/model/comparison.h"
 #include "reports/render/comparison_charts.h"
+#include "reports/render/kernel_tables.h"
 #include "reports/stats/inference.h"
 #include "reports/model/json_fields.h"
 #include "reports/model/run_figures.h"
@@ -87,11 +88,6 @@ std::vector<Line> header_lines(const json& cmp) {
   return h;
 }
 
-Tone verdict_tone(const std::string& verdict) {
-  if (verdict.rfind("faster", 0) == 0) return Tone::kGood;
-  if (verdict.rfind("slower", 0) == 0) return Tone::kBad;
-  return verdict.rfind("within noise", 0) == 0 ? Tone::kPlain : Tone::kWarn;  // unresolved, cannot judge, missing
-}
 
 // Under the rung table: each input's geomean, and what "peer:" rows are.
 std::vector<Line> rung_table_notes(const json& cmp) {
@@ -426,6 +422,26 @@ void add_rank_notes(const json& cmp, Document& doc) {
   }
 }
 
+// --kernels: every rung's families and bands, their differences with
+// intervals, and the charts of the largest.
+void add_kernel_tables(const json& cmp, Document& doc) {
+  if (!member(cmp, "kernels").is_object()) return;
+  const auto kernels = fields::from_json<KernelComparison>(cmp["kernels"], "comparison: kernels");
+  KernelView view = kernel_view(kernels, input_labels(cmp));
+  for (auto& t : view.tables) doc.tables.push_back(std::move(t));
+  for (auto& c : view.charts) doc.charts.push_back(std::move(c));
+  doc.notes.push_back(
+      {fmt::format("kernels: families are names with template arguments, tile sizes and architecture tokens "
+                   "stripped, within a band; a process's ms per step is over its profiled steps, one that did not "
+                   "run a family counts 0. slower/faster: {} p < {} (Holm-adjusted over the rung's families, "
+                   "and apart over its bands), a change of at least {} % (--kernel-threshold) and an interval that "
+                   "excludes no change; added/removed: no process of one side ran it",
+                   kernels.method == "paired" ? "the paired t's (by round)" : "Welch's", kernels.alpha,
+                   kernels.threshold_pct)});
+  if (kernels.rungs.empty())
+    doc.notes.push_back({"kernels: no rung has a valid op breakdown in the baseline and another input"});
+}
+
 // "ladder compare: A vs B", and what the comparison is of.
 void add_comparison_titles(const json& cmp, Document& doc) {
   doc.title = "ladder compare";
@@ -465,6 +481,7 @@ Document comparison_document(const json& cmp) {
     for (Section& s : add(cmp)) doc.sections.push_back(std::move(s));
   add_band_tables(cmp, doc);
   add_speed_of_light_table(cmp, doc);
+  add_kernel_tables(cmp, doc);
   doc.sections.push_back(environment_section(cmp));
   doc.sections.push_back({"",
                           Placement::kBottom,

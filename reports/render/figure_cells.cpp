@@ -18,4 +18,10 @@ Column figure_column(const RunFigure& f, const std::string& key_prefix) {
   return {key_prefix + f.key, f.header, f.unit};
 }
 
+Tone verdict_tone(const std::string& verdict) {
+  if (verdict.rfind("faster", 0) == 0) return Tone::kGood;
+  if (verdict.rfind("slower", 0) == 0) return Tone::kBad;
+  return verdict.rfind("within noise", 0) == 0 ? Tone::kPlain : Tone::kWarn;
+}
+
 }  // namespace ladder

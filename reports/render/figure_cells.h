@@ -17,4 +17,9 @@ TableCell figure_cell(const RunFigure& f, const nlohmann::json& value, const std
 // Its column.
 Column figure_column(const RunFigure& f, const std::string& key_prefix = "");
 
+// How a terminal colours a verdict (reports/stats/verdict.h, and compare's
+// missing, cannot judge, added, removed): faster good, slower bad, within
+// noise plain, the rest a warning.
+Tone verdict_tone(const std::string& verdict);
+
 }  // namespace ladder

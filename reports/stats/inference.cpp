@@ -96,6 +96,43 @@ WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>
   return r;
 }
 
+DifferenceInterval difference_of_independent(const std::vector<double>& a, const std::vector<double>& b,
+                                             double confidence) {
+  DifferenceInterval d;
+  if (a.empty() || b.empty()) return d;
+  const double ma = mean(a), mb = mean(b);
+  d.diff = mb - ma;
+  if (a.size() < 2 || b.size() < 2) return d;
+  const WelchResult w = welch_t_test(b, a);
+  const double se = std::sqrt(variance(a, ma) / double(a.size()) + variance(b, mb) / double(b.size()));
+  const double half = se > 0 ? student_t_quantile(0.5 + confidence / 2, w.df) * se : 0.0;
+  d.df = w.df;
+  d.p_value = w.p_value;
+  d.lo = d.diff - half;
+  d.hi = d.diff + half;
+  d.has_interval = true;
+  return d;
+}
+
+DifferenceInterval difference_of_paired(const std::vector<double>& a, const std::vector<double>& b,
+                                        double confidence) {
+  if (a.size() != b.size()) throw std::invalid_argument("difference_of_paired: the two sides differ in length");
+  DifferenceInterval d;
+  if (a.empty()) return d;
+  std::vector<double> diffs;
+  for (size_t k = 0; k < a.size(); ++k) diffs.push_back(b[k] - a[k]);
+  d.diff = mean(diffs);
+  if (diffs.size() < 2) return d;
+  const double se = std::sqrt(variance(diffs, d.diff) / double(diffs.size()));
+  d.df = double(diffs.size() - 1);
+  d.p_value = se > 0 ? student_t_two_sided_p(d.diff / se, d.df) : (d.diff == 0 ? 1.0 : 0.0);
+  const double half = se > 0 ? student_t_quantile(0.5 + confidence / 2, d.df) * se : 0.0;
+  d.lo = d.diff - half;
+  d.hi = d.diff + half;
+  d.has_interval = true;
+  return d;
+}
+
 bool RatioInterval::within(double noise_pct) const {
   const double t = 1 + noise_pct / 100;
   return has_interval() && lo >= 1 / t && hi <= t;

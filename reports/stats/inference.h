@@ -35,6 +35,22 @@ struct WelchResult {
 // when they differ.
 WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b);
 
+// mean(b) - mean(a) from independent per-process values that may be 0 (a
+// kernel family's ms per step, 0 in a process that did not run it), with
+// Welch's interval of a difference of means and its two-sided p. Needs 2+
+// values a side for an interval.
+struct DifferenceInterval {
+  double diff = 0, lo = 0, hi = 0, df = 0, p_value = 1;
+  bool has_interval = false;
+};
+DifferenceInterval difference_of_independent(const std::vector<double>& a, const std::vector<double>& b,
+                                             double confidence = 0.95);
+// The same from values paired by index (the two sides' processes of one
+// round of an A/B run): the t interval of the mean of b_k - a_k, n - 1
+// degrees of freedom. Needs 2+ pairs for an interval.
+DifferenceInterval difference_of_paired(const std::vector<double>& a, const std::vector<double>& b,
+                                        double confidence = 0.95);
+
 // A ratio of two positive quantities with its confidence interval.
 struct RatioInterval {
   double ratio = 0;    // the estimate; 0 when there is none
