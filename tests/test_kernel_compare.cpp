@@ -85,6 +85,7 @@ TEST(KernelFamily, CppNamesLoseTheirTemplateArgumentsAndParameters) {
   EXPECT_EQ(kernel_family("Memset"), "Memset");
   EXPECT_EQ(kernel_family("detach_"), "detach_");  // in place: another operator than detach
   EXPECT_EQ(kernel_family("_to_copy"), "_to_copy");
+  EXPECT_EQ(kernel_family("triton_poi_fused_nll_loss_forward_slice_..."), "triton_poi_fused_nll_loss_forward_slice");
   // A triton kernel's index is not its work.
   EXPECT_EQ(kernel_family("triton_poi_fused_add_native_layer_norm_3"), "triton_poi_fused_add_native_layer_norm");
 }

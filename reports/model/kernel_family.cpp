@@ -86,7 +86,10 @@ std::string wrapped_kernel(const std::string& name, const std::string& outer) {
 
 std::string kernel_family(const std::string& name) {
   std::string n = name;
-  if (n.size() > 3 && n.compare(n.size() - 3, 3, "...") == 0) n.resize(n.size() - 3);  // cut by an older report
+  if (n.size() > 3 && n.compare(n.size() - 3, 3, "...") == 0) {  // cut by an older report, maybe after a '_'
+    n.resize(n.size() - 3);
+    while (!n.empty() && n.back() == '_') n.pop_back();
+  }
   if (n.rfind("void ", 0) == 0) n.erase(0, 5);
   if (n.find("::") != std::string::npos) {
     const std::string out = outside_brackets(n);

@@ -143,9 +143,15 @@ Chart difference_chart(const RungKernels& rung, const std::vector<std::string>& 
   c.reference = 0;
   c.y_covers = {0};
   for (size_t i = 1; i < labels.size(); ++i) c.series.push_back({label_of(labels, i) + " - " + labels[0], {}});
-  for (size_t k = 0; k < rung.families.size() && k < kChartBars; ++k) {
+  const size_t bars = std::min(rung.families.size(), kChartBars);
+  for (size_t k = 0; k < bars; ++k) {
     const KernelFamilyRow& r = rung.families[k];
-    c.categories.push_back(short_family(r.family));
+    // A name two bars share (aten::mul in the optimizer and elsewhere) says its band.
+    const std::string label = short_family(r.family);
+    const bool shared = std::count_if(rung.families.begin(), rung.families.begin() + long(bars), [&](const auto& o) {
+                          return short_family(o.family) == label;
+                        }) > 1;
+    c.categories.push_back(shared ? label + " (" + r.band + ")" : label);
     for (size_t i = 1; i < labels.size(); ++i) {
       ChartPoint p;
       const auto& d = i < r.vs_baseline.size() ? r.vs_baseline[i] : std::nullopt;
