@@ -263,6 +263,24 @@ TEST(KernelCompare, TheSameTablesFlagNothing) {
   }
 }
 
+TEST(KernelCompare, AConsistentChangeTooSmallToMatterToTheStepIsWithinNoise) {
+  // 28 calls of a 4 us operator, 0.8 us slower in every process of B (a
+  // callback's cost per call): real, and 20 % of the family, but 0.01 % of
+  // a 10 ms step; the floor is 0.1 % of it.
+  std::vector<RungReport> a, b;
+  for (double j : {-0.00001, 0.0, 0.00001}) {
+    a.push_back(process({{"aten::mm", "gemm", 10 + j}, {"aten::detach_", "optimizer", 0.004 + j}}));
+    b.push_back(process({{"aten::mm", "gemm", 10 - j}, {"aten::detach_", "optimizer", 0.0048 + j}}));
+  }
+  const KernelComparison k = compare_kernels({input("A", a), input("B", b)}, {"fp32"}, 0.05, 5.0);
+  const RungKernels& r = k.rungs[0];
+  EXPECT_NEAR(r.floor_ms, 0.010004, 1e-9);
+  const auto& d = *row(r, "aten::detach_").vs_baseline[1];
+  EXPECT_LT(*d.p_holm, 0.05) << fields::to_json(d).dump();
+  EXPECT_EQ(d.verdict, "within noise");
+  EXPECT_FALSE(d.flagged);
+}
+
 TEST(KernelCompare, OneProcessASideShowsTheDifferenceWithoutAVerdict) {
   const LoadedRun a = input("A", {process({{"aten::mm", "gemm", 10}})});
   const LoadedRun b = input("B", {process({{"aten::mm", "gemm", 12}})});

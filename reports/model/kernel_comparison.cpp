@@ -19,6 +19,13 @@ namespace {
 
 using Key = std::pair<std::string, std::string>;  // (band, family)
 
+// A change of a family or band smaller than this share of the step is
+// within noise however consistent: the profiler's own cost per operator
+// call (tens of ns; the operator slowdown hook's callback adds as much) adds
+// up to a real, reproducible, meaningless microsecond in a family of
+// thousands of tiny calls.
+constexpr double kFloorPctOfStep = 0.1;
+
 struct FamilyTotal {
   double ms = 0, calls = 0;
   std::set<std::string> names;
@@ -124,8 +131,10 @@ KernelDifference difference(const KernelInputFigures& a, const KernelInputFigure
   return d;
 }
 
-// The verdict of a tested difference, by the rungs' rule on B / A.
-void decide(KernelDifference& d, double base_ms, double alpha, double threshold_pct) {
+// The verdict of a tested difference, by the rungs' rule on B / A, its
+// threshold the larger of `threshold_pct` of the family and `floor_ms`.
+void decide(KernelDifference& d, double base_ms, double alpha, double threshold_pct, double floor_ms) {
+  if (base_ms > 0) threshold_pct = std::max(threshold_pct, 100.0 * floor_ms / base_ms);
   RatioInterval r;
   if (base_ms > 0) {
     r.ratio = 1 + d.diff_ms / base_ms;
@@ -150,8 +159,8 @@ std::vector<std::set<std::string>> families_run(const std::vector<KernelFamilyRo
 // family added to one band or removed from it that the other input ran in
 // another band moved: the same operator counted elsewhere (on a CPU, an
 // operator's band is its context's), not a new or a lost one.
-void judge_rows(std::vector<KernelFamilyRow>& rows, size_t inputs, double alpha, double threshold_pct, bool paired,
-                bool families) {
+void judge_rows(std::vector<KernelFamilyRow>& rows, size_t inputs, double alpha, double threshold_pct, double floor_ms,
+                bool paired, bool families) {
   const auto run = families_run(rows, inputs);
   for (auto& row : rows) {
     row.vs_baseline.assign(inputs, std::nullopt);
@@ -180,7 +189,7 @@ void judge_rows(std::vector<KernelFamilyRow>& rows, size_t inputs, double alpha,
     for (size_t k = 0; k < tested.size(); ++k) tested[k]->p_holm = adjusted[k];
     for (auto& row : rows)
       if (row.vs_baseline[i] && row.vs_baseline[i]->p_holm)
-        decide(*row.vs_baseline[i], row.inputs[0].ms, alpha, threshold_pct);
+        decide(*row.vs_baseline[i], row.inputs[0].ms, alpha, threshold_pct, floor_ms);
   }
 }
 
@@ -227,8 +236,13 @@ RungKernels rung_kernels(const std::vector<InputKernels>& inputs, const std::str
     if (std::any_of(row.inputs.begin(), row.inputs.end(), [](const auto& f) { return f.processes > 0; }))
       out.bands.push_back(std::move(row));
   }
-  judge_rows(out.families, inputs.size(), alpha, threshold_pct, paired, /*families=*/true);
-  judge_rows(out.bands, inputs.size(), alpha, threshold_pct, paired, /*families=*/false);
+  // The smallest change that matters to the step: kFloorPctOfStep of the
+  // baseline's step (its bands' sum).
+  double step_ms = 0;
+  for (const auto& band : out.bands) step_ms += band.inputs[0].ms;
+  out.floor_ms = kFloorPctOfStep / 100.0 * step_ms;
+  judge_rows(out.families, inputs.size(), alpha, threshold_pct, out.floor_ms, paired, /*families=*/true);
+  judge_rows(out.bands, inputs.size(), alpha, threshold_pct, out.floor_ms, paired, /*families=*/false);
   std::stable_sort(out.families.begin(), out.families.end(), [](const auto& a, const auto& b) {
     const double da = largest_difference(a), db = largest_difference(b);
     return da != db ? da > db : a.inputs[0].ms > b.inputs[0].ms;

@@ -16,7 +16,8 @@
 //    sides of one A/B run: the paired t interval over its rounds), and its
 //    p-value, Holm-adjusted over the rung's families (and, apart, over its
 //    bands); the verdict is the rungs' rule (reports/stats/verdict.h) on
-//    B / A, with --kernel-threshold as its noise threshold: slower, faster,
+//    B / A, with --kernel-threshold as its noise threshold, or 0.1 % of
+//    the baseline's step where that is more (floor_ms): slower, faster,
 //    within noise or unresolved; "cannot judge" with one process a side.
 // Bands are the op breakdown's categories (categories_ms), compared the same
 // way, so the band table's largest gap gets an interval. A report from
@@ -92,6 +93,7 @@ struct RungKernels {
   std::vector<std::string> sources;  // per input: "kernels", "top_by_category" or "none"
   std::vector<KernelFamilyRow> families, bands;  // families: the largest |difference| first
   int families_flagged = 0, families_compared = 0;  // over every input against the baseline
+  double floor_ms = 0;  // the smallest change called slower or faster: 0.1 % of the baseline's step
   template <class S, class V>
   static void fields(S& s, V& v) {
     using Doc = ::ladder::fields::Doc;
@@ -105,6 +107,10 @@ struct RungKernels {
     v("bands", s.bands, "the op breakdown's bands, compared the same way");
     v("families_flagged", s.families_flagged, Doc("families flagged against the baseline, over the inputs").min(0));
     v("families_compared", s.families_compared, Doc("families times inputs other than the baseline").min(0));
+    v("floor_ms", s.floor_ms,
+      Doc("the smallest change of a family or band called slower or faster, whatever its share: 0.1 % of the "
+          "baseline's step (the sum of its bands)")
+          .min(0));
   }
 };
 

@@ -434,8 +434,8 @@ void add_kernel_tables(const json& cmp, Document& doc) {
       {fmt::format("kernels: families are names with template arguments, tile sizes and architecture tokens "
                    "stripped, within a band; a process's ms per step is over its profiled steps, one that did not "
                    "run a family counts 0. slower/faster: {} p < {} (Holm-adjusted over the rung's families, "
-                   "and apart over its bands), a change of at least {} % (--kernel-threshold) and an interval that "
-                   "excludes no change; added/removed: no process of one side ran it",
+                   "and apart over its bands), a change of at least {} % (--kernel-threshold) and 0.1 % of the step "
+                   "(floor_ms), and an interval that excludes no change; added/removed: no process of one side ran it",
                    kernels.method == "paired" ? "the paired t's (by round)" : "Welch's", kernels.alpha,
                    kernels.threshold_pct)});
   if (kernels.rungs.empty())
