@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -96,6 +97,24 @@ struct KernelRow {
   }
 };
 
+// Host time per phase of a step, from the trace's own timestamps (on a CPU:
+// the operators inside each phase's range, on the thread that ran the step).
+struct PhasesMs {
+  double data = 0, forward = 0, backward = 0, optimizer = 0, communication = 0, outside = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("data", s.data, Doc("inside the data ranges").min(0));
+    v("forward", s.forward, Doc("inside the forward ranges").min(0));
+    v("backward", s.backward, Doc("inside the backward ranges, communication left out").min(0));
+    v("optimizer", s.optimizer, Doc("inside the optimizer range, communication left out").min(0));
+    v("communication", s.communication,
+      Doc("inside a collective or an all-reduce bucket or ZeRO-1 gather range, in any phase").min(0));
+    v("outside", s.outside, Doc("in the step but in no phase's range (the step's own code)").min(0));
+  }
+  double in_phases() const { return data + forward + backward + optimizer + communication; }
+};
+
 // The device (or the operators) cannot be busy longer than the step took.
 struct BusyInvariantSection {
   std::string rule;
@@ -147,6 +166,9 @@ struct OpBreakdownSection {
   Maybe<std::vector<NamedMs>> other_top;
   Maybe<PerCategory<std::vector<NamedTotal>>> top_by_category;
   Maybe<std::vector<KernelRow>> kernels;
+  Maybe<PhasesMs> phases_ms;
+  Maybe<double> phases_pct_of_busy;
+  Maybe<std::map<std::string, double>> layers_ms;
   Maybe<double> ops_per_step, kernel_launches_per_step, memcpy_memset_per_step, graph_launches_per_step;
   Maybe<bool> valid;
   Maybe<std::optional<std::string>> invalid_reason;
@@ -186,6 +208,14 @@ void OpBreakdownSection::fields(S& s, V& v) {
   v("kernels", s.kernels,
     "every operator (CPU, its own time) or kernel, memcpy and memset (CUDA) of the profiled steps, largest first: "
     "the whole table that top_by_category samples");
+  v("phases_ms", s.phases_ms,
+    "CPU: mean ms per step in each phase, from the operators inside its ranges in the trace (nothing synchronised; "
+    "absent on CUDA, whose breakdown is the device's)");
+  v("phases_pct_of_busy", s.phases_pct_of_busy,
+    Doc("the phases (outside left out) as % of busy_ms: how much of the step's busy time they account for").min(0));
+  v("layers_ms", s.layers_ms,
+    Doc("with --layer-ranges: mean ms per step inside each layer's range, by phase and layer ('forward/layer 3')")
+        .min(0));
   v("ops_per_step", s.ops_per_step, Doc("CPU: aten:: operators per step").min(0));
   v("kernel_launches_per_step", s.kernel_launches_per_step,
     Doc("CUDA: kernels run per step (graph replays included)").min(0));

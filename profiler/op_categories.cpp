@@ -133,6 +133,11 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   overlap_ms += o.overlap_ms;
   busy_ms += o.busy_ms;
   events += o.events;
+  has_phases = has_phases || o.has_phases;
+  for (double PhasesMs::*f : {&PhasesMs::data, &PhasesMs::forward, &PhasesMs::backward, &PhasesMs::optimizer,
+                              &PhasesMs::communication, &PhasesMs::outside})
+    phases.*f += o.phases.*f;
+  for (const auto& [name, v] : o.layer_ms) layer_ms[name] += v;
   kernels += o.kernels;
   memcpy_memset += o.memcpy_memset;
   for (const auto& [name, v] : o.other_by_name_ms) other_by_name_ms[name] += v;
@@ -144,6 +149,39 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
     }
   return *this;
 }
+
+namespace {
+
+// The phase field a phase range's name stands for, or none.
+double PhasesMs::*phase_of_range(const HostEvent& e) {
+  if (!e.user_range) return nullptr;
+  if (e.name == names::kData) return &PhasesMs::data;
+  if (e.name == names::kForward) return &PhasesMs::forward;
+  if (e.name == names::kBackward) return &PhasesMs::backward;
+  if (e.name == names::kOptimizer) return &PhasesMs::optimizer;
+  return nullptr;
+}
+
+bool is_layer_range(const HostEvent& e) { return e.user_range && e.name.rfind("layer ", 0) == 0; }
+
+// An operator's own time to its phase (communication, wherever it ran, when
+// `communication`), and to its layer: the innermost phase and layer ranges
+// around it, walking up from `self` through `parent_of` (a node's parent
+// index, -1 at the top).
+template <class Nodes>
+void add_to_phase(Breakdown& b, const HostEvent* self, int parent, const Nodes& nodes, bool communication, double ms) {
+  double PhasesMs::*phase = phase_of_range(*self);
+  const HostEvent* layer = is_layer_range(*self) ? self : nullptr;
+  for (int p = parent; p >= 0 && !phase; p = nodes[size_t(p)].parent) {
+    const HostEvent& e = *nodes[size_t(p)].e;
+    if (!layer && is_layer_range(e)) layer = &e;
+    phase = phase_of_range(e);
+  }
+  b.phases.*(communication ? &PhasesMs::communication : phase ? phase : &PhasesMs::outside) += ms;
+  if (layer && phase) b.layer_ms[(phase == &PhasesMs::forward ? "forward/" : "backward/") + layer->name] += ms;
+}
+
+}  // namespace
 
 Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns, int64_t end_ns) {
   Breakdown b;
@@ -200,7 +238,9 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
     NameTotal& t = b.by_name[size_t(cat.value_or(Category::kIdleOther))][n.e->name];
     t.ms += ms(self_ns);
     ++t.calls;
+    add_to_phase(b, n.e, n.parent, nodes, cat == Category::kCommunication, ms(self_ns));
   }
+  b.has_phases = true;
   b.busy_ms = ms(top_level_ns);
   b.idle_ms = ms(std::max<int64_t>(0, (end_ns - begin_ns) - top_level_ns));
   b.ms[size_t(Category::kIdleOther)] += b.idle_ms + b.other_ms;
@@ -342,6 +382,19 @@ OpBreakdownSection breakdown_section(const std::string& source, const Breakdown&
   }
   const double sum = total.sum_ms() / n;
   out.kernels = kernel_rows(total, n);
+  if (total.has_phases) {
+    PhasesMs p = total.phases;
+    for (double PhasesMs::*f : {&PhasesMs::data, &PhasesMs::forward, &PhasesMs::backward, &PhasesMs::optimizer,
+                                &PhasesMs::communication, &PhasesMs::outside})
+      p.*f /= n;
+    out.phases_ms = p;
+    out.phases_pct_of_busy = total.busy_ms > 0 ? 100.0 * total.phases.in_phases() / total.busy_ms : 0.0;
+    if (!total.layer_ms.empty()) {
+      std::map<std::string, double> layers;
+      for (const auto& [name, v] : total.layer_ms) layers[name] = v / n;
+      out.layers_ms = layers;
+    }
+  }
   out.categories_ms = cat_ms;
   out.categories_pct_of_dt = cat_pct;
   out.sum_ms = sum;

@@ -6,7 +6,8 @@
 // tested with hand-made events; the records come from Kineto on CPU
 // (profiler/kineto_session.h) and from CUPTI on CUDA (kernel_activity.h).
 //
-// Host (CPU) breakdown, over the operators of one thread within one step:
+// Host (CPU) breakdown, over the operators of one thread within one step
+// (and the same operators by phase and layer, from the ranges they ran in):
 //  - operators nest (aten::linear > aten::addmm); each event's *self* time
 //    (its duration minus its children's) is counted once, so the categories
 //    sum to the step's span exactly, with no double counting;
@@ -76,6 +77,13 @@ struct Breakdown {
   // What makes up each category, by operator or kernel name (its self time
   // on the host); idle_other holds the names no category matched.
   std::array<std::map<std::string, NameTotal>, kCategoryCount> by_name;
+  // Host: each operator's own time by the phase whose range it ran in (the
+  // innermost data, forward, backward or optimizer range; communication
+  // first, as for the categories), and by layer with --layer-ranges
+  // ("forward/layer 3"). They sum to busy_ms.
+  bool has_phases = false;
+  PhasesMs phases;
+  std::map<std::string, double> layer_ms;
 
   double sum_ms() const;
   Breakdown& operator+=(const Breakdown& o);

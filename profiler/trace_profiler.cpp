@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -14,6 +15,7 @@
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/config_error.h"
 #include "profiler/kineto_session.h"
+#include "profiler/op_categories.h"
 #include "profiler/range.h"
 
 namespace ladder::profiler {
@@ -24,6 +26,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+// The host time per phase of each recorded step (its ProfilerStep#N
+// range), in step order: what a reader of the trace file computes from its
+// ranges (HTA's user-annotation breakdown, tests/e2e_profile.py).
+std::vector<PhasesMs> phases_of(const torch::autograd::profiler::ProfilerResult& result) {
+  auto spans = step_spans(result);
+  std::sort(spans.begin(), spans.end(), [](const StepSpan& a, const StepSpan& b) { return a.step < b.step; });
+  std::vector<PhasesMs> out;
+  for (const auto& span : spans) {
+    const Breakdown b = host_breakdown(host_events(result, span.thread), span.begin_ns, span.end_ns);
+    out.push_back(b.phases);
+  }
+  return out;
 }
 }  // namespace
 
@@ -103,6 +118,7 @@ void TraceProfiler::write_trace(int64_t last_step) {
   std::unique_ptr<torch::autograd::profiler::ProfilerResult> result = session_->stop();
   session_.reset();
   rec.stop_ms = ms_since(t0);
+  rec.phases_ms = phases_of(*result);
   const auto t1 = Clock::now();
   const std::string tmp = fmt::format("{}.tmp.{}", rec.path, getpid());
   result->save(tmp);

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "profiler/breakdown_section.h"
 #include "profiler/schedule.h"
 
 namespace at {
@@ -55,6 +56,7 @@ struct TraceRecord {
   double dump_ms = 0;     // writing the JSON and renaming it into place
   double barrier_ms = 0;  // waiting for the other ranks
   int64_t bytes = 0;
+  ::ladder::fields::Maybe<std::vector<PhasesMs>> phases_ms;  // each recorded step's, from the trace's ranges
 
   template <class S, class V>
   static void fields(S& s, V& v) {
@@ -66,6 +68,9 @@ struct TraceRecord {
     v("dump_ms", s.dump_ms, Doc("writing the trace JSON and renaming it into place").min(0));
     v("barrier_ms", s.barrier_ms, Doc("waiting for the other ranks after the dump").min(0));
     v("bytes", s.bytes, Doc().min(0));
+    v("phases_ms", s.phases_ms,
+      "each recorded step's host ms per phase, in step order, from the operators inside the phase ranges of its "
+      "ProfilerStep#N range in this trace (as op_breakdown.phases_ms)");
   }
 };
 

@@ -201,6 +201,42 @@ def hta_trace_diff_agrees_with_kernels(d):
         assert mine["added"] or mine["removed"], (a, b)
 
 
+def hta_annotation_breakdown_agrees_with_phases(d):
+    """Each phase's host time in a step, from the trace's own ranges, as ladder and HTA 0.5.0 read it.
+
+    `profile.traces[].phases_ms` is ladder's reading of the trace it wrote,
+    one per recorded step (the operators inside each phase range of its
+    ProfilerStep#N range); HTA's user-annotation breakdown on the CPU
+    (use_gpu_annotation=False) sums each range's duration over the
+    iterations it keeps. For the same step they must agree within 2 % per
+    phase, on the explicit-attention fp32 rung and on
+    fused-adamw; and the phases must account for at least 97 % of the
+    step's busy time (op_breakdown.phases_pct_of_busy)."""
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+    try:
+        from hta.trace_analysis import TraceAnalysis
+    except ImportError as e:
+        print(f"SKIP: HolisticTraceAnalysis not importable ({e}); scripts/bootstrap pip-installs it")
+        sys.exit(SKIP_CODE)
+    for rung in ("fp32", "fused-adamw"):
+        run([LADDER, "measure", *traced(rung=rung), "--out", str(d / rung)], check_code=0)
+        report = validate(d / rung / rung / "report.json")
+        (trace,) = report["profile"]["traces"]
+        assert len(trace["phases_ms"]) == trace["last_step"] - trace["first_step"] + 1, trace
+        df = TraceAnalysis(trace_dir=str(d / rung / rung / "traces")).get_gpu_user_annotation_breakdown(
+            use_gpu_annotation=False, visualize=False, num_kernels=100000)
+        hta = {row["name"]: row["sum (us)"] / 1000 for _, row in df.iterrows()}
+        # HTA keeps the trace's complete iterations (here the first: it drops the last); compare that step.
+        (hta_step,) = [int(n.split("#")[1]) for n in hta if n.startswith("ProfilerStep#")]
+        mine = trace["phases_ms"][hta_step - trace["first_step"]]
+        for phase in ("data", "forward", "backward", "optimizer"):
+            print(f"{rung} {phase}: ladder {mine[phase]:.3f} ms, HTA {hta[phase]:.3f} ms per step")
+            assert abs(mine[phase] - hta[phase]) <= 0.02 * hta[phase], (rung, phase, mine[phase], hta[phase])
+        b = report["op_breakdown"]
+        assert b["phases_pct_of_busy"] >= 97, (rung, b["phases_pct_of_busy"], b["phases_ms"], b["busy_ms"])
+        assert abs(sum(b["phases_ms"].values()) - b["busy_ms"]) <= 1e-3 * b["busy_ms"], (b["phases_ms"], b["busy_ms"])
+
+
 def repeated_cycles(d):
     """--profile 0,1,1,2 over 5 steps: two cycles, traces after steps 1 and 3; no temp files left."""
     run([LADDER, "measure", *traced("0,1,1,2"), "--out", str(d)], check_code=0)

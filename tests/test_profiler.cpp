@@ -223,6 +223,50 @@ TEST(OpCategories, TheZero1GatherInsideTheOptimizerIsCommunication) {
   EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kCommunication)].at(names::kZero1Gather).ms, 27.0);
 }
 
+// Each operator's own time by the phase whose range it ran in: the phases
+// add up to the busy time, communication comes out of the phase it ran in,
+// the step's own code is outside, and the layer ranges split forward and
+// backward.
+TEST(OpCategories, PhasesAndLayersFromTheRangesTheOperatorsRanIn) {
+  //  [0,100) step fp32:  [0,5) data > aten::copy_ [1,3)
+  //                      [5,35) forward > layer 0 [5,20) > aten::mm [6,18); layer 1 [20,34)
+  //                      [35,80) backward > layer 1 [35,50); all-reduce bucket 0 [50,60) > aten::add_ [51,52)
+  //                      [80,95) optimizer > aten::_fused_adamw_ [80,94)
+  //                      [95,100) the step's own code
+  std::vector<HostEvent> ev = {
+      {names::step("fp32"), 0, 100 * kMs, true},   {names::kData, 0, 5 * kMs, true},
+      {"aten::copy_", 1 * kMs, 3 * kMs, false},     {names::kForward, 5 * kMs, 35 * kMs, true},
+      {names::layer(0), 5 * kMs, 20 * kMs, true},   {"aten::mm", 6 * kMs, 18 * kMs, false},
+      {names::layer(1), 20 * kMs, 34 * kMs, true},  {names::kBackward, 35 * kMs, 80 * kMs, true},
+      {names::layer(1), 35 * kMs, 50 * kMs, true},  {names::allreduce_bucket(0), 50 * kMs, 60 * kMs, true},
+      {"aten::add_", 51 * kMs, 52 * kMs, false},    {names::kOptimizer, 80 * kMs, 95 * kMs, true},
+      {"aten::_fused_adamw_", 80 * kMs, 94 * kMs, false},
+  };
+  const Breakdown b = host_breakdown(ev, 0, 100 * kMs);
+  ASSERT_TRUE(b.has_phases);
+  EXPECT_DOUBLE_EQ(b.phases.data, 5.0);
+  EXPECT_DOUBLE_EQ(b.phases.forward, 30.0);
+  EXPECT_DOUBLE_EQ(b.phases.backward, 35.0);  // 45 less the bucket's 10
+  EXPECT_DOUBLE_EQ(b.phases.communication, 10.0);
+  EXPECT_DOUBLE_EQ(b.phases.optimizer, 15.0);
+  EXPECT_DOUBLE_EQ(b.phases.outside, 5.0);
+  EXPECT_DOUBLE_EQ(b.phases.in_phases() + b.phases.outside, b.busy_ms);
+  EXPECT_DOUBLE_EQ(b.layer_ms.at("forward/layer 0"), 15.0);
+  EXPECT_DOUBLE_EQ(b.layer_ms.at("forward/layer 1"), 14.0);
+  EXPECT_DOUBLE_EQ(b.layer_ms.at("backward/layer 1"), 15.0);
+  EXPECT_EQ(b.layer_ms.size(), 3u);
+  // Per step in the section, and the share of the busy time the phases hold.
+  Breakdown two = b;
+  two += b;
+  const OpBreakdownSection s = breakdown_section("test", two, 2, 100.0);
+  ASSERT_TRUE(s.phases_ms && s.phases_pct_of_busy && s.layers_ms);
+  EXPECT_DOUBLE_EQ(s.phases_ms->backward, 35.0);
+  EXPECT_DOUBLE_EQ(*s.phases_pct_of_busy, 95.0);
+  EXPECT_DOUBLE_EQ(s.layers_ms->at("forward/layer 1"), 14.0);
+  // The device's breakdown has none.
+  EXPECT_FALSE(breakdown_section("test", device_breakdown({}, 0, kMs), 1, 1.0).phases_ms);
+}
+
 TEST(OpCategories, DisplayNamesDemangleAndDropParameters) {
   // CUPTI gives mangled names; Kineto's traces already demangled ones.
   EXPECT_EQ(display_name("_ZN5cudnn6fusion28compute_dot_do_o_specializedILb1ELi64EEEvPKvS3_PvS4_jjjjfS3_bS3_S4_S3_iii"),
@@ -491,8 +535,10 @@ TEST(OpBreakdown, CategoriesSumToTheMeasuredStepTimeOnCpu) {
     // idle/other (which also holds the time in no operator) is its sum.
     std::map<std::string, double> band_sum;
     for (const auto& k : b["kernels"]) band_sum[k["band"].get<std::string>()] += k["ms"].get<double>();
-    for (const auto& [key, ms] : c.items())
-      if (key != "idle_other") EXPECT_NEAR(band_sum[key], ms.get<double>(), 1e-9) << rung << " " << key;
+    for (const auto& [key, ms] : c.items()) {
+      if (key == "idle_other") continue;
+      EXPECT_NEAR(band_sum[key], ms.get<double>(), 1e-9) << rung << " " << key;
+    }
     EXPECT_NEAR(band_sum["idle_other"] + b["idle_ms"].get<double>(), c["idle_other"].get<double>(), 1e-9) << rung;
   }
 }
