@@ -2,11 +2,13 @@
 #include "variants/gemm_candidates.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <torch/version.h>
 #include <c10/core/DeviceGuard.h>
 #include <fmt/format.h>
@@ -397,7 +399,14 @@ std::string plan_device_name(const torch::Device& device) {
   if (device.is_cuda())
     return at::cuda::getDeviceProperties(device.index() < 0 ? c10::cuda::current_device() : device.index())->name;
 #endif
-  return device.is_cuda() ? "cuda" : fmt::format("cpu: {}, {} threads", cpu_model_name(), at::get_num_threads());
+  if (device.is_cuda()) return "cuda";
+  // The instruction set ATen's kernels and oneDNN's primitives may use is the
+  // CPU's unless limited (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA): a plan
+  // measured with bf16 inner products is no plan where oneDNN cannot create
+  // them (it failed the step, 2026-12-02).
+  const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+  return fmt::format("cpu: {}, {} threads, {}{}", cpu_model_name(), at::get_num_threads(), at::get_cpu_capability(),
+                     onednn && *onednn ? fmt::format(", oneDNN {}", onednn) : std::string());
 }
 
 GemmPlanKey plan_key(const torch::Device& device, const ModelConfig& model, int64_t rows, int64_t model_vocab,

@@ -115,7 +115,7 @@ struct SitePlan {
 // What a plan was measured for: a cached or pinned plan is used only where
 // every field matches.
 struct GemmPlanKey {
-  std::string device;          // "NVIDIA H100 80GB HBM3", "cpu"
+  std::string device;          // "NVIDIA H100 80GB HBM3", "cpu: <model>, <n> threads, <ISA in effect>"
   std::string cublaslt;        // cuBLASLt's version ("" without CUDA)
   std::string torch;           // LibTorch's version
   std::string dtype;           // the compute dtype: "bf16", "fp32", "tf32"
