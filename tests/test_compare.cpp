@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "reports/model/comparison.h"
+#include "tests/complete_report.h"
 #include "reports/render/comparison_document.h"
 #include "reports/stats/inference.h"
 #include "reports/model/report_loader.h"
@@ -26,24 +27,9 @@ namespace {
 
 using nlohmann::json;
 
-// A complete fp32 report of one process whose steps took about dt_ms:
-// `n_steps` steps spread evenly over dt_ms +- jitter_ms.
+// A complete fp32 report of one process (tests/complete_report.h).
 RungReport report(double dt_ms, int n_steps = 4, double jitter_ms = 0) {
-  std::vector<double> steps;
-  for (int i = 0; i < n_steps; ++i)
-    steps.push_back(dt_ms + (n_steps > 1 ? jitter_ms * (2.0 * i / (n_steps - 1) - 1.0) : 0.0));
-  RungReport r;
-  r.status = "ok";
-  r.config = {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}};
-  r.steps = json{{"dt_ms", steps}};
-  r.summary = json{{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}};
-  Mfu mfu;
-  mfu.measured_roofline.mfu_pct = 1.0;
-  r.mfu = mfu;
-  Memory memory;
-  memory.measured.peak_bytes = 1;
-  r.memory = memory;
-  return r;
+  return complete_report(dt_ms, n_steps, jitter_ms);
 }
 
 // An environment that names its host and device.

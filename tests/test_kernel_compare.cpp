@@ -28,6 +28,7 @@
 #include "reports/render/comparison_document.h"
 #include "reports/render/reporter.h"
 #include "reports/stats/inference.h"
+#include "tests/complete_report.h"
 
 namespace ladder {
 namespace {
@@ -139,17 +140,7 @@ TEST(KernelDifference, WelchIntervalOfADifferenceOfMeans) {
 // One process's ok report whose breakdown holds `kernels` (name -> ms, in
 // `band`), its categories the sums.
 RungReport process(const std::vector<std::tuple<std::string, std::string, double>>& kernels, bool whole = true) {
-  RungReport r;
-  r.status = "ok";
-  r.config = {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}};
-  r.steps = json{{"dt_ms", {20.0, 20.0}}};
-  r.summary = json{{"dt_ms", {{"median", 20.0}}}, {"tokens_per_s", {{"median", 50.0}}}};
-  Mfu mfu;
-  mfu.measured_roofline.mfu_pct = 1.0;
-  r.mfu = mfu;
-  Memory memory;
-  memory.measured.peak_bytes = 1;
-  r.memory = memory;
+  RungReport r = complete_report(20.0);
   pf::OpBreakdownSection b;
   b.source = "test";
   b.valid = true;
