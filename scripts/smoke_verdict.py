@@ -132,6 +132,14 @@ def breakdown_problems(run_dir, cell):
     if abs(b["sum_ms"] - b["overlap_ms"] - b["span_ms"]) > 0.01 * max(b["span_ms"], 1e-9):
         why.append(f"categories {b['sum_ms']:.2f} ms - overlap {b['overlap_ms']:.2f} ms "
                    f"!= span {b['span_ms']:.2f} ms")
+    # The whole kernel table (op_breakdown.kernels, since 2026-12-02): each band but
+    # idle/other (which also holds the idle time) is the sum of its rows.
+    sums = {}
+    for row in b.get("kernels") or []:
+        sums[row["band"]] = sums.get(row["band"], 0.0) + row["ms"]
+    for band, ms in sorted((b.get("categories_ms") or {}).items() if "kernels" in b else []):
+        if band != "idle_other" and abs(sums.get(band, 0.0) - ms) > 0.01 * max(ms, 0.01):
+            why.append(f"kernels' {band} rows sum to {sums.get(band, 0.0):.2f} ms, the band holds {ms:.2f} ms")
     return why
 
 
