@@ -113,6 +113,15 @@ struct PhasesMs {
     v("outside", s.outside, Doc("in the step but in no phase's range (the step's own code)").min(0));
   }
   double in_phases() const { return data + forward + backward + optimizer + communication; }
+  PhasesMs& operator+=(const PhasesMs& o) {
+    data += o.data, forward += o.forward, backward += o.backward, optimizer += o.optimizer;
+    communication += o.communication, outside += o.outside;
+    return *this;
+  }
+  PhasesMs& operator/=(double n) {
+    data /= n, forward /= n, backward /= n, optimizer /= n, communication /= n, outside /= n;
+    return *this;
+  }
 };
 
 // The device (or the operators) cannot be busy longer than the step took.

@@ -1,6 +1,7 @@
 // profiler/kineto_session.cpp: see kineto_session.h.
 #include "profiler/kineto_session.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -82,6 +83,14 @@ std::vector<HostEvent> host_events(const prof::ProfilerResult& result, uint64_t 
     if (user && name.rfind(kStepPrefix, 0) == 0) continue;
     out.push_back({std::move(name), int64_t(ev.startNs()), int64_t(ev.endNs()), user});
   }
+  return out;
+}
+
+std::vector<Breakdown> step_host_breakdowns(const prof::ProfilerResult& result) {
+  auto spans = step_spans(result);
+  std::sort(spans.begin(), spans.end(), [](const StepSpan& a, const StepSpan& b) { return a.step < b.step; });
+  std::vector<Breakdown> out;
+  for (const auto& span : spans) out.push_back(host_breakdown(host_events(result, span.thread), span.begin_ns, span.end_ns));
   return out;
 }
 

@@ -61,4 +61,10 @@ std::vector<StepSpan> step_spans(const torch::autograd::profiler::ProfilerResult
 // The CPU operators and user ranges of one thread (ProfilerStep# ranges left out).
 std::vector<HostEvent> host_events(const torch::autograd::profiler::ProfilerResult& result, uint64_t thread);
 
+// Each ProfilerStep#N range's host breakdown (op_categories.h) over the
+// operators of the thread that ran it, in step order: the op breakdown's
+// steps (bench/measure/op_breakdown.cpp) and a trace's phases
+// (trace_profiler.h) read them alike.
+std::vector<Breakdown> step_host_breakdowns(const torch::autograd::profiler::ProfilerResult& result);
+
 }  // namespace ladder::profiler

@@ -134,9 +134,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   busy_ms += o.busy_ms;
   events += o.events;
   has_phases = has_phases || o.has_phases;
-  for (double PhasesMs::*f : {&PhasesMs::data, &PhasesMs::forward, &PhasesMs::backward, &PhasesMs::optimizer,
-                              &PhasesMs::communication, &PhasesMs::outside})
-    phases.*f += o.phases.*f;
+  phases += o.phases;
   for (const auto& [name, v] : o.layer_ms) layer_ms[name] += v;
   kernels += o.kernels;
   memcpy_memset += o.memcpy_memset;
@@ -166,8 +164,8 @@ bool is_layer_range(const HostEvent& e) { return e.user_range && e.name.rfind("l
 
 // An operator's own time to its phase (communication, wherever it ran, when
 // `communication`), and to its layer: the innermost phase and layer ranges
-// around it, walking up from `self` through `parent_of` (a node's parent
-// index, -1 at the top).
+// around it, walking up from `self` through its parents (`parent`: its
+// parent's index in `nodes`, -1 at the top).
 template <class Nodes>
 void add_to_phase(Breakdown& b, const HostEvent* self, int parent, const Nodes& nodes, bool communication, double ms) {
   double PhasesMs::*phase = phase_of_range(*self);
@@ -178,7 +176,8 @@ void add_to_phase(Breakdown& b, const HostEvent* self, int parent, const Nodes& 
     phase = phase_of_range(e);
   }
   b.phases.*(communication ? &PhasesMs::communication : phase ? phase : &PhasesMs::outside) += ms;
-  if (layer && phase) b.layer_ms[(phase == &PhasesMs::forward ? "forward/" : "backward/") + layer->name] += ms;
+  if (layer && (phase == &PhasesMs::forward || phase == &PhasesMs::backward))
+    b.layer_ms[(phase == &PhasesMs::forward ? "forward/" : "backward/") + layer->name] += ms;
 }
 
 }  // namespace
@@ -383,11 +382,9 @@ OpBreakdownSection breakdown_section(const std::string& source, const Breakdown&
   const double sum = total.sum_ms() / n;
   out.kernels = kernel_rows(total, n);
   if (total.has_phases) {
-    PhasesMs p = total.phases;
-    for (double PhasesMs::*f : {&PhasesMs::data, &PhasesMs::forward, &PhasesMs::backward, &PhasesMs::optimizer,
-                                &PhasesMs::communication, &PhasesMs::outside})
-      p.*f /= n;
-    out.phases_ms = p;
+    PhasesMs per_step = total.phases;
+    per_step /= n;
+    out.phases_ms = per_step;
     out.phases_pct_of_busy = total.busy_ms > 0 ? 100.0 * total.phases.in_phases() / total.busy_ms : 0.0;
     if (!total.layer_ms.empty()) {
       std::map<std::string, double> layers;

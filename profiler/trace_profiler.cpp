@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -15,7 +14,6 @@
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/config_error.h"
 #include "profiler/kineto_session.h"
-#include "profiler/op_categories.h"
 #include "profiler/range.h"
 
 namespace ladder::profiler {
@@ -31,13 +29,8 @@ double ms_since(Clock::time_point t0) {
 // range), in step order: what a reader of the trace file computes from its
 // ranges (HTA's user-annotation breakdown, tests/e2e_profile.py).
 std::vector<PhasesMs> phases_of(const torch::autograd::profiler::ProfilerResult& result) {
-  auto spans = step_spans(result);
-  std::sort(spans.begin(), spans.end(), [](const StepSpan& a, const StepSpan& b) { return a.step < b.step; });
   std::vector<PhasesMs> out;
-  for (const auto& span : spans) {
-    const Breakdown b = host_breakdown(host_events(result, span.thread), span.begin_ns, span.end_ns);
-    out.push_back(b.phases);
-  }
+  for (const Breakdown& b : step_host_breakdowns(result)) out.push_back(b.phases);
   return out;
 }
 }  // namespace

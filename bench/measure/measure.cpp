@@ -249,7 +249,8 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   at::set_num_threads(c.threads);
   // Before the model exists: its tensors and every step's come from the heap.
   if (s.device.is_cpu()) s.cpu_allocator = keep_cpu_memory_in_process();
-  // Before any profiler's callbacks, so that its spin ends inside the call.
+  // Read here, so that a malformed value stops the process before the
+  // rendezvous; its callback is added just before the op breakdown's steps.
   s.slow_op = test_slow_op();
   if (c.sw.on(switches::ddp)) {
     s.slow_rank = test_slow_rank(c.world_size);  // a malformed value stops here, before the rendezvous

@@ -59,8 +59,8 @@ KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t 
   const auto result = session.stop();
   KinetoCounts k;
   k.dt_ms = mean_dt(records);
-  for (const auto& span : pf::step_spans(*result)) {
-    k.host += pf::host_breakdown(pf::host_events(*result, span.thread), span.begin_ns, span.end_ns);
+  for (const pf::Breakdown& b : pf::step_host_breakdowns(*result)) {
+    k.host += b;
     ++k.steps;
   }
   for (const auto& ev : result->events()) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include <ATen/record_function.h>
 #include <fmt/format.h>
@@ -65,8 +66,8 @@ std::optional<SlowOpSpec> test_slow_op() {
   return s;
 }
 
-OpSlowdown::OpSlowdown(SlowOpSpec spec) : spec_(std::move(spec)) {
-  active() = spec_;
+OpSlowdown::OpSlowdown(SlowOpSpec spec) {
+  active() = std::move(spec);
   handle_ = at::addThreadLocalCallback(
       at::RecordFunctionCallback(on_begin, on_end).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }

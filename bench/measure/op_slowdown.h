@@ -41,10 +41,8 @@ class OpSlowdown {
   ~OpSlowdown();
   OpSlowdown(const OpSlowdown&) = delete;
   OpSlowdown& operator=(const OpSlowdown&) = delete;
-  const SlowOpSpec& spec() const { return spec_; }
 
  private:
-  SlowOpSpec spec_;
   uint64_t handle_ = 0;
 };
 

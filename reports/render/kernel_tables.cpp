@@ -15,10 +15,6 @@ namespace {
 constexpr size_t kChartBars = 12;  // the largest differences a chart draws
 constexpr size_t kNamesInNote = 6;  // flagged families named under a table
 
-std::string label_of(const std::vector<std::string>& labels, size_t i) {
-  return i < labels.size() ? labels[i] : fmt::format("input {}", i);
-}
-
 // "+1.234 [+0.812, +1.656]", or "+1.234" without an interval.
 std::string difference_text(const KernelDifference& d) {
   std::string s = fmt::format("{:+.3f}", d.diff_ms);
@@ -26,12 +22,16 @@ std::string difference_text(const KernelDifference& d) {
   return s;
 }
 
-std::vector<Column> columns(const char* first, bool band_column, const std::vector<std::string>& labels) {
-  std::vector<Column> c = {{"family", first, "", Align::kLeft, band_column}};
-  if (band_column) c.push_back({"band", "band", "", Align::kLeft});
+// A family table's columns (`families`: the name, its band, each input's ms
+// and calls), or a band table's (the band, each input's ms); then each
+// input's difference to the baseline and its verdict.
+std::vector<Column> columns(bool families, const std::vector<std::string>& labels) {
+  const char* first = families ? "family" : "band";
+  std::vector<Column> c = {{first, first, "", Align::kLeft, families}};
+  if (families) c.push_back({"band", "band", "", Align::kLeft});
   for (size_t i = 0; i < labels.size(); ++i) {
     c.push_back({fmt::format("{}_ms", labels[i]), labels[i] + " ms", ""});
-    if (band_column) c.push_back({fmt::format("{}_calls", labels[i]), labels[i] + " calls", ""});
+    if (families) c.push_back({fmt::format("{}_calls", labels[i]), labels[i] + " calls", ""});
   }
   for (size_t i = 1; i < labels.size(); ++i) {
     c.push_back({fmt::format("{}_minus_{}_ms", labels[i], labels[0]),
@@ -41,13 +41,14 @@ std::vector<Column> columns(const char* first, bool band_column, const std::vect
   return c;
 }
 
-Row row_of(const KernelFamilyRow& r, bool band_column) {
+// A row of columns(families, ...).
+Row row_of(const KernelFamilyRow& r, bool families) {
   std::vector<TableCell> cells = {{r.family, r.family}};
-  if (band_column) cells.push_back({r.band, r.band});
+  if (families) cells.push_back({r.band, r.band});
   for (const auto& in : r.inputs) {
     const bool ran = in.processes > 0;
     cells.push_back(ran ? number_cell(in.ms, "{:.3f}") : TableCell{"-", nullptr});
-    if (band_column) cells.push_back(ran ? number_cell(in.calls, "{:.1f}") : TableCell{"-", nullptr});
+    if (families) cells.push_back(ran ? number_cell(in.calls, "{:.1f}") : TableCell{"-", nullptr});
   }
   for (size_t i = 1; i < r.vs_baseline.size(); ++i) {
     const auto& d = r.vs_baseline[i];
@@ -78,7 +79,7 @@ std::vector<Line> family_notes(const RungKernels& rung, const std::vector<std::s
       to += fmt::format("{}{} ({}, {} ms)", to.empty() ? "" : "; ", r.family,
                         d->verdict == "added" || d->verdict == "removed" ? r.band : d->verdict, difference_text(*d));
     }
-    std::string text = fmt::format("{} against {}: {} of {} families flagged", label_of(labels, i), labels[0],
+    std::string text = fmt::format("{} against {}: {} of {} families flagged", labels[i], labels[0],
                                    flagged, compared);
     for (const auto& [what, list] : {std::pair{"", changed}, std::pair{"added: ", added},
                                      std::pair{"removed: ", removed}})
@@ -100,7 +101,7 @@ std::vector<Line> band_notes(const RungKernels& rung, const std::vector<std::str
         largest = &r;
     if (!largest) continue;
     const KernelDifference& d = *largest->vs_baseline[i];
-    std::string text = fmt::format("{} against {}: largest gap {} {} ms per step ({})", label_of(labels, i),
+    std::string text = fmt::format("{} against {}: largest gap {} {} ms per step ({})", labels[i],
                                    labels[0], largest->band, difference_text(d), d.verdict);
     // The bands flagged, where the largest gap is not one of them (a
     // disturbed process can make an unresolved gap the largest).
@@ -118,9 +119,9 @@ std::vector<Line> band_notes(const RungKernels& rung, const std::vector<std::str
 
 std::string sources_text(const RungKernels& rung, const std::vector<std::string>& labels) {
   std::string s;
-  for (size_t i = 0; i < rung.sources.size(); ++i)
+  for (size_t i = 0; i < rung.sources.size() && i < labels.size(); ++i)
     if (rung.sources[i] != "kernels")
-      s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", label_of(labels, i),
+      s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", labels[i],
                        rung.sources[i] == "none" ? "no valid breakdown"
                                                  : "an older report, each band's 8 largest names only");
   return s.empty() ? "" : " (" + s + ")";
@@ -142,7 +143,7 @@ Chart difference_chart(const RungKernels& rung, const std::vector<std::string>& 
   c.kind = ChartKind::kBars;
   c.reference = 0;
   c.y_covers = {0};
-  for (size_t i = 1; i < labels.size(); ++i) c.series.push_back({label_of(labels, i) + " - " + labels[0], {}});
+  for (size_t i = 1; i < labels.size(); ++i) c.series.push_back({labels[i] + " - " + labels[0], {}});
   const size_t bars = std::min(rung.families.size(), kChartBars);
   for (size_t k = 0; k < bars; ++k) {
     const KernelFamilyRow& r = rung.families[k];
@@ -179,14 +180,14 @@ KernelView kernel_view(const KernelComparison& kernels, const std::vector<std::s
                                  "each input's processes{}",
                                  rung.rung, sources_text(rung, labels));
     families.tag = "kernels";
-    families.columns = columns("family", true, labels);
-    for (const auto& r : rung.families) families.rows.push_back(row_of(r, true));
+    families.columns = columns(/*families=*/true, labels);
+    for (const auto& r : rung.families) families.rows.push_back(row_of(r, /*families=*/true));
     families.notes = family_notes(rung, labels);
     Table bands;
     bands.title = fmt::format("{}: bands, ms per step, each difference with its 95 % interval", rung.rung);
     bands.tag = "kernel-bands";
-    bands.columns = columns("band", false, labels);
-    for (const auto& r : rung.bands) bands.rows.push_back(row_of(r, false));
+    bands.columns = columns(/*families=*/false, labels);
+    for (const auto& r : rung.bands) bands.rows.push_back(row_of(r, /*families=*/false));
     bands.notes = band_notes(rung, labels);
     v.tables.push_back(std::move(families));
     v.tables.push_back(std::move(bands));

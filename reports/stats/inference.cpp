@@ -37,25 +37,54 @@ std::vector<double> logs(const std::vector<double>& v) {
   return out;
 }
 
+// An estimate `d` (a difference of means, or of mean logs) with standard
+// error `se` and `df` degrees of freedom: its interval and the two-sided p
+// of no difference; no interval without degrees of freedom or a finite se.
+DifferenceInterval difference_from(double d, double se, double df, double confidence) {
+  DifferenceInterval out;
+  out.diff = d;
+  out.df = df;
+  if (!(df > 0) || !std::isfinite(se)) return out;
+  out.has_interval = true;
+  if (se == 0) {  // no spread: the difference is what it is
+    out.lo = out.hi = d;
+    out.p_value = d == 0 ? 1.0 : 0.0;
+    return out;
+  }
+  const double half = student_t_quantile(0.5 + confidence / 2, df) * se;
+  out.lo = d - half;
+  out.hi = d + half;
+  out.p_value = student_t_two_sided_p(d / se, df);
+  return out;
+}
+
 // The interval of a log-ratio estimate `d` with standard error `se` and `df`
 // degrees of freedom, as a RatioInterval.
 RatioInterval from_log(double d, double se, double df, double confidence, const char* method) {
+  const DifferenceInterval i = difference_from(d, se, df, confidence);
   RatioInterval r;
   r.ratio = std::exp(d);
   r.confidence = confidence;
   r.df = df;
   r.method = method;
-  if (!(df > 0) || !std::isfinite(se)) return r;
-  if (se == 0) {  // no spread: the ratio is what it is
-    r.lo = r.hi = r.ratio;
-    r.p_value = d == 0 ? 1.0 : 0.0;
-    return r;
-  }
-  const double half = student_t_quantile(0.5 + confidence / 2, df) * se;
-  r.lo = std::exp(d - half);
-  r.hi = std::exp(d + half);
-  r.p_value = student_t_two_sided_p(d / se, df);
+  if (!i.has_interval) return r;
+  r.lo = std::exp(i.lo);
+  r.hi = std::exp(i.hi);
+  r.p_value = i.p_value;
   return r;
+}
+
+// The standard error of mean(b) - mean(a) over independent samples of 2+
+// values each, and Welch-Satterthwaite's degrees of freedom (n_a + n_b - 2
+// where neither side spreads).
+struct WelchSe {
+  double se = 0, df = 0;
+};
+WelchSe welch_se(const std::vector<double>& a, const std::vector<double>& b) {
+  const double va = variance(a, mean(a)) / double(a.size()), vb = variance(b, mean(b)) / double(b.size());
+  const double se2 = va + vb;
+  return {std::sqrt(se2), se2 > 0 ? se2 * se2 / (va * va / double(a.size() - 1) + vb * vb / double(b.size() - 1))
+                                  : double(a.size() + b.size() - 2)};
 }
 
 }  // namespace
@@ -81,56 +110,38 @@ double student_t_cdf(double t, double df) {
 WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("welch_t_test: needs at least 2 values per side");
   const double ma = mean(a), mb = mean(b);
-  const double va = variance(a, ma) / double(a.size()), vb = variance(b, mb) / double(b.size());
+  const WelchSe w = welch_se(a, b);
   WelchResult r;
-  const double se2 = va + vb;
-  if (se2 == 0) {  // no spread on either side: the means agree or they do not
+  r.df = w.df;
+  if (w.se == 0) {  // no spread on either side: the means agree or they do not
     r.t = ma == mb ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), ma - mb);
-    r.df = double(a.size() + b.size() - 2);
     r.p_value = ma == mb ? 1.0 : 0.0;
     return r;
   }
-  r.t = (ma - mb) / std::sqrt(se2);
-  r.df = se2 * se2 / (va * va / double(a.size() - 1) + vb * vb / double(b.size() - 1));
+  r.t = (ma - mb) / w.se;
   r.p_value = student_t_two_sided_p(r.t, r.df);
   return r;
 }
 
 DifferenceInterval difference_of_independent(const std::vector<double>& a, const std::vector<double>& b,
                                              double confidence) {
-  DifferenceInterval d;
-  if (a.empty() || b.empty()) return d;
-  const double ma = mean(a), mb = mean(b);
-  d.diff = mb - ma;
-  if (a.size() < 2 || b.size() < 2) return d;
-  const WelchResult w = welch_t_test(b, a);
-  const double se = std::sqrt(variance(a, ma) / double(a.size()) + variance(b, mb) / double(b.size()));
-  const double half = se > 0 ? student_t_quantile(0.5 + confidence / 2, w.df) * se : 0.0;
-  d.df = w.df;
-  d.p_value = w.p_value;
-  d.lo = d.diff - half;
-  d.hi = d.diff + half;
-  d.has_interval = true;
-  return d;
+  if (a.empty() || b.empty()) return {};
+  const double d = mean(b) - mean(a);
+  if (a.size() < 2 || b.size() < 2) return difference_from(d, NAN, 0, confidence);
+  const WelchSe w = welch_se(a, b);
+  return difference_from(d, w.se, w.df, confidence);
 }
 
 DifferenceInterval difference_of_paired(const std::vector<double>& a, const std::vector<double>& b,
                                         double confidence) {
   if (a.size() != b.size()) throw std::invalid_argument("difference_of_paired: the two sides differ in length");
-  DifferenceInterval d;
-  if (a.empty()) return d;
+  if (a.empty()) return {};
   std::vector<double> diffs;
   for (size_t k = 0; k < a.size(); ++k) diffs.push_back(b[k] - a[k]);
-  d.diff = mean(diffs);
-  if (diffs.size() < 2) return d;
-  const double se = std::sqrt(variance(diffs, d.diff) / double(diffs.size()));
-  d.df = double(diffs.size() - 1);
-  d.p_value = se > 0 ? student_t_two_sided_p(d.diff / se, d.df) : (d.diff == 0 ? 1.0 : 0.0);
-  const double half = se > 0 ? student_t_quantile(0.5 + confidence / 2, d.df) * se : 0.0;
-  d.lo = d.diff - half;
-  d.hi = d.diff + half;
-  d.has_interval = true;
-  return d;
+  const double d = mean(diffs);
+  if (diffs.size() < 2) return difference_from(d, NAN, 0, confidence);
+  return difference_from(d, std::sqrt(variance(diffs, d) / double(diffs.size())), double(diffs.size() - 1),
+                         confidence);
 }
 
 bool RatioInterval::within(double noise_pct) const {
@@ -143,11 +154,8 @@ RatioInterval ratio_of_independent(const std::vector<double>& a, const std::vect
   const auto la = logs(a), lb = logs(b);
   const double d = mean(lb) - mean(la);
   if (a.size() < 2 || b.size() < 2) return from_log(d, NAN, 0, confidence, "welch_log");
-  const double va = variance(la, mean(la)) / double(a.size()), vb = variance(lb, mean(lb)) / double(b.size());
-  const double se2 = va + vb;
-  const double df = se2 > 0 ? se2 * se2 / (va * va / double(a.size() - 1) + vb * vb / double(b.size() - 1))
-                            : double(a.size() + b.size() - 2);
-  return from_log(d, std::sqrt(se2), df, confidence, "welch_log");
+  const WelchSe w = welch_se(la, lb);
+  return from_log(d, w.se, w.df, confidence, "welch_log");
 }
 
 RatioInterval ratio_of_paired(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
