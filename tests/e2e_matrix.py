@@ -286,9 +286,14 @@ def disturbed_process_is_left_out(d):
     four rounds, so that the fit without it keeps 11 degrees of freedom; the
     test runs alone, RUN_SERIAL in tests/CMakeLists.txt: with another test on
     the same two cores every process varied 2-4x and a 10x process could not
-    be told from them). Only that process is slowed; the summary names it and leaves it out; the
-    table's noise line names the cell and the round; every ratio is the median
-    of its per-round ratios over the processes kept."""
+    be told from them). Only that process is slowed (its report says so, and
+    no other's does); the summary names it, as the most disturbed of all, and
+    leaves it out; the table's noise line names the cell and the round; every
+    ratio is the median of its per-round ratios over the processes kept. The
+    VM's own disturbances may flag other processes too (CI, 2026-12-02: one
+    more, on a machine that moved 13 % in 20 minutes); whether they do is a
+    timing, never asserted, so they are printed, and the ratios are checked
+    against the rounds the summary kept whichever they are."""
     import math
     rungs = ["fp32", "tf32", "flash", "vocab-pad", "fused-adamw"]
     tiny = [*TINY[:TINY.index("--steps")], "--steps", "10", "--warmup", "2", "--threads", "1"]
@@ -300,9 +305,13 @@ def disturbed_process_is_left_out(d):
             want = 900 if (rung, k) == ("flash", 2) else None
             assert report["timing"].get("test_slowdown_pct") == want, (rung, k, report["timing"])
     r = rows(d)
-    assert r["flash"]["disturbed"][0]["round"] == 2 and len(r["flash"]["disturbed"]) == 1, r["flash"]
-    assert r["flash"]["disturbed"][0]["slower_x"] > 3, r["flash"]["disturbed"]
-    assert all("disturbed" not in r[name] for name in rungs if name != "flash"), r
+    flagged = {(name, x["round"]): x for name in rungs for x in r[name].get("disturbed", [])}
+    assert ("flash", 2) in flagged, r["flash"]
+    hooked = flagged[("flash", 2)]
+    assert hooked["slower_x"] > 3, hooked
+    others = {cell: x for cell, x in flagged.items() if cell != ("flash", 2)}
+    print("also flagged by the machine itself:", others or "none")
+    assert all(x["slower_x"] < hooked["slower_x"] for x in others.values()), (hooked, others)
     assert "noise: flash round 2: " in p.stdout and "left out of the ratios" in p.stdout, p.stdout
 
     def tok(name):
@@ -312,11 +321,13 @@ def disturbed_process_is_left_out(d):
         logs = sorted(math.log(tok(b)[k] / tok(a)[k]) for k in rounds)
         m = len(logs) // 2
         return math.exp(logs[m] if len(logs) % 2 else (logs[m - 1] + logs[m]) / 2)
-    # A clean pair: all four rounds; a pair with flash: rounds 1, 3 and 4.
-    assert math.isclose(r["fused-adamw"]["speedup_vs_fp32"], median_ratio("fp32", "fused-adamw", (0, 1, 2, 3)),
-                        rel_tol=1e-9), r["fused-adamw"]
-    assert math.isclose(r["flash"]["speedup_vs_fp32"], median_ratio("fp32", "flash", (0, 2, 3)),
-                        rel_tol=1e-9), r["flash"]
+    def kept(a, b):  # 0-based indices of the rounds where neither side was flagged
+        return [k for k in range(4) if (a, k + 1) not in flagged and (b, k + 1) not in flagged]
+    # Without other flags: all four rounds for a clean pair, rounds 1, 3 and 4 for flash.
+    assert 1 not in kept("fp32", "flash"), kept("fp32", "flash")
+    for name in rungs[1:]:
+        assert math.isclose(r[name]["speedup_vs_fp32"], median_ratio("fp32", name, kept("fp32", name)),
+                            rel_tol=1e-9), (name, kept("fp32", name), r[name])
     assert "*" in p.stdout.split("\nflash ")[1].split("\n")[0], p.stdout  # its ratios are marked
     validate(d / "summary.json")
 
