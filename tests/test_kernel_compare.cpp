@@ -316,8 +316,11 @@ TEST(KernelCompare, EveryFormatShowsTheTablesAndTheJsonRoundTrips) {
 }
 
 TEST(OpSlowdownHook, AMalformedValueIsRefusedNamingTheVariable) {
-  for (const char* bad : {"aten::gelu", "aten::gelu:", ":50", "aten::gelu:x", "aten::gelu:0", "aten::gelu:-5"}) {
-    setenv(kTestSlowOpEnv, bad, 1);
+  const std::string too_long = std::string(128, 'x') + ":50";  // the name holds at most 127
+  for (const std::string& bad :
+       {std::string("aten::gelu"), std::string("aten::gelu:"), std::string(":50"), std::string("aten::gelu:x"),
+        std::string("aten::gelu:0"), std::string("aten::gelu:-5"), too_long}) {
+    setenv(kTestSlowOpEnv, bad.c_str(), 1);
     try {
       test_slow_op();
       ADD_FAILURE() << bad;
@@ -328,8 +331,11 @@ TEST(OpSlowdownHook, AMalformedValueIsRefusedNamingTheVariable) {
   setenv(kTestSlowOpEnv, "aten::gelu:50", 1);
   const auto spec = test_slow_op();
   ASSERT_TRUE(spec);
-  EXPECT_EQ(spec->op, "aten::gelu");
+  EXPECT_STREQ(spec->op.data(), "aten::gelu");
   EXPECT_DOUBLE_EQ(spec->pct, 50);
+  EXPECT_EQ(spec->text(), "aten::gelu:50");
+  setenv(kTestSlowOpEnv, (std::string(127, 'x') + ":50").c_str(), 1);
+  EXPECT_EQ(std::string(test_slow_op()->op.data()), std::string(127, 'x'));
   unsetenv(kTestSlowOpEnv);
   EXPECT_FALSE(test_slow_op());
 }
@@ -354,6 +360,10 @@ TEST(OpSlowdownHook, TheSpinFallsInsideTheCallItSlows) {
   // profiler sees the operator's shortest call 5x as long (400 % more); had
   // it landed outside, the shortest call would not move. The bound leaves
   // room for a noisy machine either way.
+  // One thread: with two on a loaded machine every call waits for the other
+  // at the parallel region's end (measured: every call 7 ms, not 40 us).
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
   const torch::Tensor x = torch::randn({256, 256});
   auto work = [&] {
     for (int i = 0; i < 20; ++i) {
@@ -362,17 +372,27 @@ TEST(OpSlowdownHook, TheSpinFallsInsideTheCallItSlows) {
     }
   };
   const auto before = shortest_calls(work);
-  std::map<std::string, int64_t> after;
+  std::map<std::string, int64_t> after, unhooked;
   {
-    OpSlowdown slow({"aten::gelu", 400});
+    // Every process adds the callback; with no operator named it slows nothing.
+    const OpSlowdown none(std::nullopt);
+    unhooked = shortest_calls(work);
+  }
+  setenv(kTestSlowOpEnv, "aten::gelu:400", 1);
+  const auto spec = test_slow_op();
+  unsetenv(kTestSlowOpEnv);
+  {
+    const OpSlowdown slow(spec);
     after = shortest_calls(work);
   }
+  EXPECT_LT(double(unhooked.at("aten::gelu")), 3.0 * double(before.at("aten::gelu")));
   ASSERT_TRUE(before.count("aten::gelu") && after.count("aten::gelu"));
   EXPECT_GT(double(after.at("aten::gelu")), 3.0 * double(before.at("aten::gelu")));
   EXPECT_LT(double(after.at("aten::relu")), 3.0 * double(before.at("aten::relu")));
   // Gone with the hook.
   const auto later = shortest_calls(work);
   EXPECT_LT(double(later.at("aten::gelu")), 3.0 * double(before.at("aten::gelu")));
+  at::set_num_threads(threads);
 }
 
 }  // namespace

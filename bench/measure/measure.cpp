@@ -329,8 +329,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   if (!o.save_grads.empty() && c.rank == 0) save_named(step.kept_gradients(), o.save_grads);
   if (o.count_ops && profiler::compiled_in()) {
     position.phase = "op breakdown";
-    std::unique_ptr<OpSlowdown> slowed;
-    if (s.slow_op) slowed = std::make_unique<OpSlowdown>(*s.slow_op);
+    const OpSlowdown slowed(s.slow_op);  // in every process: see op_slowdown.h
     OpProfile ops = profile_ops(step, s.device, r.next_step, kProfiledSteps, s.slowdown ? &*s.slowdown : nullptr);
     m.op_counts = std::move(ops.op_counts);
     m.op_breakdown = std::move(ops.op_breakdown);

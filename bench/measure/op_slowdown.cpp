@@ -2,6 +2,7 @@
 #include "bench/measure/op_slowdown.h"
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <utility>
@@ -17,25 +18,30 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct CallBegan : at::ObserverContext {
-  explicit CallBegan(Clock::time_point t) : began(t) {}
-  Clock::time_point began;
-};
-
-// The one slowed operator and its share (the callbacks are plain functions).
+// The one slowed operator ("" for none) and its share; the callbacks are
+// plain functions.
 SlowOpSpec& active() {
   static SlowOpSpec spec;
   return spec;
 }
 
-std::unique_ptr<at::ObserverContext> on_begin(const at::RecordFunction& fn) {
-  if (active().op != fn.name()) return nullptr;
-  return std::make_unique<CallBegan>(Clock::now());
+// When the outermost call of the operator on this thread began, and how deep
+// its calls nest (an operator may call itself).
+thread_local Clock::time_point began;
+thread_local int depth = 0;
+
+bool is_slowed(const at::RecordFunction& fn) {
+  return active().op[0] != '\0' && std::strcmp(fn.name(), active().op.data()) == 0;
 }
 
-void on_end(const at::RecordFunction&, at::ObserverContext* ctx) {
-  if (!ctx) return;
-  const Clock::time_point began = static_cast<CallBegan*>(ctx)->began, now = Clock::now();
+std::unique_ptr<at::ObserverContext> on_begin(const at::RecordFunction& fn) {
+  if (is_slowed(fn) && depth++ == 0) began = Clock::now();
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (!is_slowed(fn) || depth == 0 || --depth > 0) return;
+  const Clock::time_point now = Clock::now();
   const auto until = now + std::chrono::duration_cast<Clock::duration>((now - began) * (active().pct / 100.0));
   while (Clock::now() < until) {
   }
@@ -43,7 +49,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext* ctx) {
 
 }  // namespace
 
-std::string SlowOpSpec::text() const { return fmt::format("{}:{}", op, pct); }
+std::string SlowOpSpec::text() const { return fmt::format("{}:{}", op.data(), pct); }
 
 std::optional<SlowOpSpec> test_slow_op() {
   const char* v = std::getenv(kTestSlowOpEnv);
@@ -51,23 +57,24 @@ std::optional<SlowOpSpec> test_slow_op() {
   const std::string spec = v;
   const size_t colon = spec.rfind(':');
   SlowOpSpec s;
-  bool ok = colon != std::string::npos && colon > 0 && spec[colon - 1] != ':';
+  bool ok = colon != std::string::npos && colon > 0 && spec[colon - 1] != ':' && colon < s.op.size();
   if (ok) {
-    s.op = spec.substr(0, colon);
+    spec.copy(s.op.data(), colon);
+    s.op[colon] = '\0';
     const std::string pct = spec.substr(colon + 1);
     char* end = nullptr;
     s.pct = std::strtod(pct.c_str(), &end);
     ok = !pct.empty() && *end == '\0' && s.pct > 0 && s.pct <= 1000;
   }
   if (!ok)
-    throw ConfigError(fmt::format("{}: got '{}', expected OPERATOR:P with OPERATOR as the profiler names it and P a "
-                                  "percentage in (0, 1000] (e.g. aten::gelu:50)",
-                                  kTestSlowOpEnv, spec));
+    throw ConfigError(fmt::format("{}: got '{}', expected OPERATOR:P with OPERATOR as the profiler names it (at most "
+                                  "{} characters) and P a percentage in (0, 1000] (e.g. aten::gelu:50)",
+                                  kTestSlowOpEnv, spec, s.op.size() - 1));
   return s;
 }
 
-OpSlowdown::OpSlowdown(SlowOpSpec spec) {
-  active() = std::move(spec);
+OpSlowdown::OpSlowdown(const std::optional<SlowOpSpec>& spec) {
+  active() = spec.value_or(SlowOpSpec{});
   handle_ = at::addThreadLocalCallback(
       at::RecordFunctionCallback(on_begin, on_end).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }

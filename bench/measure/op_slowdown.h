@@ -9,13 +9,23 @@
 // call's own time: the operator's family, and its band, grow and nothing
 // else does. It is what `ladder compare --kernels` is tested with: the
 // family slowed is flagged, in its band only. The warm-up and measured steps
-// run without it: a callback active in every step changed the steps it did
-// not slow (with one always on, the CPU fp32 rung's log-softmax backward took
-// twice its time in the profile, its dt unmoved; 2026-12-02), and their dt is
-// untouched. The report records it (op_breakdown.test_slow_op). Meant for
-// CPU runs; on CUDA the spin only delays the host's launches.
+// run without it, and their dt is untouched. The report records it
+// (op_breakdown.test_slow_op). Meant for CPU runs; on CUDA the spin only
+// delays the host's launches.
+//
+// The slowed process must differ from its unslowed twin in the spin alone.
+// A CPU operator's time depends on where its tensors sit in the heap (the
+// fp32 rung's log-softmax backward at tiny takes 0.08 or 0.28 ms by the
+// layout a process got, 2026-12-02), and a heap allocation that only the
+// slowed side makes can move every later tensor. So the callback is added in
+// every process, hooked or not, and does nothing unless an operator is
+// named; the operator's name sits in a fixed buffer; and neither callback
+// allocates (the call's start is a thread-local, not an ObserverContext).
+// Before this, an A/B run with aten::gelu slowed on B at times read the
+// log-softmax backward 0.22 ms faster on B in every round.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,7 +35,7 @@ namespace ladder {
 inline constexpr const char* kTestSlowOpEnv = "LADDER_TEST_SLOW_OP";
 
 struct SlowOpSpec {
-  std::string op;
+  std::array<char, 128> op{};  // NUL-terminated; a std::string could allocate
   double pct = 0;
   std::string text() const;  // "aten::gelu:50"
 };
@@ -34,10 +44,11 @@ struct SlowOpSpec {
 // variable, its value and the form expected when malformed.
 std::optional<SlowOpSpec> test_slow_op();
 
-// Slows the operator while it lives.
+// Adds the callback while it lives, in every process: it slows the operator
+// of `spec`, and does nothing without one.
 class OpSlowdown {
  public:
-  explicit OpSlowdown(SlowOpSpec spec);
+  explicit OpSlowdown(const std::optional<SlowOpSpec>& spec);
   ~OpSlowdown();
   OpSlowdown(const OpSlowdown&) = delete;
   OpSlowdown& operator=(const OpSlowdown&) = delete;
