@@ -12,6 +12,7 @@
 #include "reports/commands/bands.h"
 #include "reports/commands/compare.h"
 #include "reports/commands/export.h"
+#include "reports/commands/nsys_import.h"
 #include "bench/micro/command.h"
 #include "bench/measure/measure_command.h"
 #include "bench/measure/report_schema.h"
@@ -36,6 +37,7 @@ constexpr const char* kUsage =
     "  compare    compare runs (GPUs, machines, days) with significance tests\n"
     "  export     export a finished run in a --format: its table, or google/benchmark JSON (gbench)\n"
     "  bands      where a run's top rung spends its step against each PyTorch peer, band by band\n"
+    "  nsys-import  an Nsight Systems capture (nsys export --type sqlite) as band, phase and kernel tables\n"
     "  sol        each rung's bands against the machine's limits: floor, efficiency, headroom\n"
     "  bench      micro-benchmarks of each rung's mechanism (google/benchmark), JSON in the run dir\n"
     "  roofline   measure the device's matmul ceiling at fp32/tf32/bf16 (MFU 'p' denominator)\n"
@@ -59,6 +61,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (command == "compare") return ladder::compare_command(args);
   if (command == "export") return ladder::export_command(args);
   if (command == "bands") return ladder::bands_command(args);
+  if (command == "nsys-import") return ladder::nsys_import_command(args);
   if (command == "sol") return ladder::sol_command(args);
   if (command == "bench") return ladder::micro::bench_command(args, argv);
   if (command == "roofline") return ladder::roofline_command(args);
@@ -76,7 +79,7 @@ int dispatch(const std::vector<std::string>& argv) {
     return 0;
   }
   throw ladder::ConfigError(
-      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, sol, bench, roofline, peers, switches, version (see 'ladder --help')",
+      fmt::format("unknown command '{}'; expected one of: run, measure, compare, export, bands, nsys-import, sol, bench, roofline, peers, switches, version (see 'ladder --help')",
                   command));
 }
 

@@ -180,6 +180,21 @@ void add_to_phase(Breakdown& b, const HostEvent* self, int parent, const Nodes& 
     b.layer_ms[(phase == &PhasesMs::forward ? "forward/" : "backward/") + layer->name] += ms;
 }
 
+// A device activity's time to the phase it was launched in, and its layer.
+void add_device_phase(Breakdown& b, const DeviceEvent& e, bool communication, double ms) {
+  using P = DeviceEvent::Phase;
+  b.has_phases = true;
+  double PhasesMs::*field = &PhasesMs::outside;
+  if (communication || e.phase == P::kCommunication) field = &PhasesMs::communication;
+  else if (e.phase == P::kData) field = &PhasesMs::data;
+  else if (e.phase == P::kForward) field = &PhasesMs::forward;
+  else if (e.phase == P::kBackward) field = &PhasesMs::backward;
+  else if (e.phase == P::kOptimizer) field = &PhasesMs::optimizer;
+  b.phases.*field += ms;
+  if (!e.layer.empty() && (field == &PhasesMs::forward || field == &PhasesMs::backward))
+    b.layer_ms[(field == &PhasesMs::forward ? "forward/" : "backward/") + e.layer] += ms;
+}
+
 }  // namespace
 
 Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns, int64_t end_ns) {
@@ -275,6 +290,7 @@ Breakdown device_breakdown(const std::vector<DeviceEvent>& events, int64_t begin
     NameTotal& total = b.by_name[size_t(cat.value_or(Category::kIdleOther))][e.name];
     total.ms += ms(t - s);
     ++total.calls;
+    if (e.phase != DeviceEvent::Phase::kUnknown) add_device_phase(b, e, cat == Category::kCommunication, ms(t - s));
   }
   std::sort(intervals.begin(), intervals.end());
   int64_t union_ns = 0, cur_s = 0, cur_e = -1;

@@ -55,6 +55,13 @@ struct DeviceEvent {
   int64_t end_ns = 0;
   Kind kind = Kind::kKernel;
   bool in_optimizer = false;  // launched while the step was in its optimizer phase
+  // The phase range open where it was launched, when the collector knows
+  // (an Nsight import, profiler/nsys_capture.h): then the breakdown has
+  // phases, each activity's time in its launch's phase (communication when
+  // its category is), and its layer's ("layer 3") within forward or backward.
+  enum class Phase { kUnknown, kOutside, kData, kForward, kBackward, kOptimizer, kCommunication };
+  Phase phase = Phase::kUnknown;
+  std::string layer{};
 };
 
 // One operator's or kernel's share of a category: its own time and calls.

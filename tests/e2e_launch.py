@@ -485,10 +485,96 @@ def twohost_bandwidth(d):
     print(table)
 
 
+# ---- scripts/nsys, one report per rank under each launcher ---------------------------
+# There is no Nsight here: tests/fake_nsys.py stands in for `nsys profile`
+# (it logs what it was asked, writes the report files and runs the command),
+# so these check what scripts/nsys does around nsys. A real capture is the
+# GPU issue's.
+
+NSYS_WORK = ["--device", "cpu", "--preset", "tiny", "--steps", "3", "--warmup", "1", "--threads", "1", "--quiet"]
+
+
+def nsys_env(d):
+    export = d / "fixture.sqlite"
+    subprocess.run([sys.executable, str(ROOT / "tests" / "make_nsys_export.py"), str(export)], check=True)
+    return clean_env({"NSYS": str(ROOT / "tests" / "fake_nsys.py"), "FAKE_NSYS_LOG": str(d / "nsys.log"),
+                      "FAKE_NSYS_EXPORT": str(export), "LADDER_BUILD_DIR": str(pathlib.Path(LADDER).parent)})
+
+
+def check_nsys_ranks(d, launcher):
+    """Two ranks, each its own report named by rank, the ddp rung, the run's report; nsys-import reads both."""
+    out = d / "nsys" / "ddp"
+    lines = [json.loads(line) for line in (d / "nsys.log").read_text().splitlines()]
+    assert len(lines) == 2, lines
+    outputs = sorted(line["options"]["output"] for line in lines)
+    assert outputs == [f"{out}.rank0", f"{out}.rank1"], outputs
+    for line in lines:
+        o = line["options"]
+        assert o["trace"] == "cuda,nvtx,cublas,cudnn" and o["capture-range"] == "nvtx", o
+        assert o["nvtx-capture"] == "measured steps" and o["export"] == "sqlite", o
+        cmd = line["command"]
+        assert cmd[1:3] == ["measure", "--no-op-count"] and cmd[cmd.index("--rung") + 1] == "ddp", cmd
+        assert cmd[cmd.index("--out") + 1] == f"{out}.run", cmd
+    for k in (0, 1):
+        assert (d / "nsys" / f"ddp.rank{k}.nsys-rep").exists() and (d / "nsys" / f"ddp.rank{k}.sqlite").exists()
+    r = validate(d / "nsys" / "ddp.run" / "ddp" / "report.json")
+    assert r["world_size"] == 2 and r["ddp"]["launcher"] == launcher, (r["world_size"], r["ddp"]["launcher"])
+    p = run([LADDER, "nsys-import", d / "nsys" / "ddp.rank0.sqlite", d / "nsys" / "ddp.rank1.sqlite",
+             "--format", "json"])
+    labels = [i["label"] for i in json.loads(p.stdout)["inputs"]]
+    assert labels == ["ddp.rank0", "ddp.rank1"], labels
+    print(f"{launcher}: ranks 0 and 1 each profiled into their own report: {outputs}")
+
+
+def nsys_builtin(d):
+    """scripts/nsys --nproc-per-node 2: its own launcher starts both ranks (torchrun's variables)."""
+    env = nsys_env(d)
+    run([ROOT / "scripts" / "nsys", "--nproc-per-node", "2", *NSYS_WORK, "--out", d / "nsys" / "ddp"], env=env)
+    check_nsys_ranks(d, "torchrun")
+
+
+def nsys_torchrun(d):
+    """torchrun --no-python scripts/nsys: each rank profiles itself."""
+    require_torchrun()
+    env = nsys_env(d)
+    run([TORCHRUN, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", free_port(), "--no-python",
+         ROOT / "scripts" / "nsys", *NSYS_WORK, "--out", d / "nsys" / "ddp"], env=env)
+    check_nsys_ranks(d, "torchrun")
+
+
+def nsys_mpirun(d):
+    """mpirun scripts/nsys: each rank profiles itself (OMPI_COMM_WORLD_RANK names it)."""
+    require("mpirun", why="Open MPI, Debian's openmpi-bin")
+    env = nsys_env(d)
+    run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "MASTER_ADDR=127.0.0.1",
+         "-x", f"MASTER_PORT={free_port()}", "-x", "NSYS", "-x", "FAKE_NSYS_LOG", "-x", "FAKE_NSYS_EXPORT",
+         "-x", "LADDER_BUILD_DIR", ROOT / "scripts" / "nsys", *NSYS_WORK, "--out", d / "nsys" / "ddp"], env=env)
+    check_nsys_ranks(d, "openmpi")
+
+
+def nsys_srun(d):
+    """srun scripts/nsys on a one-host Slurm cluster: each rank profiles itself (SLURM_PROCID names it)."""
+    require(*SLURM_TOOLS, "salloc", why="Slurm and munge, Debian's slurmctld, slurmd, slurm-client and munge")
+    if os.geteuid() != 0:
+        skip("the test's own Slurm cluster runs its daemons as root (SlurmUser=root); run as root")
+    cluster = SlurmCluster(d / "slurm")
+    env = nsys_env(d)
+    with cluster:
+        job = (f'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1) '
+               f'MASTER_PORT={free_port()}; '
+               f'srun --ntasks 2 {ROOT / "scripts" / "nsys"} {show(NSYS_WORK)} --out {d / "nsys" / "ddp"}')
+        env = {**env, "SLURM_CONF": str(cluster.conf)}
+        env = {k: v for k, v in env.items() if k == "SLURM_CONF" or not k.startswith(("SLURM_", "SALLOC_", "SRUN_"))}
+        run(["salloc", "--ntasks", "2", "--time", "5", "sh", "-c", job], env=env, timeout=300)
+        check_nsys_ranks(d, "slurm")
+        assert not cluster.stray_steps(), cluster.stray_steps()
+
+
 CASES = {f.__name__: f for f in [builtin_reference, torchrun, mpirun, srun, twohost_torchrun, twohost_zero1,
                                  twohost_mpirun,
                                  twohost_link_cut,
-                                 twohost_host_lost, ladder_run_link_cut, twohost_bandwidth]}
+                                 twohost_host_lost, ladder_run_link_cut, twohost_bandwidth, nsys_builtin,
+                                 nsys_torchrun, nsys_mpirun, nsys_srun]}
 
 if __name__ == "__main__":
     case = CASES[sys.argv[3]]

@@ -291,6 +291,66 @@ def nsys_absent_fails_clearly(d):
     assert not (ROOT / "runs" / "nsys" / "fp32.run").exists()
 
 
+def nsys_import_reads_a_documented_export(d):
+    """ladder nsys-import on an export made to NVIDIA's documented schema
+    (tests/make_nsys_export.py), two processes (ranks): each one's bands,
+    phases (the autograd thread's kernels in the main thread's backward) and
+    layers per step are the figures built into the file, its kernel rows add
+    up to its bands, the kernel after the steps is left out and said so; a
+    ladder report goes beside as a column; bad inputs exit 2 naming the file."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import make_nsys_export
+    export = d / "two.sqlite"
+    run([sys.executable, str(ROOT / "tests" / "make_nsys_export.py"), str(export), "--pids", "2"], check_code=0)
+    doc = json.loads(run([LADDER, "nsys-import", str(export), "--format", "json"], check_code=0).stdout)
+    assert [i["label"] for i in doc["inputs"]] == ["two:4000", "two:4001"], doc["inputs"]
+    for k, inp in enumerate(doc["inputs"]):
+        want, b = make_nsys_export.expected(k), inp["op_breakdown"]
+        assert inp["rung"] == "ddp" and b["steps_profiled"] == 2, inp
+        for band, ms in want["bands"].items():
+            assert abs(b["categories_ms"][band] - ms) < 1e-9, (k, band, b["categories_ms"])
+        for phase, ms in want["phases"].items():
+            assert abs(b["phases_ms"][phase] - ms) < 1e-9, (k, phase, b["phases_ms"])
+        assert b["layers_ms"].keys() == want["layers"].keys(), b["layers_ms"]
+        for layer, ms in want["layers"].items():
+            assert abs(b["layers_ms"][layer] - ms) < 1e-9, (k, layer, b["layers_ms"])
+        assert abs(b["step_dt_ms"] - want["dt"]) < 1e-9, b["step_dt_ms"]
+        for band, ms in b["categories_ms"].items():
+            if band != "idle_other":
+                rows = sum(r["ms"] for r in b["kernels"] if r["band"] == band)
+                assert abs(rows - ms) < 1e-9, (band, rows, ms)
+        assert any("1 activities launched outside every step range are left out" in n for n in inp["notes"]), inp
+    text = run([LADDER, "nsys-import", str(export)], check_code=0).stdout
+    for part in ("bands, ms per step", "phases, ms per step", "backward/layer 1", "kernels by family",
+                 "ncclDevKernel_AllReduce_Sum_f32_RING_LL"):
+        assert part in text, (part, text)
+    # Beside a ladder report of its own (a CPU one here: its operators).
+    run([LADDER, "measure", "--device", "cpu", "--rung", "fp32", "--preset", "tiny", "--steps", "2", "--warmup", "1",
+         "--threads", "1", "--quiet", "--out", str(d / "cpu")], check_code=0)
+    side = json.loads(run([LADDER, "nsys-import", str(export), "--report", str(d / "cpu" / "fp32" / "report.json"),
+                           "--format", "json"], check_code=0).stdout)
+    assert side["tables"][0]["rows"][0].keys() >= {"two_4000_ms", "two_4001_ms", "ladder_fp32_ms"}, side["tables"][0]
+    # Bad inputs: exit 2, naming the file and what was expected.
+    (d / "not.sqlite").write_text("not a database")
+    p = run([LADDER, "nsys-import", str(d / "not.sqlite")], check_code=2)
+    assert "not.sqlite" in p.stderr and "nsys export --type sqlite" in p.stderr, p.stderr
+    import sqlite3
+    db = sqlite3.connect(d / "no-nvtx.sqlite")
+    db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+    db.commit()
+    db.close()
+    p = run([LADDER, "nsys-import", str(d / "no-nvtx.sqlite")], check_code=2)
+    assert "no-nvtx.sqlite: no table CUPTI_ACTIVITY_KIND_KERNEL" in p.stderr and "--trace=cuda,nvtx" in p.stderr, p.stderr
+    p = run([LADDER, "nsys-import", str(d / "absent.sqlite")], check_code=2)
+    assert "absent.sqlite: no such file" in p.stderr, p.stderr
+    p = run([LADDER, "nsys-import", str(export), "--kernels", "-1"], check_code=2)
+    assert "--kernels: got -1" in p.stderr, p.stderr
+    run([LADDER, "measure", "--device", "cpu", "--rung", "fp32", "--preset", "tiny", "--steps", "2", "--warmup", "1",
+         "--threads", "1", "--quiet", "--no-op-count", "--out", str(d / "noops")], check_code=0)
+    p = run([LADDER, "nsys-import", str(export), "--report", str(d / "noops" / "fp32" / "report.json")], check_code=2)
+    assert "no op_breakdown" in p.stderr, p.stderr
+
+
 if __name__ == "__main__":
     case = sys.argv[2]
     extra = [int(a) for a in sys.argv[3:]]

@@ -20,24 +20,6 @@ namespace ladder {
 
 using json = nlohmann::json;
 
-namespace {
-
-// A table as machines read it: its title, and per row each column's value (the text where there is none).
-json table_json(const Table& t) {
-  json rows = json::array();
-  for (const auto& r : t.rows) {
-    json row = json::object();
-    for (size_t c = 0; c < t.columns.size() && c < r.cells.size(); ++c)
-      row[t.columns[c].key] = r.cells[c].value.is_null() ? json(r.cells[c].text) : r.cells[c].value;
-    rows.push_back(std::move(row));
-  }
-  json notes = json::array();
-  for (const auto& l : t.notes) notes.push_back(l.full());
-  return {{"title", t.title}, {"rows", rows}, {"notes", notes}};
-}
-
-}  // namespace
-
 int bands_command(const std::vector<std::string>& args) {
   std::string format = "text", peer, out;
   bool ranks = false;
@@ -86,12 +68,7 @@ int bands_command(const std::vector<std::string>& args) {
   for (const auto& t : doc.tables) doc.data["tables"].push_back(table_json(t));
   const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
   const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
-  if (out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    if (fs::path(out).has_parent_path()) ensure_writable_dir(fs::path(out).parent_path().string(), "--out");
-    write_file_atomically(out, text);
-  }
+  print_or_write(text, out);
   return bands.exit_code;
 }
 

@@ -2,9 +2,11 @@
 #include "reports/render/reporter.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "profiler/common/atomic_file.h"
 #include "profiler/common/config_error.h"
 
 namespace ladder {
@@ -29,6 +31,30 @@ const Reporter& find_reporter(const std::string& option, const std::string& name
     return *r;
   }
   throw ConfigError(fmt::format("{}: '{}' is not a format; expected one of {}", option, name, format_names(kind)));
+}
+
+nlohmann::json table_json(const Table& t) {
+  using json = nlohmann::json;
+  json rows = json::array();
+  for (const auto& r : t.rows) {
+    json row = json::object();
+    for (size_t c = 0; c < t.columns.size() && c < r.cells.size(); ++c)
+      row[t.columns[c].key] = r.cells[c].value.is_null() ? json(r.cells[c].text) : r.cells[c].value;
+    rows.push_back(std::move(row));
+  }
+  json notes = json::array();
+  for (const auto& l : t.notes) notes.push_back(l.full());
+  return {{"title", t.title}, {"rows", rows}, {"notes", notes}};
+}
+
+void print_or_write(const std::string& text, const std::string& out, const char* option) {
+  if (out.empty()) {
+    fmt::print("{}", text);
+    return;
+  }
+  const std::filesystem::path p(out);
+  if (p.has_parent_path()) ensure_writable_dir(p.parent_path().string(), option);
+  write_file_atomically(out, text);
 }
 
 }  // namespace ladder

@@ -39,4 +39,12 @@ const Reporter& find_reporter(const std::string& option, const std::string& name
 // "text, csv, json": the names of the formats that render `kind`.
 std::string format_names(DocumentKind kind);
 
+// A table as machines read it (a command's --format json): its title, per
+// row each column's value (the text where there is none), and its notes.
+nlohmann::json table_json(const Table& t);
+
+// `text` to stdout when `out` is empty, else written atomically to `out`
+// (its folder made; `option` names it in an error).
+void print_or_write(const std::string& text, const std::string& out, const char* option = "--out");
+
 }  // namespace ladder
