@@ -97,8 +97,9 @@ struct KernelRow {
   }
 };
 
-// Host time per phase of a step, from the trace's own timestamps (on a CPU:
-// the operators inside each phase's range, on the thread that ran the step).
+// Time per phase of a step, from the trace's own timestamps: on a CPU the
+// operators inside each phase's range, on the thread that ran the step; on
+// CUDA the device activities launched while each phase was open.
 struct PhasesMs {
   double data = 0, forward = 0, backward = 0, optimizer = 0, communication = 0, outside = 0;
   template <class S, class V>
@@ -218,10 +219,12 @@ void OpBreakdownSection::fields(S& s, V& v) {
     "every operator (CPU, its own time) or kernel, memcpy and memset (CUDA) of the profiled steps, largest first: "
     "the whole table that top_by_category samples");
   v("phases_ms", s.phases_ms,
-    "CPU: mean ms per step in each phase, from the operators inside its ranges in the trace (nothing synchronised; "
-    "absent on CUDA, whose breakdown is the device's)");
+    "mean ms per step in each phase, nothing synchronised: on a CPU the operators inside its ranges in the trace; "
+    "on CUDA the device time of what was launched while the phase was open (CUPTI's launch records; a CUDA graph's "
+    "kernels in the phase their replay was launched in)");
   v("phases_pct_of_busy", s.phases_pct_of_busy,
-    Doc("the phases (outside left out) as % of busy_ms: how much of the step's busy time they account for").min(0));
+    Doc("the phases (outside left out) as % of busy_ms on a CPU, of the activities' summed time on CUDA: how "
+        "much of the step's work they account for").min(0));
   v("layers_ms", s.layers_ms,
     Doc("with --layer-ranges: mean ms per step inside each layer's range, by phase and layer ('forward/layer 3')")
         .min(0));

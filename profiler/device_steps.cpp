@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -17,7 +18,30 @@ double ticks_per_ns(const ClockSample& begin, const ClockSample& end) {
   return std::fabs(r - 1.0) < 1e-3 || !(r > 0) ? 1.0 : r;
 }
 
-DeviceSteps analyse_device_steps(const KernelActivityRecords& rec, const std::vector<DeviceStepSpan>& spans) {
+namespace {
+
+// Each launch's time by its correlation id (the earliest, when a runtime and
+// a driver call share one).
+std::unordered_map<uint32_t, int64_t> launch_ticks(const std::vector<LaunchRecord>& launches) {
+  std::unordered_map<uint32_t, int64_t> at;
+  for (const LaunchRecord& l : launches) {
+    auto [it, fresh] = at.emplace(l.correlation_id, l.start);
+    if (!fresh) it->second = std::min(it->second, l.start);
+  }
+  return at;
+}
+
+// The phase open at `ticks`, or outside every phase.
+DeviceEvent::Phase phase_at(const std::vector<DevicePhaseSpan>& phases, int64_t ticks) {
+  for (const DevicePhaseSpan& p : phases)
+    if (p.begin_ticks <= ticks && ticks <= p.end_ticks) return p.phase;
+  return DeviceEvent::Phase::kOutside;
+}
+
+}  // namespace
+
+DeviceSteps analyse_device_steps(const KernelActivityRecords& rec, const std::vector<DeviceStepSpan>& spans,
+                                 const std::vector<DevicePhaseSpan>& phases) {
   DeviceSteps out;
   out.ticks_per_ns = ticks_per_ns(rec.clock_begin, rec.clock_end);
   const double scale = 1.0 / out.ticks_per_ns;
@@ -25,6 +49,7 @@ DeviceSteps analyse_device_steps(const KernelActivityRecords& rec, const std::ve
   const int64_t origin = rec.clock_begin.ticks;
   auto ns = [&](int64_t ticks) { return int64_t(std::llround(double(ticks - origin) * scale)); };
 
+  const auto launched = launch_ticks(rec.launches);
   using Key = std::tuple<int, uint32_t, uint32_t, int64_t, int64_t>;
   std::set<Key> seen;
   std::vector<DeviceEvent> events;
@@ -34,7 +59,18 @@ DeviceSteps analyse_device_steps(const KernelActivityRecords& rec, const std::ve
       ++out.duplicates_removed;
       continue;
     }
-    events.push_back({r.name, ns(r.start), ns(r.end), r.kind, r.in_optimizer});
+    DeviceEvent e{r.name, ns(r.start), ns(r.end), r.kind, r.in_optimizer};
+    if (!phases.empty()) {
+      const auto it = launched.find(r.correlation_id);
+      if (it == launched.end()) {
+        e.phase = DeviceEvent::Phase::kOutside;
+        ++out.unlaunched;
+      } else {
+        e.phase = phase_at(phases, it->second);
+        e.in_optimizer = e.in_optimizer || e.phase == DeviceEvent::Phase::kOptimizer;
+      }
+    }
+    events.push_back(std::move(e));
   }
   for (const auto& s : spans) {
     out.total += device_breakdown(events, ns(s.begin_ticks), ns(s.end_ticks));

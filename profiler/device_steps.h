@@ -13,6 +13,14 @@
 //    start and end) is counted once;
 //  - per step: activities are clipped to the step's span (first launch to
 //    the end of its device work), then device_breakdown() categorises them;
+//  - phases: each activity counts in the phase that was open when the call
+//    that launched it was made (its launch record, by correlation id), on
+//    any thread: the main thread's phases bound the autograd thread's
+//    backward launches in time, so those count in backward, as Nsight's
+//    nvtx_gpu_proj would count them. A CUDA graph's kernels share their
+//    replay's correlation id: they count in the phase the replay was
+//    launched in. Without a launch record an activity is outside the phases;
+//    without any phase span there are no phases;
 //  - the invariant: the device cannot be busy longer than the step took.
 //    Per step, the union of device activity (busy_ms) must not exceed the
 //    harness's dt of the same step by more than kBusySlackPct; otherwise the
@@ -43,6 +51,13 @@ struct DeviceStepSpan {
   double dt_ms = 0;
 };
 
+// One phase of a step on the collector's clock, as the harness saw it open
+// and close (on the thread that runs the step).
+struct DevicePhaseSpan {
+  DeviceEvent::Phase phase = DeviceEvent::Phase::kOutside;
+  int64_t begin_ticks = 0, end_ticks = 0;
+};
+
 struct DeviceSteps {
   Breakdown total;             // summed over the steps, in ms
   int64_t steps = 0;
@@ -50,9 +65,11 @@ struct DeviceSteps {
   double ticks_per_ns = 1;
   int64_t duplicates_removed = 0;
   int64_t graph_launches = 0;  // cudaGraphLaunch calls inside the spans
+  int64_t unlaunched = 0;      // with phases: activities with no launch record (outside the phases)
 };
 
-DeviceSteps analyse_device_steps(const KernelActivityRecords& records, const std::vector<DeviceStepSpan>& spans);
+DeviceSteps analyse_device_steps(const KernelActivityRecords& records, const std::vector<DeviceStepSpan>& spans,
+                                 const std::vector<DevicePhaseSpan>& phases = {});
 
 // busy_ms <= dt_ms * (1 + slack_pct / 100), per step.
 struct BusyInvariant {

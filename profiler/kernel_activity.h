@@ -3,9 +3,11 @@
 //
 // CUPTI's activity API buffers one record per kernel that ran (graph
 // replays included), per memcpy and per memset, plus the runtime/driver calls
-// that launched them. Host code between push_phase(tag) and pop_phase() tags
-// every launch it makes (CUPTI external correlation), which is how a kernel
-// is known to belong to the optimizer phase. Timestamps are CUPTI's clock
+// that launched them (their thread and time: each kernel's phase is the one
+// open when it was launched, profiler/device_steps.h). Host code between
+// push_phase(tag) and pop_phase() also tags every launch it makes (CUPTI
+// external correlation), which marks the optimizer's kernels even where a
+// launch record is missing. Timestamps are CUPTI's clock
 // (now_ticks()), the timebase of every record; profiler/device_steps.h turns
 // them into a breakdown per step.
 //
@@ -51,8 +53,17 @@ struct ClockSample {
   int64_t steady_ns = 0;
 };
 
+// A CUDA runtime or driver call (CUPTI's API record): what launched a kernel,
+// memcpy or memset with its correlation id, on which host thread, and when.
+struct LaunchRecord {
+  uint32_t correlation_id = 0;
+  uint32_t thread_id = 0;
+  int64_t start = 0;  // collector ticks
+};
+
 struct KernelActivityRecords {
   std::vector<ActivityRecord> records;       // kernels, memcpy, memset
+  std::vector<LaunchRecord> launches;        // the runtime and driver calls
   std::vector<int64_t> graph_launch_ticks;   // cudaGraphLaunch calls
   int64_t dropped_records = 0;               // records CUPTI could not buffer
   ClockSample clock_begin, clock_end;        // at start and at stop, to convert ticks

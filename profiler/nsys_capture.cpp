@@ -128,10 +128,6 @@ ImportedCapture import_capture(const Capture& capture, const std::string& what) 
                                   counted, dt);
   out.section.kernel_launches_per_step = double(total.kernels) / double(counted);
   out.section.memcpy_memset_per_step = double(total.memcpy_memset) / double(counted);
-  // The phases share the activities' time, which exceeds the device's busy
-  // time when streams overlap: the share is of that.
-  const double activity_ms = total.sum_ms() - total.idle_ms;
-  out.section.phases_pct_of_busy = activity_ms > 0 ? 100.0 * total.phases.in_phases() / activity_ms : 0.0;
   out.notes.push_back(fmt::format("{} steps ('step {}' ranges), each the device's span from its first activity to its "
                                   "last; dt is the step range's host time",
                                   counted, out.rung));

@@ -401,7 +401,11 @@ OpBreakdownSection breakdown_section(const std::string& source, const Breakdown&
     PhasesMs per_step = total.phases;
     per_step /= n;
     out.phases_ms = per_step;
-    out.phases_pct_of_busy = total.busy_ms > 0 ? 100.0 * total.phases.in_phases() / total.busy_ms : 0.0;
+    // On a device the phases share the activities' time, which exceeds the
+    // busy time (their union) when streams overlap: the share is of that.
+    const bool device = total.kernels + total.memcpy_memset > 0;
+    const double base = device ? total.sum_ms() - total.idle_ms : total.busy_ms;
+    out.phases_pct_of_busy = base > 0 ? 100.0 * total.phases.in_phases() / base : 0.0;
     if (!total.layer_ms.empty()) {
       std::map<std::string, double> layers;
       for (const auto& [name, v] : total.layer_ms) layers[name] = v / n;

@@ -400,6 +400,38 @@ TEST(DeviceSteps, InvariantSlackAndReportFields) {
   EXPECT_TRUE(j["invalid_reason"].is_null());
 }
 
+TEST(DeviceSteps, EachActivityCountsInThePhaseOpenAtItsLaunch) {
+  // One step on TSC-like ticks (2.1 per ns): the GEMM launched by the main
+  // thread in forward, the elementwise kernel by another thread (the autograd
+  // thread) while the main thread's backward is open, the memcpy's launch
+  // record missing. Launches are before their kernels, as on a GPU.
+  const double k = 2.1;
+  const int64_t t0 = 1'000'000;
+  auto t = [&](double ms) { return t0 + int64_t(std::llround(ms * 1e6 * k)); };
+  KernelActivityRecords r = one_step_records(k, t0);
+  r.launches = {{7, 1, t(-0.5)}, {8, 2, t(3.5)}, {8, 2, t(3.6)}};  // a runtime and a driver call share 8
+  const std::vector<DevicePhaseSpan> phases = {{DeviceEvent::Phase::kForward, t(-1), t(2)},
+                                               {DeviceEvent::Phase::kBackward, t(2), t(6)}};
+  const DeviceSteps d = analyse_device_steps(r, one_span(k, 10.0, t0), phases);
+  EXPECT_NEAR(d.total.phases.forward, 4.0, 1e-6);   // the GEMM
+  EXPECT_NEAR(d.total.phases.backward, 3.0, 1e-6);  // the other thread's kernel
+  EXPECT_NEAR(d.total.phases.outside, 1.0, 1e-6);   // the memcpy, with no launch record
+  EXPECT_EQ(d.unlaunched, 1);
+  EXPECT_TRUE(d.total.has_phases);
+  const nlohmann::json j = section_json(d.total, d.steps, 10.0);
+  EXPECT_NEAR(j["phases_ms"]["backward"].get<double>(), 3.0, 1e-6);
+  EXPECT_NEAR(j["phases_pct_of_busy"].get<double>(), 100.0 * 7.0 / 8.0, 1e-6);  // of the 8 ms of activity
+  // A launch in the optimizer's span makes its kernel the optimizer's.
+  r.launches = {{7, 1, t(-0.5)}, {8, 1, t(3.5)}, {9, 1, t(6.5)}};
+  const std::vector<DevicePhaseSpan> with_optimizer = {{DeviceEvent::Phase::kOptimizer, t(3), t(4)}};
+  const DeviceSteps o = analyse_device_steps(r, one_span(k, 10.0, t0), with_optimizer);
+  EXPECT_NEAR(o.total.ms[size_t(Category::kOptimizer)], 3.0, 1e-6);
+  EXPECT_NEAR(o.total.phases.optimizer, 3.0, 1e-6);
+  EXPECT_NEAR(o.total.phases.outside, 5.0, 1e-6);
+  // Without phase spans there are no phases (as before).
+  EXPECT_FALSE(analyse_device_steps(r, one_span(k, 10.0, t0)).total.has_phases);
+}
+
 TEST(DeviceSteps, TwoStepsAreAveragedAndGraphLaunchesCounted) {
   KernelActivityRecords r = one_step_records(1.0);
   const auto first = r.records;

@@ -79,15 +79,34 @@ KinetoCounts kineto_steps(TrainStep& step, const torch::Device& device, int64_t 
   return k;
 }
 
-// Tags every launch of the optimizer phase (CUPTI external correlation).
+// Each phase's span on CUPTI's clock (a kernel counts in the phase open at
+// its launch, profiler/device_steps.h), and every launch of the optimizer
+// phase tagged (CUPTI external correlation).
 class PhaseTagger final : public StepObserver {
  public:
   explicit PhaseTagger(pf::KernelActivity& activity) : activity_(activity) {}
-  void phase_begins(Phase p) override { activity_.push_phase(p == Phase::kOptimizer); }
-  void phase_ends(Phase) override { activity_.pop_phase(); }
+  void phase_begins(Phase p) override {
+    spans_.push_back({device_phase(p), activity_.now_ticks(), 0});
+    activity_.push_phase(p == Phase::kOptimizer);
+  }
+  void phase_ends(Phase) override {
+    activity_.pop_phase();
+    spans_.back().end_ticks = activity_.now_ticks();
+  }
+  const std::vector<pf::DevicePhaseSpan>& spans() const { return spans_; }
 
  private:
+  static pf::DeviceEvent::Phase device_phase(Phase p) {
+    switch (p) {
+      case Phase::kData: return pf::DeviceEvent::Phase::kData;
+      case Phase::kForward: return pf::DeviceEvent::Phase::kForward;
+      case Phase::kBackward: return pf::DeviceEvent::Phase::kBackward;
+      case Phase::kOptimizer: return pf::DeviceEvent::Phase::kOptimizer;
+    }
+    return pf::DeviceEvent::Phase::kOutside;
+  }
   pf::KernelActivity& activity_;
+  std::vector<pf::DevicePhaseSpan> spans_;
 };
 
 // Step spans on CUPTI's clock: from the step's first launch to the end of its
@@ -125,7 +144,7 @@ pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& de
   const auto records = run_extra_steps(step, device, first, n, watchers);
   const pf::KernelActivityRecords rec = activity->stop();
   for (size_t i = 0; i < records.size() && i < spans.spans().size(); ++i) spans.spans()[i].dt_ms = records[i].dt_ms;
-  const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans());
+  const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans(), tagger.spans());
   const double per = double(std::max<int64_t>(d.steps, 1));
   const double dt = d.dt_ms / per;
   pf::OpBreakdownSection b = pf::breakdown_section(source, d.total, d.steps, dt);

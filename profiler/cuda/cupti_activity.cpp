@@ -41,6 +41,7 @@ struct Sink {
   std::vector<ActivityRecord> records;
   std::unordered_map<uint32_t, uint64_t> tag_of_correlation;
   std::vector<int64_t> graph_launch_ticks;
+  std::vector<LaunchRecord> launches;
   int64_t dropped = 0;
   bool active = false;
 };
@@ -88,6 +89,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
         if (is_graph_launch(*api)) g_sink.graph_launch_ticks.push_back(int64_t(api->start));
+        g_sink.launches.push_back({api->correlationId, api->threadId, int64_t(api->start)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -119,6 +121,7 @@ class CuptiActivity final : public KernelActivity {
       g_sink.records.clear();
       g_sink.tag_of_correlation.clear();
       g_sink.graph_launch_ticks.clear();
+      g_sink.launches.clear();
       g_sink.dropped = 0;
       g_sink.active = true;
     }
@@ -175,6 +178,7 @@ class CuptiActivity final : public KernelActivity {
       r.in_optimizer = it != g_sink.tag_of_correlation.end() && it->second == kOptimizerTag;
     }
     out.graph_launch_ticks = std::move(g_sink.graph_launch_ticks);
+    out.launches = std::move(g_sink.launches);
     out.clock_begin = clock_begin_;
     out.clock_end = clock_end;
     out.dropped_records = g_sink.dropped;

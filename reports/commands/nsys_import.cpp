@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -37,59 +39,63 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-Table band_table(const std::vector<Source>& sources) {
+// A table with a first column `key` and one column of ms per source.
+Table per_source_table(const std::string& title, const std::string& key, const std::vector<Source>& sources) {
   Table t;
-  t.title = "bands, ms per step";
-  t.columns.push_back({"band", "band", "", Align::kLeft});
+  t.title = title;
+  t.columns.push_back({key, key, "", Align::kLeft});
   for (const auto& s : sources) t.columns.push_back({slug(s.label) + "_ms", s.label, ""});
-  for (size_t i = 0; i < pf::kCategoryCount; ++i) {
-    Row r({TableCell(pf::category_key(pf::Category(i)))});
-    for (const auto& s : sources)
-      r.cells.push_back(s.section.categories_ms ? number_cell(s.section.categories_ms->values[i], "{:.3f}") : TableCell("-"));
-    t.rows.push_back(std::move(r));
+  return t;
+}
+
+// One row: `label`, then each source's value (`value` returns none for '-').
+template <class F>
+Row value_row(const std::string& label, const std::vector<Source>& sources, const char* format, F&& value) {
+  Row r({TableCell(label)});
+  for (const auto& s : sources) {
+    const std::optional<double> v = value(s.section);
+    r.cells.push_back(v ? number_cell(*v, format) : TableCell("-"));
   }
-  Row dt({TableCell("step dt")});
-  for (const auto& s : sources) dt.cells.push_back(s.section.step_dt_ms ? number_cell(*s.section.step_dt_ms, "{:.3f}") : TableCell("-"));
-  t.rows.push_back(std::move(dt));
+  return r;
+}
+
+Table band_table(const std::vector<Source>& sources) {
+  Table t = per_source_table("bands, ms per step", "band", sources);
+  for (size_t i = 0; i < pf::kCategoryCount; ++i)
+    t.rows.push_back(value_row(pf::category_key(pf::Category(i)), sources, "{:.3f}", [&](const pf::OpBreakdownSection& b) {
+      return b.categories_ms ? std::optional<double>(b.categories_ms->values[i]) : std::nullopt;
+    }));
+  t.rows.push_back(value_row("step dt", sources, "{:.3f}", [](const pf::OpBreakdownSection& b) {
+    return b.step_dt_ms ? std::optional<double>(*b.step_dt_ms) : std::nullopt;
+  }));
   t.notes.push_back({"an Nsight column's step dt is the host time of its 'step <rung>' ranges; a ladder report's, the "
                      "harness's dt of its profiled steps"});
   return t;
 }
 
 Table phase_table(const std::vector<Source>& sources) {
-  Table t;
-  t.title = "phases, ms per step (device time of what each phase launched)";
-  t.columns.push_back({"phase", "phase", "", Align::kLeft});
-  for (const auto& s : sources) t.columns.push_back({slug(s.label) + "_ms", s.label, ""});
+  Table t = per_source_table("phases, ms per step (device time of what each phase launched)", "phase", sources);
   const std::vector<std::pair<const char*, double pf::PhasesMs::*>> phases = {
       {"data", &pf::PhasesMs::data},         {"forward", &pf::PhasesMs::forward},
       {"backward", &pf::PhasesMs::backward}, {"optimizer", &pf::PhasesMs::optimizer},
       {"communication", &pf::PhasesMs::communication}, {"outside", &pf::PhasesMs::outside}};
-  for (const auto& [name, field] : phases) {
-    Row r({TableCell(name)});
-    for (const auto& s : sources)
-      r.cells.push_back(s.section.phases_ms ? number_cell((*s.section.phases_ms).*field, "{:.3f}") : TableCell("-"));
-    t.rows.push_back(std::move(r));
-  }
-  std::map<std::string, bool> layers;
+  for (const auto& [name, field] : phases)
+    t.rows.push_back(value_row(name, sources, "{:.3f}", [field = field](const pf::OpBreakdownSection& b) {
+      return b.phases_ms ? std::optional<double>((*b.phases_ms).*field) : std::nullopt;
+    }));
+  std::set<std::string> layers;
   for (const auto& s : sources)
     if (s.section.layers_ms)
-      for (const auto& [name, v] : *s.section.layers_ms) layers[name] = true;
-  for (const auto& [name, unused] : layers) {
-    Row r({TableCell(name)});
-    for (const auto& s : sources) {
-      const bool has = s.section.layers_ms && s.section.layers_ms->count(name);
-      r.cells.push_back(has ? number_cell(s.section.layers_ms->at(name), "{:.3f}") : TableCell("-"));
-    }
-    t.rows.push_back(std::move(r));
-  }
-  Row share({TableCell("in phases, %")});
-  for (const auto& s : sources)
-    share.cells.push_back(s.section.phases_pct_of_busy ? number_cell(*s.section.phases_pct_of_busy, "{:.1f}") : TableCell("-"));
-  t.rows.push_back(std::move(share));
+      for (const auto& [name, v] : *s.section.layers_ms) layers.insert(name);
+  for (const std::string& name : layers)
+    t.rows.push_back(value_row(name, sources, "{:.3f}", [&](const pf::OpBreakdownSection& b) {
+      return b.layers_ms && b.layers_ms->count(name) ? std::optional<double>(b.layers_ms->at(name)) : std::nullopt;
+    }));
+  t.rows.push_back(value_row("in phases, %", sources, "{:.1f}", [](const pf::OpBreakdownSection& b) {
+    return b.phases_pct_of_busy ? std::optional<double>(*b.phases_pct_of_busy) : std::nullopt;
+  }));
   t.notes.push_back({"each kernel counts in the innermost phase range open on its launching thread at launch (on the "
-                     "autograd thread, the phase open on the main thread); '-': the source has no phases (a CUDA "
-                     "report of ladder's own CUPTI tables has none yet)"});
+                     "autograd thread, the phase open on the main thread); '-': the source has no phases"});
   return t;
 }
 
