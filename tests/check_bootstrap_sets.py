@@ -23,7 +23,8 @@ TEST_ONLY = ["chromium", "slurmctld", "slurmd", "slurm-client", "munge", "openmp
 # Why ladder's build needs each package of the run set: a header its sources include, or a tool.
 RUN_NEEDS = {"build-essential": None, "cmake": None, "ninja-build": None, "ccache": None,
              "nlohmann-json3-dev": "nlohmann/json", "libboost-math-dev": "boost/math/",
-             "libbenchmark-dev": "benchmark/benchmark.h", "libgloo-dev": "ProcessGroupGloo.hpp"}
+             "libbenchmark-dev": "benchmark/benchmark.h", "libgloo-dev": "ProcessGroupGloo.hpp",
+             "libsqlite3-dev": "sqlite3.h"}  # ladder nsys-import reads Nsight's SQLite export
 
 
 def listing(name):
