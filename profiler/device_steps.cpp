@@ -38,10 +38,18 @@ DeviceEvent::Phase phase_at(const std::vector<DevicePhaseSpan>& phases, int64_t 
   return DeviceEvent::Phase::kOutside;
 }
 
+// The innermost layer range open at `ticks` (the one opened last), or "".
+std::string layer_at(const std::vector<RangeSpan>& layers, int64_t ticks) {
+  const RangeSpan* inner = nullptr;
+  for (const RangeSpan& l : layers)
+    if (l.begin_ticks <= ticks && ticks <= l.end_ticks && (!inner || l.begin_ticks >= inner->begin_ticks)) inner = &l;
+  return inner ? inner->name : "";
+}
+
 }  // namespace
 
 DeviceSteps analyse_device_steps(const KernelActivityRecords& rec, const std::vector<DeviceStepSpan>& spans,
-                                 const std::vector<DevicePhaseSpan>& phases) {
+                                 const std::vector<DevicePhaseSpan>& phases, const std::vector<RangeSpan>& layers) {
   DeviceSteps out;
   out.ticks_per_ns = ticks_per_ns(rec.clock_begin, rec.clock_end);
   const double scale = 1.0 / out.ticks_per_ns;
@@ -67,6 +75,7 @@ DeviceSteps analyse_device_steps(const KernelActivityRecords& rec, const std::ve
         ++out.unlaunched;
       } else {
         e.phase = phase_at(phases, it->second);
+        e.layer = layer_at(layers, it->second);
         e.in_optimizer = e.in_optimizer || e.phase == DeviceEvent::Phase::kOptimizer;
       }
     }

@@ -20,7 +20,10 @@
 //    nvtx_gpu_proj would count them. A CUDA graph's kernels share their
 //    replay's correlation id: they count in the phase the replay was
 //    launched in. Without a launch record an activity is outside the phases;
-//    without any phase span there are no phases;
+//    without any phase span there are no phases. With --layer-ranges, the
+//    layer is the innermost layer range open at the launch on any thread
+//    (profiler/range_spans.h): forward's and backward's layer ranges are on
+//    two threads but never open at the same time;
 //  - the invariant: the device cannot be busy longer than the step took.
 //    Per step, the union of device activity (busy_ms) must not exceed the
 //    harness's dt of the same step by more than kBusySlackPct; otherwise the
@@ -33,6 +36,7 @@
 
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
+#include "profiler/range_spans.h"
 
 namespace ladder::profiler {
 
@@ -69,7 +73,8 @@ struct DeviceSteps {
 };
 
 DeviceSteps analyse_device_steps(const KernelActivityRecords& records, const std::vector<DeviceStepSpan>& spans,
-                                 const std::vector<DevicePhaseSpan>& phases = {});
+                                 const std::vector<DevicePhaseSpan>& phases = {},
+                                 const std::vector<RangeSpan>& layers = {});
 
 // busy_ms <= dt_ms * (1 + slack_pct / 100), per step.
 struct BusyInvariant {

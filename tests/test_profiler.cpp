@@ -6,6 +6,8 @@
 // duplicates, the busy <= dt invariant), the CUPTI collector failing
 // gracefully without a GPU, and the memory monitor.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <map>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +29,7 @@
 #include "profiler/kernel_activity.h"
 #include "profiler/op_categories.h"
 #include "profiler/range.h"
+#include "profiler/range_spans.h"
 #include "profiler/schedule.h"
 #include "profiler/trace_breakdown.h"
 #include "tests/run_ladder.h"
@@ -430,6 +433,41 @@ TEST(DeviceSteps, EachActivityCountsInThePhaseOpenAtItsLaunch) {
   EXPECT_NEAR(o.total.phases.outside, 5.0, 1e-6);
   // Without phase spans there are no phases (as before).
   EXPECT_FALSE(analyse_device_steps(r, one_span(k, 10.0, t0)).total.has_phases);
+  // With layer spans (any thread's), each kernel in the innermost layer open at its launch.
+  r.launches = {{7, 1, t(-0.5)}, {8, 2, t(3.5)}};
+  const std::vector<RangeSpan> layers = {{"layer 0", t(-1), t(1)}, {"layer 1", t(3), t(5)}};
+  const DeviceSteps l = analyse_device_steps(r, one_span(k, 10.0, t0), phases, layers);
+  EXPECT_NEAR(l.total.layer_ms.at("forward/layer 0"), 4.0, 1e-6);
+  EXPECT_NEAR(l.total.layer_ms.at("backward/layer 1"), 3.0, 1e-6);
+  EXPECT_EQ(l.total.layer_ms.size(), 2u);
+}
+
+TEST(LayerSpans, HearsTheLayerRangesOfEveryThreadOnTheGivenClock) {
+  if (!compiled_in()) GTEST_SKIP() << "built without ranges (LADDER_WITH_PROFILER=OFF)";
+  std::atomic<int64_t> clock{0};
+  std::vector<RangeSpan> spans;
+  {
+    LayerSpans layers([&] { return ++clock; });
+    {
+      ScopedRange forward(names::kForward);  // not a layer: not recorded
+      ScopedRange layer(names::layer(0));
+    }
+    std::thread autograd([] {  // backward's layer ranges open and close on the autograd thread
+      begin_range(names::layer(1));
+      end_range();
+    });
+    autograd.join();
+    spans = layers.spans();
+  }
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].name, "layer 0");
+  EXPECT_EQ(spans[1].name, "layer 1");
+  for (const RangeSpan& s : spans) EXPECT_LT(s.begin_ticks, s.end_ticks);
+  EXPECT_LT(spans[0].end_ticks, spans[1].begin_ticks);
+  // Gone with it: a later range is heard by nobody, and another may listen.
+  { ScopedRange layer(names::layer(2)); }
+  LayerSpans again([&] { return ++clock; });
+  EXPECT_TRUE(again.spans().empty());
 }
 
 TEST(DeviceSteps, TwoStepsAreAveragedAndGraphLaunchesCounted) {

@@ -138,13 +138,14 @@ pf::OpBreakdownSection device_breakdown(TrainStep& step, const torch::Device& de
   }
   PhaseTagger tagger(*activity);
   DeviceSpans spans(*activity, device);
+  pf::LayerSpans layers([a = activity.get()] { return a->now_ticks(); });  // with --layer-ranges
   // The tagger inside the spans: a step's span opens before its first phase.
   watchers.push_back(&tagger);
   watchers.push_back(&spans);
   const auto records = run_extra_steps(step, device, first, n, watchers);
   const pf::KernelActivityRecords rec = activity->stop();
   for (size_t i = 0; i < records.size() && i < spans.spans().size(); ++i) spans.spans()[i].dt_ms = records[i].dt_ms;
-  const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans(), tagger.spans());
+  const pf::DeviceSteps d = pf::analyse_device_steps(rec, spans.spans(), tagger.spans(), layers.spans());
   const double per = double(std::max<int64_t>(d.steps, 1));
   const double dt = d.dt_ms / per;
   pf::OpBreakdownSection b = pf::breakdown_section(source, d.total, d.steps, dt);
