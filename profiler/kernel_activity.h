@@ -3,8 +3,8 @@
 //
 // CUPTI's activity API buffers one record per kernel that ran (graph
 // replays included), per memcpy and per memset, plus the runtime/driver calls
-// that launched them (their thread and time: each kernel's phase is the one
-// open when it was launched, profiler/device_steps.h). Host code between
+// that launched them (their time: each kernel's phase is the one open when
+// it was launched, profiler/device_steps.h). Host code between
 // push_phase(tag) and pop_phase() also tags every launch it makes (CUPTI
 // external correlation), which marks the optimizer's kernels even where a
 // launch record is missing. Timestamps are CUPTI's clock
@@ -54,10 +54,10 @@ struct ClockSample {
 };
 
 // A CUDA runtime or driver call (CUPTI's API record): what launched a kernel,
-// memcpy or memset with its correlation id, on which host thread, and when.
+// memcpy or memset with its correlation id, and when (on any thread: the
+// phase and layer open then count, profiler/device_steps.h).
 struct LaunchRecord {
   uint32_t correlation_id = 0;
-  uint32_t thread_id = 0;
   int64_t start = 0;  // collector ticks
 };
 

@@ -17,17 +17,6 @@ using Phase = DeviceEvent::Phase;
 
 constexpr const char* kStepRangePrefix = "step ";
 
-Phase capture_phase_of(const std::string& name) {
-  if (name == names::kData) return Phase::kData;
-  if (name == names::kForward) return Phase::kForward;
-  if (name == names::kBackward) return Phase::kBackward;
-  if (name == names::kOptimizer) return Phase::kOptimizer;
-  if (name.rfind("all-reduce bucket", 0) == 0 || name == names::kZero1Gather) return Phase::kCommunication;
-  return Phase::kUnknown;
-}
-
-bool is_layer_name(const std::string& name) { return name.rfind("layer ", 0) == 0; }
-
 // The ranges of one thread, outer ones first, to find those open at a time.
 struct ThreadRanges {
   std::vector<const CaptureRange*> ranges;  // by start, the longer first
@@ -39,10 +28,10 @@ struct ThreadRanges {
     for (const CaptureRange* r : ranges) {
       if (r->start_ns > t) break;
       if (r->end_ns < t) continue;
-      const Phase p = capture_phase_of(r->name);
+      const Phase p = phase_of_range_name(r->name);
       // The innermost: the one that started last (ranges of a thread nest).
       if (p != Phase::kUnknown && r->start_ns >= phase_start) phase = p, phase_start = r->start_ns;
-      if (is_layer_name(r->name) && r->start_ns >= layer_start) layer = r->name, layer_start = r->start_ns;
+      if (is_layer_range_name(r->name) && r->start_ns >= layer_start) layer = r->name, layer_start = r->start_ns;
     }
     return {phase, layer};
   }

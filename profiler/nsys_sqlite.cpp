@@ -77,8 +77,6 @@ std::string column_text(sqlite3_stmt* s, int col) {
 
 }  // namespace
 
-bool nsys_sqlite_compiled_in() { return true; }
-
 std::vector<Capture> read_nsys_sqlite(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw ConfigError(fmt::format("{}: no such file; expected `nsys export --type sqlite` output", path));
@@ -104,12 +102,11 @@ std::vector<Capture> read_nsys_sqlite(const std::string& path) {
                 {column_text(s, 2), sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), nsys_tid(g)});
           });
   // Each activity with its launching call: correlation ids are unique within a process.
-  auto activities = [&](const std::string& table, const std::string& name_sql, DeviceEvent::Kind kind) {
+  // A kernel's name is its demangledName's string; a memcpy's or memset's, `fixed_name`.
+  auto activities = [&](const std::string& table, const char* fixed_name, DeviceEvent::Kind kind) {
     if (!db.has_table(table)) return;
-    const std::string join = db.has_column(table, "demangledName") && name_sql == "demangled"
-                                 ? "LEFT JOIN StringIds AS s ON s.id = a.demangledName "
-                                 : "";
-    const std::string name = join.empty() ? "'" + name_sql + "'" : "COALESCE(s.value, '')";
+    const std::string name = fixed_name ? fmt::format("'{}'", fixed_name) : "COALESCE(s.value, '')";
+    const std::string join = fixed_name ? "" : "LEFT JOIN StringIds AS s ON s.id = a.demangledName ";
     db.each("SELECT a.start, a.end, " + name + ", a.globalPid, r.start, COALESCE(r.globalTid, 0) FROM " + table +
                 " AS a " + join +
                 "LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = a.correlationId "
@@ -130,7 +127,7 @@ std::vector<Capture> read_nsys_sqlite(const std::string& path) {
     throw ConfigError(fmt::format("{}: table CUPTI_ACTIVITY_KIND_KERNEL has no column demangledName; expected the "
                                   "documented schema of `nsys export --type sqlite`",
                                   path));
-  activities("CUPTI_ACTIVITY_KIND_KERNEL", "demangled", DeviceEvent::Kind::kKernel);
+  activities("CUPTI_ACTIVITY_KIND_KERNEL", nullptr, DeviceEvent::Kind::kKernel);
   activities("CUPTI_ACTIVITY_KIND_MEMCPY", "[CUDA memcpy]", DeviceEvent::Kind::kMemcpy);
   activities("CUPTI_ACTIVITY_KIND_MEMSET", "[CUDA memset]", DeviceEvent::Kind::kMemset);
   std::vector<Capture> out;
@@ -144,8 +141,6 @@ std::vector<Capture> read_nsys_sqlite(const std::string& path) {
 }
 
 #else
-
-bool nsys_sqlite_compiled_in() { return false; }
 
 std::vector<Capture> read_nsys_sqlite(const std::string& path) {
   throw ConfigError(fmt::format("{}: this ladder was built without SQLite3, which reading an nsys export needs; "

@@ -26,13 +26,9 @@
 
 namespace ladder::profiler {
 
-// False when ladder was built without SQLite3 (read_nsys_sqlite then throws
-// ConfigError saying so).
-bool nsys_sqlite_compiled_in();
-
 // ConfigError (exit 2) naming the file and what is missing: not an SQLite
 // file, or no kernel, runtime or NVTX table (a capture without
-// --trace=cuda,nvtx).
+// --trace=cuda,nvtx); or, in a build without SQLite3, saying so.
 std::vector<Capture> read_nsys_sqlite(const std::string& path);
 
 }  // namespace ladder::profiler

@@ -92,11 +92,13 @@ const std::vector<Rule>& rules() {
   return kRules;
 }
 
-bool is_optimizer_range(const HostEvent& e) { return e.user_range && e.name == "optimizer"; }
+bool is_optimizer_range(const HostEvent& e) {
+  return e.user_range && phase_of_range_name(e.name) == DeviceEvent::Phase::kOptimizer;
+}
 // The ddp rung's bucket ranges and ZeRO-1's parameter gather (inside the
 // optimizer range, but communication).
 bool is_comm_range(const HostEvent& e) {
-  return e.user_range && (e.name.rfind("all-reduce bucket", 0) == 0 || e.name == names::kZero1Gather);
+  return e.user_range && phase_of_range_name(e.name) == DeviceEvent::Phase::kCommunication;
 }
 
 double ms(int64_t ns) { return double(ns) * 1e-6; }
@@ -148,19 +150,49 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   return *this;
 }
 
+DeviceEvent::Phase phase_of_range_name(std::string_view name) {
+  using P = DeviceEvent::Phase;
+  if (name == names::kData) return P::kData;
+  if (name == names::kForward) return P::kForward;
+  if (name == names::kBackward) return P::kBackward;
+  if (name == names::kOptimizer) return P::kOptimizer;
+  if (name.rfind("all-reduce bucket", 0) == 0 || name == names::kZero1Gather) return P::kCommunication;
+  return P::kUnknown;
+}
+
+bool is_layer_range_name(std::string_view name) { return name.rfind("layer ", 0) == 0; }
+
 namespace {
 
-// The phase field a phase range's name stands for, or none.
-double PhasesMs::*phase_of_range(const HostEvent& e) {
-  if (!e.user_range) return nullptr;
-  if (e.name == names::kData) return &PhasesMs::data;
-  if (e.name == names::kForward) return &PhasesMs::forward;
-  if (e.name == names::kBackward) return &PhasesMs::backward;
-  if (e.name == names::kOptimizer) return &PhasesMs::optimizer;
+// The field of PhasesMs a phase counts in; none for kUnknown.
+double PhasesMs::*phase_field(DeviceEvent::Phase p) {
+  using P = DeviceEvent::Phase;
+  switch (p) {
+    case P::kData: return &PhasesMs::data;
+    case P::kForward: return &PhasesMs::forward;
+    case P::kBackward: return &PhasesMs::backward;
+    case P::kOptimizer: return &PhasesMs::optimizer;
+    case P::kCommunication: return &PhasesMs::communication;
+    case P::kOutside: return &PhasesMs::outside;
+    case P::kUnknown: break;
+  }
   return nullptr;
 }
 
-bool is_layer_range(const HostEvent& e) { return e.user_range && e.name.rfind("layer ", 0) == 0; }
+// The phase field a phase range's name stands for, or none (communication
+// ranges are not phases here: the category context counts them).
+double PhasesMs::*phase_of_range(const HostEvent& e) {
+  const DeviceEvent::Phase p = e.user_range ? phase_of_range_name(e.name) : DeviceEvent::Phase::kUnknown;
+  return p == DeviceEvent::Phase::kCommunication ? nullptr : phase_field(p);
+}
+
+bool is_layer_range(const HostEvent& e) { return e.user_range && is_layer_range_name(e.name); }
+
+// Time in `layer` within forward or backward ("forward/layer 3"); none in other phases.
+void add_to_layer(Breakdown& b, double PhasesMs::*phase, const std::string& layer, double ms) {
+  if (phase == &PhasesMs::forward || phase == &PhasesMs::backward)
+    b.layer_ms[(phase == &PhasesMs::forward ? "forward/" : "backward/") + layer] += ms;
+}
 
 // An operator's own time to its phase (communication, wherever it ran, when
 // `communication`), and to its layer: the innermost phase and layer ranges
@@ -176,23 +208,15 @@ void add_to_phase(Breakdown& b, const HostEvent* self, int parent, const Nodes& 
     phase = phase_of_range(e);
   }
   b.phases.*(communication ? &PhasesMs::communication : phase ? phase : &PhasesMs::outside) += ms;
-  if (layer && (phase == &PhasesMs::forward || phase == &PhasesMs::backward))
-    b.layer_ms[(phase == &PhasesMs::forward ? "forward/" : "backward/") + layer->name] += ms;
+  if (layer) add_to_layer(b, phase, layer->name, ms);
 }
 
 // A device activity's time to the phase it was launched in, and its layer.
 void add_device_phase(Breakdown& b, const DeviceEvent& e, bool communication, double ms) {
-  using P = DeviceEvent::Phase;
   b.has_phases = true;
-  double PhasesMs::*field = &PhasesMs::outside;
-  if (communication || e.phase == P::kCommunication) field = &PhasesMs::communication;
-  else if (e.phase == P::kData) field = &PhasesMs::data;
-  else if (e.phase == P::kForward) field = &PhasesMs::forward;
-  else if (e.phase == P::kBackward) field = &PhasesMs::backward;
-  else if (e.phase == P::kOptimizer) field = &PhasesMs::optimizer;
+  double PhasesMs::*field = communication ? &PhasesMs::communication : phase_field(e.phase);
   b.phases.*field += ms;
-  if (!e.layer.empty() && (field == &PhasesMs::forward || field == &PhasesMs::backward))
-    b.layer_ms[(field == &PhasesMs::forward ? "forward/" : "backward/") + e.layer] += ms;
+  if (!e.layer.empty()) add_to_layer(b, field, e.layer, ms);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiler/breakdown_section.h"
@@ -63,6 +64,15 @@ struct DeviceEvent {
   Phase phase = Phase::kUnknown;
   std::string layer{};
 };
+
+// What a range of profiler/range.h opens, by its name: a phase (data,
+// forward, backward, optimizer), communication (an all-reduce bucket or
+// ZeRO-1's parameter gather, wherever it runs), or kUnknown for any other
+// (the step, a layer, a graph replay). The one rule the host breakdown, the
+// Nsight import (nsys_capture.h) and the layer listener (range_spans.h) read.
+DeviceEvent::Phase phase_of_range_name(std::string_view name);
+// A per-layer range of --layer-ranges ("layer 3").
+bool is_layer_range_name(std::string_view name);
 
 // One operator's or kernel's share of a category: its own time and calls.
 struct NameTotal {

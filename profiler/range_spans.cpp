@@ -2,12 +2,13 @@
 #include "profiler/range_spans.h"
 
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <utility>
 
 #include <ATen/record_function.h>
+
+#include "profiler/op_categories.h"
 
 namespace ladder::profiler {
 
@@ -21,11 +22,9 @@ struct OpenedLayer : at::ObserverContext {
   int64_t began;
 };
 
-bool is_layer_call(const at::RecordFunction& fn) { return std::strncmp(fn.name(), "layer ", 6) == 0; }
-
 std::unique_ptr<at::ObserverContext> layer_begins(const at::RecordFunction& fn) {
   LayerSpans* l = g_layer_listener.load();
-  if (!l || !is_layer_call(fn)) return nullptr;
+  if (!l || !is_layer_range_name(fn.name())) return nullptr;
   return std::make_unique<OpenedLayer>(l->now());
 }
 

@@ -404,15 +404,15 @@ TEST(DeviceSteps, InvariantSlackAndReportFields) {
 }
 
 TEST(DeviceSteps, EachActivityCountsInThePhaseOpenAtItsLaunch) {
-  // One step on TSC-like ticks (2.1 per ns): the GEMM launched by the main
-  // thread in forward, the elementwise kernel by another thread (the autograd
-  // thread) while the main thread's backward is open, the memcpy's launch
-  // record missing. Launches are before their kernels, as on a GPU.
+  // One step on TSC-like ticks (2.1 per ns): the GEMM launched in forward,
+  // the elementwise kernel while the main thread's backward is open (by the
+  // autograd thread, on a GPU: which thread does not matter), the memcpy's
+  // launch record missing. Launches are before their kernels, as on a GPU.
   const double k = 2.1;
   const int64_t t0 = 1'000'000;
   auto t = [&](double ms) { return t0 + int64_t(std::llround(ms * 1e6 * k)); };
   KernelActivityRecords r = one_step_records(k, t0);
-  r.launches = {{7, 1, t(-0.5)}, {8, 2, t(3.5)}, {8, 2, t(3.6)}};  // a runtime and a driver call share 8
+  r.launches = {{7, t(-0.5)}, {8, t(3.5)}, {8, t(3.6)}};  // a runtime and a driver call share 8
   const std::vector<DevicePhaseSpan> phases = {{DeviceEvent::Phase::kForward, t(-1), t(2)},
                                                {DeviceEvent::Phase::kBackward, t(2), t(6)}};
   const DeviceSteps d = analyse_device_steps(r, one_span(k, 10.0, t0), phases);
@@ -425,7 +425,7 @@ TEST(DeviceSteps, EachActivityCountsInThePhaseOpenAtItsLaunch) {
   EXPECT_NEAR(j["phases_ms"]["backward"].get<double>(), 3.0, 1e-6);
   EXPECT_NEAR(j["phases_pct_of_busy"].get<double>(), 100.0 * 7.0 / 8.0, 1e-6);  // of the 8 ms of activity
   // A launch in the optimizer's span makes its kernel the optimizer's.
-  r.launches = {{7, 1, t(-0.5)}, {8, 1, t(3.5)}, {9, 1, t(6.5)}};
+  r.launches = {{7, t(-0.5)}, {8, t(3.5)}, {9, t(6.5)}};
   const std::vector<DevicePhaseSpan> with_optimizer = {{DeviceEvent::Phase::kOptimizer, t(3), t(4)}};
   const DeviceSteps o = analyse_device_steps(r, one_span(k, 10.0, t0), with_optimizer);
   EXPECT_NEAR(o.total.ms[size_t(Category::kOptimizer)], 3.0, 1e-6);
@@ -434,7 +434,7 @@ TEST(DeviceSteps, EachActivityCountsInThePhaseOpenAtItsLaunch) {
   // Without phase spans there are no phases (as before).
   EXPECT_FALSE(analyse_device_steps(r, one_span(k, 10.0, t0)).total.has_phases);
   // With layer spans (any thread's), each kernel in the innermost layer open at its launch.
-  r.launches = {{7, 1, t(-0.5)}, {8, 2, t(3.5)}};
+  r.launches = {{7, t(-0.5)}, {8, t(3.5)}};
   const std::vector<RangeSpan> layers = {{"layer 0", t(-1), t(1)}, {"layer 1", t(3), t(5)}};
   const DeviceSteps l = analyse_device_steps(r, one_span(k, 10.0, t0), phases, layers);
   EXPECT_NEAR(l.total.layer_ms.at("forward/layer 0"), 4.0, 1e-6);

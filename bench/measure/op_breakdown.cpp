@@ -86,7 +86,7 @@ class PhaseTagger final : public StepObserver {
  public:
   explicit PhaseTagger(pf::KernelActivity& activity) : activity_(activity) {}
   void phase_begins(Phase p) override {
-    spans_.push_back({device_phase(p), activity_.now_ticks(), 0});
+    spans_.push_back({pf::phase_of_range_name(phase_name(p)), activity_.now_ticks(), 0});
     activity_.push_phase(p == Phase::kOptimizer);
   }
   void phase_ends(Phase) override {
@@ -96,15 +96,6 @@ class PhaseTagger final : public StepObserver {
   const std::vector<pf::DevicePhaseSpan>& spans() const { return spans_; }
 
  private:
-  static pf::DeviceEvent::Phase device_phase(Phase p) {
-    switch (p) {
-      case Phase::kData: return pf::DeviceEvent::Phase::kData;
-      case Phase::kForward: return pf::DeviceEvent::Phase::kForward;
-      case Phase::kBackward: return pf::DeviceEvent::Phase::kBackward;
-      case Phase::kOptimizer: return pf::DeviceEvent::Phase::kOptimizer;
-    }
-    return pf::DeviceEvent::Phase::kOutside;
-  }
   pf::KernelActivity& activity_;
   std::vector<pf::DevicePhaseSpan> spans_;
 };

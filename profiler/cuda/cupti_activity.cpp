@@ -89,7 +89,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
         if (is_graph_launch(*api)) g_sink.graph_launch_ticks.push_back(int64_t(api->start));
-        g_sink.launches.push_back({api->correlationId, api->threadId, int64_t(api->start)});
+        g_sink.launches.push_back({api->correlationId, int64_t(api->start)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
 #include "reports/model/report_loader.h"

@@ -3,12 +3,10 @@
 
 #include <unistd.h>
 
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
 #include "reports/render/reporter.h"
 #include "reports/stats/stats.h"
@@ -46,13 +44,7 @@ int export_command(const std::vector<std::string>& args) {
                                   inputs[0], format));
   Document doc = summary_path.empty() ? Document{} : run_document(load_summary(summary_path), summary_path);
   doc.run = &run;
-  if (out.empty()) {
-    fmt::print("{}", reporter.render(doc, {isatty(STDOUT_FILENO) != 0}));
-  } else {
-    if (std::filesystem::path(out).has_parent_path())
-      ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
-    write_file_atomically(out, reporter.render(doc, {}));
-  }
+  print_or_write(reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0}), out);
   return 0;
 }
 
