@@ -81,7 +81,7 @@ std::vector<HostEvent> host_events(const prof::ProfilerResult& result, uint64_t 
     if (!user && type != libkineto::ActivityType::CPU_OP) continue;
     std::string name = ev.name();
     if (user && name.rfind(kStepPrefix, 0) == 0) continue;
-    out.push_back({std::move(name), int64_t(ev.startNs()), int64_t(ev.endNs()), user});
+    out.push_back({std::move(name), int64_t(ev.startNs()), int64_t(ev.endNs()), user, ev.sequenceNr()});
   }
   return out;
 }

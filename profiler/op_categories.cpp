@@ -13,6 +13,7 @@
 #include <mutex>
 #include <regex>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 
@@ -102,6 +103,14 @@ bool is_comm_range(const HostEvent& e) {
 }
 
 double ms(int64_t ns) { return double(ns) * 1e-6; }
+
+bool is_attention_range(const HostEvent& e) { return e.user_range && e.name == names::kAttention; }
+
+// The engine's event around one backward node ("autograd::engine::evaluate_function: BmmBackward0"),
+// which carries the node's sequence number: its forward operator's.
+bool is_backward_node(const HostEvent& e) {
+  return !e.user_range && e.sequence_nr >= 0 && e.name.rfind("autograd::engine::evaluate_function:", 0) == 0;
+}
 
 }  // namespace
 
@@ -219,6 +228,26 @@ void add_device_phase(Breakdown& b, const DeviceEvent& e, bool communication, do
   if (!e.layer.empty()) add_to_layer(b, field, e.layer, ms);
 }
 
+// Marks the events that open attention's context: each attention range, and
+// each backward node made for an operator inside one (by its sequence
+// number, as the profiler links a backward node to its forward operator).
+// `nodes` are ordered outer first, each parent before its children.
+template <class Nodes>
+void mark_attention(Nodes& nodes) {
+  std::vector<char> inside(nodes.size(), 0);
+  std::unordered_set<int64_t> forward;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const HostEvent& e = *nodes[i].e;
+    nodes[i].attention = is_attention_range(e);
+    inside[i] = char(nodes[i].attention || (nodes[i].parent >= 0 && inside[size_t(nodes[i].parent)]));
+    if (inside[i] && !e.user_range && e.sequence_nr >= 0) forward.insert(e.sequence_nr);
+  }
+  if (forward.empty()) return;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (!inside[i] && is_backward_node(*nodes[i].e) && forward.count(nodes[i].e->sequence_nr))
+      nodes[i].attention = true;
+}
+
 }  // namespace
 
 Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns, int64_t end_ns) {
@@ -229,6 +258,7 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
     int64_t start, end;
     int parent = -1;
     int64_t children_ns = 0;
+    bool attention = false;  // opens attention's context: its range, or a backward node of an operator in it
   };
   std::vector<Node> nodes;
   for (const auto& e : events)
@@ -253,13 +283,18 @@ Breakdown host_breakdown(const std::vector<HostEvent>& events, int64_t begin_ns,
     }
     stack.push_back(i);
   }
+  mark_attention(nodes);
   b.events = int64_t(nodes.size());
   for (const Node& n : nodes) {
     const int64_t self_ns = std::max<int64_t>(0, (n.end - n.start) - n.children_ns);
     std::optional<Category> cat;
-    // Context: the innermost optimizer range, communication range or communication op.
+    // Context: the innermost attention (its range, a backward node made for an operator in it, or an
+    // operator named as attention: SDPA's math backend, ladder's explicit attention node), optimizer
+    // range, communication range or communication op.
     for (const Node* c = &n; c && !cat; c = c->parent >= 0 ? &nodes[size_t(c->parent)] : nullptr) {
-      if (is_optimizer_range(*c->e)) cat = Category::kOptimizer;
+      if (c->attention || (!c->e->user_range && category_of_name(c->e->name) == Category::kAttention))
+        cat = Category::kAttention;
+      else if (is_optimizer_range(*c->e)) cat = Category::kOptimizer;
       else if (is_comm_range(*c->e)) cat = Category::kCommunication;
       else if (!c->e->user_range && category_of_name(c->e->name) == Category::kCommunication)
         cat = Category::kCommunication;

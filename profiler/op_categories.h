@@ -46,6 +46,9 @@ struct HostEvent {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   bool user_range = false;  // a ScopedRange: matched by exact name only
+  // The autograd sequence number (Kineto's "Sequence number"): a forward
+  // operator's, and the same on the backward node made for it; -1 if none.
+  int64_t sequence_nr = -1;
 };
 
 // One device activity.

@@ -14,6 +14,7 @@
 //       data                       per micro-step
 //       forward                    per micro-step
 //         layer <i>                with --layer-ranges: block i, i = 0..L-1
+//         attention                each block's attention (inside its layer's range)
 //       backward                   per micro-step
 //         layer <i>                with --layer-ranges: block i, i = L-1..0
 //       optimizer                  clip, schedule, AdamW, zero_grad
@@ -47,6 +48,11 @@ inline constexpr const char* kData = "data";
 inline constexpr const char* kForward = "forward";
 inline constexpr const char* kBackward = "backward";
 inline constexpr const char* kOptimizer = "optimizer";
+// Around each block's attention (q, k, v in, y out), whichever way it runs:
+// the operators inside, and the backward nodes made for them, count in the
+// attention band (op_categories.h), so explicit or math attention's batched
+// matmuls and softmax are not read as GEMM and loss.
+inline constexpr const char* kAttention = "attention";
 // The CUDA-graph path (the fused rung on CUDA): one replay is the forward and
 // backward of a micro-step, or with fused AdamW the whole last micro-step
 // including clip, optimizer and zeroing, and runs no host code, so it is one

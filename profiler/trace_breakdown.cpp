@@ -32,12 +32,15 @@ int64_t to_ns(const json& us) { return std::llround(us.get<double>() * 1000.0); 
 // numbers or strings.
 std::string thread_of(const json& e) { return e.value("pid", json()).dump() + "/" + e.value("tid", json()).dump(); }
 
-int64_t correlation_of(const json& e) {
+// An integer of an event's args, or -1: "correlation" (a launch and its
+// kernel), "Sequence number" (a forward operator and its backward node).
+int64_t int_arg(const json& e, const char* key) {
   const auto args = e.find("args");
   if (args == e.end() || !args->is_object()) return -1;
-  const auto c = args->find("correlation");
-  return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
+  const auto v = args->find(key);
+  return v != args->end() && v->is_number_integer() ? v->get<int64_t>() : -1;
 }
+int64_t correlation_of(const json& e) { return int_arg(e, "correlation"); }
 
 bool inside(int64_t t, const std::vector<std::pair<int64_t, int64_t>>& spans) {
   return std::any_of(spans.begin(), spans.end(), [&](const auto& s) { return s.first <= t && t <= s.second; });
@@ -90,7 +93,7 @@ TraceBreakdown trace_breakdown(const json& trace, bool device) {
     }
     if (!device && (ev.cat == "cpu_op" || ev.cat == "user_annotation") && thread_of(*ev.e) == step_thread &&
         name.rfind(kStepPrefix, 0) != 0)
-      host.push_back({name, ev.start_ns, ev.end_ns, ev.cat == "user_annotation"});
+      host.push_back({name, ev.start_ns, ev.end_ns, ev.cat == "user_annotation", int_arg(*ev.e, "Sequence number")});
   }
   if (device) {
     for (const auto& ev : events) {

@@ -226,6 +226,55 @@ TEST(OpCategories, TheZero1GatherInsideTheOptimizerIsCommunication) {
   EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kCommunication)].at(names::kZero1Gather).ms, 27.0);
 }
 
+// Attention that runs as batched matmuls and a softmax (the explicit or math
+// attention) counts in the attention band: the operators inside its range,
+// and in backward the nodes made for them, found by their sequence numbers,
+// and whatever runs under an operator or node named as attention (ladder's
+// explicit attention node, SDPA's math backend). A backward node of an
+// operator outside (the projection's MmBackward0), and an operator after the
+// range that shares a sequence number, stay GEMM.
+TEST(OpCategories, AttentionsMatmulsAndSoftmaxCountAsAttentionInForwardAndBackward) {
+  //  forward [0,40):  aten::mm [0,10) seq 7;  attention [10,30) > aten::bmm [11,15) seq 8,
+  //                   aten::_softmax [15,20) seq 9, aten::bmm [20,28) seq 10;  aten::mm [30,38) seq 10
+  //  backward [40,100): evaluate_function: BmmBackward0 [40,60) seq 10 > aten::bmm [41,59)
+  //                     evaluate_function: SoftmaxBackward0 [60,65) seq 9 > aten::_softmax_backward_data [61,64)
+  //                     evaluate_function: MmBackward0 [65,90) seq 7 > aten::mm [66,89)
+  //                     an attention node by its name [90,100) > aten::bmm [91,99)
+  const std::string node = "autograd::engine::evaluate_function: ";
+  std::vector<HostEvent> ev = {
+      {names::kForward, 0, 40 * kMs, true},
+      {"aten::mm", 0, 10 * kMs, false, 7},
+      {names::kAttention, 10 * kMs, 30 * kMs, true},
+      {"aten::bmm", 11 * kMs, 15 * kMs, false, 8},
+      {"aten::_softmax", 15 * kMs, 20 * kMs, false, 9},
+      {"aten::bmm", 20 * kMs, 28 * kMs, false, 10},
+      {"aten::mm", 30 * kMs, 38 * kMs, false, 10},
+      {names::kBackward, 40 * kMs, 100 * kMs, true},
+      {node + "BmmBackward0", 40 * kMs, 60 * kMs, false, 10},
+      {"aten::bmm", 41 * kMs, 59 * kMs, false},
+      {node + "SoftmaxBackward0", 60 * kMs, 65 * kMs, false, 9},
+      {"aten::_softmax_backward_data", 61 * kMs, 64 * kMs, false},
+      {node + "MmBackward0", 65 * kMs, 90 * kMs, false, 7},
+      {"aten::mm", 66 * kMs, 89 * kMs, false},
+      {"torch::autograd::CppNode<ExplicitAttentionFunction>", 90 * kMs, 100 * kMs, false, 3},
+      {"aten::bmm", 91 * kMs, 99 * kMs, false},
+  };
+  const Breakdown b = host_breakdown(ev, 0, 100 * kMs);
+  auto at = [&](Category c) { return b.ms[size_t(c)]; };
+  // forward: the range's own 3 ms, 4 + 5 + 8 inside; backward: 20 + 5, and the node named attention 10.
+  EXPECT_DOUBLE_EQ(at(Category::kAttention), 55.0);
+  EXPECT_DOUBLE_EQ(at(Category::kGemm), 10.0 + 8.0 + 25.0);
+  EXPECT_DOUBLE_EQ(at(Category::kSoftmaxLoss), 0.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kAttention)].at("aten::bmm").ms, 4.0 + 8.0 + 18.0 + 8.0);
+  EXPECT_DOUBLE_EQ(b.by_name[size_t(Category::kAttention)].at("aten::_softmax_backward_data").ms, 3.0);
+  // Without the range, the same operators are GEMM and loss, as before; the node named attention stays.
+  ev.erase(ev.begin() + 2);
+  const Breakdown plain = host_breakdown(ev, 0, 100 * kMs);
+  EXPECT_DOUBLE_EQ(plain.ms[size_t(Category::kAttention)], 10.0);
+  EXPECT_DOUBLE_EQ(plain.ms[size_t(Category::kSoftmaxLoss)], 10.0);  // _softmax 5, SoftmaxBackward0's node 2 + 3
+  EXPECT_DOUBLE_EQ(plain.ms[size_t(Category::kGemm)], 43.0 + 4.0 + 8.0 + 20.0);
+}
+
 // Each operator's own time by the phase whose range it ran in: the phases
 // add up to the busy time, communication comes out of the phase it ran in,
 // the step's own code is outside, and the layer ranges split forward and
@@ -569,11 +618,14 @@ TEST(OpBreakdown, CategoriesSumToTheMeasuredStepTimeOnCpu) {
     EXPECT_GT(c["softmax_loss"].get<double>(), 0.0) << rung;
     EXPECT_GT(c["optimizer"].get<double>(), 0.0) << rung;
     EXPECT_EQ(c["communication"].get<double>(), 0.0) << rung;
-    // Explicit attention is GEMMs and a softmax; SDPA is an attention operator.
-    if (std::string(rung) == "fp32")
-      EXPECT_EQ(c["attention"].get<double>(), 0.0);
-    else
-      EXPECT_GT(c["attention"].get<double>(), 0.0) << rung;
+    // Every rung has attention: SDPA's operator, or the explicit attention's
+    // batched matmuls and softmax, counted by the range around them.
+    EXPECT_GT(c["attention"].get<double>(), 0.0) << rung;
+    if (std::string(rung) == "fp32") {
+      bool bmm = false;
+      for (const auto& row : b["top_by_category"]["attention"]) bmm = bmm || row["name"] == "aten::bmm";
+      EXPECT_TRUE(bmm) << b["top_by_category"]["attention"].dump(2);
+    }
     EXPECT_GT(b["ops_per_step"].get<double>(), 50.0) << rung;
     // Host operators cannot be busy longer than the harness's step.
     EXPECT_EQ(b["valid"], true) << rung << ": " << b.dump(2);

@@ -60,8 +60,12 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   auto q = qkv[0].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, hs}).transpose(1, 2);  // (B, nh, T, hs)
-  auto y = options_.flash ? causal_attention(options_.attention_call, q, k, v, causal_mask_)  // (B, nh, T, hs)
-                          : explicit_causal_attention(q, k, v, causal_mask_);                // (B, nh, T, hs)
+  torch::Tensor y;
+  {
+    profiler::ScopedRange range(profiler::names::kAttention);
+    y = options_.flash ? causal_attention(options_.attention_call, q, k, v, causal_mask_)  // (B, nh, T, hs)
+                       : explicit_causal_attention(q, k, v, causal_mask_);                // (B, nh, T, hs)
+  }
   y = y.transpose(1, 2).contiguous().view({B, T, C});  // (B, T, C)
   return project(c_proj, y, "attn.c_proj");
 }
