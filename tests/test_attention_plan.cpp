@@ -23,6 +23,7 @@
 #include "profiler/common/config_error.h"
 #include "tests/cache_dir.h"
 #include "tests/tiny_step.h"
+#include "variants/attention.h"
 #include "variants/attention_candidates.h"
 #include "variants/attention_plan.h"
 #include "variants/plan_common.h"
@@ -396,6 +397,57 @@ TEST(AttentionPlan, CpuCandidatesAgreeInBf16) {
   for (size_t i : {0, 1, 4, 5, 6})
     EXPECT_TRUE(cands[i].result.ran) << cands[i].result.backend << ": " << cands[i].result.why_not;
   EXPECT_EQ(cands[6].result.picks, "flash");
+}
+
+// The explicit candidate on a CPU is one autograd node
+// (fused_explicit_causal_attention) with its backward written out. It
+// matches the composite it replaces: y, dq, dk and dv in fp32 within 1e-5
+// relative at GPT-2's head width and count, T 1024, and at an odd T (lanes
+// left over); in bf16 within the composite's own distance from fp32 plus
+// bf16's rounding. Inputs it does not take are refused with what it expects.
+TEST(AttentionPlan, ExplicitCandidateIsOneNodeMatchingTheComposite) {
+  auto compare = [](int64_t B, int64_t nh, int64_t T, int64_t hs, torch::ScalarType dt) {
+    torch::manual_seed(7);
+    auto q32 = torch::randn({B, nh, T, hs}), k32 = torch::randn({B, nh, T, hs}), v32 = torch::randn({B, nh, T, hs});
+    auto dy = torch::randn({B, nh, T, hs});
+    const auto mask = torch::ones({T, T}, torch::kBool).tril();
+    auto run = [&](bool fused, torch::ScalarType d) {
+      auto leaf = [d](const torch::Tensor& t) { return t.to(d, /*non_blocking=*/false, /*copy=*/true).requires_grad_(); };
+      auto q = leaf(q32), k = leaf(k32), v = leaf(v32);
+      auto y = fused ? fused_explicit_causal_attention(q, k, v) : explicit_causal_attention(q, k, v, mask);
+      if (fused) {
+        EXPECT_NE(y.grad_fn()->name().find("ExplicitAttentionFunction"), std::string::npos);
+      }
+      y.backward(dy.to(d));
+      return std::vector<torch::Tensor>{y.to(torch::kFloat), q.grad().to(torch::kFloat), k.grad().to(torch::kFloat),
+                                        v.grad().to(torch::kFloat)};
+    };
+    const auto want32 = run(false, torch::kFloat), got = run(true, dt), want = run(false, dt);
+    const char* names[] = {"y", "dq", "dk", "dv"};
+    for (size_t i = 0; i < 4; ++i) {
+      const double scale = want32[i].abs().max().item<double>();
+      const double err = (got[i] - want32[i]).abs().max().item<double>() / scale;
+      if (dt == torch::kFloat) {
+        EXPECT_LT(err, 1e-5) << names[i] << " T " << T;
+      } else {  // no further from fp32 than the bf16 composite is, with bf16's rounding to spare
+        const double composite = (want[i] - want32[i]).abs().max().item<double>() / scale;
+        EXPECT_LT(err, composite + 8e-3) << names[i] << " T " << T << " (composite " << composite << ")";
+      }
+    }
+  };
+  compare(1, 12, 1024, 64, torch::kFloat);
+  compare(2, 3, 37, 16, torch::kFloat);
+  compare(2, 3, 37, 16, torch::kBFloat16);
+  compare(1, 12, 256, 64, torch::kBFloat16);
+  const auto q = torch::randn({1, 2, 8, 4});
+  EXPECT_FALSE(fused_explicit_attention_runs(q, q, q.to(torch::kBFloat16)));
+  EXPECT_FALSE(fused_explicit_attention_runs(q.to(torch::kDouble), q.to(torch::kDouble), q.to(torch::kDouble)));
+  try {
+    fused_explicit_causal_attention(q, q, q.to(torch::kBFloat16));
+    ADD_FAILURE() << "mixed dtypes were taken";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("all float32 or all bfloat16"), std::string::npos) << e.what();
+  }
 }
 
 // Each CPU candidate pinned on the flash rung runs in the step: the loss of

@@ -28,7 +28,9 @@ torch::Tensor causal_attention(AttentionCall call, const torch::Tensor& q, const
                                const torch::Tensor& v, const torch::Tensor& causal_mask) {
   switch (call) {
     case AttentionCall::kSdpa: break;
-    case AttentionCall::kExplicit: return explicit_causal_attention(q, k, v, causal_mask);
+    case AttentionCall::kExplicit:
+      return fused_explicit_attention_runs(q, k, v) ? fused_explicit_causal_attention(q, k, v)
+                                                    : explicit_causal_attention(q, k, v, causal_mask);
     case AttentionCall::kSdpaFp32: {
       if (q.scalar_type() == torch::kFloat) break;
       torch::Tensor y;

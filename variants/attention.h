@@ -21,12 +21,25 @@ torch::Tensor explicit_causal_attention(const torch::Tensor& q, const torch::Ten
 torch::Tensor sdpa_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                     const torch::Tensor& v);
 
+// The explicit attention above as one autograd node, on a CPU
+// (variants/attention_cpu.cpp): q k^T and p v as batched matmuls in the
+// inputs' dtype, the causal softmax over each row's first i + 1 scores in one
+// pass (in float, p stored in the inputs' dtype), and its backward written out
+// (four batched matmuls and one pass per row). Same results as the composite
+// within the dtype's rounding. Takes (B, nh, T, hs) CPU tensors of one shape,
+// all float32 or all bfloat16 (fused_explicit_attention_runs); throws
+// otherwise.
+bool fused_explicit_attention_runs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+torch::Tensor fused_explicit_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                              const torch::Tensor& v);
+
 // How the flash rung calls its attention, as its attention plan chose
 // (variants/attention_plan.h): SDPA, with the SDP switches as the plan set
 // them; SDPA on fp32 copies of q, k, v with its output cast back to q's dtype
 // (autocast kept from casting them back down; on fp32 inputs, SDPA itself);
-// or the explicit attention above. The planner's candidates and the model
-// call it alike.
+// or the explicit attention above: one node on a CPU where it runs
+// (fused_explicit_causal_attention), else the composite. The planner's
+// candidates and the model call it alike.
 enum class AttentionCall : uint8_t { kSdpa, kSdpaFp32, kExplicit };
 torch::Tensor causal_attention(AttentionCall call, const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& causal_mask);
