@@ -13,6 +13,7 @@
 #include "bench/measure/bandwidth.h"
 #include "bench/measure/device.h"
 #include "bench/measure/roofline.h"
+#include "variants/gemm_candidates.h"
 #include "variants/config.h"
 
 namespace ladder {
@@ -135,7 +136,9 @@ TEST(Roofline, EveryShapeIsTheBestOfAtLeastTwoCallsAndTheBestShapeIsKept) {
   double best = 0;
   for (const MatmulShape& s : r.shapes) {
     EXPECT_TRUE(s.skipped.empty()) << s.skipped;
-    EXPECT_GE(s.reps, 2) << s.n << " " << s.k << " " << s.layout;  // never a cold first call alone
+    // Never a cold first call alone: two calls of ATen's mm, and of oneDNN's matmul where it is built in.
+    EXPECT_GE(s.reps, gemm::onednn_available() ? 4 : 2) << s.n << " " << s.k << " " << s.layout;
+    EXPECT_TRUE(s.via == "aten" || (s.via == "onednn" && gemm::onednn_available())) << s.via;
     EXPECT_TRUE(s.k == s.n || s.k == 4 * s.n) << s.k;
     EXPECT_GT(s.tflops, 0);
     best = std::max(best, s.tflops);
@@ -148,9 +151,9 @@ TEST(Roofline, EveryShapeIsTheBestOfAtLeastTwoCallsAndTheBestShapeIsKept) {
 TEST(Roofline, RoundsKeepTheBestRateAndEveryShapesBest) {
   RooflineResult a, b, best;
   a.tflops = 2.0, a.n = 512, a.layout = "a@b", a.reps = 5, a.probe_ms = 100;
-  a.shapes = {{512, 512, "a@b", 2.0, 5, ""}, {1024, 1024, "a@b", 0, 0, "too slow"}};
+  a.shapes = {{512, 512, "a@b", 2.0, 5, "", "onednn"}, {1024, 1024, "a@b", 0, 0, "too slow", ""}};
   b.tflops = 3.0, b.n = 1024, b.layout = "a@b", b.reps = 4, b.probe_ms = 120;
-  b.shapes = {{512, 512, "a@b", 1.5, 2, ""}, {1024, 1024, "a@b", 3.0, 2, ""}};
+  b.shapes = {{512, 512, "a@b", 1.5, 2, "", "aten"}, {1024, 1024, "a@b", 3.0, 2, "", "aten"}};
   keep_best(best, a);
   keep_best(best, b);
   EXPECT_DOUBLE_EQ(best.tflops, 3.0);
@@ -159,6 +162,7 @@ TEST(Roofline, RoundsKeepTheBestRateAndEveryShapesBest) {
   EXPECT_DOUBLE_EQ(best.probe_ms, 220);
   ASSERT_EQ(best.shapes.size(), 2u);
   EXPECT_DOUBLE_EQ(best.shapes[0].tflops, 2.0);  // 512's best round, its calls summed
+  EXPECT_EQ(best.shapes[0].via, "onednn");        // and the call that gave it
   EXPECT_EQ(best.shapes[0].reps, 7);
   EXPECT_TRUE(best.shapes[1].skipped.empty());  // timed in the second round
   EXPECT_DOUBLE_EQ(best.shapes[1].tflops, 3.0);

@@ -34,6 +34,11 @@ struct MatmulShape {
   double tflops = 0;   // its best call; 0 when skipped
   int reps = 0;
   std::string skipped;
+  // The library call that gave the best: "aten" (torch::mm), or on a CPU
+  // "onednn" (oneDNN's matmul, the GEMM plan's onednn candidate), which on
+  // some CPUs runs fp32 twice as fast as ATen's (AMD EPYC 9B45-class: 0.47
+  // against 0.23 TFLOP/s, 2026-12-03); a ceiling is the faster of the two.
+  std::string via;
 };
 
 struct RooflineResult {
