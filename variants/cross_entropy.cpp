@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include <ATen/Parallel.h>
 
@@ -56,36 +57,27 @@ void check_targets_in_range_cpu(const torch::Tensor& targets, int64_t valid_voca
 // The *_rows function runs a range of rows, one thread's share, built once
 // per ISA level (LADDER_CPU_CLONES); the op splits the rows over threads.
 
-// The logsumexp of one row's first V logits.
-template <typename T>
-inline float logsumexp_row(const T* __restrict__ x, int64_t V) {
-  const float m = max_over(V, [&](int64_t j) { return to_float(x[j]); });
-  const float sum = lane_sum(V, [&](int64_t j) { return exp_approx(to_float(x[j]) - m); });
-  return m + std::log(sum);
-}
-
-// grad = (softmax - onehot(t)) * scale over [0, V), 0 over [V, Vp), for one
-// row, written over the logits themselves: the target logit is read before
-// the row is overwritten; one pointer, so the loop vectorises.
-template <typename T>
-inline void cross_entropy_grad_row_in_place(T* x, float lse, int64_t t, float scale, int64_t Vp, int64_t V) {
-  const float xt = to_float(x[t]);
-  for (int64_t j = 0; j < V; ++j) x[j] = from_float<T>(exp_approx(to_float(x[j]) - lse) * scale);
-  for (int64_t j = V; j < Vp; ++j) x[j] = from_float<T>(0.f);
-  x[t] = from_float<T>((exp_approx(xt - lse) - 1.f) * scale);
-}
-
-// The loss and, over the row itself, its gradient: the row is still in cache
-// for the second pass (the CPU side of the classifier's one-pass loss).
+// The loss and, over the row itself, its gradient (softmax - onehot(t)) *
+// scale over [0, V), 0 over [V, Vp): one exp per logit. The row's exp(x - max)
+// wait in `e` (V floats, in cache) for the gradient pass, which scales them by
+// 1 / sum; the target logit is read before the row is overwritten.
 template <typename T>
 LADDER_CPU_CLONES void cross_entropy_loss_and_grad_rows(int64_t begin, int64_t end, T* logits,
                                                         const int64_t* targets, float* losses, float* lse,
                                                         float scale, int64_t Vp, int64_t V) {
+  std::vector<float> e(size_t(V), 0.f);
+  float* __restrict__ ev = e.data();
   for (int64_t row = begin; row < end; ++row) {
-    T* x = logits + row * Vp;
-    lse[row] = logsumexp_row(x, V);
-    losses[row] = lse[row] - to_float(x[targets[row]]);
-    cross_entropy_grad_row_in_place(x, lse[row], targets[row], scale, Vp, V);
+    T* __restrict__ x = logits + row * Vp;
+    const int64_t t = targets[row];
+    const float m = max_over(V, [&](int64_t j) { return to_float(x[j]); });
+    const float sum = lane_sum(V, [&](int64_t j) { return ev[j] = exp_approx(to_float(x[j]) - m); });
+    lse[row] = m + std::log(sum);
+    losses[row] = lse[row] - to_float(x[t]);
+    const float r = scale / sum;
+    for (int64_t j = 0; j < V; ++j) x[j] = from_float<T>(ev[j] * r);
+    for (int64_t j = V; j < Vp; ++j) x[j] = from_float<T>(0.f);
+    x[t] = from_float<T>((ev[t] / sum - 1.f) * scale);
   }
 }
 
