@@ -58,6 +58,9 @@ TEST(GemmPlan, MethodsApplyToTheirRoles) {
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kWeightBiasGrad, false));
   EXPECT_TRUE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kWeightBiasGrad, true));
   EXPECT_FALSE(method_applies(GemmMethod::kLtIntoGradBgradb, GemmRole::kForwardBias, true));
+  // oneDNN (G) is offered at every GEMM, weight gradients too (planner 5), with or without the buffer.
+  for (GemmRole role : {GemmRole::kForward, GemmRole::kInputGrad, GemmRole::kWeightGrad, GemmRole::kWeightBiasGrad})
+    for (bool into : {false, true}) EXPECT_TRUE(method_applies(GemmMethod::kOnednn, role, into));
 }
 
 // Every method has a name that parses back to it, A first (the planner
@@ -406,13 +409,13 @@ TEST(GemmPlan, CpuStepPlansEveryGemmOfTheStep) {
     EXPECT_TRUE(labels.count(sp["choice"].get<std::string>())) << sp["site"];
     offered[sp["site"].get<std::string>()] = labels;
   }
-  // G (oneDNN) at every forward and input gradient, F at every weight gradient.
-  const std::set<std::string> ag = {"pytorch", "onednn"}, af = {"pytorch", "into-grad"};
+  // G (oneDNN) at every GEMM, F at every weight gradient besides.
+  const std::set<std::string> ag = {"pytorch", "onednn"}, afg = {"pytorch", "into-grad", "onednn"};
   EXPECT_EQ(offered["attn.c_attn/forward"], ag);
   EXPECT_EQ(offered["mlp.c_proj/input grad+dgelu"], ag);
   EXPECT_EQ(offered["attn.c_attn/input grad"], ag);
-  EXPECT_EQ(offered["attn.c_attn/weight+bias grad"], af);
-  EXPECT_EQ(offered["lm_head/weight grad"], af);
+  EXPECT_EQ(offered["attn.c_attn/weight+bias grad"], afg);
+  EXPECT_EQ(offered["lm_head/weight grad"], afg);
   EXPECT_EQ(offered["lm_head/forward"], ag);
   EXPECT_EQ(offered["lm_head/input grad"], ag);
   // The next step of the same shape reads the cache.
@@ -442,14 +445,17 @@ TEST(GemmPlan, CpuCandidatesMatchPytorchAtGpt2Widths) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 15 + 5 + 10);  // A everywhere, F at the five weight gradients, G at the ten others
+  EXPECT_EQ(checked, 15 + 5 + 15);  // A and G everywhere, F at the five weight gradients
   const GemmSite dw = step_sites(m, 64, 50304, true)[7];
   ASSERT_EQ(dw.name(), "mlp.c_proj/weight+bias grad");
   const auto bf16 = gemm::draw_operands(dw, torch::kCPU, torch::kBFloat16, 7);
   const auto c = gemm::site_candidates(dw, bf16, torch::kCPU, true);
-  ASSERT_EQ(c.size(), 2u);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[1].result.choice.method, GemmMethod::kIntoGrad);
   EXPECT_FALSE(c[1].result.ran);
   EXPECT_NE(c[1].result.why_not.find("takes fp32 operands"), std::string::npos) << c[1].result.why_not;
+  EXPECT_EQ(c[2].result.choice.method, GemmMethod::kOnednn);  // G runs in bf16, within bf16's check
+  EXPECT_TRUE(c[2].result.ran) << c[2].result.why_not;
 }
 
 // A CPU plan's wider margin: F 4 % faster than A is noise there, 8 % a choice.

@@ -98,6 +98,18 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& w, cons
                  c10::List<std::optional<at::Scalar>>(), std::nullopt);
 }
 
+// G's weight gradient dW (O, I) = dy^T x, with dy (N, O) and x (N, I). The
+// op makes its first operand contiguous, so of the two ways to ask it the one
+// that copies less is taken: dy^T (O x N) as x's rows against x^T, or x^T
+// (I x N) against dy^T, whose (I, O) result is then transposed back (I x N
+// plus O x I copied). For lm_head (O 50304, I 256, N 1024) the second copies
+// 13.1M elements instead of 51.5M.
+torch::Tensor onednn_weight_grad(const torch::Tensor& dy, const torch::Tensor& x) {
+  const int64_t N = dy.size(0), O = dy.size(1), I = x.size(1);
+  if (O * N <= I * N + O * I) return onednn_linear(dy.t(), x.t(), torch::Tensor());  // (O, I)
+  return onednn_linear(x.t(), dy.t(), torch::Tensor()).t().contiguous();         // (I, O) -> (O, I)
+}
+
 // Whether a call with choice `c` on `t` runs G: on a CPU, with oneDNN built in.
 bool wants_onednn(const torch::Tensor& t, GemmChoice c) {
   return c.method == GemmMethod::kOnednn && t.is_cpu() && onednn_available();
@@ -197,12 +209,14 @@ std::pair<torch::Tensor, torch::Tensor> weight_bias_grad(const torch::Tensor& dy
   }
 #endif
   if (add_into_buffer(dy, x, c, grad, out)) return {torch::Tensor(), dy.sum(0)};
+  if (wants_onednn(dy, c)) return {onednn_weight_grad(dy, x), dy.sum(0)};
   return {dy.t().mm(x), dy.sum(0)};
 }
 
 torch::Tensor weight_grad(const torch::Tensor& dy, const torch::Tensor& x, GemmChoice c, const torch::Tensor& grad,
                           Outcome* out) {
   if (add_into_buffer(dy, x, c, grad, out)) return torch::Tensor();
+  if (wants_onednn(dy, c)) return onednn_weight_grad(dy, x);
   return dy.t().mm(x);
 }
 

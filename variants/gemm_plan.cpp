@@ -178,7 +178,7 @@ bool method_applies(GemmMethod method, GemmRole role, bool into_grad_buffer) {
     case GemmMethod::kLtIntoGradBgradb: return role == GemmRole::kWeightBiasGrad && into_grad_buffer;
     case GemmMethod::kIntoGrad:
       return (role == GemmRole::kWeightBiasGrad || role == GemmRole::kWeightGrad) && into_grad_buffer;
-    case GemmMethod::kOnednn: return role != GemmRole::kWeightBiasGrad && role != GemmRole::kWeightGrad;
+    case GemmMethod::kOnednn: return true;
   }
   return false;
 }
