@@ -153,12 +153,15 @@ class Nvtx : public ::testing::Test {
 
 // ---- CPU -----------------------------------------------------------------------------
 
+// Each block's attention has a range of its own in forward (tiny: 2 blocks).
 TEST_F(Nvtx, OneStepRangeTree) {
   EXPECT_EQ(one_cpu_step("--rung fp32"),
             "measured steps\n"
             "  step fp32\n"
             "    data\n"
             "    forward\n"
+            "      attention\n"
+            "      attention\n"
             "    backward\n"
             "    optimizer\n");
 }
@@ -171,7 +174,9 @@ TEST_F(Nvtx, LayerRangesInForwardAndBackward) {
             "    data\n"
             "    forward\n"
             "      layer 0\n"
+            "        attention\n"
             "      layer 1\n"
+            "        attention\n"
             "    backward\n"
             "      layer 1\n"
             "      layer 0\n"
@@ -186,7 +191,9 @@ TEST_F(Nvtx, FusedPathLayerRanges) {
             "    data\n"
             "    forward\n"
             "      layer 0\n"
+            "        attention\n"
             "      layer 1\n"
+            "        attention\n"
             "    backward\n"
             "      layer 1\n"
             "      layer 0\n"
@@ -196,7 +203,7 @@ TEST_F(Nvtx, FusedPathLayerRanges) {
 TEST_F(Nvtx, GradAccumRepeatsEachMicroStep) {
   // tiny: 1024 tokens per step / (B4 x T64) = 4 micro-steps, one optimizer step.
   std::string micro;
-  for (int i = 0; i < 4; ++i) micro += "    data\n    forward\n    backward\n";
+  for (int i = 0; i < 4; ++i) micro += "    data\n    forward\n      attention\n      attention\n    backward\n";
   EXPECT_EQ(one_cpu_step("--rung grad-accum"), "measured steps\n  step grad-accum\n" + micro + "    optimizer\n");
 }
 
@@ -212,7 +219,9 @@ TEST_F(Nvtx, CudaEagerBackwardLayersAreOnTheAutogradThread) {
             "    data\n"
             "    forward\n"
             "      layer 0\n"
+            "        attention\n"
             "      layer 1\n"
+            "        attention\n"
             "    backward\n"
             "    optimizer\n");
   ASSERT_NE(measured, nullptr);

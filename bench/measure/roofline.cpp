@@ -92,7 +92,12 @@ MatmulShape probe_shape(const Operands& o, int64_t n, int64_t k, const Layout& l
   if (onednn) {
     const GemmChoice onednn_choice{GemmMethod::kOnednn};
     const torch::Tensor w = b.t();  // (n, k): oneDNN's linear computes a w^T
-    keep(best_time(timer, [&] { c = gemm::forward(a, w, onednn_choice); }, kMinCalls, each, kMaxCalls), "onednn");
+    try {
+      keep(best_time(timer, [&] { c = gemm::forward(a, w, onednn_choice); }, kMinCalls, each, kMaxCalls), "onednn");
+    } catch (const std::exception&) {  // dnnl::error, or c10::Error
+      // oneDNN cannot build this primitive here (a bf16 inner product with its ISA
+      // limited to AVX2, ONEDNN_MAX_CPU_ISA): ATen's mm alone sets the ceiling.
+    }
   }
   return s;
 }
