@@ -91,6 +91,28 @@ TEST(SpeedOfLight, AFloorAboveItsMeasurementIsFlagged) {
   EXPECT_EQ(j["bands"][0]["floor_above_measured"], true);
 }
 
+// A process whose own sweep ran faster than the run's probe (this VM's memory
+// has two speeds per process) is held to its own speed: no working set's
+// bandwidth below it, so the DRAM-bound site's floor falls; a slower sweep
+// changes nothing.
+TEST(SpeedOfLight, AProcessIsHeldToItsOwnFasterSweep) {
+  const nlohmann::json measured = {{"gemm", 300.0}, {"elementwise_norm", 1.0}, {"communication", 150.0}};
+  Ceilings fast = ceilings();
+  fast.process_sweep_gbps = 200;  // above DRAM's 100
+  fast.process_sweep_bytes = 64 << 20;
+  EXPECT_DOUBLE_EQ(fast.memory_gbps_for(2e9), 200.0);
+  EXPECT_DOUBLE_EQ(fast.memory_gbps_for(2e6), 400.0);  // a cache-sized working set keeps its faster rate
+  const SpeedOfLight s = speed_of_light(work(), fast, measured, 500.0);
+  EXPECT_DOUBLE_EQ(s.bands[0].sites[1].floor_ms, 30.0);  // gemm/a: 2e9 bytes at 200 GB/s, 3 times
+  Ceilings slow = ceilings();
+  slow.process_sweep_gbps = 50;
+  slow.process_sweep_bytes = 64 << 20;
+  EXPECT_DOUBLE_EQ(speed_of_light(work(), slow, measured, 500.0).bands[0].sites[1].floor_ms, 60.0);
+  nlohmann::json j;
+  to_json(j, s);
+  EXPECT_DOUBLE_EQ(j["ceilings"]["process_sweep_gbps"].get<double>(), 200.0);
+}
+
 // Without a measured ladder one figure applies to every size; without a link or a matmul ceiling the floor
 // counts what is known and says so.
 TEST(SpeedOfLight, UnknownCeilingsLeaveAPartialFloor) {

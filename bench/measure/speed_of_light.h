@@ -42,7 +42,15 @@ struct Ceilings {
   std::string memory_basis;  // "measured: ...", "datasheet, not measured: H100 SXM (...)"
   double link_gbps = 0;      // the ddp rung's all-reduce bus bandwidth; 0: unknown (no link floors)
   std::string link_basis;
-  // The bandwidth for a working set of `bytes`: the measured ladder's, else memory_gbps.
+  // This process's own memory speed: its noise probe's sweep past the last-level
+  // cache, just before and after its steps (bench/measure/speed_probe.h), the best
+  // repetition; 0: not known (a peer, a report from before 2026-12-03). On some
+  // VMs memory runs at one of two speeds per process (a Zen 5 EPYC: 90 or 175 GB/s
+  // at 64 MiB), and a run's one probe may have met the slower.
+  double process_sweep_gbps = 0;
+  int64_t process_sweep_bytes = 0;
+  // The bandwidth for a working set of `bytes`: the measured ladder's, else memory_gbps;
+  // at least this process's own sweep.
   double memory_gbps_for(double bytes) const;
 };
 

@@ -119,6 +119,7 @@ json probe_json(const ProbeWorkload& w, const ProbeReading& before, const ProbeR
   };
   const double total_before = before.gemm_ms + before.sweep_ms, total_after = after.gemm_ms + after.sweep_ms;
   return {{"workload", w.key()},
+          {"sweep_bytes", w.sweep_bytes},
           {"before", reading(before)},
           {"after", reading(after)},
           {"speed_index_per_s", probe_speed_index(before, after)},

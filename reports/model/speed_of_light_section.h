@@ -23,6 +23,7 @@ struct SolCeilingsSection {
   std::optional<double> matmul_tflops, memory_gbps, link_gbps;  // null: not known
   std::string matmul_precision, matmul_basis, memory_basis, link_basis;
   bool memory_measured = false;
+  ::ladder::fields::Maybe<double> process_sweep_gbps;  // absent: not known
   template <class S, class V>
   static void fields(S& s, V& v) {
     using Doc = ::ladder::fields::Doc;
@@ -32,6 +33,9 @@ struct SolCeilingsSection {
     v("memory_gbps", s.memory_gbps, Doc("one bandwidth figure where no ladder of working sets was measured"));
     v("memory_measured", s.memory_measured, Doc("each site takes its working set's measured bandwidth"));
     v("memory_basis", s.memory_basis);
+    v("process_sweep_gbps", s.process_sweep_gbps,
+      Doc("this process's own memory speed (its noise probe's sweep past the last-level cache, the best repetition): "
+          "no working set's bandwidth is taken below it; absent: not known (a peer, a report from before 2026-12-03)"));
     v("link_gbps", s.link_gbps, Doc("the ddp rung's all-reduce bus bandwidth; null: not known"));
     v("link_basis", s.link_basis);
   }
