@@ -8,6 +8,7 @@
 #include "variants/attention.h"
 
 #include <cmath>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
@@ -24,16 +25,20 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 // Rows [begin, end) of the (B*nh*T, T) scores s, in place: row r is query
-// position i = r % T, and becomes softmax(s[0..i] * scale), 0 past i.
+// position i = r % T, and becomes softmax(s[0..i] * scale), 0 past i. One exp
+// per score: the row's exp((s - max) * scale) wait in float in `e` (T floats)
+// for the pass that scales them by 1 / sum.
 template <typename E>
 LADDER_CPU_CLONES void causal_softmax_rows(int64_t begin, int64_t end, E* s, int64_t T, float scale) {
+  std::vector<float> e(size_t(T), 0.f);
+  float* __restrict__ ev = e.data();
   for (int64_t r = begin; r < end; ++r) {
-    E* x = s + r * T;
+    E* __restrict__ x = s + r * T;
     const int64_t n = r % T + 1;  // positions 0..i
     const float m = max_over(n, [&](int64_t j) { return to_float(x[j]); });
-    const float sum = lane_sum(n, [&](int64_t j) { return exp_approx((to_float(x[j]) - m) * scale); });
+    const float sum = lane_sum(n, [&](int64_t j) { return ev[j] = exp_approx((to_float(x[j]) - m) * scale); });
     const float inv = 1.f / sum;
-    for (int64_t j = 0; j < n; ++j) x[j] = from_float<E>(exp_approx((to_float(x[j]) - m) * scale) * inv);
+    for (int64_t j = 0; j < n; ++j) x[j] = from_float<E>(ev[j] * inv);
     for (int64_t j = n; j < T; ++j) x[j] = from_float<E>(0.f);
   }
 }

@@ -63,7 +63,7 @@ bool backend_on_device(AttentionBackend b, bool cuda);
 // "CUDA only" or "CPU only": why `b` is not offered where backend_on_device is false.
 const char* backend_device_only(AttentionBackend b);
 
-inline constexpr int kAttentionPlannerVersion = 3;  // 2: math, explicit and flash-fp32 on a CPU; 3: explicit is one node there
+inline constexpr int kAttentionPlannerVersion = 4;  // 2: math, explicit and flash-fp32 on a CPU; 3: explicit is one node there; 4: its softmax takes one exp a score
 
 // What a plan was measured for: a cached plan is used only where every
 // field matches. The device and library fields are the GEMM plan's
