@@ -9,8 +9,8 @@
 //   pytorch         A, PyTorch's ops
 //   into-grad       F, weight-gradient sites: dW added (beta = 1) into an
 //                   fp32 buffer by addmm_ (only where the step runs fp32)
-//   onednn          G, forward and input-gradient sites: oneDNN's matmul
-//                   (mkldnn::_linear_pointwise) where ATen's mm runs MKL
+//   onednn          G, every site: oneDNN's matmul where ATen's mm runs MKL
+//                   (at the weight gradients since GEMM planner 5)
 // On CUDA, in bf16 (the precision the fused rung computes in), as the
 // step and its GEMM planner run them (variants/gemm_candidates.h), each at
 // the heuristic's first algorithm:
@@ -72,7 +72,7 @@ std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
     if (site_precision(device) == Precision::kFP32 && method_applies(GemmMethod::kIntoGrad, s.role, true))
       out.push_back({"into-grad", {GemmMethod::kIntoGrad, 0}});
     if (gemm::onednn_available() && method_applies(GemmMethod::kOnednn, s.role, true))
-      out.push_back({"onednn", {GemmMethod::kOnednn, 0}});  // G: the forward and input-gradient sites
+      out.push_back({"onednn", {GemmMethod::kOnednn, 0}});  // G: every site (planner 5: the weight gradients too)
     return out;
   }
   out.push_back({"lt", {GemmMethod::kLt, 0}});
@@ -153,7 +153,7 @@ const Family kGemmSitesFamily{"gemm_sites",
                               "GEMMs (PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias "
                               "gradient in fp32 apart, dW into an fp32 gradient buffer, with or without the bias "
                               "epilogue); on a CPU every GEMM of the step in its dtype (PyTorch's ops, dW into "
-                              "the fp32 buffer by addmm_)",
+                              "the fp32 buffer by addmm_, oneDNN's matmul)",
                               register_gemm_sites, nullptr};
 
 }  // namespace ladder::micro
