@@ -43,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/common/fields.h"
+#include "variants/precision_name.h"
 
 namespace ladder {
 
@@ -72,7 +73,7 @@ struct AttentionPlanKey {
   std::string device;  // "NVIDIA H100 80GB HBM3", "cpu"
   std::string torch;   // LibTorch's version
   std::string cudnn;   // cuDNN's version ("" without CUDA)
-  std::string dtype;   // "bf16", "fp32", "tf32"
+  std::string dtype;   // precision_name(): bf16, fp32 or tf32
   int64_t batch = 0, n_head = 0, seq = 0, head_size = 0;
   int64_t planner = kAttentionPlannerVersion;
   std::string id() const;  // a file name: "<device>-<16 hex digits of the fields' hash>"
@@ -84,7 +85,8 @@ struct AttentionPlanKey {
     v("device", s.device, Doc("the device the plan was measured on"));
     v("torch", s.torch, Doc("LibTorch's version"));
     v("cudnn", s.cudnn, Doc("cuDNN's version; empty without CUDA"));
-    v("dtype", s.dtype, Doc("the attention's dtype").one_of({"bf16", "fp32", "tf32"}));
+    v("dtype", s.dtype, Doc("the attention's dtype")
+                              .one_of(std::vector<nlohmann::json>(precision_names().begin(), precision_names().end())));
     v("batch", s.batch, Doc("B").min(1));
     v("n_head", s.n_head, Doc("heads").min(1));
     v("seq", s.seq, Doc("T").min(1));

@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "profiler/common/config_error.h"
+#include "variants/base_rung.h"
 #include "variants/model_config.h"
 #include "variants/switches/flags.h"
 
@@ -87,7 +88,7 @@ struct RunConfig {
   bool breakdown = false;      // synchronise at phase boundaries
   bool fixed_batch = false;    // every step sees batch 0 (overfitting checks)
   std::optional<double> peak_tflops;  // overrides the datasheet table
-  std::string rung = "fp32";
+  std::string rung = kBaseRungName;
   Switches sw;              // what the rung changes; all off is the fp32 baseline
   int64_t total_batch = 0;  // grad-accum: tokens per optimizer step (all ranks)
   int world_size = 1;

@@ -120,7 +120,7 @@ struct GemmPlanKey {
   std::string device;          // "NVIDIA H100 80GB HBM3", "cpu: <model>, <n> threads, <ISA in effect>"
   std::string cublaslt;        // cuBLASLt's version ("" without CUDA)
   std::string torch;           // LibTorch's version
-  std::string dtype;           // the compute dtype: "bf16", "fp32", "tf32"
+  std::string dtype;           // the compute dtype, precision_name(): bf16, fp32 or tf32
   int64_t n_embd = 0, n_layer = 0, rows = 0;  // the sites' shapes
   int64_t vocab = 0;           // the classifier's (a CPU plan's lm_head sites); 0 and left out of the JSON on CUDA
   bool gelu_epilogue = true;   // c_fc's forward and c_proj's dgelu are epilogue sites

@@ -16,7 +16,7 @@ namespace ladder {
 
 const std::vector<Rung>& ladder_rungs() {
   static const std::vector<Rung> kLadder = [] {
-    std::vector<Rung> rungs = {{"fp32", "FP32 baseline", Switches{}}};
+    std::vector<Rung> rungs = {{kBaseRungName, "FP32 baseline", Switches{}}};
     for (const SwitchDecl* s : all_switches()) {
       // A group's parts arrive with their group; extras are not rungs.
       if (s->role != SwitchRole::kRung && s->role != SwitchRole::kGroup) continue;
@@ -30,6 +30,8 @@ const std::vector<Rung>& ladder_rungs() {
   }();
   return kLadder;
 }
+
+const Rung& base_rung() { return ladder_rungs().front(); }
 
 const Rung& peer_base_rung() {
   // all_switches() holds exactly one peers_base, a rung (decl.cpp's checks); its rung has its name.
@@ -53,7 +55,7 @@ bool rung_runnable(const Rung& r, const std::string& device, std::string* why_no
   if (r.varies && r.varies->cuda_only && !cuda) {
     if (why_not)
       *why_not = fmt::format("{} is CUDA only: on a CPU this rung would run what {} runs", r.varies->name,
-                             r.name.rfind("top-", 0) == 0 ? "top" : "fp32");
+                             r.name.rfind("top-", 0) == 0 ? "top" : kBaseRungName);
     return false;
   }
 #ifndef LADDER_WITH_NCCL

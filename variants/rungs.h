@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "variants/base_rung.h"
 #include "variants/switches/flags.h"
 
 namespace ladder {
@@ -28,8 +29,10 @@ struct Rung {
   const SwitchDecl* varies = nullptr;
 };
 
-// The cumulative ladder, fp32 first.
+// The cumulative ladder, base_rung() first.
 const std::vector<Rung>& ladder_rungs();
+// The base rung, named kBaseRungName (base_rung.h): ladder_rungs().front().
+const Rung& base_rung();
 // The ladder rung the PyTorch peers run the switches of: the one whose switch
 // is declared peers_base (fused-adamw; the list's checks, decl.cpp, ask for
 // exactly one, a rung).

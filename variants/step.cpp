@@ -12,6 +12,7 @@
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/zero1.h"
 #include "variants/gemm_candidates.h"
+#include "variants/precision_name.h"
 
 namespace ladder {
 
@@ -57,7 +58,7 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
   // read them here.
   const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
   const torch::ScalarType compute = bf16 ? torch::kBFloat16 : torch::kFloat;
-  const std::string dtype = bf16 ? "bf16" : tf32_effect_.effective ? "tf32" : "fp32";
+  const std::string dtype = precision_name(matmul_precision(bf16, tf32_effect_.effective));
   if (plan_.model.fused_linear) {  // each epilogue GEMM site's way
     auto& lin = plan_.model.linear;
     const bool into_grad = lin.grads_into_buffers && !cfg.sw.on(switches::ddp);

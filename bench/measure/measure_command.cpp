@@ -130,7 +130,7 @@ void check_measure(const RunConfig& cfg, MeasureOptions& mo, const ConfigOptions
 int measure_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
   ConfigOptions c;
   MeasureOptions mo;
-  std::string config_file, rung_name = "fp32";
+  std::string config_file, rung_name = kBaseRungName;
   ArgParser ap("measure",
                "Measure one rung in this process and write its report (what each child process\n"
                "of 'ladder run' does). Takes the same options as run, or --config CELL.json.");

@@ -30,15 +30,6 @@ double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops)
   return 100.0 * tokens_per_s * double(flops_per_token) / (peak_tflops * 1e12);
 }
 
-const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::kFP32: return "fp32";
-    case Precision::kTF32: return "tf32";
-    case Precision::kBF16: return "bf16";
-  }
-  return "?";
-}
-
 namespace {
 struct Row {
   const char* pattern;  // matched case-insensitively against the CUDA device name

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "variants/config.h"
+#include "variants/precision_name.h"  // Precision, precision_name
 
 namespace ladder {
 
@@ -50,8 +51,6 @@ int64_t causal_attention_flops_per_token(int64_t n_head, int64_t head_size, int6
 // Model FLOPs utilisation in percent of `peak_tflops`.
 double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops);
 
-enum class Precision { kFP32, kTF32, kBF16 };
-const char* precision_name(Precision p);
 
 struct PeakEntry {
   std::string device;  // the table's label, e.g. "H100 SXM"

@@ -18,6 +18,7 @@
 #include "reports/model/report.h"
 #include "variants/gemm_candidates.h"
 #include "variants/precision.h"
+#include "variants/precision_name.h"
 
 namespace ladder {
 
@@ -378,8 +379,10 @@ double entry_layout_tflops(const nlohmann::json& entry, const std::string& layou
 std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device& device) {
   if (!device.is_cpu()) return "";
   if (!roofline.is_null()) {
-    const auto rate = [&](const char* p) { return entry_layout_tflops(roofline["precisions"][p], kEmulationLayout); };
-    const std::string why = bf16_slower(rate("fp32"), rate("bf16"));
+    const auto rate = [&](Precision p) {
+      return entry_layout_tflops(roofline["precisions"][precision_name(p)], kEmulationLayout);
+    };
+    const std::string why = bf16_slower(rate(Precision::kFP32), rate(Precision::kBF16));
     return why.empty() ? why : why + ", the run's roofline";
   }
   // n 512: an emulated bf16 matmul takes 0.02-0.3 s there by layout, a native one ~1 ms. Both

@@ -155,7 +155,7 @@ std::string device_name_of(const RungReport& report) {
 // The matmul ceiling the report's MFU 'p' divided by (the run's roofline at
 // the step's precision), else the datasheet's.
 void matmul_ceiling(const RungReport& report, Ceilings& c) {
-  c.matmul_precision = report.mfu ? report.mfu->precision : "fp32";
+  c.matmul_precision = report.mfu ? report.mfu->precision : precision_name(Precision::kFP32);
   if (!report.mfu) return;
   const MfuRoofline& measured = report.mfu->measured_roofline;
   c.matmul_tflops = measured.peak_tflops;

@@ -12,6 +12,7 @@
 
 #include "bench/measure/device.h"
 #include "reports/stats/stats.h"
+#include "variants/precision_name.h"
 
 namespace ladder {
 
@@ -68,7 +69,7 @@ std::vector<double> time_reps(const ProbeWorkload& w, const torch::Device& devic
 
 std::string ProbeWorkload::key() const {
   return fmt::format("{} {} gemm {} + sweep {} MiB, {} reps{}", device,
-                     gemm_dtype == torch::kBFloat16 ? "bf16" : "fp32", gemm_n, sweep_bytes >> 20, reps,
+                     precision_name(gemm_dtype == torch::kBFloat16 ? Precision::kBF16 : Precision::kFP32), gemm_n, sweep_bytes >> 20, reps,
                      threads > 0 ? fmt::format(", {} thread{}", threads, threads == 1 ? "" : "s") : "");
 }
 

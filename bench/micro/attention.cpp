@@ -48,7 +48,7 @@ void bench_attention(benchmark::State& state, const std::string& check_key,
     auto want = run(Kind::kExplicit, in);
     auto got = run(Kind::kSdpa, in);
     return compare_all({{got[0], want[0]}, {got[1], want[1]}, {got[2], want[2]}, {got[3], want[3]}},
-                       tolerance_for(p), fmt::format("sdpa vs explicit {}: y, dq, dk, dv", precision_tag(p)));
+                       tolerance_for(p), fmt::format("sdpa vs explicit {}: y, dq, dk, dv", precision_name(p)));
   });
   std::string extra;
   if (kind == Kind::kSdpa) {
@@ -72,7 +72,7 @@ void register_attention(const MicroConfig& cfg) {
     const int64_t B = cfg.batch_for(device);
     for (Precision p : {Precision::kFP32, Precision::kBF16}) {
       for (int64_t T = 128; T <= max_t; T *= 2) {
-        const std::string shape = fmt::format("{}/{}/B:{}/H:{}/T:{}/hs:{}", precision_tag(p), device_tag(device), B,
+        const std::string shape = fmt::format("{}/{}/B:{}/H:{}/T:{}/hs:{}", precision_name(p), device_tag(device), B,
                                               cfg.model.n_head, T, cfg.model.n_embd / cfg.model.n_head);
         for (Kind kind : {Kind::kExplicit, Kind::kSdpa}) {
           const std::string name = fmt::format("attention/{}/{}", kind == Kind::kSdpa ? "sdpa" : "explicit", shape);

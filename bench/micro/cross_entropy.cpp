@@ -58,7 +58,7 @@ void bench_ce(benchmark::State& state, const std::string& check_key, const torch
     return compare_all({{got[0], want[0]}, {got[1], want[1]}, {got[2].slice(0, 0, V), want[2]},
                         {pad_grad, torch::zeros_like(pad_grad)}},
                        tolerance_for(p),
-                       fmt::format("V {} vs {} {}: loss, dx, dW[:V], dW[V:] == 0", Vpad, V, precision_tag(p)));
+                       fmt::format("V {} vs {} {}: loss, dx, dW[:V], dW[V:] == 0", Vpad, V, precision_name(p)));
   });
   if (!passed_check(state, check)) return;
   const double s = time_iterations(state, device, [&] { run(in, V, p, device); });
@@ -73,7 +73,7 @@ void register_ce(const MicroConfig& cfg) {
   for (const auto& device : cfg.devices) {
     const int64_t M = cfg.batch_for(device) * cfg.seq;
     for (Precision p : {Precision::kFP32, Precision::kBF16}) {
-      const std::string rest = fmt::format("{}/{}/M:{}/C:{}", precision_tag(p), device_tag(device), M, C);
+      const std::string rest = fmt::format("{}/{}/M:{}/C:{}", precision_name(p), device_tag(device), M, C);
       for (int64_t Vp : vocabs) {
         const std::string name = fmt::format("cross_entropy/V:{}/{}", Vp, rest);
         add_benchmark(name, [=](benchmark::State& st) {

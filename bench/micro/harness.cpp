@@ -181,7 +181,7 @@ bool reprobe(const torch::Device& device) {
 }  // namespace
 
 const Peak& matmul_peak(const torch::Device& device, Precision precision) {
-  const std::string key = device_tag(device) + "/" + precision_tag(precision);
+  const std::string key = device_tag(device) + "/" + precision_name(precision);
   if (auto it = peaks().find(key); it != peaks().end()) return it->second;
   Peak peak;
   if (auto sheet = device.is_cuda() ? datasheet_peak(device_name(device), precision) : std::nullopt) {
@@ -198,7 +198,7 @@ const Peak& matmul_peak(const torch::Device& device, Precision precision) {
     peak.tflops = c.best.tflops;
     peak.measured = true;
     peak.basis = fmt::format("measured roofline: {}x{}x{} {} {} matmul, the best of {} calls at n {} in {} rounds",
-                             c.best.n, c.best.n, c.best.k, c.best.layout, precision_tag(precision), c.best.reps,
+                             c.best.n, c.best.n, c.best.k, c.best.layout, precision_name(precision), c.best.reps,
                              fmt::join(matmul_probe_sizes(device), "/"), c.tflops_per_round.size());
   }
   return peaks().emplace(key, peak).first->second;
@@ -222,7 +222,6 @@ void set_byte_counters(benchmark::State& state, double bytes_per_iter) {
 
 // ---- precision ----------------------------------------------------------------
 
-const char* precision_tag(Precision p) { return precision_name(p); }
 
 torch::ScalarType dtype_for(Precision p) { return p == Precision::kBF16 ? torch::kBFloat16 : torch::kFloat32; }
 

@@ -135,7 +135,6 @@ void set_byte_counters(benchmark::State& state, double bytes_per_iter);
 
 // ---- precision ----------------------------------------------------------------
 
-const char* precision_tag(Precision p);  // "fp32", "tf32", "bf16"
 torch::ScalarType dtype_for(Precision p);  // bf16 -> kBFloat16, else kFloat32
 
 // For its lifetime, fp32 matmuls run as `p` says: TF32 (or oneDNN's reduced

@@ -96,7 +96,7 @@ void register_layernorm(const MicroConfig& cfg) {
                                                    : std::vector<Way>{Way::kComposite, Way::kFused};
     for (Precision precision : {Precision::kFP32, Precision::kBF16}) {
       const std::string rest =
-          fmt::format("{}/{}/B:{}/T:{}/C:{}", precision_tag(precision), device_tag(device), B, T, C);
+          fmt::format("{}/{}/B:{}/T:{}/C:{}", precision_name(precision), device_tag(device), B, T, C);
       for (Way way : ways) {
         const Way checked = way == Way::kComposite ? ways[1] : way;
         const std::string name = fmt::format("layernorm/{}/{}", way_name(way), rest);

@@ -41,7 +41,7 @@ void bench_matmul(benchmark::State& state, const std::string& name, const torch:
     const int64_t rows = std::min<int64_t>(M, 64);
     auto want = torch::mm(x32.slice(0, 0, rows).to(torch::kFloat64), w32.to(torch::kFloat64).t());  // (rows, N)
     return compare_all({{out.slice(0, 0, rows), want}}, tolerance_for(precision),
-                       fmt::format("{} matmul against float64 (first {} rows)", precision_tag(precision), rows));
+                       fmt::format("{} matmul against float64 (first {} rows)", precision_name(precision), rows));
   });
   // What tf32 means on this device: TF32 tensor cores, oneDNN's bf16 "bf32" mode on CPU, or nothing.
   const std::string extra = precision == Precision::kTF32
@@ -57,7 +57,7 @@ void register_matmul(const MicroConfig& cfg) {
     const int64_t M = cfg.batch_for(device) * cfg.seq;
     for (Precision p : {Precision::kFP32, Precision::kTF32, Precision::kBF16}) {
       for (const Gemm& g : gemms(cfg.model)) {
-        const std::string name = fmt::format("matmul/{}/{}/{}/M:{}/N:{}/K:{}", g.name, precision_tag(p),
+        const std::string name = fmt::format("matmul/{}/{}/{}/M:{}/N:{}/K:{}", g.name, precision_name(p),
                                              device_tag(device), M, g.n, g.k);
         add_benchmark(name, [=](benchmark::State& st) { bench_matmul(st, name, device, p, M, g, cfg.seed); });
       }

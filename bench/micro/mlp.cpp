@@ -48,7 +48,7 @@ void bench_mlp(benchmark::State& state, const std::string& check_key, const torc
     for (size_t i = 0; i < got.size(); ++i) pairs.push_back({got[i], want[i]});
     return compare_all(pairs, tolerance_for(p),
                        fmt::format("mlp_gelu vs linear+gelu+linear {}: y, dx, dW_fc, db_fc, dW_proj, db_proj",
-                                   precision_tag(p)));
+                                   precision_name(p)));
   });
   if (!passed_check(state, check)) return;
   const double s = time_iterations(state, device, [&] { run(fused, in, p, device); });
@@ -59,7 +59,7 @@ void register_mlp(const MicroConfig& cfg) {
   for (const auto& device : cfg.devices) {
     const int64_t B = cfg.batch_for(device), T = cfg.seq, C = cfg.model.n_embd;
     for (Precision p : {Precision::kFP32, Precision::kBF16}) {
-      const std::string rest = fmt::format("{}/{}/B:{}/T:{}/C:{}", precision_tag(p), device_tag(device), B, T, C);
+      const std::string rest = fmt::format("{}/{}/B:{}/T:{}/C:{}", precision_name(p), device_tag(device), B, T, C);
       for (bool fused : {false, true}) {
         const std::string name = fmt::format("mlp/{}/{}", fused ? "fused" : "composite", rest);
         add_benchmark(name, [=](benchmark::State& st) {

@@ -27,7 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-// The job's cell as the run table names it: "fp32", "peer:eager", "B/flash".
+// The job's cell as the run table names it: fp32, peer:eager, B/flash.
 std::string cell_name(const Cell& c, const std::string& side) {
   return side.empty() ? peer_display_name(c.id) : side + "/" + peer_display_name(c.id);
 }

@@ -128,10 +128,10 @@ std::vector<Rung> rungs_of(const MatrixSpec& spec) {
   } else {
     rungs = spec.mode == "ablation" ? ablation_rungs() : spec.mode == "memory" ? memory_rungs() : ladder_rungs();
   }
-  if (!rungs.empty() && rungs.front().name == "fp32") return rungs;
-  std::vector<Rung> with_base = {ladder_rungs().front()};
+  if (!rungs.empty() && rungs.front().name == base_rung().name) return rungs;
+  std::vector<Rung> with_base = {base_rung()};
   for (const auto& r : rungs)
-    if (r.name != "fp32") with_base.push_back(r);
+    if (r.name != base_rung().name) with_base.push_back(r);
   return with_base;
 }
 
@@ -186,8 +186,8 @@ Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string&
   }
   if (cell.runnable) cell.cfg.validate();
   hold_to_memory_budget(spec, cell);
-  if (rung.name != "fp32") {
-    cell.parity_ref = prefix + "fp32";
+  if (rung.name != base_rung().name) {
+    cell.parity_ref = prefix + base_rung().name;
     cell.parity_subject = cell.id;
   }
   return cell;

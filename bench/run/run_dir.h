@@ -42,8 +42,8 @@ struct Job {
 std::filesystem::path cell_dir(const RunnerOptions& o, const Cell& c, const std::string& side = "");
 std::filesystem::path cell_report(const RunnerOptions& o, const Cell& c, int round = 1, const std::string& side = "");
 std::filesystem::path job_report(const RunnerOptions& o, const Job& j);
-// A process's name in progress lines and the summary's `missing`: "fp32",
-// "fp32/repeat2", "B/fp32/repeat2".
+// A process's name in progress lines and the summary's `missing`: fp32,
+// fp32/repeat2, B/fp32/repeat2.
 std::string job_name(const Job& j);
 // The report's path relative to the run directory, as the summary lists it.
 std::string relative_report(const Cell& c, int round, const std::string& side = "");

@@ -153,7 +153,7 @@ void print_estimate(const std::vector<Job>& jobs, const json& roofline, const Ru
     RunConfig as_run = c;  // what measure will decide
     resolve_cpu_bf16(as_run, roofline, torch::Device(c.device));
     const bool bf16 = as_run.bf16_applied();
-    const double flops_per_s = rate(bf16 ? "bf16" : "fp32") * kStepEfficiency;
+    const double flops_per_s = rate(precision_name(bf16 ? Precision::kBF16 : Precision::kFP32)) * kStepEfficiency;
     if (!(flops_per_s > 0)) return;
     const double step_flops = double(flops_per_token(c.model, gpt2_params_without_wpe(c.model, c.model_vocab()), c.seq)) *
                               double(c.tokens_per_step()) * c.world_size;

@@ -22,6 +22,7 @@
 #include "reports/stats/block_design.h"
 #include "reports/stats/inference.h"
 #include "reports/stats/machine_speed.h"
+#include "variants/rungs.h"
 #include "reports/stats/verdict.h"
 #include "profiler/common/config_error.h"
 
@@ -557,7 +558,7 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
   for (const auto& cell : cells) cmp.rungs.push_back(compare_cell(runs, facts, cell, opts, cmp));
   add_input_speedups(cmp);
   for (const auto& row : cmp.rungs) {
-    const std::string fp32 = shape_prefix(row.cell) + "fp32";
+    const std::string fp32 = shape_prefix(row.cell) + base_rung().name;
     const ComparedRung* fp32_row = nullptr;
     for (const auto& other : cmp.rungs)
       if (other.cell == fp32 && row.cell != fp32) fp32_row = &other;

@@ -27,7 +27,7 @@ std::string last_cell(const std::vector<SummaryRow>& rows, const SummaryRow& row
 RatioAgainst vs_fp32(const std::vector<SummaryRow>& rows, size_t i) {
   if (!rows[i].ok()) return {};
   return {true, last_cell(rows, rows[i], std::string::npos,
-                          [](const SummaryRow& r) { return !r.is_peer() && r.rung == "fp32"; })};
+                          [](const SummaryRow& r) { return !r.is_peer() && r.rung == base_rung().name; })};
 }
 
 // x prev: a composite RUNG+SWITCH against RUNG where RUNG ran (ddp+zero1

@@ -21,7 +21,7 @@ struct LoadedRun {
   std::string label;  // "A", "B", ... in argument order
   std::string path;   // as given
   std::string run_id;
-  std::vector<std::string> cells;  // in run order: "fp32", "flash", or "<shape>/<rung>"
+  std::vector<std::string> cells;  // in run order: a rung (fp32, flash), or <shape>/<rung>
   // Parallel to cells; any status. A cell without its report holds a
   // placeholder: only its status ("missing", or its row's).
   std::vector<RungReport> reports;

@@ -79,8 +79,8 @@ struct RowDisturbed {
 };
 
 struct SummaryRow {
-  std::string cell;   // "fp32", "B/fp32", "<shape>/peer-eager"
-  std::string rung;   // "fp32", "top-fused", "fused-adamw" for a peer
+  std::string cell;   // a rung (fp32), B/<rung> on an A/B run's side B, <shape>/peer-eager
+  std::string rung;   // fp32, top-fused; for a peer the rung it runs (fused-adamw)
   std::string side;   // "A", "B" in an A/B run, else ""
   std::string preset;
   long batch = 0, seq = 0;
@@ -102,7 +102,7 @@ struct SummaryRow {
   bool ok() const { return status == "ok"; }
   bool is_peer() const { return peer.has_value(); }
   const std::string& why() const { return failure ? *failure : reason; }
-  // The cell without its side ("B/fp32" -> "fp32").
+  // The cell without its side (B/flash -> flash).
   std::string bare_cell() const;
   // The rows whose ratios go together: one shape of the matrix, on one side.
   std::string shape() const;

@@ -29,6 +29,7 @@
 #include "variants/attention_plan.h"
 #include "variants/data_section.h"
 #include "variants/gemm_plan_section.h"
+#include "variants/precision_name.h"
 
 namespace ladder {
 
@@ -126,7 +127,8 @@ struct Mfu {
   MfuRoofline measured_roofline;
   template <class S, class V>
   static void fields(S& s, V& v) {
-    v("precision", s.precision, Doc("what the rung's matmuls ran in: its peak").one_of({"fp32", "tf32", "bf16"}));
+    v("precision", s.precision, Doc("what the rung's matmuls ran in: its peak")
+                               .one_of(std::vector<nlohmann::json>(precision_names().begin(), precision_names().end())));
     v("tokens_per_s_basis", s.tokens_per_s_basis);
     v("datasheet", s.datasheet);
     v("measured_roofline", s.measured_roofline);

@@ -37,7 +37,7 @@ struct TableCell {
   TableCell(std::string text = "", nlohmann::json value = nullptr, Tone tone = Tone::kPlain, std::string swatch = "")
       : text(std::move(text)), value(std::move(value)), tone(tone), swatch(std::move(swatch)) {}
   std::string text;      // as displayed: "12.34", "12.3p", "" for a repeated rung name
-  nlohmann::json value;  // as machines read it: 12.3412..., "fp32"; null: use text
+  nlohmann::json value;  // as machines read it: 12.3412..., a rung's name; null: use text
   Tone tone;
   std::string swatch;    // the colour of the chart series or layer the cell names (CSS); a page draws it
 };

@@ -27,6 +27,7 @@
 #include "reports/model/run_figures.h"
 #include "reports/render/figure_cells.h"
 #include "reports/model/summary_json.h"
+#include "variants/precision_name.h"
 
 namespace ladder {
 
@@ -160,7 +161,7 @@ const char* matmul_precision(const SummaryRow& row) {
     const auto it = row.effective.find(sw);
     return it != row.effective.end() && it->second;
   };
-  return took("bf16") ? "bf16" : took("tf32") ? "tf32" : "fp32";
+  return precision_name(ladder::matmul_precision(took("bf16"), took("tf32")));
 }
 
 // "fused-adamw bf16, peer:eager bf16, peer:compile fp32": what the matmuls of

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "variants/precision.h"
+#include "variants/precision_name.h"
 
 namespace ladder::fused::cuda {
 
@@ -312,7 +313,7 @@ std::string why_no_algo(const Gemm& g, at::ScalarType dtype, const GemmSetup& s,
     return fmt::format(
         "cuBLASLt has no algorithm for epilogue {} at m={} n={} k={} ({}{}, alignment {}/{}/{} B, reduction schemes "
         "0x{:x}; heuristic: {})",
-        epilogue_name(g.epilogue), g.m, g.n, g.k, dtype == at::kBFloat16 ? "bf16" : "fp32",
+        epilogue_name(g.epilogue), g.m, g.n, g.k, precision_name(dtype == at::kBFloat16 ? Precision::kBF16 : Precision::kFP32),
         g.d_fp32 ? fmt::format(" -> fp32, beta {}", g.beta) : "", s.align_a, s.align_b, s.align_d, s.reduction_mask,
         cublasLtGetStatusString(e.status));
   if (rank >= e.offered)
