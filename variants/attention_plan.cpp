@@ -88,48 +88,41 @@ AttentionBackend AttentionPlan::backend() const {
 
 AttentionPlan measure_attention_plan(std::vector<RunnableAttention> candidates, const AttentionPlanKey& key,
                                      const AttentionTimer& timer, double margin, int reps, double first_run_cut) {
-  const auto t0 = std::chrono::steady_clock::now();
-  AttentionPlan p;
-  p.mode = "auto";
-  p.source = "measured";
-  p.key = key;
-  p.margin = margin;
-  p.reps = reps;
-  double a_first_ms = 0;
-  for (auto& c : candidates) {
-    if (c.result.ran) {  // untimed: the backend's first call (its plan, cuDNN's graph build)
-      const double first_ms = timer(c.run);
-      if (&c == &candidates.front()) a_first_ms = first_ms;
-      if (first_run_cut > 0 && first_ms > first_run_cut * a_first_ms) {
-        c.result.ran = false;
-        c.result.why_not = fmt::format("not timed: its untimed run took {:.1f} ms, {:.1f}x {}'s {:.1f} ms (more than "
-                                       "{:g}x)", first_ms, first_ms / a_first_ms, candidates.front().result.backend,
-                                       a_first_ms, first_run_cut);
+  return measured_plan<AttentionPlan>(key, margin, reps, [&](AttentionPlan& p) {
+    double a_first_ms = 0;
+    for (auto& c : candidates) {
+      if (c.result.ran) {  // untimed: the backend's first call (its plan, cuDNN's graph build)
+        const double first_ms = timer(c.run);
+        if (&c == &candidates.front()) a_first_ms = first_ms;
+        if (first_run_cut > 0 && first_ms > first_run_cut * a_first_ms) {
+          c.result.ran = false;
+          c.result.why_not = fmt::format("not timed: its untimed run took {:.1f} ms, {:.1f}x {}'s {:.1f} ms (more than "
+                                         "{:g}x)", first_ms, first_ms / a_first_ms, candidates.front().result.backend,
+                                         a_first_ms, first_run_cut);
+        }
       }
+      p.candidates.push_back(c.result);
     }
-    p.candidates.push_back(c.result);
-  }
-  time_interleaved(p.candidates, reps, [&](size_t i) { return timer(candidates[i].run); });
-  const size_t best = choose_fastest(p.candidates, margin, &p.reason,
-                                     [](const AttentionCandidate& c) { return c.backend; });
-  p.choice = p.candidates[best].backend;
-  const AttentionCandidate& a = p.candidates[0];
-  const AttentionCandidate& chosen = p.candidates[best];
-  for (size_t i = 0; i < p.candidates.size(); ++i) {
-    AttentionCandidate& c = p.candidates[i];
-    if (!c.ran) continue;
-    if (i == best)
-      c.verdict = "chosen";
-    else if (best == 0 && c.median_ms < a.median_ms)  // faster, not by the margin
-      c.verdict = fmt::format("within the margin: {:.4f} ms against {}'s {:.4f} ms ({:+.1f} %, margin {:.0f} %)",
-                              c.median_ms, a.backend, a.median_ms, 100.0 * (c.median_ms / a.median_ms - 1.0),
-                              100.0 * margin);
-    else
-      c.verdict = fmt::format("slower: {:.4f} ms, {:.2f}x {}'s {:.4f} ms", c.median_ms,
-                              c.median_ms / chosen.median_ms, chosen.backend, chosen.median_ms);
-  }
-  p.planning_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  return p;
+    time_interleaved(p.candidates, reps, [&](size_t i) { return timer(candidates[i].run); });
+    const size_t best = choose_fastest(p.candidates, margin, &p.reason,
+                                       [](const AttentionCandidate& c) { return c.backend; });
+    p.choice = p.candidates[best].backend;
+    const AttentionCandidate& a = p.candidates[0];
+    const AttentionCandidate& chosen = p.candidates[best];
+    for (size_t i = 0; i < p.candidates.size(); ++i) {
+      AttentionCandidate& c = p.candidates[i];
+      if (!c.ran) continue;
+      if (i == best)
+        c.verdict = "chosen";
+      else if (best == 0 && c.median_ms < a.median_ms)  // faster, not by the margin
+        c.verdict = fmt::format("within the margin: {:.4f} ms against {}'s {:.4f} ms ({:+.1f} %, margin {:.0f} %)",
+                                c.median_ms, a.backend, a.median_ms, 100.0 * (c.median_ms / a.median_ms - 1.0),
+                                100.0 * margin);
+      else
+        c.verdict = fmt::format("slower: {:.4f} ms, {:.2f}x {}'s {:.4f} ms", c.median_ms,
+                                c.median_ms / chosen.median_ms, chosen.backend, chosen.median_ms);
+    }
+  });
 }
 
 void check_attention_plan_request(const std::string& value, const std::string& device) {

@@ -19,17 +19,13 @@ class SyntheticTokens final : public TokenSource {
   explicit SyntheticTokens(const SyntheticSpec& spec) : s_(spec) {}
 
   Batch batch(int64_t step, int64_t micro) override {
-    if (s_.fixed_batch) step = micro = 0;
     const int64_t B = s_.batch, T = s_.seq;
-    const auto opts = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(s_.pin_memory);
-    auto x = torch::empty({B, T}, opts);  // (B, T)
-    auto y = torch::empty({B, T}, opts);  // (B, T)
-    int64_t* px = x.data_ptr<int64_t>();
-    int64_t* py = y.data_ptr<int64_t>();
+    BatchToFill f = batch_to_fill(s_, step, micro);
+    int64_t* px = f.x;
+    int64_t* py = f.y;
     const uint64_t base = s_.seed * 0xD1B54A32D192ED03ULL;
-    const int64_t first_row = ((step * s_.micro_steps + micro) * s_.world + s_.rank) * B;
     for (int64_t b = 0; b < B; ++b) {
-      const uint64_t row = uint64_t(first_row + b);
+      const uint64_t row = uint64_t(f.first_row + b);
       for (int64_t j = 0; j <= T; ++j) {
         const auto token = int64_t(splitmix64(base + row * uint64_t(T + 1) + uint64_t(j)) %
                                    uint64_t(s_.vocab));
@@ -37,7 +33,7 @@ class SyntheticTokens final : public TokenSource {
         if (j > 0) py[b * T + j - 1] = token;
       }
     }
-    return {x, y};
+    return f.batch;
   }
 
   DataSection describe() const override {

@@ -47,4 +47,25 @@ std::unique_ptr<TokenSource> make_synthetic_source(const SyntheticSpec& spec);
 
 uint64_t splitmix64(uint64_t x);
 
+// A batch both token sources fill: x and y, (B, T) int64, page-locked where
+// the spec asks (pin_memory), their data, and the global index of the
+// batch's first row, ((step * micro_steps + micro) * world + rank) * B (step
+// 0's with fixed_batch). Spec: SyntheticSpec or ShardSpec (token_shards.h).
+struct BatchToFill {
+  Batch batch;
+  int64_t* x;
+  int64_t* y;
+  int64_t first_row;
+};
+template <class Spec>
+BatchToFill batch_to_fill(const Spec& s, int64_t step, int64_t micro) {
+  if (s.fixed_batch) step = micro = 0;
+  const auto opts = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(s.pin_memory);
+  BatchToFill f{{torch::empty({s.batch, s.seq}, opts), torch::empty({s.batch, s.seq}, opts)}, nullptr, nullptr, 0};
+  f.x = f.batch.x.data_ptr<int64_t>();
+  f.y = f.batch.y.data_ptr<int64_t>();
+  f.first_row = ((step * s.micro_steps + micro) * s.world + s.rank) * s.batch;
+  return f;
+}
+
 }  // namespace ladder

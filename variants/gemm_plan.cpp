@@ -307,28 +307,21 @@ void time_interleaved(std::vector<CandidateResult>& results, int reps,
 
 GemmPlan measure_plan(const std::vector<GemmSite>& sites, const GemmPlanKey& key, const CandidateSource& source,
                       const CandidateTimer& timer, double margin, int reps) {
-  const auto t0 = std::chrono::steady_clock::now();
-  GemmPlan p;
-  p.mode = "auto";
-  p.source = "measured";
-  p.key = key;
-  p.margin = margin;
-  p.reps = reps;
-  for (const GemmSite& site : sites) {
-    std::vector<RunnableCandidate> cands = source(site);  // its operands live as long as these calls
-    std::vector<CandidateResult> results;
-    for (auto& c : cands) {
-      if (c.result.ran) c.run();  // untimed: the first call's heuristic query and lazy set-up
-      results.push_back(c.result);
+  return measured_plan<GemmPlan>(key, margin, reps, [&](GemmPlan& p) {
+    for (const GemmSite& site : sites) {
+      std::vector<RunnableCandidate> cands = source(site);  // its operands live as long as these calls
+      std::vector<CandidateResult> results;
+      for (auto& c : cands) {
+        if (c.result.ran) c.run();  // untimed: the first call's heuristic query and lazy set-up
+        results.push_back(c.result);
+      }
+      time_interleaved(results, reps, [&](size_t i) { return timer(cands[i].run); });
+      SitePlan sp{site, {}, "", {}};
+      sp.choice = results[choose_candidate(results, margin, &sp.reason)].choice;
+      sp.candidates = std::move(results);
+      p.sites.push_back(std::move(sp));
     }
-    time_interleaved(results, reps, [&](size_t i) { return timer(cands[i].run); });
-    SitePlan sp{site, {}, "", {}};
-    sp.choice = results[choose_candidate(results, margin, &sp.reason)].choice;
-    sp.candidates = std::move(results);
-    p.sites.push_back(std::move(sp));
-  }
-  p.planning_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  return p;
+  });
 }
 
 // ---- --gemm-plan -----------------------------------------------------------------------

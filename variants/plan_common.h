@@ -5,6 +5,7 @@
 // and where plans are cached. Device-free.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -65,6 +66,23 @@ size_t choose_fastest(const std::vector<Candidate>& c, double margin, std::strin
 // A plan cache's folder: $LADDER_CACHE/<kind>, else
 // $XDG_CACHE_HOME/ladder/<kind>, else ~/.cache/ladder/<kind>
 // (kind: "gemm-plans", "attention-plans").
+// A measured plan (GemmPlan, AttentionPlan): its mode ("auto"), source
+// ("measured"), key, margin and repetitions set, filled by measure(plan),
+// then the time all that took (planning_ms).
+template <class Plan, class Key, class Measure>
+Plan measured_plan(const Key& key, double margin, int reps, const Measure& measure) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Plan p;
+  p.mode = "auto";
+  p.source = "measured";
+  p.key = key;
+  p.margin = margin;
+  p.reps = reps;
+  measure(p);
+  p.planning_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
 std::filesystem::path plan_cache_dir(const std::string& kind);
 // A cached plan's file name: "<device, as a slug>-<16 hex digits of the key's JSON's hash>".
 std::string plan_key_id(const std::string& device, const std::string& key_json);

@@ -200,16 +200,12 @@ class ShardTokens final : public TokenSource {
   }
 
   Batch batch(int64_t step, int64_t micro) override {
-    if (s_.fixed_batch) step = micro = 0;
     const int64_t B = s_.batch, T = s_.seq;
-    const auto opts = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(s_.pin_memory);
-    auto x = torch::empty({B, T}, opts);  // (B, T)
-    auto y = torch::empty({B, T}, opts);  // (B, T)
-    int64_t* px = x.data_ptr<int64_t>();
-    int64_t* py = y.data_ptr<int64_t>();
-    const int64_t first = ((step * s_.micro_steps + micro) * s_.world + s_.rank) * B;
+    BatchToFill f = batch_to_fill(s_, step, micro);
+    int64_t* px = f.x;
+    int64_t* py = f.y;
     for (int64_t b = 0; b < B; ++b) {
-      const auto [shard, row] = locate(first + b);
+      const auto [shard, row] = locate(f.first_row + b);
       const Shard& s = shards_[size_t(shard)];
       const uint16_t* src = s.data + row * T;  // T+1 tokens
       uint16_t hi = src[T];
@@ -220,7 +216,7 @@ class ShardTokens final : public TokenSource {
       }
       if (hi >= s_.vocab) check_ids(s, row * T, T + 1, s_.vocab);  // throws, naming the token
     }
-    return {x, y};
+    return f.batch;
   }
 
   DataSection describe() const override {

@@ -334,7 +334,7 @@ std::vector<std::pair<std::string, std::string>> run_reports(const std::string& 
 }  // namespace
 
 int sol_command(const std::vector<std::string>& args) {
-  std::string format = "text", rung, out;
+  std::string rung;
   std::vector<std::string> inputs;
   ArgParser ap("sol",
                "Each rung's step against the machine's own limits, band by band: the floor of each band (its "
@@ -344,26 +344,23 @@ int sol_command(const std::vector<std::string>& args) {
                "the section existed are computed from their config, op breakdown and roofline (the datasheet's "
                "bandwidth where the run measured none, marked so). Exit 0, 1 no rung could be tabled, 2 bad input.");
   ap.add_value("--rung", "R", "only this rung (a cell of the run)", [&](const std::string& v) { rung = v; });
-  ap.add_value("--format", "NAME", "text (default), markdown (md), json or html (each rung's table, and its bands "
-               "drawn as bars against their floors)", [&](const std::string& v) { format = v; });
-  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  const TableOutputOptions output(ap, {"text", "markdown", "json", "html"},
+                                  "(each rung's table, and its bands drawn as bars against their floors)");
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
-  if (inputs.size() != 1)
-    throw ConfigError(fmt::format("sol: got {} inputs, expected exactly one RUN directory", inputs.size()));
-  if (format != "text" && format != "markdown" && format != "md" && format != "json" && format != "html")
-    throw ConfigError(fmt::format("sol: --format '{}'; expected text, markdown (md), json or html", format));
+  const std::string& input = one_input("sol", inputs, "RUN directory");
+  output.check("sol");
   std::string run_dir;
-  auto reports = run_reports(inputs[0], &run_dir);
+  auto reports = run_reports(input, &run_dir);
   if (!rung.empty()) {
     reports.erase(std::remove_if(reports.begin(), reports.end(), [&](const auto& r) { return r.first != rung; }),
                   reports.end());
     if (reports.empty())
-      throw ConfigError(fmt::format("sol: --rung '{}': no such rung ran ok in {}", rung, inputs[0]));
+      throw ConfigError(fmt::format("sol: --rung '{}': no such rung ran ok in {}", rung, input));
   }
   Document doc;
-  doc.title = "ladder sol: " + inputs[0];
-  doc.data = {{"run", inputs[0]}, {"rungs", json::object()}};
+  doc.title = "ladder sol: " + input;
+  doc.data = {{"run", input}, {"rungs", json::object()}};
   for (const auto& [cell, path] : reports) {
     std::string why;
     std::optional<json> section;
@@ -380,15 +377,8 @@ int sol_command(const std::vector<std::string>& args) {
     doc.charts.push_back(speed_of_light_chart(*section, cell));
     doc.data["rungs"][cell] = *section;
   }
-  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
-  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
-  if (out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    if (std::filesystem::path(out).has_parent_path())
-      ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
-    write_file_atomically(out, text);
-  }
+  const Reporter& reporter = find_reporter("--format", output.format, DocumentKind::kRun);
+  print_or_write(reporter.render(doc, {output.out.empty() && isatty(STDOUT_FILENO) != 0}), output.out);
   return doc.tables.empty() ? 1 : 0;
 }
 

@@ -121,4 +121,48 @@ std::string ArgParser::usage() const {
   return out;
 }
 
+namespace {
+
+// "text (default), markdown (md) or json": the names, markdown's short form
+// beside it, the first marked the default when `with_default`.
+std::string listed_formats(const std::vector<std::string>& formats, bool with_default) {
+  std::string s;
+  for (size_t i = 0; i < formats.size(); ++i) {
+    if (i > 0) s += i + 1 == formats.size() ? " or " : ", ";
+    s += formats[i];
+    if (i == 0 && with_default) s += " (default)";
+    if (formats[i] == "markdown") s += " (md)";
+  }
+  return s;
+}
+
+}  // namespace
+
+TableOutputOptions::TableOutputOptions(ArgParser& ap, std::vector<std::string> formats,
+                                       const std::string& format_note)
+    : format(formats.empty() ? "" : formats.front()), formats_(std::move(formats)) {
+  const std::string listed = listed_formats(formats_, true);
+  ap.add_value("--format", "NAME", format_note.empty() ? listed : listed + " " + format_note,
+               [this](const std::string& v) { format = v; });
+  ap.add_value("--out", "FILE", "write here instead of stdout", [this](const std::string& v) { out = v; });
+}
+
+bool TableOutputOptions::is(const std::string& name) const {
+  return format == name || (name == "markdown" && format == "md");
+}
+
+void TableOutputOptions::check(const std::string& command) const {
+  for (const auto& f : formats_)
+    if (is(f)) return;
+  throw ConfigError(
+      fmt::format("{}: --format '{}'; expected {}", command, format, listed_formats(formats_, false)));
+}
+
+const std::string& one_input(const std::string& command, const std::vector<std::string>& inputs,
+                             const std::string& what) {
+  if (inputs.size() != 1)
+    throw ConfigError(fmt::format("{}: got {} inputs, expected exactly one {}", command, inputs.size(), what));
+  return inputs.front();
+}
+
 }  // namespace ladder

@@ -49,4 +49,32 @@ class ArgParser {
   std::vector<std::string> given_;
 };
 
+// --format NAME and --out FILE as the table commands take them (ladder
+// bands, sol, nsys-import): `formats` are the names accepted, the first the
+// default; "markdown" is also accepted as "md". Declares both options on `ap`
+// (keep this object alive until ap.parse returns; it is not copyable); the
+// format's help lists the names, then `format_note`.
+class TableOutputOptions {
+ public:
+  TableOutputOptions(ArgParser& ap, std::vector<std::string> formats, const std::string& format_note = "");
+  TableOutputOptions(const TableOutputOptions&) = delete;
+  TableOutputOptions& operator=(const TableOutputOptions&) = delete;
+  // After parsing: throws ConfigError ("COMMAND: --format 'X'; expected ...")
+  // for a name not accepted.
+  void check(const std::string& command) const;
+  // Whether the format asked for is `name` ("md" is "markdown").
+  bool is(const std::string& name) const;
+
+  std::string format;  // as given: the default, or what --format said
+  std::string out;     // --out; empty: stdout
+
+ private:
+  std::vector<std::string> formats_;
+};
+
+// The one positional input of a command that takes exactly one; else
+// ConfigError "COMMAND: got N inputs, expected exactly one WHAT".
+const std::string& one_input(const std::string& command, const std::vector<std::string>& inputs,
+                             const std::string& what);
+
 }  // namespace ladder

@@ -20,7 +20,7 @@ namespace ladder {
 using json = nlohmann::json;
 
 int bands_command(const std::vector<std::string>& args) {
-  std::string format = "text", peer, out;
+  std::string peer;
   bool ranks = false;
   std::vector<std::string> inputs;
   ArgParser ap("bands",
@@ -34,19 +34,16 @@ int bands_command(const std::vector<std::string>& args) {
                [&](const std::string& v) { peer = v; });
   ap.add_flag("--ranks", "each rank of the run's multi-rank cells: its phases per step, its bands, which is slowest",
               [&] { ranks = true; });
-  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
-  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  const TableOutputOptions output(ap, {"text", "markdown", "json"});
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
-  if (inputs.size() != 1)
-    throw ConfigError(fmt::format("bands: got {} inputs, expected exactly one RUN directory", inputs.size()));
-  if (format != "text" && format != "markdown" && format != "md" && format != "json")
-    throw ConfigError(fmt::format("bands: --format '{}'; expected text, markdown (md) or json", format));
+  const std::string& input = one_input("bands", inputs, "RUN directory");
+  output.check("bands");
   namespace fs = std::filesystem;
-  const std::string summary_path = summary_file(inputs[0]);
+  const std::string summary_path = summary_file(input);
   if (summary_path.empty())
     throw ConfigError(fmt::format("bands: '{}' has no summary.json; expected a `ladder run` directory",
-                                  inputs[0]));
+                                  input));
   const std::string run_dir = fs::path(summary_path).parent_path().string();
   RunBands bands;
   if (ranks) {
@@ -60,14 +57,14 @@ int bands_command(const std::vector<std::string>& args) {
     bands = run_band_table(load_summary(summary_path), run_dir, peer);
   }
   Document doc;
-  doc.title = "ladder bands: " + inputs[0];
+  doc.title = "ladder bands: " + input;
   doc.tables = std::move(bands.tables);
   if (doc.tables.empty()) doc.notes.push_back({bands.why, "bands:"});
-  doc.data = {{"run", inputs[0]}, {"tables", json::array()}, {"why", doc.tables.empty() ? json(bands.why) : json()}};
+  doc.data = {{"run", input}, {"tables", json::array()}, {"why", doc.tables.empty() ? json(bands.why) : json()}};
   for (const auto& t : doc.tables) doc.data["tables"].push_back(table_json(t));
-  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
-  const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
-  print_or_write(text, out);
+  const Reporter& reporter = find_reporter("--format", output.format, DocumentKind::kRun);
+  const std::string text = reporter.render(doc, {output.out.empty() && isatty(STDOUT_FILENO) != 0});
+  print_or_write(text, output.out);
   return bands.exit_code;
 }
 

@@ -150,7 +150,7 @@ Table kernel_table(const std::vector<Source>& sources, size_t limit) {
 }  // namespace
 
 int nsys_import_command(const std::vector<std::string>& args) {
-  std::string format = "text", out, report;
+  std::string report;
   size_t limit = 20;
   std::vector<std::string> inputs;
   ArgParser ap("nsys-import",
@@ -167,13 +167,11 @@ int nsys_import_command(const std::vector<std::string>& args) {
                  if (n < 0) throw ConfigError(fmt::format("--kernels: got {}, expected 0 (all) or more", n));
                  limit = size_t(n);
                });
-  ap.add_value("--format", "NAME", "text (default), markdown (md) or json", [&](const std::string& v) { format = v; });
-  ap.add_value("--out", "FILE", "write here instead of stdout", [&](const std::string& v) { out = v; });
+  const TableOutputOptions output(ap, {"text", "markdown", "json"});
   ap.allow_positionals(&inputs);
   if (!ap.parse(args)) return 0;
   if (inputs.empty()) throw ConfigError("nsys-import: no input; expected one or more EXPORT.sqlite files");
-  if (format != "text" && format != "markdown" && format != "md" && format != "json")
-    throw ConfigError(fmt::format("nsys-import: --format '{}'; expected text, markdown (md) or json", format));
+  output.check("nsys-import");
 
   std::vector<Source> sources;
   json data = {{"inputs", json::array()}};
@@ -206,8 +204,8 @@ int nsys_import_command(const std::vector<std::string>& args) {
   data["tables"] = json::array();
   for (const auto& t : doc.tables) data["tables"].push_back(table_json(t));
   doc.data = std::move(data);
-  const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
-  print_or_write(reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0}), out);
+  const Reporter& reporter = find_reporter("--format", output.format, DocumentKind::kRun);
+  print_or_write(reporter.render(doc, {output.out.empty() && isatty(STDOUT_FILENO) != 0}), output.out);
   return 0;
 }
 
