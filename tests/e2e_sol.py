@@ -14,10 +14,13 @@ usage: e2e_sol.py LADDER_BIN CASE
                   memory bandwidth ladder, the all-reduce's bus bandwidth for
                   ddp), no floor above its measurement; `ladder run`'s table
                   ends with the top rung's table; `ladder sol RUN` prints one
-                  table per rung
+                  table per rung; the section the report builder made (from
+                  its config, its step's plan and the roofline it read once)
+                  is the one `ladder sol` computes from the report alone
   bad_inputs      no run, an unknown rung, a bad format: exit 2 naming it
 """
 import json
+import shutil
 import sys
 
 from e2e_common import ROOT, TINY, load, run_case, run_ladder, validate
@@ -81,6 +84,16 @@ def cpu_run(d):
                                                                                                           basis)
     p = run_ladder(LADDER, ["sol", str(out)], check_code=0)
     assert p.stdout.count("speed of light:") == 3, p.stdout
+    # Two paths, one answer: the builder's section against the reader's, from a copy whose reports lack it.
+    bare = d / "bare"
+    shutil.copytree(out, bare)
+    for rung in ("fp32", "fused-adamw", "ddp"):
+        report = load(bare / rung / "report.json")
+        del report["speed_of_light"]
+        (bare / rung / "report.json").write_text(json.dumps(report))
+    recomputed = sol_json(bare)["rungs"]
+    for rung in ("fp32", "fused-adamw", "ddp"):
+        assert recomputed[rung] == load(out / rung / "report.json")["speed_of_light"], rung
     # The pages draw each table as bars: per band, measured beside its floor (issue 68).
     sol_page = run_ladder(LADDER, ["sol", str(out), "--format", "html"], check_code=0).stdout
     run_page = run_ladder(LADDER, ["export", str(out), "--format", "html"], check_code=0).stdout

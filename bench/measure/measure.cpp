@@ -323,6 +323,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   // event order is known by now).
   m.data = step.data().describe();
   m.switches = step.describe_switches();
+  m.plan = step.plan();
   m.gemm_plan = step.describe_gemm_plan();
   m.attention_plan = step.attention_plan();
   if (!o.save_final.empty() && c.rank == 0) save_weights(step.model(), o.save_final);

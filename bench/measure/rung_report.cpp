@@ -36,13 +36,27 @@ Precision mfu_precision(const RunConfig& c, const json& switches) {
   return Precision::kFP32;
 }
 
+// The run's roofline.json, read once for the report's MFU and speed of
+// light: null where the run has none, or where it cannot be read (`error`
+// then says why: a file named but missing, or not a roofline's JSON).
+json read_run_roofline(const MeasuredRun& m, std::string* error) {
+  if (m.roofline_file.empty()) return nullptr;
+  try {
+    return read_json_file(m.roofline_file);
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return nullptr;
+  }
+}
+
 // The run's roofline (one denominator for every rung), or, when there is
 // none or it is unusable here, this process's own probe, saying why.
-std::pair<RooflineResult, RooflineSource> roofline_for(const MeasuredRun& m, Precision precision) {
-  std::string why = "the run has no roofline.json";
-  if (!m.roofline_file.empty()) {
+std::pair<RooflineResult, RooflineSource> roofline_for(const MeasuredRun& m, Precision precision,
+                                                       const json& roofline, const std::string& read_error) {
+  std::string why = read_error.empty() ? "the run has no roofline.json" : read_error;
+  if (!roofline.is_null()) {
     try {
-      return {run_roofline_entry(read_json_file(m.roofline_file), precision, m.device_name, m.roofline_file),
+      return {run_roofline_entry(roofline, precision, m.device_name, m.roofline_file),
               {"once for the run, before the rungs", m.roofline_file}};
     } catch (const std::exception& e) {
       why = e.what();
@@ -245,7 +259,9 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const int64_t fpt = flops_per_token(c.model, m.n_params_without_wpe, c.seq);
   const MetricContext metrics{c.world_size, fpt};
   const Precision precision = mfu_precision(c, m.switches);
-  const auto [roof, roof_source] = roofline_for(m, precision);
+  std::string roofline_error;
+  const json roofline = read_run_roofline(m, &roofline_error);
+  const auto [roof, roof_source] = roofline_for(m, precision, roofline, roofline_error);
   RungReport report = rung_report_header(c, m.run_id, m.argv, m.started_at);
   add_steps(report, r, metrics, m.devices, roof.tflops);
   const double tok_s_aggregate = (*report.summary)["tokens_per_s"]["median"].get<double>();
@@ -272,8 +288,12 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.profile = m.profile;
   if (!m.suite.is_null()) report.suite = m.suite;
   if (!m.peer.is_null()) report.peer = m.peer;
-  // From what the report now holds: its config's work, its breakdown, its MFU's ceiling.
-  report.speed_of_light = speed_of_light_section(report, m.roofline_file);
+  // The step's work as it ran (its config and plan), held to the report's MFU ceiling and the roofline read above.
+  // A roofline named but missing leaves the datasheet's figures; one that cannot be read, no section.
+  const bool unreadable = !roofline_error.empty() && std::filesystem::exists(m.roofline_file);
+  report.speed_of_light = speed_of_light_section(report, c, m.plan ? *m.plan : plan_for(c),
+                                                 precision == Precision::kBF16, roofline,
+                                                 unreadable ? roofline_error : "");
   return fields::to_json(report);
 }
 

@@ -25,6 +25,7 @@
 #include "bench/measure/harness.h"
 #include "reports/model/rung_report.h"
 #include "variants/config.h"
+#include "variants/switches/switch.h"
 
 namespace ladder {
 
@@ -82,6 +83,7 @@ struct MeasuredRun {
   std::string device_name;       // "NVIDIA H100 80GB HBM3", or the CPU model
   EnvironmentSection environment;  // describe_environment
   nlohmann::json switches;       // report.switches: what each switch did
+  std::optional<StepPlan> plan;  // what the step ran (TrainStep::plan); absent: plan_for(cfg)
   std::optional<GemmPlanSection> gemm_plan;  // report.gemm_plan: fused-linear's GEMM plan (empty without fused linears)
   std::optional<AttentionPlan> attention_plan;  // report.attention_plan: the SDPA backend (empty without SDPA)
   DataSection data;              // what the steps read (TokenSource::describe)

@@ -222,7 +222,9 @@ void process_sweep(const RungReport& report, Ceilings& c) {
 
 }  // namespace
 
-std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const json& roofline, std::string* why) {
+std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, const RunConfig& cfg,
+                                                   const StepPlan& plan, bool bf16, const json& roofline,
+                                                   std::string* why) {
   auto fail = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return std::optional<SpeedOfLight>();
@@ -233,15 +235,7 @@ std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, c
     return fail("no valid op_breakdown (run with the breakdown: it is on by default in `ladder run`)");
   const json dt = report.summary_of("dt_ms");
   if (!dt.is_number()) return fail("no summary.dt_ms.median");
-  RunConfig cfg;
-  try {
-    from_json(report.config, cfg);
-  } catch (const std::exception& e) {
-    return fail(fmt::format("its config cannot be read: {}", e.what()));
-  }
-  const bool bf16 = report.switches && member(member(*report.switches, "bf16"), "effective") == json(true);
   if (!report.model) return fail("no model.n_params");
-  const StepPlan plan = plan_for(cfg);
   const bool on_cuda = cfg.device.rfind("cuda", 0) == 0;
   const WorkList work = step_work(work_shape(cfg, bf16), work_flags(cfg, plan, on_cuda, bf16, report.model->n_params));
   Ceilings c;
@@ -251,6 +245,18 @@ std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, c
   link_ceiling(roofline, c);
   if (!(c.matmul_tflops > 0) && !(c.memory_gbps > 0)) return fail("no ceiling: neither a matmul roofline nor a bandwidth");
   return speed_of_light(work, c, fields::to_json(*b->categories_ms), dt.get<double>());
+}
+
+std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const json& roofline, std::string* why) {
+  RunConfig cfg;
+  try {
+    from_json(report.config, cfg);
+  } catch (const std::exception& e) {
+    if (why) *why = fmt::format("its config cannot be read: {}", e.what());
+    return std::nullopt;
+  }
+  const bool bf16 = report.switches && member(member(*report.switches, "bf16"), "effective") == json(true);
+  return speed_of_light_of_rung(report, cfg, plan_for(cfg), bf16, roofline, why);
 }
 
 void to_json(json& j, const SpeedOfLight& s) {
@@ -276,12 +282,12 @@ void to_json(json& j, const SpeedOfLight& s) {
   j = fields::to_json(out);
 }
 
-json speed_of_light_section(const RungReport& report, const std::string& roofline_file) {
+json speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
+                           const json& roofline, const std::string& roofline_error) {
+  if (!roofline_error.empty()) return {{"unavailable", roofline_error}};
   std::string why;
-  json roofline;
   try {
-    if (!roofline_file.empty() && std::filesystem::exists(roofline_file)) roofline = read_json_file(roofline_file);
-    if (const auto sol = speed_of_light_of_report(report, roofline, &why)) {
+    if (const auto sol = speed_of_light_of_rung(report, cfg, plan, bf16, roofline, &why)) {
       json j;
       to_json(j, *sol);
       return j;

@@ -28,6 +28,8 @@
 
 #include "bench/measure/bandwidth.h"
 #include "reports/model/rung_report.h"
+#include "variants/config.h"
+#include "variants/switches/switch.h"
 #include "variants/work.h"
 
 namespace ladder {
@@ -90,21 +92,32 @@ struct SpeedOfLight {
 SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& ceilings, const nlohmann::json& categories_ms,
                             double dt_ms);
 
-// The same from a rung report: its config (the work model), op_breakdown,
-// summary and mfu (the matmul ceiling it measured against), with the run's
-// roofline (`roofline`, null when there is none: the datasheet's figures,
-// marked not measured) for the memory bandwidth. nullopt with `why` set
-// when the report has no valid breakdown or no ceiling to hold it to.
+// The same for a rung: the work of `cfg`'s step as `plan` runs it (bf16:
+// whether autocast took effect; the report's model.n_params), held to the
+// report's mfu (the matmul ceiling it measured against), the run's roofline
+// (`roofline`, null when there is none: the datasheet's figures, marked not
+// measured) for the memory bandwidth and the link, and the process's own
+// noise-probe sweep; measured against the report's op_breakdown and
+// summary. nullopt with `why` set when the report has no valid breakdown or
+// no ceiling to hold it to.
+std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, const RunConfig& cfg,
+                                                   const StepPlan& plan, bool bf16, const nlohmann::json& roofline,
+                                                   std::string* why);
+
+// The same from a finished rung report alone (`ladder sol` on a report made
+// before the section existed): its config read back, its plan made again
+// from it, bf16 from its switches' effects.
 std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const nlohmann::json& roofline,
                                                      std::string* why);
 
 // The report's speed_of_light section (reports/rung_report.schema.json).
 void to_json(nlohmann::json& j, const SpeedOfLight& s);
 
-// The section the report builder adds to a rung report (bench/measure/rung_report.h):
-// speed_of_light_of_report with the run's roofline file (`roofline_file`, ""
-// for none), or {"unavailable": why}.
-nlohmann::json speed_of_light_section(const RungReport& report, const std::string& roofline_file);
+// The section the report builder adds to a rung report (bench/measure/rung_report.h),
+// from what the builder has: speed_of_light_of_rung, or {"unavailable": why}
+// (also where the run's roofline file could not be read: `roofline_error`).
+nlohmann::json speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
+                                      const nlohmann::json& roofline, const std::string& roofline_error);
 
 // `ladder sol RUN [--rung R] [--format F] [--out FILE]`: the table of each
 // rung that ran in RUN (a `ladder run` directory; or one report.json),
