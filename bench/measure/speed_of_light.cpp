@@ -370,17 +370,19 @@ int sol_command(const std::vector<std::string>& args) {
   for (const auto& [cell, path] : reports) {
     std::string why;
     std::optional<json> section;
+    std::optional<SpeedOfLightSection> typed;
     try {
       section = section_of(read_rung_report(path), run_dir, &why);
+      if (section) typed = read_speed_of_light(*section, path + ": speed_of_light");
     } catch (const ConfigError& e) {
       why = e.what();
     }
-    if (!section) {
+    if (!typed) {
       doc.notes.push_back({why, cell + ":"});
       continue;
     }
-    doc.tables.push_back(speed_of_light_table(*section, cell));
-    doc.charts.push_back(speed_of_light_chart(*section, cell));
+    doc.tables.push_back(speed_of_light_table(*typed, cell));
+    doc.charts.push_back(speed_of_light_chart(*typed, cell));
     doc.data["rungs"][cell] = *section;
   }
   const Reporter& reporter = find_reporter("--format", output.format, DocumentKind::kRun);

@@ -16,4 +16,9 @@ nlohmann::json speed_of_light_section_schema() {
           {"oneOf", {{{"type", "null"}}, unavailable, fields::schema_of<SpeedOfLightSection>()}}};
 }
 
+std::optional<SpeedOfLightSection> read_speed_of_light(const nlohmann::json& section, const std::string& where) {
+  if (!section.is_object() || section.contains("unavailable")) return std::nullopt;
+  return fields::from_json<SpeedOfLightSection>(section, where);
+}
+
 }  // namespace ladder

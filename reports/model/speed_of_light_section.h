@@ -125,4 +125,9 @@ struct SpeedOfLightSection {
 // why}, or SpeedOfLightSection's.
 nlohmann::json speed_of_light_section_schema();
 
+// A report's section as read: nullopt for null (a report from before it) or
+// {"unavailable": why}; else the struct, or ConfigError naming `where` and
+// the field for a malformed one.
+std::optional<SpeedOfLightSection> read_speed_of_light(const nlohmann::json& section, const std::string& where);
+
 }  // namespace ladder

@@ -383,12 +383,13 @@ void add_speed_of_light_table(const json& cmp, Document& doc) {
   for (const auto& rung : array_at(cmp, "rungs")) {
     const std::string name = text(rung, "rung");
     if (is_peer_row(rung)) continue;
-    std::vector<json> sections;
+    std::vector<SpeedOfLightSection> sections;
     std::vector<std::string> with;
     const json& inputs = array_at(rung, "inputs");
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (member(inputs[i], "speed_of_light").is_object()) {
-        sections.push_back(inputs[i]["speed_of_light"]);
+      if (auto s = read_speed_of_light(member(inputs[i], "speed_of_light"),
+                                       fmt::format("{}: {}: speed_of_light", label_at(labels, i), name))) {
+        sections.push_back(std::move(*s));
         with.push_back(label_at(labels, i));
       }
     if (sections.size() >= 2) top = speed_of_light_comparison(sections, with, name);

@@ -14,22 +14,23 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "reports/model/speed_of_light_section.h"
 #include "reports/render/chart.h"
 #include "reports/render/document.h"
 
 namespace ladder {
 
 // The table of one section; `rung` names it in the title ("fused-adamw").
-Table speed_of_light_table(const nlohmann::json& section, const std::string& rung);
+Table speed_of_light_table(const SpeedOfLightSection& section, const std::string& rung);
 
 // "largest headroom: elementwise/norm 4.81 ms (2.42x its floor)" (up to its
 // floor: "(64 % of its floor)"), or why none.
-Line speed_of_light_verdict(const nlohmann::json& section);
+Line speed_of_light_verdict(const SpeedOfLightSection& section);
 
 // The section as bars: per band (the categories), the measured ms and the
 // floor (two series), each bar's hover naming the efficiency and what binds.
 // Its id: "chart-sol-<rung>".
-Chart speed_of_light_chart(const nlohmann::json& section, const std::string& rung);
+Chart speed_of_light_chart(const SpeedOfLightSection& section, const std::string& rung);
 
 // A run's top rung against its floors: the table and the chart.
 struct SpeedOfLightView {
@@ -43,7 +44,7 @@ std::optional<SpeedOfLightView> top_rung_speed_of_light(const nlohmann::json& su
 
 // Two sections side by side (ladder compare): per band each input's measured
 // ms, floor and efficiency. `labels` name the inputs ("A", "B").
-Table speed_of_light_comparison(const std::vector<nlohmann::json>& sections, const std::vector<std::string>& labels,
-                                const std::string& rung);
+Table speed_of_light_comparison(const std::vector<SpeedOfLightSection>& sections,
+                                const std::vector<std::string>& labels, const std::string& rung);
 
 }  // namespace ladder
