@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
@@ -50,7 +51,8 @@ TEST(TableOutput, OneInputNamesTheCountAndWhatItWants) {
   EXPECT_EQ(ladder::one_input("demo", {"a"}, "RUN"), "a");
   EXPECT_EQ(error_of([] { ladder::one_input("demo", {}, "RUN directory"); }),
             "demo: got 0 inputs, expected exactly one RUN directory");
-  EXPECT_EQ(error_of([] { ladder::one_input("demo", {"a", "b"}, "RUN"); }), "demo: got 2 inputs, expected exactly one RUN");
+  EXPECT_EQ(error_of([] { ladder::one_input("demo", {"a", "b"}, "RUN"); }),
+            "demo: got 2 inputs, expected exactly one RUN");
 }
 
 TEST(Spellings, TheBaseRungIsTheLaddersFirstAndThePrecisionsRoundTrip) {
@@ -58,10 +60,10 @@ TEST(Spellings, TheBaseRungIsTheLaddersFirstAndThePrecisionsRoundTrip) {
   EXPECT_EQ(&ladder::base_rung(), &ladder::ladder_rungs().front());
   EXPECT_EQ(ladder::parse_rung(ladder::kBaseRungName).name, ladder::kBaseRungName);
   EXPECT_EQ(ladder::precision_names().size(), 3u);
-  for (const char* name : ladder::precision_names()) {
-    const auto p = ladder::parse_precision(name);
+  for (const auto& name : ladder::precision_names()) {
+    const auto p = ladder::parse_precision(name.get<std::string>());
     ASSERT_TRUE(p) << name;
-    EXPECT_STREQ(ladder::precision_name(*p), name);
+    EXPECT_EQ(ladder::precision_name(*p), name.get<std::string>());
   }
   EXPECT_FALSE(ladder::parse_precision("fp16"));
   using ladder::Precision;

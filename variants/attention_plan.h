@@ -85,8 +85,7 @@ struct AttentionPlanKey {
     v("device", s.device, Doc("the device the plan was measured on"));
     v("torch", s.torch, Doc("LibTorch's version"));
     v("cudnn", s.cudnn, Doc("cuDNN's version; empty without CUDA"));
-    v("dtype", s.dtype, Doc("the attention's dtype")
-                              .one_of(std::vector<nlohmann::json>(precision_names().begin(), precision_names().end())));
+    v("dtype", s.dtype, Doc("the attention's dtype").one_of(precision_names()));
     v("batch", s.batch, Doc("B").min(1));
     v("n_head", s.n_head, Doc("heads").min(1));
     v("seq", s.seq, Doc("T").min(1));

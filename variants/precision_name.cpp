@@ -1,6 +1,8 @@
 // variants/precision_name.cpp: see precision_name.h.
 #include "variants/precision_name.h"
 
+#include <nlohmann/json.hpp>
+
 namespace ladder {
 
 const char* precision_name(Precision p) {
@@ -12,8 +14,8 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-const std::vector<const char*>& precision_names() {
-  static const std::vector<const char*> kNames = {precision_name(Precision::kFP32), precision_name(Precision::kTF32),
+const std::vector<nlohmann::json>& precision_names() {
+  static const std::vector<nlohmann::json> kNames = {precision_name(Precision::kFP32), precision_name(Precision::kTF32),
                                                   precision_name(Precision::kBF16)};
   return kNames;
 }

@@ -8,13 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace ladder {
 
 enum class Precision { kFP32, kTF32, kBF16 };
 
 const char* precision_name(Precision p);                          // "fp32", "tf32", "bf16"
 std::optional<Precision> parse_precision(std::string_view name);  // none for any other text
-const std::vector<const char*>& precision_names();                // every spelling, fp32 first
+// Every spelling, fp32 first, as a schema's enum takes them (fields::Doc::one_of).
+const std::vector<nlohmann::json>& precision_names();
 
 // What a step's matmuls ran in from its switches' effects: bf16 where
 // autocast took effect, else tf32 where a reduced fp32 mode took effect

@@ -51,7 +51,6 @@ int64_t causal_attention_flops_per_token(int64_t n_head, int64_t head_size, int6
 // Model FLOPs utilisation in percent of `peak_tflops`.
 double mfu_pct(double tokens_per_s, int64_t flops_per_token, double peak_tflops);
 
-
 struct PeakEntry {
   std::string device;  // the table's label, e.g. "H100 SXM"
   double tflops;       // dense (no sparsity) peak for the precision

@@ -68,8 +68,9 @@ std::vector<double> time_reps(const ProbeWorkload& w, const torch::Device& devic
 }  // namespace
 
 std::string ProbeWorkload::key() const {
-  return fmt::format("{} {} gemm {} + sweep {} MiB, {} reps{}", device,
-                     precision_name(gemm_dtype == torch::kBFloat16 ? Precision::kBF16 : Precision::kFP32), gemm_n, sweep_bytes >> 20, reps,
+  const Precision gemm_precision = gemm_dtype == torch::kBFloat16 ? Precision::kBF16 : Precision::kFP32;
+  return fmt::format("{} {} gemm {} + sweep {} MiB, {} reps{}", device, precision_name(gemm_precision), gemm_n,
+                     sweep_bytes >> 20, reps,
                      threads > 0 ? fmt::format(", {} thread{}", threads, threads == 1 ? "" : "s") : "");
 }
 

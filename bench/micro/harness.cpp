@@ -222,7 +222,6 @@ void set_byte_counters(benchmark::State& state, double bytes_per_iter) {
 
 // ---- precision ----------------------------------------------------------------
 
-
 torch::ScalarType dtype_for(Precision p) { return p == Precision::kBF16 ? torch::kBFloat16 : torch::kFloat32; }
 
 MatmulPrecisionScope::MatmulPrecisionScope(const torch::Device& device, Precision p) : device_(device) {

@@ -127,8 +127,7 @@ struct Mfu {
   MfuRoofline measured_roofline;
   template <class S, class V>
   static void fields(S& s, V& v) {
-    v("precision", s.precision, Doc("what the rung's matmuls ran in: its peak")
-                               .one_of(std::vector<nlohmann::json>(precision_names().begin(), precision_names().end())));
+    v("precision", s.precision, Doc("what the rung's matmuls ran in: its peak").one_of(precision_names()));
     v("tokens_per_s_basis", s.tokens_per_s_basis);
     v("datasheet", s.datasheet);
     v("measured_roofline", s.measured_roofline);

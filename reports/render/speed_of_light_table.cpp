@@ -25,7 +25,8 @@ ChartLayer layer_of(const std::string& key) {
   return {key, key, ""};
 }
 
-TableCell ms_cell(double v) { return number_cell(json(v), "{:.2f}"); }
+// A figure in ms; "-" where there is none (a band one input lacks).
+TableCell ms_cell(const std::optional<double>& v) { return number_cell(v ? json(*v) : json(), "{:.2f}"); }
 
 TableCell pct_cell(const std::optional<double>& v) {
   if (!v) return {"-", nullptr};
@@ -154,8 +155,8 @@ Table speed_of_light_comparison(const std::vector<SpeedOfLightSection>& sections
     Row r({{l.label, l.key, Tone::kPlain, l.colour}});
     for (const auto& s : sections) {
       const SolBandSection* b = band_of(s, key);
-      r.cells.push_back(b ? ms_cell(b->measured_ms) : number_cell(json(), ""));
-      r.cells.push_back(b ? ms_cell(b->floor_ms) : number_cell(json(), ""));
+      r.cells.push_back(ms_cell(b ? std::optional<double>(b->measured_ms) : std::nullopt));
+      r.cells.push_back(ms_cell(b ? std::optional<double>(b->floor_ms) : std::nullopt));
       r.cells.push_back(pct_cell(b ? b->efficiency_pct : std::nullopt));
     }
     t.rows.push_back(std::move(r));

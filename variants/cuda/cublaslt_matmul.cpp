@@ -309,11 +309,12 @@ void describe_algo(const AlgoEntry& e, int rank, size_t workspace_given, LtAlgoI
 // Why the algorithm at `rank` does not run: the heuristic offers none, fewer
 // than rank + 1, or that one with a failed state.
 std::string why_no_algo(const Gemm& g, at::ScalarType dtype, const GemmSetup& s, const AlgoEntry& e, int rank) {
+  const Precision precision = dtype == at::kBFloat16 ? Precision::kBF16 : Precision::kFP32;
   if (e.offered == 0)
     return fmt::format(
         "cuBLASLt has no algorithm for epilogue {} at m={} n={} k={} ({}{}, alignment {}/{}/{} B, reduction schemes "
         "0x{:x}; heuristic: {})",
-        epilogue_name(g.epilogue), g.m, g.n, g.k, precision_name(dtype == at::kBFloat16 ? Precision::kBF16 : Precision::kFP32),
+        epilogue_name(g.epilogue), g.m, g.n, g.k, precision_name(precision),
         g.d_fp32 ? fmt::format(" -> fp32, beta {}", g.beta) : "", s.align_a, s.align_b, s.align_d, s.reduction_mask,
         cublasLtGetStatusString(e.status));
   if (rank >= e.offered)
