@@ -4,7 +4,8 @@
 // profiler names it (aten::gelu, aten::addmm), P % longer in the op
 // breakdown's profiled steps: a RecordFunction callback on the thread that
 // runs the steps (where a CPU's autograd runs too) notes when a call begins
-// and, when it ends, spins for P % of the time the call took. It is added
+// and, when it ends, spins for P % of the CPU time the call took (its thread's
+// CPU time, so a pause of the vCPU inside the call is not multiplied too). It is added
 // just before the profiler's, so it ends first and its spin falls inside the
 // call's own time: the operator's family, and its band, grow and nothing
 // else does. It is what `ladder compare --kernels` is tested with: the
