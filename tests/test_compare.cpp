@@ -307,7 +307,7 @@ TEST(ReportLoader, AnUnknownFieldIsRefusedByItsPath) {
 TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
   const json cmp = compare_runs({group("A", {100.0, 101.0}), group("B", {100.0, 101.0})}, CompareOptions{});
   EXPECT_EQ(cmp["environment_unknown_in"], json({"A", "B"}));
-  const Document doc = comparison_document(cmp);
+  const Document doc = comparison_document(comparison_from_json(cmp));
   std::string lines;
   for (const auto& l : doc.preamble) lines += l.text + "\n";
   EXPECT_EQ(lines.find("same environment"), std::string::npos) << lines;
@@ -348,7 +348,7 @@ TEST(CompareInputs, NamesTheMachinesSpeedWhereTheProbeExplainsTheSpread) {
   EXPECT_EQ(cmp["inputs"][0]["noise"]["causes"], json({cause}));
   EXPECT_TRUE(cmp["inputs"][1]["noise"]["causes"].empty()) << cmp["inputs"][1].dump();  // the probe held steady
   EXPECT_NEAR(cmp["inputs"][1]["noise"]["probe_half_range_pct"].get<double>(), 0.5, 0.01);
-  const Document doc = comparison_document(cmp);
+  const Document doc = comparison_document(comparison_from_json(cmp));
   std::string noise;
   for (const auto& l : doc.preamble)
     if (l.lead == "noise:") noise += l.text + "\n";
@@ -382,6 +382,22 @@ TEST(CompareInputs, TheLadderShapeCarriesIntervals) {
   EXPECT_LT(want.hi, 1.0);  // B's flash gains less over its fp32 than A's
   for (int i = 0; i < 2; ++i) EXPECT_TRUE(flash["speedup_vs_fp32_interval"][i].is_array()) << flash.dump();
   EXPECT_TRUE(cmp["ladder_shape"][0]["ratio_to_baseline_interval"][1].is_null());  // fp32 over itself
+}
+
+// The comparison's JSON reads back into the model the renderers take, field
+// for field: every recorded comparison (the goldens, made from recorded
+// runs by `ladder compare --format json`) is written again byte for byte.
+TEST(ComparisonJson, EveryRecordedComparisonReadsBackAsWritten) {
+  size_t read = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(LADDER_FIXTURES_DIR) + "/golden")) {
+    const auto& path = entry.path();
+    if (path.extension() != ".json" || path.filename().string().rfind("compare-", 0) != 0) continue;
+    std::ifstream in(path);
+    const json written = json::parse(in);
+    EXPECT_EQ(comparison_json(comparison_from_json(written)).dump(2), written.dump(2)) << path;
+    ++read;
+  }
+  EXPECT_GE(read, 4u);
 }
 
 }  // namespace

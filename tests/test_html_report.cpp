@@ -32,7 +32,7 @@ json load_fixture() {
   return json::parse(in);
 }
 
-std::string page_of(const json& cmp) { return render_html(comparison_document(cmp)); }
+std::string page_of(const json& cmp) { return render_html(comparison_document(comparison_from_json(cmp))); }
 
 bool contains(const std::string& page, const std::string& needle) { return page.find(needle) != std::string::npos; }
 
@@ -235,7 +235,7 @@ TEST(HtmlReport, SurvivesNullsAndAbsentFields) {
 
 // What a page shows is what every format was given: the model is not read.
 TEST(HtmlReport, ReadsOnlyTheDocumentNotItsModel) {
-  Document doc = comparison_document(load_fixture());
+  Document doc = comparison_document(comparison_from_json(load_fixture()));
   const std::string page = render_html(doc);
   doc.data = {{"inputs", "something else entirely"}};
   EXPECT_EQ(render_html(doc), page);

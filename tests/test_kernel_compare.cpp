@@ -302,7 +302,7 @@ TEST(KernelCompare, EveryFormatShowsTheTablesAndTheJsonRoundTrips) {
   ASSERT_TRUE(cmp.contains("kernels")) << cmp.dump();
   const auto back = fields::from_json<KernelComparison>(cmp["kernels"], "test");
   EXPECT_EQ(fields::to_json(back), cmp["kernels"]);
-  const Document doc = comparison_document(cmp);
+  const Document doc = comparison_document(comparison_from_json(cmp));
   const std::string text = find_reporter("--format", "text", DocumentKind::kComparison).render(doc, {});
   EXPECT_NE(text.find("fp32: kernels (CUDA) or operators (CPU) by family"), std::string::npos) << text;
   EXPECT_NE(text.find("aten::gelu (slower, +0.600 ["), std::string::npos) << text;

@@ -81,7 +81,7 @@ int compare_command(const std::vector<std::string>& args) {
       r.cells[0] = runs[0].cells[0];
       for (auto& rep : r.repeats) rep.cells[0] = runs[0].cells[0];
     }
-  const Document doc = comparison_document(compare_runs(runs, opts));
+  const Document doc = comparison_document(compare(runs, opts));
   const std::string text = reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0});
   if (out.empty()) {
     fmt::print("{}", text);

@@ -543,7 +543,7 @@ void add_verdicts_and_geomean(Comparison& cmp, double alpha) {
 
 }  // namespace
 
-json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
+Comparison compare(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
   const ReportFacts facts(runs);
   for (const auto& run : runs) check_repeats(run, facts);
   Comparison cmp;
@@ -573,7 +573,11 @@ json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts
           "samples); the differences are shown. Measure with 'ladder run --repeat 2' or more (the default), or "
           "give runs joined by commas (A1,A2 B1,B2)",
           in.label));
-  return comparison_json(cmp);
+  return cmp;
+}
+
+json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts) {
+  return comparison_json(compare(runs, opts));
 }
 
 std::vector<LoadedRun> split_sides(const LoadedRun& run) {

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "reports/model/comparison_model.h"
 #include "reports/model/report_loader.h"
 
 namespace ladder {
@@ -53,6 +54,9 @@ std::vector<LoadedRun> split_sides(const LoadedRun& run);
 
 // The comparison model that every output format renders. Throws ConfigError
 // when configs differ and !force.
+Comparison compare(const std::vector<LoadedRun>& runs, const CompareOptions& opts);
+
+// The same, as `--format json` writes it (comparison_json).
 nlohmann::json compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions& opts);
 
 

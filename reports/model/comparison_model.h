@@ -1,7 +1,8 @@
 // reports/model/comparison_model.h: `ladder compare`'s comparison as structs
-// (reports/model/comparison.cpp builds it), and its JSON: the model every output
-// format renders (`--format json` writes it as is; reports/render/comparison_document.cpp
-// reads it). comparison_json.cpp is the one function that writes it.
+// (reports/model/comparison.cpp builds it): the model every output format
+// renders (reports/render/comparison_document.cpp reads these structs). Its
+// JSON is `--format json`'s: comparison_json.cpp writes it, and reads it back
+// (a saved comparison, the tests' fixture).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/breakdown_section.h"
 #include "reports/model/kernel_comparison.h"
 #include "reports/model/slow_rank.h"
 
@@ -21,13 +23,18 @@ namespace ladder {
 // An interval's bounds, lo and hi.
 using Bounds = std::pair<double, double>;
 
+// The comparison's JSON: its schema version and the figure its verdicts test.
+inline constexpr int kComparisonSchemaVersion = 1;
+inline constexpr const char* kComparisonMetric = "dt_ms";
+
 // One input's figures for a rung (reports/model/run_figures.h) across its
-// processes, and the samples its verdict tests.
+// processes, and the samples its verdict tests. A cell that is not ok holds
+// its status alone.
 struct InputCell {
   std::string status = "missing";  // "ok", or the first failed process's status, or "missing"
   size_t runs = 0;                 // processes
   std::vector<int> rounds;         // the round of each process: its member's place in the input
-  nlohmann::json markers;
+  std::map<std::string, std::string> markers;     // a figure's marker by key ("p": against the datasheet)
   std::map<std::string, nlohmann::json> figures;  // every run-level figure, by key
   std::string sample;              // "median of 2 per-process medians"
   std::vector<double> dt_ms_samples;  // every step of every process
@@ -36,7 +43,10 @@ struct InputCell {
   // Its interval: recorded (possibly none) for a rung other than fp32 whose input has fp32.
   bool speedup_interval_recorded = false;
   std::optional<Bounds> speedup_vs_fp32_interval;
-  nlohmann::json op_breakdown_ms, op_breakdown_top;  // the first process's, when valid
+  // The first process's op breakdown, when valid: ms per category, and each
+  // category's largest kernels or operators (when its report lists them).
+  std::optional<profiler::PerCategory<double>> op_breakdown_ms;
+  std::optional<profiler::PerCategory<std::vector<profiler::NamedTotal>>> op_breakdown_top;
   nlohmann::json speed_of_light;  // the first process's section, when its report has one
   std::vector<SlowRank> slow_rank;  // a multi-rank rung: each process's verdict on its ranks
   bool ok() const { return status == "ok"; }
@@ -107,5 +117,10 @@ struct Comparison {
 };
 
 nlohmann::json comparison_json(const Comparison& c);
+
+// A comparison's JSON read back, defensively: an absent, null or mistyped
+// field is left empty (a dash when rendered), never an exception; `{}`, null
+// or an array read as an empty comparison.
+Comparison comparison_from_json(const nlohmann::json& j);
 
 }  // namespace ladder

@@ -1,4 +1,4 @@
-// reports/model/json_fields.h: reading a model (a comparison, a summary) defensively
+// reports/model/json_fields.h: reading a model (a saved comparison, a summary) defensively
 // for a document: a field's value, or nothing when the field is absent, null
 // or of another type, so that a malformed model renders as dashes and never
 // throws. In a namespace of their own: `using namespace ladder::json_fields;`

@@ -55,8 +55,8 @@ RungFacts read_rung_facts(const RungReport& report) {
     const profiler::OpBreakdownSection& b = **report.op_breakdown;
     if (b.test_slow_op) f.test_slow_op = *b.test_slow_op;
     if (b.valid.value_or(false) && b.categories_ms) {
-      f.op_breakdown_ms = fields::to_json(*b.categories_ms);
-      f.op_breakdown_top = b.top_by_category ? fields::to_json(*b.top_by_category) : json();
+      f.op_breakdown_ms = *b.categories_ms;
+      f.op_breakdown_top = b.top_by_category;
     }
   }
   const json& sol = section(report.speed_of_light);

@@ -33,8 +33,9 @@ struct RungFacts {
   std::optional<std::string> test_slow_op;  // the test-only operator slowdown's (op_breakdown.test_slow_op)
   std::optional<std::string> git_commit;    // ladder's build (suite.git_commit)
   // The op breakdown of the step, when valid: ms per category, and each
-  // category's largest kernels or operators; null otherwise.
-  nlohmann::json op_breakdown_ms, op_breakdown_top;
+  // category's largest kernels or operators (when the report lists them).
+  std::optional<profiler::PerCategory<double>> op_breakdown_ms;
+  std::optional<profiler::PerCategory<std::vector<profiler::NamedTotal>>> op_breakdown_top;
   nlohmann::json speed_of_light;  // the report's section, when it has one (null otherwise)
 };
 

@@ -7,13 +7,10 @@
 #include <fmt/format.h>
 
 #include "reports/render/figure_charts.h"
-#include "reports/model/json_fields.h"
+#include "reports/model/run_figures.h"
 #include "reports/stats/stats.h"
 
 namespace ladder {
-
-using nlohmann::json;
-using namespace json_fields;
 
 const std::vector<ChartLayer>& breakdown_layers() {
   static const std::vector<ChartLayer> kLayers = {
@@ -29,53 +26,49 @@ const std::vector<ChartLayer>& breakdown_layers() {
   return kLayers;
 }
 
+std::vector<std::string> input_labels(const Comparison& cmp) {
+  std::vector<std::string> labels;
+  for (const auto& in : cmp.inputs) labels.push_back(in.label);
+  return labels;
+}
+
 namespace {
 
 // The model's grid: rung names, input labels, and each input's cell per rung.
 struct Grid {
   std::vector<std::string> rungs, labels;
-  std::vector<std::vector<const json*>> cells;  // [input][rung]; nullptr where absent
+  std::vector<std::vector<const InputCell*>> cells;  // [input][rung]; nullptr where absent
 };
 
-Grid grid_of(const json& cmp) {
+Grid grid_of(const Comparison& cmp) {
   Grid g;
-  for (const auto& in : array_at(cmp, "inputs"))
-    g.labels.push_back(text(in, "label", fmt::format("input {}", g.labels.size())));
+  g.labels = input_labels(cmp);
   g.cells.resize(g.labels.size());
-  for (const auto& rung : array_at(cmp, "rungs")) {
-    g.rungs.push_back(text(rung, "rung"));
-    const json& inputs = array_at(rung, "inputs");
-    for (size_t i = 0; i < g.labels.size(); ++i)
-      g.cells[i].push_back(i < inputs.size() && inputs[i].is_object() ? &inputs[i] : nullptr);
+  for (const auto& rung : cmp.rungs) {
+    g.rungs.push_back(rung.rung);
+    for (size_t i = 0; i < g.labels.size(); ++i) g.cells[i].push_back(i < rung.inputs.size() ? &rung.inputs[i] : nullptr);
   }
   return g;
 }
 
 // One series per input, its points one per rung, made by `point` from the cell.
-void add_series(Chart& chart, const Grid& g, ChartPoint (*point)(const json*)) {
+void add_series(Chart& chart, const Grid& g, ChartPoint (*point)(const InputCell*)) {
   for (size_t i = 0; i < g.labels.size(); ++i) {
     chart.series.push_back({g.labels[i], {}});
-    for (const json* cell : g.cells[i]) chart.series.back().points.push_back(point(cell));
+    for (const InputCell* cell : g.cells[i]) chart.series.back().points.push_back(point(cell));
   }
 }
 
-const json& or_null(const json* cell) {
-  static const json kNull;
-  return cell ? *cell : kNull;
-}
-
 // Why a cell has nothing to draw: its status, or "" (a dash) when it is ok.
-std::string absent_status(const json* cell) {
-  const std::string status = cell ? text(*cell, "status", "missing") : "missing";
+std::string absent_status(const InputCell* cell) {
+  const std::string status = cell ? cell->status : "missing";
   return status == "ok" ? "" : status;
 }
 
 // One cell's steps as % off their median, and what they were in ms.
-ChartPoint dt_point(const json* cell) {
+ChartPoint dt_point(const InputCell* cell) {
   ChartPoint p;
-  std::vector<double> ms;
-  for (const auto& s : array_at(or_null(cell), "dt_ms_samples"))
-    if (s.is_number()) ms.push_back(s.get<double>());
+  const std::vector<double> ms = cell ? cell->dt_ms_samples : std::vector<double>{};
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = percentile(sorted, 0.5);
@@ -107,10 +100,10 @@ Chart dt_chart(const Grid& g) {
   return chart;
 }
 
-ChartPoint breakdown_point(const json* cell) {
+ChartPoint breakdown_point(const InputCell* cell) {
   ChartPoint p;
-  const json& ms = member(or_null(cell), "op_breakdown_ms");
-  for (const auto& layer : breakdown_layers()) p.stack.push_back(number(ms, layer.key).value_or(0));
+  for (const auto& layer : breakdown_layers())
+    p.stack.push_back(cell && cell->op_breakdown_ms ? category_value(*cell->op_breakdown_ms, layer.key) : 0);
   if (!p.has_data()) {
     p.stack.clear();
     p.status = absent_status(cell);
@@ -136,11 +129,25 @@ Chart breakdown_chart(const Grid& g) {
   return chart;
 }
 
+// An input's figures at a rung as the charts read them.
+FigureRow figure_row(const InputCell* cell) {
+  FigureRow r;
+  if (!cell) return r;
+  r.status = cell->status;
+  for (const auto& [key, v] : cell->figures)
+    if (v.is_number()) r.values[key] = {v.get<double>(), std::nullopt};
+  if (cell->speedup_vs_fp32) r.values["speedup_vs_fp32"] = {*cell->speedup_vs_fp32, cell->speedup_vs_fp32_interval};
+  return r;
+}
+
 }  // namespace
 
-std::vector<Chart> comparison_charts(const json& cmp) {
+std::vector<Chart> comparison_charts(const Comparison& cmp) {
   const Grid g = grid_of(cmp);
-  std::vector<Chart> charts = figure_charts(g.rungs, g.labels, g.cells, "these inputs");
+  std::vector<std::vector<FigureRow>> rows(g.cells.size());
+  for (size_t i = 0; i < g.cells.size(); ++i)
+    for (const InputCell* cell : g.cells[i]) rows[i].push_back(figure_row(cell));
+  std::vector<Chart> charts = figure_charts(g.rungs, g.labels, rows, "these inputs");
   charts.push_back(dt_chart(g));
   charts.push_back(breakdown_chart(g));
   return charts;

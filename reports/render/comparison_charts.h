@@ -5,10 +5,11 @@
 // step's time goes (the op breakdown stacked per rung and input).
 #pragma once
 
+#include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "profiler/breakdown_section.h"
+#include "reports/model/comparison_model.h"
 #include "reports/render/chart.h"
 
 namespace ladder {
@@ -18,8 +19,20 @@ namespace ladder {
 // fusion removes sits right above them.
 const std::vector<ChartLayer>& breakdown_layers();
 
-// In the order the page shows them; absent or malformed fields of the model
-// give points without data, never an exception.
-std::vector<Chart> comparison_charts(const nlohmann::json& cmp);
+// The value of the category a layer names (its key, as category_key spells it).
+template <class T>
+const T& category_value(const profiler::PerCategory<T>& values, const std::string& key) {
+  for (size_t c = 0; c < profiler::kCategoryCount; ++c)
+    if (key == profiler::category_key(profiler::Category(c))) return values.values[c];
+  static const T kNone{};
+  return kNone;
+}
+
+// Each input's label, in the order of the comparison's inputs.
+std::vector<std::string> input_labels(const Comparison& cmp);
+
+// In the order the page shows them; a cell without data (missing, failed, no
+// breakdown) gives a point without data.
+std::vector<Chart> comparison_charts(const Comparison& cmp);
 
 }  // namespace ladder

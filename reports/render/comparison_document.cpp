@@ -4,7 +4,8 @@
 // with its verdict, the ladder's shape; and for a page, its charts
 // (reports/render/comparison_charts.h), the inputs, what differs and the
 // environments as tables, and the largest kernels of each breakdown band.
-// The model is read defensively: an absent or null field shows as a dash.
+// It reads the model's structs (reports/model/comparison_model.h); an absent
+// value shows as a dash.
 #include "reports/render/comparison_document.h"
 
 #include <algorithm>
@@ -33,76 +34,64 @@ using namespace json_fields;
 
 namespace {
 
-// Each input's label, "input <i>" where it has none.
-std::vector<std::string> input_labels(const json& cmp) {
-  std::vector<std::string> labels;
-  for (const auto& in : array_at(cmp, "inputs"))
-    labels.push_back(text(in, "label", fmt::format("input {}", labels.size())));
-  return labels;
-}
-
 std::string label_at(const std::vector<std::string>& labels, size_t i) { return i < labels.size() ? labels[i] : kDash; }
 
 // "a | b": a subject key's value in each input, as the terminal shows it.
-std::string subject_values(const json& values) {
+std::string subject_values(const std::vector<json>& values) {
   std::string s;
   for (const auto& x : values) s += (s.empty() ? "" : " | ") + (x.is_string() ? x.get<std::string>() : x.dump());
   return s;
 }
 
+// The device's name as an input records it, "?" when unknown.
+std::string device_text(const ComparedInput& in) { return in.device.is_string() ? in.device.get<std::string>() : "?"; }
+
 // The inputs, what differs between them, forced differences and warnings:
 // the lines above the tables. A page shows the inputs and the subject as
 // tables (their lines are kRestated) and boxes the rest.
-std::vector<Line> header_lines(const json& cmp) {
+std::vector<Line> header_lines(const Comparison& cmp) {
   std::vector<Line> h;
   const auto restated = [&](std::string s) { h.push_back({std::move(s), "", Tone::kPlain, LineKind::kRestated}); };
-  for (const auto& in : array_at(cmp, "inputs")) {
-    const int processes = int(number(in, "processes_per_rung").value_or(1));
-    restated(fmt::format("{}: {} (run {}, {}; {})", text(in, "label"), text(in, "path"), text(in, "run_id"),
-                         text(in, "device", "?"),
+  for (const auto& in : cmp.inputs) {
+    const size_t processes = in.processes_per_rung;
+    restated(fmt::format("{}: {} (run {}, {}; {})", in.label, in.path, in.run_id, device_text(in),
                          processes > 1 ? fmt::format("{} processes per rung: medians of per-process medians", processes)
                                        : "one process per rung: medians of its steps"));
   }
-  const json& subject = member(cmp, "subject");
-  const json& unknown = array_at(cmp, "environment_unknown_in");
-  if (!unknown.empty()) {
+  if (!cmp.environment_unknown_in.empty()) {
     std::string who;
-    for (const auto& l : unknown) who += (who.empty() ? "" : ", ") + value_text(l);
+    for (const auto& l : cmp.environment_unknown_in) who += (who.empty() ? "" : ", ") + l;
     restated(fmt::format("subject: unknown: {} has no complete report to read its environment from", who));
-  } else if (!subject.is_object() || subject.empty()) {
+  } else if (cmp.subject.empty()) {
     restated("subject: same environment (an A/A comparison)");
   } else {
     restated("subject (what differs):");
-    for (const auto& [k, v] : subject.items()) restated(fmt::format("  {}: {}", k, subject_values(v)));
+    for (const auto& [k, v] : cmp.subject) restated(fmt::format("  {}: {}", k, subject_values(v)));
   }
-  for (const auto& f : array_at(cmp, "forced_differences"))
-    h.push_back({value_text(f), "FORCED:", Tone::kBad, LineKind::kForced});
-  for (const auto& w : array_at(cmp, "warnings"))
-    h.push_back({value_text(w), "warning:", Tone::kWarn, LineKind::kWarning});
+  for (const auto& f : cmp.forced_differences) h.push_back({f, "FORCED:", Tone::kBad, LineKind::kForced});
+  for (const auto& w : cmp.warnings) h.push_back({w, "warning:", Tone::kWarn, LineKind::kWarning});
   // What each input's noise monitors and speed probes named (reports/model/comparison.cpp input_noise).
-  for (const auto& in : array_at(cmp, "inputs")) {
+  for (const auto& in : cmp.inputs) {
     std::string seen;
-    for (const auto& c : array_at(member(in, "noise"), "causes")) seen += (seen.empty() ? "" : "; ") + value_text(c);
-    if (!seen.empty()) h.push_back({fmt::format("{}: {}", text(in, "label"), seen), "noise:", Tone::kWarn, LineKind::kWarning});
+    if (in.noise)
+      for (const auto& c : in.noise->causes) seen += (seen.empty() ? "" : "; ") + value_text(c);
+    if (!seen.empty()) h.push_back({fmt::format("{}: {}", in.label, seen), "noise:", Tone::kWarn, LineKind::kWarning});
   }
   return h;
 }
 
-
 // Under the rung table: each input's geomean, and what "peer:" rows are.
-std::vector<Line> rung_table_notes(const json& cmp) {
+std::vector<Line> rung_table_notes(const Comparison& cmp) {
   std::vector<Line> notes;
-  const json& geomean = array_at(cmp, "geomean");
   const auto labels = input_labels(cmp);
-  for (size_t i = 1; i < geomean.size(); ++i) {
-    const auto ratio = number(geomean[i], "ratio_tokens_per_s");
-    if (!ratio) continue;
-    const auto rungs = number(geomean[i], "rungs");
-    notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f}{}", label_at(labels, i), *ratio,
-                                 rungs ? fmt::format(" over {} rungs", int(*rungs)) : "")});
+  for (size_t i = 1; i < cmp.geomean.size(); ++i) {
+    const auto& g = cmp.geomean[i];
+    if (!g) continue;
+    notes.push_back({fmt::format("geomean tokens/s ratio {} / baseline: {:.3f}{}", label_at(labels, i),
+                                 g->ratio_tokens_per_s, g->rungs > 0 ? fmt::format(" over {} rungs", g->rungs) : "")});
   }
-  for (const auto& row : array_at(cmp, "rungs"))
-    if (member(row, "peer") == json(true)) {
+  for (const auto& row : cmp.rungs)
+    if (row.peer) {
       notes.push_back(
           {fmt::format("peer:<name>: a PyTorch peer (scripts/peer.py) with {}'s switches, measured "
                        "in the same run as the rungs; not a rung: outside the geomean and loss parity",
@@ -123,57 +112,61 @@ std::vector<Column> rung_columns() {
   return cols;
 }
 
-// "0.971 [0.951, 0.991]": a ratio with its interval (v[key + "_interval"]).
-TableCell ratio_with_interval(const json& v, const std::string& key, const char* format = "{:.3f}") {
-  const auto ratio = number(v, key.c_str());
+// "0.971 [0.951, 0.991]": a ratio with its interval.
+TableCell ratio_with_interval(const std::optional<double>& ratio, const std::optional<Bounds>& interval,
+                              const char* format = "{:.3f}") {
   if (!ratio) return {"-", ""};
   RatioInterval r;
   r.ratio = *ratio;
-  const json& i = member(v, (key + "_interval").c_str());
-  if (i.is_array() && i.size() == 2 && i[0].is_number() && i[1].is_number()) {
-    r.lo = i[0].get<double>();
-    r.hi = i[1].get<double>();
+  if (interval) {
+    r.lo = interval->first;
+    r.hi = interval->second;
   }
   return {ratio_text(r, format), *ratio};
 }
 
+// A value of a map, or null where it has none.
+template <class V>
+V value_at(const std::map<std::string, V>& values, const std::string& key) {
+  const auto it = values.find(key);
+  return it == values.end() ? V() : it->second;
+}
+
 // One input's row of a rung: its figures and, but for the baseline, its verdict.
-Row rung_row(const std::string& rung, const std::string& label, size_t i, const json& in, const json& v,
-             size_t n_columns) {
-  const std::string status = text(in, "status", "missing");
+Row rung_row(const std::string& rung, const std::string& label, size_t i, const InputCell& in,
+             const std::optional<Verdict>& v, size_t n_columns) {
   Row r;
   r.cells = {{i == 0 ? rung : "", rung},
              {label, nullptr, Tone::kPlain, series_colour(i)},
-             {status, nullptr, status == "ok" ? Tone::kPlain : Tone::kBad}};
-  const json& markers = member(in, "markers");
+             {in.status, nullptr, in.ok() ? Tone::kPlain : Tone::kBad}};
   for (const RunFigure& f : run_figures())
-    if (f.shown & kCompareTable) r.cells.push_back(figure_cell(f, member(in, f.key), text(markers, f.key, "")));
-  if (i == 0 || !v.is_object()) {
+    if (f.shown & kCompareTable)
+      r.cells.push_back(figure_cell(f, value_at(in.figures, f.key), value_at(in.markers, f.key)));
+  if (i == 0 || !v) {
     r.cells.resize(n_columns, TableCell{"", ""});
     return r;
   }
-  std::string verdict = text(v, "verdict", "missing");
-  if (const auto change = number(v, "change_pct")) verdict += fmt::format(" ({:+.2f} %)", *change);
-  r.cells.push_back(ratio_with_interval(v, "ratio_tokens_per_s"));
-  r.cells.push_back(number_cell(member(v, "p_holm"), "{:.3g}"));
+  const bool missing = v->verdict == "missing";  // the verdict alone: no figures to test
+  const std::string verdict = missing ? v->verdict : fmt::format("{} ({:+.2f} %)", v->verdict, v->change_pct);
+  r.cells.push_back(ratio_with_interval(missing ? std::nullopt : std::optional<double>(v->ratio_tokens_per_s),
+                                        v->tested() ? v->tokens_per_s_interval : std::nullopt));
+  r.cells.push_back(number_cell(v->tested() ? v->p_holm : std::nullopt, "{:.3g}"));
   r.cells.push_back({verdict, nullptr, verdict_tone(verdict)});
   return r;
 }
 
 // One row per rung x input: each input's figures (the run-level figures shown
 // in compare's table, reports/model/run_figures.cpp) and its verdict against the baseline.
-Table rung_table(const json& cmp) {
+Table rung_table(const Comparison& cmp) {
   Table t;
   t.columns = rung_columns();
   t.tag = "rungs";
   const auto labels = input_labels(cmp);
-  for (const auto& row : array_at(cmp, "rungs")) {
-    const json& inputs = array_at(row, "inputs");
-    const json& vs = array_at(row, "vs_baseline");
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      t.rows.push_back(rung_row(text(row, "rung"), label_at(labels, i), i, inputs[i], i < vs.size() ? vs[i] : json(),
-                                t.columns.size()));
-      if (member(row, "peer") == json(true)) t.rows.back().tag = "peer";
+  for (const auto& row : cmp.rungs) {
+    for (size_t i = 0; i < row.inputs.size(); ++i) {
+      t.rows.push_back(rung_row(row.rung, label_at(labels, i), i, row.inputs[i],
+                                i < row.vs_baseline.size() ? row.vs_baseline[i] : std::nullopt, t.columns.size()));
+      if (row.peer) t.rows.back().tag = "peer";
     }
   }
   t.notes = rung_table_notes(cmp);
@@ -181,7 +174,7 @@ Table rung_table(const json& cmp) {
 }
 
 // Each input's speedup over its own fp32, side by side, and its ratio to the baseline's.
-Table shape_table(const json& cmp) {
+Table shape_table(const Comparison& cmp) {
   Table t;
   t.title = "ladder shape (speedup over each input's own fp32)";
   t.columns.push_back({"rung", "rung", "", Align::kLeft});
@@ -189,26 +182,25 @@ Table shape_table(const json& cmp) {
   for (const auto& label : labels) t.columns.push_back({"speedup_vs_fp32_" + label, "x fp32 " + label, ""});
   for (size_t i = 1; i < labels.size(); ++i)
     t.columns.push_back({"ratio_" + labels[i] + "_to_" + labels[0], labels[i] + "/" + labels[0], ""});
-  for (const auto& s : array_at(cmp, "ladder_shape")) {
+  for (const ShapeRow& s : cmp.ladder_shape) {
     Row r;
-    r.cells.push_back({text(s, "rung"), nullptr});
+    r.cells.push_back({s.rung, nullptr});
     // Input i's value with its interval, as a cell.
-    auto at = [&](const char* key, size_t i) {
-      const json& values = array_at(s, key);
-      const json& intervals = array_at(s, (std::string(key) + "_interval").c_str());
-      const json v = {{"x", i < values.size() ? values[i] : json()},
-                      {"x_interval", i < intervals.size() ? intervals[i] : json()}};
-      return ratio_with_interval(v, "x", "{:.2f}");
+    auto at = [](const std::vector<std::optional<double>>& values, const std::vector<std::optional<Bounds>>& intervals,
+                 size_t i) {
+      return ratio_with_interval(i < values.size() ? values[i] : std::nullopt,
+                                 i < intervals.size() ? intervals[i] : std::nullopt, "{:.2f}");
     };
-    for (size_t i = 0; i < labels.size(); ++i) r.cells.push_back(at("speedup_vs_fp32", i));
-    for (size_t i = 1; i < labels.size(); ++i) r.cells.push_back(at("ratio_to_baseline", i));
+    for (size_t i = 0; i < labels.size(); ++i) r.cells.push_back(at(s.speedup_vs_fp32, s.speedup_vs_fp32_interval, i));
+    for (size_t i = 1; i < labels.size(); ++i)
+      r.cells.push_back(at(s.ratio_to_baseline, s.ratio_to_baseline_interval, i));
     t.rows.push_back(r);
   }
   return t;
 }
 
 // The inputs as a table: each one's path, run, device and geomean against the baseline.
-Section inputs_section(const json& cmp) {
+Section inputs_section(const Comparison& cmp) {
   const auto labels = input_labels(cmp);
   Table t;
   t.tag = "inputs";
@@ -217,22 +209,22 @@ Section inputs_section(const json& cmp) {
                {"run_id", "run id", "", Align::kLeft, true},
                {"device", "device", "", Align::kLeft},
                {"geomean_ratio_tokens_per_s", "geomean tokens/s vs " + label_at(labels, 0), ""}};
-  const json& inputs = array_at(cmp, "inputs");
-  const json& geomean = array_at(cmp, "geomean");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const json& g = i < geomean.size() ? geomean[i] : json();
+  for (size_t i = 0; i < cmp.inputs.size(); ++i) {
+    const ComparedInput& in = cmp.inputs[i];
+    const std::optional<Geomean> g = i < cmp.geomean.size() ? cmp.geomean[i] : std::nullopt;
     t.rows.push_back(
         {{{labels[i], nullptr, Tone::kPlain, series_colour(i)},
-          {text(inputs[i], "path"), nullptr},
-          {text(inputs[i], "run_id"), nullptr},
-          {text(inputs[i], "device"), nullptr},
-          i == 0 ? TableCell{"baseline", nullptr} : number_cell(member(g, "ratio_tokens_per_s"), "{:.2f}", "\u00d7")}});
+          {in.path, nullptr},
+          {in.run_id, nullptr},
+          {in.device.is_string() ? in.device.get<std::string>() : kDash, nullptr},
+          i == 0 ? TableCell{"baseline", nullptr}
+                 : number_cell(g ? std::optional<double>(g->ratio_tokens_per_s) : std::nullopt, "{:.2f}", "\u00d7")}});
   }
   return {"", Placement::kTop, {}, {t}, false, "inputs"};
 }
 
 // A table of environment keys, one column per input.
-Table key_table(const json& cmp, const char* key_header, const char* tag) {
+Table key_table(const Comparison& cmp, const char* key_header, const char* tag) {
   Table t;
   t.tag = tag;
   t.columns = {{"key", key_header, "", Align::kLeft, true}};
@@ -241,35 +233,30 @@ Table key_table(const json& cmp, const char* key_header, const char* tag) {
 }
 
 // The environment keys whose values differ between the inputs, side by side.
-std::vector<Section> subject_section(const json& cmp) {
-  const json& subject = member(cmp, "subject");
-  if (!subject.is_object() || subject.empty()) return {};
+std::vector<Section> subject_section(const Comparison& cmp) {
+  if (cmp.subject.empty()) return {};
   Table t = key_table(cmp, "environment key", "subject");
-  for (const auto& [key, values] : subject.items()) {
+  for (const auto& [key, values] : cmp.subject) {
     Row r;
     r.cells.push_back({key, nullptr});
     for (size_t i = 1; i < t.columns.size(); ++i)
-      r.cells.push_back({values.is_array() && i - 1 < values.size() ? value_text(values[i - 1]) : kDash, nullptr});
+      r.cells.push_back({i - 1 < values.size() ? value_text(values[i - 1]) : kDash, nullptr});
     t.rows.push_back(r);
   }
   return {{"What differs", Placement::kTop, {}, {t}, false, "subject"}};
 }
 
 // Every environment key of every input, side by side; the rows that differ marked.
-Section environment_section(const json& cmp) {
-  const json& inputs = array_at(cmp, "inputs");
+Section environment_section(const Comparison& cmp) {
   std::vector<std::string> keys;
-  for (const auto& in : inputs) {
-    const json& env = member(in, "environment");
-    if (env.is_object())
-      for (const auto& [k, v] : env.items())
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-  }
+  for (const auto& in : cmp.inputs)
+    for (const auto& [k, v] : in.environment)
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   std::sort(keys.begin(), keys.end());
   Table t = key_table(cmp, "key", "environment");
   for (const auto& k : keys) {
     std::vector<json> values;
-    for (const auto& in : inputs) values.push_back(member(member(in, "environment"), k));
+    for (const auto& in : cmp.inputs) values.push_back(value_at(in.environment, k));
     Row r;
     r.cells.push_back({k, nullptr});
     for (const auto& v : values) r.cells.push_back({value_text(v), nullptr});
@@ -282,7 +269,8 @@ Section environment_section(const json& cmp) {
 
 // One rung's largest kernels or operators: per breakdown category and
 // input, the first five of the model's list (largest first).
-Table breakdown_names_table(const std::string& rung, const json& inputs, const std::vector<std::string>& labels) {
+Table breakdown_names_table(const std::string& rung, const std::vector<InputCell>& inputs,
+                            const std::vector<std::string>& labels) {
   constexpr size_t kRows = 5;
   Table t;
   t.title = rung;
@@ -294,20 +282,21 @@ Table breakdown_names_table(const std::string& rung, const json& inputs, const s
                {"calls", "calls per step", ""}};
   for (const auto& layer : breakdown_layers())
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const json& top = array_at(member(inputs[i], "op_breakdown_top"), layer.key);
+      if (!inputs[i].op_breakdown_top) continue;
+      const auto& top = category_value(*inputs[i].op_breakdown_top, layer.key);
       for (size_t k = 0; k < top.size() && k < kRows; ++k)
         t.rows.push_back({{{layer.label, layer.key, Tone::kPlain, layer.colour},
                            {label_at(labels, i), nullptr, Tone::kPlain, series_colour(i)},
-                           {text(top[k], "name"), nullptr},
-                           number_cell(member(top[k], "ms"), "{:.3f}"),
-                           number_cell(member(top[k], "calls"), "{:.1f}")}});
+                           {top[k].name, nullptr},
+                           number_cell(top[k].ms, "{:.3f}"),
+                           number_cell(top[k].calls, "{:.1f}")}});
     }
   return t;
 }
 
 // What makes up each band of the breakdown chart: per rung (folded), the
 // largest kernels (CUDA) or operators (CPU) of each category and input.
-std::vector<Section> breakdown_names_section(const json& cmp) {
+std::vector<Section> breakdown_names_section(const Comparison& cmp) {
   Section s{"What makes up each band",
             Placement::kAfterCharts,
             {{"The largest kernels (CUDA, own time) or operators (CPU, self time) of each category, per rung and "
@@ -316,30 +305,26 @@ std::vector<Section> breakdown_names_section(const json& cmp) {
             true,
             "breakdown-top"};
   const auto labels = input_labels(cmp);
-  for (const auto& rung : array_at(cmp, "rungs")) {
-    Table t = breakdown_names_table(text(rung, "rung"), array_at(rung, "inputs"), labels);
+  for (const auto& rung : cmp.rungs) {
+    Table t = breakdown_names_table(rung.rung, rung.inputs, labels);
     if (!t.rows.empty()) s.tables.push_back(std::move(t));
   }
   if (s.tables.empty()) return {};
   return {s};
 }
 
-// A compared row of a PyTorch peer ("peer:compile"), no ladder rung.
-bool is_peer_row(const json& rung) { return member(rung, "peer") == true; }
-
 // One rung's bands across the inputs, each against the baseline (input 0),
 // from each input's first process; nothing unless the baseline and another
 // input have a valid breakdown.
-std::vector<BandSource> rung_band_sources(const json& rung, const std::vector<std::string>& labels) {
+std::vector<BandSource> rung_band_sources(const ComparedRung& rung, const std::vector<std::string>& labels) {
   std::vector<BandSource> sources;
-  const json& inputs = array_at(rung, "inputs");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const json& ms = member(inputs[i], "op_breakdown_ms");
-    if (!ms.is_object()) {
+  for (size_t i = 0; i < rung.inputs.size(); ++i) {
+    const InputCell& in = rung.inputs[i];
+    if (!in.op_breakdown_ms) {
       if (i == 0) return {};
       continue;
     }
-    sources.push_back({label_at(labels, i), ms, member(inputs[i], "dt_ms_median")});
+    sources.push_back({label_at(labels, i), fields::to_json(*in.op_breakdown_ms), value_at(in.figures, "dt_ms_median")});
   }
   if (sources.size() < 2) return {};
   return sources;
@@ -357,19 +342,18 @@ Table rung_band_table(const std::string& rung, const std::vector<BandSource>& so
 
 // Band by band: the top rung (the last ladder rung with breakdowns to
 // compare) as a table every format shows, and on a page every rung's, folded.
-void add_band_tables(const json& cmp, Document& doc) {
+void add_band_tables(const Comparison& cmp, Document& doc) {
   const auto labels = input_labels(cmp);
   Section all{"Band by band", Placement::kAfterCharts,
               {{"Each rung's op breakdown in ms per step, each input against the baseline: which band a "
                 "difference comes from."}},
               {}, true, "bands"};
   std::optional<Table> top;
-  for (const auto& rung : array_at(cmp, "rungs")) {
-    const std::string name = text(rung, "rung");
+  for (const auto& rung : cmp.rungs) {
     const auto sources = rung_band_sources(rung, labels);
     if (sources.empty()) continue;
-    all.tables.push_back(rung_band_table(name, sources));
-    if (!is_peer_row(rung)) top = all.tables.back();
+    all.tables.push_back(rung_band_table(rung.rung, sources));
+    if (!rung.peer) top = all.tables.back();
   }
   if (top) doc.tables.push_back(std::move(*top));
   if (!all.tables.empty()) doc.sections.push_back(std::move(all));
@@ -377,17 +361,16 @@ void add_band_tables(const json& cmp, Document& doc) {
 
 // The top rung whose inputs hold speed-of-light sections: each input's measured ms, floor and efficiency per
 // band, side by side (none for reports made before the section existed).
-void add_speed_of_light_table(const json& cmp, Document& doc) {
+void add_speed_of_light_table(const Comparison& cmp, Document& doc) {
   const auto labels = input_labels(cmp);
   std::optional<Table> top;
-  for (const auto& rung : array_at(cmp, "rungs")) {
-    const std::string name = text(rung, "rung");
-    if (is_peer_row(rung)) continue;
+  for (const auto& rung : cmp.rungs) {
+    const std::string& name = rung.rung;
+    if (rung.peer) continue;
     std::vector<SpeedOfLightSection> sections;
     std::vector<std::string> with;
-    const json& inputs = array_at(rung, "inputs");
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (auto s = read_speed_of_light(member(inputs[i], "speed_of_light"),
+    for (size_t i = 0; i < rung.inputs.size(); ++i)
+      if (auto s = read_speed_of_light(rung.inputs[i].speed_of_light,
                                        fmt::format("{}: {}: speed_of_light", label_at(labels, i), name))) {
         sections.push_back(std::move(*s));
         with.push_back(label_at(labels, i));
@@ -399,15 +382,13 @@ void add_speed_of_light_table(const json& cmp, Document& doc) {
 
 // A multi-rank rung: each input's verdict on its ranks (its first process's,
 // and how many of its processes named the same), one line per rung.
-void add_rank_notes(const json& cmp, Document& doc) {
+void add_rank_notes(const Comparison& cmp, Document& doc) {
   const auto labels = input_labels(cmp);
-  for (const auto& rung : array_at(cmp, "rungs")) {
+  for (const auto& rung : cmp.rungs) {
     std::string text_of_inputs;
     bool any = false;
-    const json& inputs = array_at(rung, "inputs");
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!member(inputs[i], "slow_rank").is_array()) continue;
-      const auto verdicts = fields::from_json<std::vector<SlowRank>>(inputs[i]["slow_rank"], "comparison: slow_rank");
+    for (size_t i = 0; i < rung.inputs.size(); ++i) {
+      const std::vector<SlowRank>& verdicts = rung.inputs[i].slow_rank;
       if (verdicts.empty()) continue;
       const auto same = std::count_if(verdicts.begin(), verdicts.end(),
                                       [&](const SlowRank& v) { return same_verdict(v, verdicts.front()); });
@@ -419,15 +400,15 @@ void add_rank_notes(const json& cmp, Document& doc) {
                                                         : std::string());
     }
     if (!text_of_inputs.empty())
-      doc.notes.push_back({text(rung, "rung") + ": " + text_of_inputs, "ranks:", any ? Tone::kWarn : Tone::kPlain});
+      doc.notes.push_back({rung.rung + ": " + text_of_inputs, "ranks:", any ? Tone::kWarn : Tone::kPlain});
   }
 }
 
 // --kernels: every rung's families and bands, their differences with
 // intervals, and the charts of the largest.
-void add_kernel_tables(const json& cmp, Document& doc) {
-  if (!member(cmp, "kernels").is_object()) return;
-  const auto kernels = fields::from_json<KernelComparison>(cmp["kernels"], "comparison: kernels");
+void add_kernel_tables(const Comparison& cmp, Document& doc) {
+  if (!cmp.kernels) return;
+  const KernelComparison& kernels = *cmp.kernels;
   KernelView view = kernel_view(kernels, input_labels(cmp));
   for (auto& t : view.tables) doc.tables.push_back(std::move(t));
   for (auto& c : view.charts) doc.charts.push_back(std::move(c));
@@ -444,15 +425,13 @@ void add_kernel_tables(const json& cmp, Document& doc) {
 }
 
 // "ladder compare: A vs B", and what the comparison is of.
-void add_comparison_titles(const json& cmp, Document& doc) {
+void add_comparison_titles(const Comparison& cmp, Document& doc) {
   doc.title = "ladder compare";
   const auto labels = input_labels(cmp);
   for (size_t i = 0; i < labels.size(); ++i) doc.title += (i == 0 ? ": " : " vs ") + labels[i];
   std::string keys;
-  const json& subject = member(cmp, "subject");
-  if (subject.is_object())
-    for (const auto& [key, values] : subject.items()) keys += (keys.empty() ? "" : ", ") + key;
-  doc.subtitle = !array_at(cmp, "environment_unknown_in").empty()
+  for (const auto& [key, values] : cmp.subject) keys += (keys.empty() ? "" : ", ") + key;
+  doc.subtitle = !cmp.environment_unknown_in.empty()
                      ? "What differs is unknown: an input has no complete report to read its environment from"
                  : keys.empty() ? "Same environment in every input: a repeat run (differences are noise or drift)"
                                 : "Comparing " + keys;
@@ -460,10 +439,10 @@ void add_comparison_titles(const json& cmp, Document& doc) {
 
 }  // namespace
 
-Document comparison_document(const json& cmp) {
+Document comparison_document(const Comparison& cmp) {
   Document doc;
   doc.kind = DocumentKind::kComparison;
-  doc.data = cmp;
+  doc.data = comparison_json(cmp);
   add_comparison_titles(cmp, doc);
   doc.preamble = header_lines(cmp);
   doc.tables = {rung_table(cmp), shape_table(cmp)};
@@ -474,7 +453,7 @@ Document comparison_document(const json& cmp) {
                    "noise: the interval lies inside the threshold; unresolved: neither, more processes would "
                    "tell; cannot judge: one process per rung (its steps are not independent samples). MFU 'p' = "
                    "against the measured roofline",
-                   number(cmp, "alpha").value_or(0.05), number(cmp, "noise_threshold_pct").value_or(1.0))});
+                   cmp.alpha, cmp.noise_threshold_pct)});
   add_rank_notes(cmp, doc);
   doc.charts = comparison_charts(cmp);
   doc.sections.push_back(inputs_section(cmp));
@@ -487,7 +466,7 @@ Document comparison_document(const json& cmp) {
   doc.sections.push_back({"",
                           Placement::kBottom,
                           {{fmt::format("ladder comparison \u00b7 schema version {} \u00b7 metric {}",
-                                        value_text(member(cmp, "schema_version")), text(cmp, "metric"))}},
+                                        kComparisonSchemaVersion, kComparisonMetric)}},
                           {},
                           false,
                           "footer"});

@@ -7,6 +7,7 @@
 // a Document; none of them knows which command made it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,6 +124,12 @@ struct Document {
 inline TableCell number_cell(const nlohmann::json& v, const char* format, const std::string& suffix = "") {
   if (!v.is_number()) return {"-", ""};
   return {fmt::format(fmt::runtime(format), v.get<double>()) + suffix, v};
+}
+inline TableCell number_cell(double v, const char* format, const std::string& suffix = "") {
+  return number_cell(nlohmann::json(v), format, suffix);
+}
+inline TableCell number_cell(const std::optional<double>& v, const char* format, const std::string& suffix = "") {
+  return number_cell(v ? nlohmann::json(*v) : nlohmann::json(), format, suffix);
 }
 
 }  // namespace ladder

@@ -3,14 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "reports/model/json_fields.h"
 #include "reports/model/run_figures.h"
 #include "reports/render/figure_cells.h"
 
 namespace ladder {
-
-using nlohmann::json;
-using namespace json_fields;
 
 namespace {
 
@@ -23,27 +19,24 @@ std::string chart_id(const std::string& key) {
 
 // A row's value under `key` times `scale`; or, when the row is absent or not
 // ok, its status in place of the value.
-ChartPoint point_of(const json* row, const std::string& key, double scale) {
+ChartPoint point_of(const FigureRow& row, const std::string& key, double scale) {
   ChartPoint p;
-  const std::string status = row ? text(*row, "status", "missing") : "missing";
-  if (status != "ok") {
-    p.status = status;
-  } else if (const auto v = number(*row, key)) {
-    p.value = *v * scale;
-    // Its 95 % interval, where the row carries one (key_interval: [lo, hi]).
-    const json& i = member(*row, (key + "_interval").c_str());
-    if (i.is_array() && i.size() == 2 && i[0].is_number() && i[1].is_number())
-      p.interval = Interval{i[0].get<double>() * scale, i[1].get<double>() * scale};
+  if (row.status != "ok") {
+    p.status = row.status;
+  } else if (const auto v = row.values.find(key); v != row.values.end()) {
+    p.value = v->second.value * scale;
+    if (const auto& i = v->second.interval) p.interval = Interval{i->first * scale, i->second * scale};
   }
   return p;
 }
 
-void add_series(Chart& chart, const std::vector<std::string>& names, const std::vector<std::vector<const json*>>& rows,
+void add_series(Chart& chart, const std::vector<std::string>& names, const std::vector<std::vector<FigureRow>>& rows,
                 const std::string& key, double scale) {
+  static const FigureRow kMissing;
   for (size_t s = 0; s < names.size(); ++s) {
     ChartSeries series{names[s], {}};
     for (size_t c = 0; c < chart.categories.size(); ++c)
-      series.points.push_back(point_of(s < rows.size() && c < rows[s].size() ? rows[s][c] : nullptr, key, scale));
+      series.points.push_back(point_of(s < rows.size() && c < rows[s].size() ? rows[s][c] : kMissing, key, scale));
     chart.series.push_back(std::move(series));
   }
 }
@@ -79,7 +72,7 @@ Chart speedup_chart(const std::vector<std::string>& categories, const std::strin
 
 std::vector<Chart> figure_charts(const std::vector<std::string>& categories,
                                  const std::vector<std::string>& series_names,
-                                 const std::vector<std::vector<const json*>>& rows, const std::string& where) {
+                                 const std::vector<std::vector<FigureRow>>& rows, const std::string& where) {
   std::vector<Chart> charts;
   for (const RunFigure& f : run_figures()) {
     if (f.chart) {

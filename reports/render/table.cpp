@@ -428,16 +428,36 @@ Table ab_table(const RunSummary& run) {
   return t;
 }
 
+// A summary row's figures as the charts read them: each figure's value and,
+// where the row carries one (key_interval: [lo, hi]), its interval.
+FigureRow figure_row(const json& row) {
+  using namespace json_fields;
+  FigureRow r;
+  r.status = text(row, "status", "missing");
+  std::vector<std::string> keys = {"speedup_vs_fp32"};
+  for (const RunFigure& f : run_figures()) keys.push_back(f.key);
+  for (const auto& key : keys) {
+    const auto v = number(row, key);
+    if (!v) continue;
+    FigureValue fv{*v, std::nullopt};
+    const json& i = member(row, key + "_interval");
+    if (i.is_array() && i.size() == 2 && i[0].is_number() && i[1].is_number())
+      fv.interval = std::make_pair(i[0].get<double>(), i[1].get<double>());
+    r.values[key] = fv;
+  }
+  return r;
+}
+
 // The run's charts, per rung: each figure with a chart title (tokens/s, peak
 // memory) and the speedup over fp32 (reports/render/figure_charts.h); the run is
 // the one series. Read defensively, as a page must not fail on an odd row.
 std::vector<Chart> run_charts(const json& summary) {
   using namespace json_fields;
   std::vector<std::string> rungs;
-  std::vector<const json*> rows;
+  std::vector<FigureRow> rows;
   for (const auto& row : array_at(summary, "rows")) {
     rungs.push_back(peer_display_name(text(row, "cell", text(row, "rung"))));
-    rows.push_back(&row);
+    rows.push_back(figure_row(row));
   }
   return figure_charts(rungs, {text(summary, "run_id", "run")}, {rows}, "this run");
 }
