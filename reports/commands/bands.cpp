@@ -11,6 +11,7 @@
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
 #include "reports/model/report_loader.h"
+#include "reports/model/summary_json.h"
 #include "reports/render/band_tables.h"
 #include "reports/render/rank_tables.h"
 #include "reports/render/reporter.h"
@@ -48,13 +49,13 @@ int bands_command(const std::vector<std::string>& args) {
   RunBands bands;
   if (ranks) {
     if (!peer.empty()) throw ConfigError("bands: --peer and --ranks; expected one of them (--ranks compares ranks)");
-    RunRanks views = run_rank_views(load_summary(summary_path), run_dir);
+    RunRanks views = run_rank_views(read_run_summary(load_summary(summary_path)), run_dir);
     for (auto& v : views.views)
       for (auto& t : v.tables) bands.tables.push_back(std::move(t));
     bands.why = views.why;
     bands.exit_code = bands.tables.empty() ? 1 : 0;
   } else {
-    bands = run_band_table(load_summary(summary_path), run_dir, peer);
+    bands = run_band_table(read_run_summary(load_summary(summary_path)), run_dir, peer);
   }
   Document doc;
   doc.title = "ladder bands: " + input;

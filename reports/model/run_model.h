@@ -98,6 +98,10 @@ struct SummaryRow {
   std::map<std::string, RowRatio> ratios;  // by ratio kind key (reports/model/ratios.h)
   std::vector<RowDisturbed> disturbed;     // left out of the ratios
   std::vector<SlowRank> slow_rank;         // a multi-rank cell's, per process that judged it
+  // Its reports, relative to the run directory: the first process's (when
+  // recorded), and every process's (repeats.reports, with --repeat).
+  std::optional<std::string> report;
+  std::vector<std::string> repeat_reports;
 
   bool ok() const { return status == "ok"; }
   bool is_peer() const { return peer.has_value(); }

@@ -167,6 +167,9 @@ SummaryRow read_summary_row(const json& row) {
     if (auto ratio = read_ratio(kind, row)) r.ratios[kind.key] = *ratio;
   if (member(row, "slow_rank").is_array())
     r.slow_rank = fields::from_json<std::vector<SlowRank>>(member(row, "slow_rank"), "summary row: slow_rank");
+  r.report = opt_text(row, "report");
+  for (const auto& f : json_fields::array_at(member(row, "repeats"), "reports"))
+    if (f.is_string()) r.repeat_reports.push_back(f.get<std::string>());
   return r;
 }
 

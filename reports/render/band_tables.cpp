@@ -203,12 +203,10 @@ namespace {
 // a 2-vCPU Xeon, 2026-11-29: 724 against compile's 800 ms in one run, 751
 // against 725 in the next). nullopt, with why and exit code 1, when a
 // report cannot be read or has no valid breakdown.
-std::optional<BandSource> cell_band_source(const json& row, const std::string& label, const std::string& run_dir,
+std::optional<BandSource> cell_band_source(const SummaryRow& row, const std::string& label, const std::string& run_dir,
                                            std::string& why, int& exit_code) {
-  std::vector<std::string> files;
-  for (const auto& f : array_at(member(row, "repeats"), "reports"))
-    if (f.is_string()) files.push_back(f.get<std::string>());
-  if (files.empty()) files.push_back(text(row, "report", text(row, "cell", "") + "/report.json"));
+  std::vector<std::string> files = row.repeat_reports;
+  if (files.empty()) files.push_back(row.report.value_or(row.cell + "/report.json"));
   std::vector<BandSource> processes;
   for (const auto& file : files) {
     try {
@@ -230,22 +228,21 @@ std::optional<BandSource> cell_band_source(const json& row, const std::string& l
 
 }  // namespace
 
-RunBands run_band_table(const json& summary, const std::string& run_dir, const std::string& against) {
+RunBands run_band_table(const RunSummary& run, const std::string& run_dir, const std::string& against) {
   RunBands out;
-  const std::string rung = text(member(summary, "peers"), "compared_with", kPeersComparedWithWhenUnsaid);
-  std::map<std::string, const json*> rows;
+  const std::string& rung = run.peers_compared_with;
+  std::map<std::string, const SummaryRow*> rows;
   std::vector<std::string> peer_cells;
-  for (const auto& r : array_at(summary, "rows")) {
-    const std::string cell = text(r, "cell", "");
-    rows[cell] = &r;
-    if (is_peer_cell(cell)) peer_cells.push_back(cell);
+  for (const SummaryRow& r : run.rows) {
+    rows[r.cell] = &r;
+    if (is_peer_cell(r.cell)) peer_cells.push_back(r.cell);
   }
   if (peer_cells.empty()) {
     out.why = "no peer in this run (ladder run --peers eager,compile)";
     out.exit_code = 3;
     return out;
   }
-  auto load = [&](const json& row, const std::string& label) {
+  auto load = [&](const SummaryRow& row, const std::string& label) {
     return cell_band_source(row, label, run_dir, out.why, out.exit_code);
   };
   // Per shape: "<shape>/" or "" for a one-shape run.
@@ -254,7 +251,7 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
   std::vector<std::string> tried;
   for (auto& [shape, peers] : by_shape) {
     const auto base = rows.find(shape + rung);
-    if (base == rows.end() || text(*base->second, "status", "") != "ok") {
+    if (base == rows.end() || !base->second->ok()) {
       out.why = fmt::format("{}{}, the rung the peers are compared with, did not run ok", shape, rung);
       out.exit_code = 1;
       continue;
@@ -264,10 +261,10 @@ RunBands run_band_table(const json& summary, const std::string& run_dir, const s
     else continue;
     std::vector<std::string> names, failed;
     for (const auto& cell : peers) {
-      const json& row = *rows[cell];
+      const SummaryRow& row = *rows[cell];
       const std::string name = peer_name(cell);
-      if (text(row, "status", "") != "ok") {
-        failed.push_back(fmt::format("peer {}: {}", name, text(row, "status", "missing")));
+      if (!row.ok()) {
+        failed.push_back(fmt::format("peer {}: {}", name, row.status.empty() ? "missing" : row.status));
         tried.push_back(failed.back());
         continue;
       }

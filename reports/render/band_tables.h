@@ -18,6 +18,7 @@
 
 #include "reports/model/rung_report.h"
 
+#include "reports/model/run_model.h"
 #include "reports/render/document.h"
 
 namespace ladder {
@@ -61,6 +62,6 @@ struct RunBands {
   std::string why;
   int exit_code = 0;
 };
-RunBands run_band_table(const nlohmann::json& summary, const std::string& run_dir, const std::string& against = "");
+RunBands run_band_table(const RunSummary& run, const std::string& run_dir, const std::string& against = "");
 
 }  // namespace ladder

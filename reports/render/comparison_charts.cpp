@@ -136,7 +136,8 @@ FigureRow figure_row(const InputCell* cell) {
   r.status = cell->status;
   for (const auto& [key, v] : cell->figures)
     if (v.is_number()) r.values[key] = {v.get<double>(), std::nullopt};
-  if (cell->speedup_vs_fp32) r.values["speedup_vs_fp32"] = {*cell->speedup_vs_fp32, cell->speedup_vs_fp32_interval};
+  if (cell->speedup_vs_fp32)
+    r.values.insert_or_assign("speedup_vs_fp32", FigureValue{*cell->speedup_vs_fp32, cell->speedup_vs_fp32_interval});
   return r;
 }
 

@@ -152,13 +152,12 @@ std::optional<RankView> rank_view(const RungReport& report, const std::string& c
   return v;
 }
 
-RunRanks run_rank_views(const json& summary, const std::string& run_dir) {
-  using namespace json_fields;
+RunRanks run_rank_views(const RunSummary& run, const std::string& run_dir) {
   RunRanks out;
-  for (const auto& row : array_at(summary, "rows")) {
-    if (!member(row, "slow_rank").is_array()) continue;
-    const std::string cell = text(row, "cell", "?");
-    const std::string report = text(row, "report", cell + "/report.json");
+  for (const SummaryRow& row : run.rows) {
+    if (row.slow_rank.empty()) continue;  // not a multi-rank cell
+    const std::string cell = row.cell.empty() ? "?" : row.cell;
+    const std::string report = row.report.value_or(cell + "/report.json");
     try {
       std::string why;
       if (auto v = rank_view(read_rung_report((std::filesystem::path(run_dir) / report).string()), cell, &why))

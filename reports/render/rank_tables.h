@@ -19,6 +19,7 @@
 
 #include "reports/model/rung_report.h"
 #include "reports/render/chart.h"
+#include "reports/model/run_model.h"
 #include "reports/render/document.h"
 
 namespace ladder {
@@ -39,6 +40,6 @@ struct RunRanks {
   std::vector<RankView> views;
   std::string why;
 };
-RunRanks run_rank_views(const nlohmann::json& summary, const std::string& run_dir);
+RunRanks run_rank_views(const RunSummary& run, const std::string& run_dir);
 
 }  // namespace ladder

@@ -114,12 +114,11 @@ Chart speed_of_light_chart(const SpeedOfLightSection& section, const std::string
   return c;
 }
 
-std::optional<SpeedOfLightView> top_rung_speed_of_light(const json& summary, const std::string& run_dir) {
-  const json& rows = array_at(summary, "rows");
-  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-    const std::string cell = text(*it, "cell", "");
-    if (text(*it, "status", "") != "ok" || is_peer_cell(cell) || !member(*it, "report").is_string()) continue;
-    const auto path = std::filesystem::path(run_dir) / (*it)["report"].get<std::string>();
+std::optional<SpeedOfLightView> top_rung_speed_of_light(const RunSummary& run, const std::string& run_dir) {
+  for (auto it = run.rows.rbegin(); it != run.rows.rend(); ++it) {
+    const std::string& cell = it->cell;
+    if (!it->ok() || is_peer_cell(cell) || !it->report) continue;
+    const auto path = std::filesystem::path(run_dir) / *it->report;
     if (!std::filesystem::exists(path)) continue;
     const RungReport report = read_rung_report(path.string());
     const auto section = read_speed_of_light(report.speed_of_light ? *report.speed_of_light : json(),

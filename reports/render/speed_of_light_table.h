@@ -16,6 +16,7 @@
 
 #include "reports/model/speed_of_light_section.h"
 #include "reports/render/chart.h"
+#include "reports/model/run_model.h"
 #include "reports/render/document.h"
 
 namespace ladder {
@@ -40,7 +41,7 @@ struct SpeedOfLightView {
 // Of the last row of `summary` that ran ok (a peer's aside) whose report in
 // `run_dir` holds a speed_of_light section; nullopt when none does (a run
 // made before the section existed).
-std::optional<SpeedOfLightView> top_rung_speed_of_light(const nlohmann::json& summary, const std::string& run_dir);
+std::optional<SpeedOfLightView> top_rung_speed_of_light(const RunSummary& run, const std::string& run_dir);
 
 // Two sections side by side (ladder compare): per band each input's measured
 // ms, floor and efficiency. `labels` name the inputs ("A", "B").

@@ -487,19 +487,19 @@ Document run_document(const json& summary, const std::string& summary_path) {
   doc.notes = run_notes(run, summary_path);
   // With peers: where the top rung's time goes against each, band by band.
   if (std::any_of(run.rows.begin(), run.rows.end(), [](const SummaryRow& r) { return is_peer_cell(r.cell); })) {
-    RunBands bands = run_band_table(summary, std::filesystem::path(summary_path).parent_path().string());
+    RunBands bands = run_band_table(run, std::filesystem::path(summary_path).parent_path().string());
     for (auto& t : bands.tables) doc.tables.push_back(std::move(t));
     if (bands.tables.empty()) doc.notes.push_back({"no band table: " + bands.why, "bands:", Tone::kWarn});
   }
   // The top rung against the machine's limits, band by band (`ladder sol RUN` for every rung).
-  auto sol = top_rung_speed_of_light(summary, std::filesystem::path(summary_path).parent_path().string());
+  auto sol = top_rung_speed_of_light(run, std::filesystem::path(summary_path).parent_path().string());
   if (sol) doc.tables.push_back(std::move(sol->table));
   add_run_titles(summary, doc);
   doc.charts = run_charts(summary);
   if (sol) doc.charts.push_back(std::move(sol->chart));
   // A multi-rank cell: each rank's phases as a stacked bar, and its tables in a
   // section (a page's; the text has the ranks: line).
-  for (RankView& v : run_rank_views(summary, std::filesystem::path(summary_path).parent_path().string()).views) {
+  for (RankView& v : run_rank_views(run, std::filesystem::path(summary_path).parent_path().string()).views) {
     doc.charts.push_back(std::move(v.chart));
     Section s;
     s.title = "Ranks: " + v.verdict.text;
