@@ -42,75 +42,107 @@ TrainStep::TrainStep(const RunConfig& cfg, torch::Device device, std::unique_ptr
     : cfg_(cfg), plan_(plan_for(cfg)), device_(device), data_(std::move(data)), pg_(pg),
       step_range_name_(profiler::names::step(cfg.rung)) {
   TORCH_CHECK(cfg.sw.on(switches::ddp) == (pg != nullptr), "TrainStep: the ddp switch needs a process group");
+  set_numerics();
+  plan_kernels();
+  build_model();
+  build_optimizer();
+  join_ranks();
+  prepare_buffers();
+}
+
+// tf32 and bf16 as the rung asks (and as the device allows: their effects),
+// and the kernels fused-ln and fused-ce run on CUDA.
+void TrainStep::set_numerics() {
   if (plan_.acts(switches::tf32)) {
-    tf32_effect_ = enable_tf32(device);
+    tf32_effect_ = enable_tf32(device_);
   } else {
-    disable_tf32(device);
+    disable_tf32(device_);
   }
-  if (plan_.acts(switches::bf16)) bf16_effect_ = enable_bf16(device);
-  fused::set_layer_norm_kernel(fused::parse_layer_norm_kernel(cfg.layer_norm_kernel));  // fused-ln's, on CUDA
-  fused::set_cross_entropy_kernel(fused::parse_cross_entropy_kernel(cfg.cross_entropy_kernel));  // fused-ce's
-  ModelConfig model_cfg = cfg.model;
-  model_cfg.vocab_size = cfg.model_vocab();
-  // The dtype the step's matmuls and attention run in (bf16 under autocast),
-  // for the plans below, both made before the first step (and so before any
-  // graph capture); the model's layers, the switches' reports and the report
-  // read them here.
-  const bool bf16 = plan_.acts(switches::bf16) && cfg.bf16_applied();
+  if (plan_.acts(switches::bf16)) bf16_effect_ = enable_bf16(device_);
+  fused::set_layer_norm_kernel(fused::parse_layer_norm_kernel(cfg_.layer_norm_kernel));
+  fused::set_cross_entropy_kernel(fused::parse_cross_entropy_kernel(cfg_.cross_entropy_kernel));
+}
+
+// Each epilogue GEMM site's way (fused-linear) and the SDPA backend (flash),
+// in the dtype the step's matmuls and attention run in (bf16 under
+// autocast); both made before the first step, and so before any graph
+// capture. The model's layers, the switches' reports and the report read them.
+void TrainStep::plan_kernels() {
+  const bool bf16 = plan_.acts(switches::bf16) && cfg_.bf16_applied();
   const torch::ScalarType compute = bf16 ? torch::kBFloat16 : torch::kFloat;
   const std::string dtype = precision_name(matmul_precision(bf16, tf32_effect_.effective));
-  if (plan_.model.fused_linear) {  // each epilogue GEMM site's way
+  if (plan_.model.fused_linear) {
     auto& lin = plan_.model.linear;
-    const bool into_grad = lin.grads_into_buffers && !cfg.sw.on(switches::ddp);
+    const bool into_grad = lin.grads_into_buffers && !cfg_.sw.on(switches::ddp);
     lin.plan = std::make_shared<const GemmPlan>(
-        gemm::plan_step_gemms(cfg, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, compute, dtype));
+        gemm::plan_step_gemms(cfg_, device_, lin.lt_epilogues, lin.gelu_epilogue, into_grad, compute, dtype));
   }
-  if (plan_.model.flash) {  // the SDPA backend
-    attention_plan_ = attention::plan_step_attention(cfg, device_, compute, dtype);
+  if (plan_.model.flash) {
+    attention_plan_ = attention::plan_step_attention(cfg_, device_, compute, dtype);
     attention::apply_attention_plan(*attention_plan_);
   }
+}
+
+// The model with the plan's options, GPT-2's initial weights, on the device.
+// cast-cache: the fused ops read their bf16 copies from it; filled once the
+// weights are final (prepare_buffers), refreshed after every update
+// (clip_and_update).
+void TrainStep::build_model() {
+  ModelConfig model_cfg = cfg_.model;
+  model_cfg.vocab_size = cfg_.model_vocab();
   ModelOptions model_options = plan_.model;
-  model_options.layer_ranges = cfg.layer_ranges;
+  model_options.layer_ranges = cfg_.layer_ranges;
   if (attention_plan_) model_options.attention_call = attention::attention_call(attention_plan_->backend());
-  // cast-cache: the fused ops read their bf16 copies from here; made once the
-  // weights are final (below), refreshed after every update (clip_and_update).
   if (plan_.acts(switches::cast_cache) && matmuls_in_bf16()) {
     casts_ = std::make_shared<CastCache>(torch::kBFloat16);
     model_options.linear.casts = casts_;
   }
   model_ = GPT(model_cfg, model_options);
-  init_gpt2_weights(model_, cfg.seed, cfg.model.vocab_size);
+  init_gpt2_weights(model_, cfg_.seed, cfg_.model.vocab_size);
   model_->to(device_);
   model_->train();
   params_ = model_->parameters();
-  // ZeRO-1 shards the optimizer over the ddp rung's ranks (variants/ddp/zero1.h).
+}
+
+// AdamW (fused-adamw's kernel or not); ZeRO-1 shards it over the ddp rung's
+// ranks (variants/ddp/zero1.h).
+void TrainStep::build_optimizer() {
   if (pg_ && plan_.acts(switches::zero1)) {
-    auto sharded = std::make_unique<ShardedOptimizer>(params_, cfg.train, plan_.acts(switches::fused_adamw), *pg_);
+    auto sharded = std::make_unique<ShardedOptimizer>(params_, cfg_.train, plan_.acts(switches::fused_adamw), *pg_);
     sharded_ = sharded.get();
     optimizer_ = std::move(sharded);
   } else {
-    optimizer_ = make_optimizer(model_, cfg.train, plan_.acts(switches::fused_adamw));
+    optimizer_ = make_optimizer(model_, cfg_.train, plan_.acts(switches::fused_adamw));
   }
-  if (pg_) {
-    pg_->broadcast_from_rank0(params_);  // every rank starts from rank 0's weights
-    // The host's wait on the buckets may follow the optimizer's enqueue
-    // (fused AdamW only, grad_sync.h); not when the harness synchronises the
-    // device at every phase boundary (--breakdown), which would hang on a
-    // failed collective before the wait's deadline could fire.
-    sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg.ddp.bucket_cap_mb * 1e6),
-                                           /*defer_host_wait=*/plan_.acts(switches::fused_adamw) && !cfg.breakdown);
-  }
+  decay_steps_ = cfg_.train.lr_decay_steps > 0 ? cfg_.train.lr_decay_steps : cfg_.total_steps();
+}
+
+// The ddp rung: every rank starts from rank 0's weights, and its gradients
+// are all-reduced in buckets. The host's wait on the buckets may follow the
+// optimizer's enqueue (fused AdamW only, grad_sync.h); not when the harness
+// synchronises the device at every phase boundary (--breakdown), which would
+// hang on a failed collective before the wait's deadline could fire.
+void TrainStep::join_ranks() {
+  if (!pg_) return;
+  pg_->broadcast_from_rank0(params_);
+  sync_ = std::make_unique<GradientSync>(params_, *pg_, int64_t(cfg_.ddp.bucket_cap_mb * 1e6),
+                                         /*defer_host_wait=*/plan_.acts(switches::fused_adamw) && !cfg_.breakdown);
+}
+
+// What the step keeps between steps, once the weights are final: the cast
+// cache's copies, the flat gradient buffer (the ddp rung keeps its gradients
+// in the all-reduce buckets instead), whether a CUDA graph runs the step (it
+// cannot hold the all-reduce hooks: ddp runs eagerly), and the fused ops'
+// counters at the start.
+void TrainStep::prepare_buffers() {
   if (casts_) casts_->track(model_->fused_cast_parameters());  // rank 0's weights on every rank by now
-  decay_steps_ = cfg.train.lr_decay_steps > 0 ? cfg.train.lr_decay_steps : cfg.total_steps();
   add_layer_norm_calls_at_start_ = fused::add_layer_norm_calls();
   layer_norm_launches_at_start_ = fused::layer_norm_launches();
   fused_linear_at_start_ = fused::fused_linear_stats();
-  // The ddp rung keeps its gradients in the all-reduce buckets instead.
   if (plan_.acts(switches::flat_grads) && !sync_) flat_grads_ = std::make_unique<FlatGradients>(params_);
   // On a CPU the fused ops' own gradients are written, not added into a zeroed buffer, first each step.
   if (flat_grads_ && device_.is_cpu() && plan_.model.linear.grads_into_buffers)
     flat_grads_->write_first(model_->fused_cast_parameters());
-  // A CUDA graph cannot hold the all-reduce hooks: ddp runs eagerly.
   use_graph_ = plan_.acts(switches::cuda_graph) && flat_grads_ && device_.is_cuda();
   optimizer_in_graph_ = use_graph_ && optimizer_->supports_device_lr();
 }

@@ -97,6 +97,13 @@ class TrainStep {
   const std::vector<std::pair<std::string, torch::Tensor>>& kept_gradients() const { return kept_gradients_; }
 
  private:
+  // The constructor's steps, in its order (step.cpp says what each sets up).
+  void set_numerics();
+  void plan_kernels();
+  void build_model();
+  void build_optimizer();
+  void join_ranks();
+  void prepare_buffers();
   // Forward and loss under the rung's autocast, scaled by 1/micro_steps.
   torch::Tensor forward_loss(const torch::Tensor& x, const torch::Tensor& y);  // (B, T) -> ()
   // Clips the gradients to the global norm cfg.train.grad_clip and updates:
