@@ -21,7 +21,7 @@
 #include "bench/run/peers.h"
 #include "bench/run/run_command.h"
 #include "build_info.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/switches/switch.h"
 
 namespace {

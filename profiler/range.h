@@ -7,7 +7,7 @@
 // pointer and the RecordFunction sees no callbacks. A build configured with
 // -DLADDER_WITH_PROFILER=OFF compiles every range to nothing.
 //
-// The ranges of one step (variants/step.cpp, variants/model.cpp, the harness):
+// The ranges of one step (variants/step/step.cpp, variants/model/model.cpp, the harness):
 //
 //   measured steps                 around the measured loop (nsys capture range)
 //     step <rung>                  one optimizer step, e.g. "step fp32"

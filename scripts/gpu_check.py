@@ -36,7 +36,7 @@ progress line and ended by one line `PASS <stage>`, `FAIL <stage>: <why>` or
   ddp            `ladder run --rungs ddp --nproc-per-node 1`: one rank on NCCL
                  (Gloo on a CPU), and its verdict
   gemm-sites     `ladder bench`'s gemm_sites family: each epilogue GEMM of the
-                 step (variants/gemm_sites.h) each way it can run (PyTorch's
+                 step (variants/planners/gemm_sites.h) each way it can run (PyTorch's
                  ops, the cuBLASLt epilogue, with a 32 MiB workspace, the bias
                  gradient in fp32 apart), checked against fp64, then timed;
                  gemm-sites.md has ms per way and site (a CPU: PyTorch's only)
@@ -619,7 +619,7 @@ def write_gemm_plan(check, run_dir):
 
 
 def write_attention_plan(check, run_dir):
-    """The top rung's attention plan (its SDPA backend, variants/attention_plan.h) in attention-plan.md:
+    """The top rung's attention plan (its SDPA backend, variants/planners/attention_plan.h) in attention-plan.md:
     every candidate's median, what PyTorch picks and why it lost (its verdict; none in a plan from before
     planner 2). Returns a line to print ("" when no rung has one)."""
     found = top_plan(run_dir, "attention_plan")

@@ -9,8 +9,8 @@
 # does not depend on, directly or through the layers below.
 #
 # It fails too on an include cycle inside one layer. The unit is a module: a
-# header and the .cpp/.cu of the same stem in the same folder (variants/step.h
-# and variants/step.cpp are module variants/step). A module depends on each
+# header and the .cpp/.cu of the same stem in the same folder (variants/step/step.h
+# and variants/step/step.cpp are module variants/step/step). A module depends on each
 # other module of its layer that one of its files includes, and these
 # dependencies must not form a cycle; the message names each include of the
 # cycle with file:line. A file including its own module's header is no cycle.
@@ -26,13 +26,16 @@
 # test tests/check_layers.cmake runs it on tiny trees: a clean one, one with
 # an upward include and one with a cycle inside a layer.
 
-# ladder_layer(NAME <target> DIRS <folder>... [EXCLUDE <file>...]
+# ladder_layer(NAME <target> DIRS <folder>... [ROOMS] [EXCLUDE <file>...]
 #              [DEPENDS <layer>...] [SOURCES <file>...])
 # Folders and excluded files (an executable's main.cpp, which may include any
 # layer) are relative to the source root. A sub-folder declared by a later
-# layer (bench/micro inside bench) belongs to that layer.
+# layer (bench/micro inside bench) belongs to that layer. ROOMS: the layer's
+# folders are rooms, each one idea (variants/: config/, ops/<op>/, planners/,
+# step/, ...), and no folder of it may include, directly or through others,
+# one that includes it back.
 function(ladder_layer)
-  cmake_parse_arguments(L "" "NAME" "DIRS;EXCLUDE;DEPENDS;SOURCES" ${ARGN})
+  cmake_parse_arguments(L "ROOMS" "NAME" "DIRS;EXCLUDE;DEPENDS;SOURCES" ${ARGN})
   get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
   if(L_NAME IN_LIST layers)
     message(FATAL_ERROR "ladder_layer(${L_NAME}): declared twice")
@@ -58,9 +61,14 @@ function(ladder_layer)
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_DIRS ${L_DIRS})
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_EXCLUDE ${L_EXCLUDE})
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_CLOSURE ${closure})
+  set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_ROOMS ${L_ROOMS})
   # The same declaration, for the script the build re-runs (ladder_check_layers).
+  set(rooms "")
+  if(L_ROOMS)
+    set(rooms " ROOMS")
+  endif()
   set_property(GLOBAL APPEND_STRING PROPERTY LADDER_LAYER_DECLARATIONS
-               "ladder_layer(NAME ${L_NAME} DIRS ${L_DIRS} EXCLUDE ${L_EXCLUDE} DEPENDS ${L_DEPENDS})\n")
+               "ladder_layer(NAME ${L_NAME} DIRS ${L_DIRS} EXCLUDE ${L_EXCLUDE} DEPENDS ${L_DEPENDS}${rooms})\n")
   if(NOT CMAKE_SCRIPT_MODE_FILE)
     add_library(${L_NAME} STATIC ${L_SOURCES})
     if(L_DEPENDS)
@@ -135,7 +143,7 @@ endfunction()
 # records each include of another module of the same layer as an edge: the
 # module in _ladder_out_<module>, the "file|include" forming it in
 # _ladder_edge_<module>+<included module>. A module is a path without its
-# extension, so variants/step.h and variants/step.cpp are module variants/step.
+# extension, so variants/step/step.h and variants/step/step.cpp are module variants/step.
 function(_ladder_scan_file root file layer allowed allowed_dirs)
   file(READ "${root}/${file}" text)
   # Directives at the start of a line only (not in a // comment), as
@@ -265,6 +273,31 @@ macro(_ladder_join_implementations layer)
   set(modules ${_merged})
 endmacro()
 
+# The layer's folders as nodes "dir+<folder>" (after its modules are joined):
+# an edge from one folder to another for each include between their modules,
+# each recorded as the modules' are (_ladder_out_, _ladder_edge_), so that
+# _ladder_find_cycles and _ladder_describe_cycle read them alike. A folder is
+# a room: none may include, directly or through others, one that includes it
+# back, so that what a folder holds can be read from the folders below it.
+macro(_ladder_folder_graph)
+  set(folders "")
+  foreach(_m IN LISTS modules)
+    get_filename_component(_a "${_m}" DIRECTORY)
+    foreach(_to IN LISTS _ladder_out_${_m})
+      get_filename_component(_b "${_to}" DIRECTORY)
+      if(_a STREQUAL _b)
+        continue()
+      endif()
+      list(APPEND folders dir+${_a} dir+${_b})
+      if(NOT dir+${_b} IN_LIST _ladder_out_dir+${_a})
+        list(APPEND _ladder_out_dir+${_a} dir+${_b})
+      endif()
+      list(APPEND _ladder_edge_dir+${_a}+dir+${_b} ${_ladder_edge_${_m}+${_to}})
+    endforeach()
+  endforeach()
+  list(REMOVE_DUPLICATES folders)
+endmacro()
+
 # The include cycles among `modules` (one layer's, their edges recorded by
 # _ladder_scan_file), each as "m1>m2>...>mk" where mk includes m1 back. A
 # depth-first search: one cycle per include that closes one (a back edge),
@@ -387,6 +420,18 @@ function(ladder_check_layer_includes root)
       _ladder_describe_cycle("${root}" "${cycle}" lines)
       string(APPEND cycles "\ninclude cycle inside layer ${layer}:${lines}")
     endforeach()
+    get_property(rooms GLOBAL PROPERTY LADDER_LAYER_${layer}_ROOMS)
+    set(folders "")
+    if(rooms)
+      _ladder_folder_graph()
+    endif()
+    _ladder_find_cycles("${folders}" found)
+    foreach(cycle IN LISTS found)
+      _ladder_describe_cycle("${root}" "${cycle}" lines)
+      string(REPLACE "dir+" "" cycle "${cycle}")
+      string(REPLACE ">" " > " cycle "${cycle}")
+      string(APPEND cycles "\nfolder cycle inside layer ${layer}:\n  folders ${cycle} > back${lines}")
+    endforeach()
   endforeach()
   set_property(GLOBAL PROPERTY LADDER_LAYER_FILES ${read})
   _ladder_report_includes("${violations}" "${cycles}")
@@ -404,9 +449,10 @@ function(_ladder_report_includes violations cycles)
   if(NOT cycles STREQUAL "")
     string(APPEND message "${cycles}\n"
            "A module (a header and the .cpp/.cu of its stem in the same folder) may not include, "
-           "directly or through others, a module that includes it back. Break each cycle by moving "
-           "the declaration both sides need into a header of its own that includes neither, and "
-           "include that header from both.")
+           "directly or through others, a module that includes it back; nor may a folder of a layer "
+           "include a folder that includes it back. Break each cycle by moving the declaration both "
+           "sides need into a header of its own (in a folder) that includes neither, and include that "
+           "header from both.")
   endif()
   if(NOT message STREQUAL "")
     string(SUBSTRING "${message}" 1 -1 message)  # the first block follows the prefix

@@ -217,7 +217,7 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
     m = dict(cfg["model"])
     V = m["vocab_size"]
     if sw["vocab-pad"]:
-        m["vocab_size"] = (V + 127) // 128 * 128  # variants/config.h model_vocab()
+        m["vocab_size"] = (V + 127) // 128 * 128  # variants/config/config.h model_vocab()
     switches = {}
     autocast = set_precision(torch, sw, device, bf16_off_because, switches)
     model = make_model(torch, ref, cfg, m, device, switches)
@@ -230,7 +230,7 @@ def build(torch, ref, cfg, device, peer_name, bf16_off_because=None):
 
 def matmul_error(torch, device):
     """Max relative difference of a fixed 256x256 fp32 matmul against its float64 result (as
-    variants/precision.cpp's probe: fp32 ~1e-7, TF32 ~1e-3, bf16 ~1e-2)."""
+    variants/config/precision.cpp's probe: fp32 ~1e-7, TF32 ~1e-3, bf16 ~1e-2)."""
     g = torch.Generator().manual_seed(7)
     a, b = torch.randn(256, 256, generator=g), torch.randn(256, 256, generator=g)
     exact = a.double() @ b.double()
@@ -240,7 +240,7 @@ def matmul_error(torch, device):
 
 def set_tf32(torch, device):
     """CUDA: TF32 in cuBLAS and cuDNN, through the per-backend API as ladder sets it
-    (variants/precision.cpp), probed."""
+    (variants/config/precision.cpp), probed."""
     torch.backends.cuda.matmul.fp32_precision = "tf32"
     torch.backends.cudnn.conv.fp32_precision = "tf32"
     err = matmul_error(torch, device)
@@ -253,7 +253,7 @@ def set_tf32(torch, device):
 
 def set_cpu_fp32_math(torch):
     """CPU: oneDNN's fp32-math mode, 'tf32' then 'bf16', the first that changes a probe matmul: what
-    ladder's tf32 switch does on a CPU (variants/precision.cpp), so the peers and the rungs run their
+    ladder's tf32 switch does on a CPU (variants/config/precision.cpp), so the peers and the rungs run their
     fp32 matmuls alike (on a CPU with AMX or avx512_bf16 a mode takes effect)."""
     tried = []
     for mode in ("tf32", "bf16"):
@@ -676,7 +676,7 @@ def profile_breakdown(torch, peer, cuda, one_step, batches, i):
 
 
 def shard_data(cfg, base):
-    """The data section for token shards, in variants/token_shards.cpp's form."""
+    """The data section for token shards, in variants/data/token_shards.cpp's form."""
     import glob
     import hashlib
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Plain PyTorch-eager reference of ladder's GPT-2 training step.
 
-The same model (variants/model.cpp), synthetic tokens (variants/data.cpp) or
-token shards read with the same row order (variants/token_shards.h),
-AdamW groups and LR schedule (variants/optim.cpp) and step order
-(variants/step.cpp) as the C++ code, written the way nanoGPT would.
+The same model (variants/model/model.cpp), synthetic tokens (variants/data/data.cpp) or
+token shards read with the same row order (variants/data/token_shards.h),
+AdamW groups and LR schedule (variants/optim/optim.cpp) and step order
+(variants/step/step.cpp) as the C++ code, written the way nanoGPT would.
 
   parity  Rebuild the run of a C++ report.json from its --save-init weights,
           run its first steps and compare loss and grad norm step by step (the
@@ -44,7 +44,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch.jit._pickle  # restore_type_tag, which LibTorch's pickle_save of a dict references
 
-# name: (n_layer, n_head, n_embd, block_size, vocab_size, batch, seq), as variants/config.cpp.
+# name: (n_layer, n_head, n_embd, block_size, vocab_size, batch, seq), as variants/config/config.cpp.
 PRESETS = {
     "gpt2-124m": (12, 12, 768, 1024, 50257, 16, 1024),
     "gpt2-350m": (24, 16, 1024, 1024, 50257, 8, 1024),
@@ -53,7 +53,7 @@ PRESETS = {
     "cpu-default": (4, 4, 256, 256, 50257, 4, 256),
     "tiny": (2, 2, 64, 64, 1024, 4, 64),
 }
-# TrainConfig defaults (variants/config.h), in the report's JSON form.
+# TrainConfig defaults (variants/config/config.h), in the report's JSON form.
 DEFAULT_TRAIN = {"max_lr": 6e-4, "min_lr_ratio": 0.1, "lr_warmup_steps": 10, "lr_decay_steps": 0,
                  "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1, "grad_clip": 1.0}
 
@@ -138,7 +138,7 @@ class GPT(nn.Module):
 def init_gpt2_weights(model, n_layer, seed):
     """GPT-2 init: N(0, 0.02), residual c_proj weights 0.02/sqrt(2L), zero biases, LN (1, 0).
 
-    Same draws in the same parameter order as variants/model.cpp, so it gives the C++ weights.
+    Same draws in the same parameter order as variants/model/model.cpp, so it gives the C++ weights.
     """
     torch.manual_seed(seed)
     for name, p in model.named_parameters():
@@ -197,7 +197,7 @@ def synthetic_batch(cfg, step, micro=0):
     B, T, V = cfg["batch"], cfg["seq"], cfg["model"]["vocab_size"]
     if cfg["fixed_batch"]:
         step = micro = 0
-    first = (step * cfg["micro_steps"] + micro) * B  # variants/data.cpp, world 1
+    first = (step * cfg["micro_steps"] + micro) * B  # variants/data/data.cpp, world 1
     base = np.uint64((cfg["seed"] * 0xD1B54A32D192ED03) & (2**64 - 1))
     rows = np.arange(first, first + B, dtype=np.uint64)[:, None]  # (B, 1)
     cols = np.arange(T + 1, dtype=np.uint64)[None, :]  # (1, T+1)
@@ -208,7 +208,7 @@ def synthetic_batch(cfg, step, micro=0):
 
 
 class ShardReader:
-    """variants/token_shards.h in numpy: the shards of cfg["data"], memory-mapped,
+    """variants/data/token_shards.h in numpy: the shards of cfg["data"], memory-mapped,
     and the same (seed, step, micro, rank) -> row formula (one rank, no accumulation)."""
 
     LLMC_MAGIC, LLMC_HEADER_BYTES = 20240520, 1024
@@ -290,7 +290,7 @@ def learning_rate(t, step, decay_steps):
 
 
 class TrainStep:
-    """variants/step.cpp: batch, forward, loss, backward, clip, LR, AdamW, zero grads."""
+    """variants/step/step.cpp: batch, forward, loss, backward, clip, LR, AdamW, zero grads."""
 
     def __init__(self, model, cfg):
         self.model, self.cfg, self.t = model, cfg, cfg["train"]
@@ -506,7 +506,7 @@ def main(argv=None):
     p.add_argument("--grads", help="step 0's gradients (ladder measure --save-grads): compare every parameter")
     b = sub.add_parser("bench", help="time the step in Python eager on the CPU")
     src = b.add_mutually_exclusive_group(required=True)
-    src.add_argument("--preset", choices=list(PRESETS), help="model preset (variants/config.cpp)")
+    src.add_argument("--preset", choices=list(PRESETS), help="model preset (variants/config/config.cpp)")
     src.add_argument("--from-report", metavar="REPORT.json",
                      help="the whole config of a C++ report (its steps, warmup, threads too)")
     for k, h in (("batch", "micro-batch B"), ("seq", "sequence length T"),

@@ -1,5 +1,5 @@
 // tests/cache_dir.h: LADDER_CACHE pointed at a temporary directory for a
-// test's lifetime (the planners' caches, variants/plan_common.h), then put back.
+// test's lifetime (the planners' caches, variants/planners/plan_common.h), then put back.
 #pragma once
 
 #include <cstdlib>

@@ -13,16 +13,21 @@
 #         the includes and the line that defines a member.
 # later:  a layer that depends on a layer declared after it: fails, naming
 #         both (so a cycle cannot be declared).
+# rooms:  a ROOMS layer whose folders a and b include each other, through
+#         different modules (no module cycle): fails, naming both includes.
 cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/../scripts/layers.cmake")
 if(CASE STREQUAL "later")
   ladder_layer(NAME fixture_upper DIRS upper DEPENDS fixture_lower)
   ladder_layer(NAME fixture_lower DIRS lower)
+elseif(CASE STREQUAL "rooms")
+  ladder_layer(NAME fixture_lower DIRS lower)
+  ladder_layer(NAME fixture_upper DIRS upper ROOMS DEPENDS fixture_lower)
 elseif(CASE MATCHES "^(clean|upward|cycle|implemented)$")
   ladder_layer(NAME fixture_lower DIRS lower)
   ladder_layer(NAME fixture_upper DIRS upper DEPENDS fixture_lower)
 else()
-  message(FATAL_ERROR "check_layers.cmake: CASE is '${CASE}'; expected clean, upward, cycle, implemented or later")
+  message(FATAL_ERROR "check_layers.cmake: CASE is '${CASE}'; expected clean, upward, cycle, implemented, later or rooms")
 endif()
 ladder_check_layer_includes("${CMAKE_CURRENT_LIST_DIR}/fixtures/layers/${CASE}")
 message(STATUS "layers: ${CASE}: no include points up or forms a cycle")

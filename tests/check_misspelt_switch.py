@@ -4,7 +4,7 @@
 usage: check_misspelt_switch.py CXX SOURCE_DIR BINARY_DIR
 
 Code names a switch by the symbol its file in variants/switches/ defines
-(plan.acts(switches::fused_adamw); the generated variants/switches/symbols.h
+(plan.acts(switches::fused_adamw); the generated variants/config/switch_symbols.h
 declares them all), never by a string looked up at run time. This compiles
 one snippet twice with the build's compiler (syntax only): spelt as declared
 it must compile, misspelt it must fail and the compiler must name the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 CXX, SRC, BIN = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 
-SNIPPET = """#include "variants/switches/flags.h"
+SNIPPET = """#include "variants/config/switch_flags.h"
 bool top_rung_optimizer(const ladder::Switches& sw) {{ return sw.on(ladder::switches::{name}); }}
 """
 

@@ -22,7 +22,7 @@ TINY = ["--preset", "tiny", "--device", "cpu", "--threads", "2", "--benchmark_mi
 # Benchmarks per family on the CPU for the tiny preset (C=64, H=2, T=64, V=1000):
 # matmul 5 GEMMs x 3 precisions; attention T=128 x 2 kinds x 2 precisions;
 # cross_entropy V 1000/1024 x 2 precisions; adamw torch/fused; mlp 2 kinds x 2
-# precisions; gemm_sites: on a CPU every GEMM of the step (variants/gemm_sites.h step_sites: 15),
+# precisions; gemm_sites: on a CPU every GEMM of the step (variants/planners/gemm_sites.h step_sites: 15),
 # PyTorch's way and oneDNN's at each (planner 5 offers oneDNN at the weight gradients too), and into-grad
 # at the 5 weight gradients where the step runs fp32: 35 in fp32, 30 in bf16;
 # layernorm composite/fused x fp32/bf16;

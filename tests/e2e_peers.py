@@ -323,7 +323,7 @@ def cuda_device_without_a_gpu(d):
 
 
 def tf32_settings_without_a_gpu(d):
-    """scripts/peer.py's tf32 as ladder sets it (variants/precision.cpp), each branch reached without a GPU:
+    """scripts/peer.py's tf32 as ladder sets it (variants/config/precision.cpp), each branch reached without a GPU:
     on CUDA the per-backend flags and the probe's verdict both ways (the probe matmul stubbed, the one call
     that needs the device); on a CPU the real probe, which leaves oneDNN's precision at 'none' where no
     mode takes effect, or names the mode that did."""

@@ -1,5 +1,5 @@
 // tests/test_act_ckpt.cpp: activation checkpointing (the act-ckpt switch,
-// variants/model.cpp): the same maths as without it, on the plain and the
+// variants/model/model.cpp): the same maths as without it, on the plain and the
 // fused-LayerNorm model paths and under bf16 autocast, per parameter
 // gradient; the blocks' internals stay out of the autograd graph; the switch
 // is reported effective.
@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/tiny_step.h"
-#include "variants/model.h"
+#include "variants/model/model.h"
 
 namespace ladder {
 namespace {

@@ -1,5 +1,5 @@
 // tests/test_add_layer_norm.cpp: the fused residual add + LayerNorm of
-// variants/add_layer_norm.h against its composite-ATen reference: forward values
+// variants/ops/add_layer_norm/add_layer_norm.h against its composite-ATen reference: forward values
 // and every gradient, in fp32, with a bf16 residual and a bf16 output, odd
 // sizes, one output alone; the input checks; on CUDA where a GPU is present.
 // The classifier's cross-entropy is tested in tests/test_cross_entropy.cpp.
@@ -14,7 +14,7 @@
 #include <torch/torch.h>
 
 #include "tests/expect_close.h"
-#include "variants/add_layer_norm.h"
+#include "variants/ops/add_layer_norm/add_layer_norm.h"
 
 namespace ladder::fused {
 namespace {

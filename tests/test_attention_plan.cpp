@@ -1,5 +1,5 @@
-// tests/test_attention_plan.cpp: the attention planner (variants/attention_plan.h,
-// variants/attention_candidates.h): the choice under a fake timer (never
+// tests/test_attention_plan.cpp: the attention planner (variants/planners/attention_plan.h,
+// variants/planners/attention_candidates.h): the choice under a fake timer (never
 // slower than PyTorch's own pick plus the margin), the interleaving, the
 // plan's JSON, the cache and its key, --attention-plan, the plan a CPU flash
 // step records and the backend it applies, and the candidates' agreement at
@@ -23,10 +23,11 @@
 #include "profiler/common/config_error.h"
 #include "tests/cache_dir.h"
 #include "tests/tiny_step.h"
-#include "variants/attention.h"
-#include "variants/attention_candidates.h"
-#include "variants/attention_plan.h"
-#include "variants/plan_common.h"
+#include "variants/ops/attention/attention.h"
+#include "variants/config_fields.h"
+#include "variants/planners/attention_candidates.h"
+#include "variants/planners/attention_plan.h"
+#include "variants/planners/plan_common.h"
 
 namespace ladder {
 namespace {
@@ -92,14 +93,14 @@ TEST(AttentionPlan, RequestTakesAutoOrABackend) {
         << e.what();
   }
   RunConfig cfg = config_for("tiny", Overrides{}, "cpu");
-  EXPECT_NO_THROW(cfg.validate());
+  EXPECT_NO_THROW(validate_config(cfg));
   for (const auto& [value, says] : std::vector<std::pair<std::string, std::string>>{
            {"cuDNN", "--attention-plan"},
            {"efficient", "--attention-plan: efficient is a CUDA backend and --device is cpu; expected auto, pytorch, "
                          "flash, math, explicit or flash-fp32 there"}}) {
     cfg.attention_plan = value;
     try {
-      cfg.validate();
+      validate_config(cfg);
       FAIL() << value << " accepted on a CPU";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
@@ -355,7 +356,7 @@ TEST(AttentionPlan, PinnedBackendIsAppliedWhileTheStepLives) {
 }
 
 // tf32's matmul precision, like the attention plan's switches, lasts as long as the step that set it.
-// Read and set through the per-backend API only (variants/precision.h).
+// Read and set through the per-backend API only (variants/config/precision.h).
 TEST(AttentionPlan, StepPutsThePrecisionBack) {
   auto& ctx = at::globalContext();
   const auto cuda = at::Float32Backend::CUDA, mkldnn = at::Float32Backend::MKLDNN;

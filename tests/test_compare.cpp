@@ -20,7 +20,7 @@
 #include "reports/stats/inference.h"
 #include "reports/model/report_loader.h"
 #include "reports/model/run_figures.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 namespace {

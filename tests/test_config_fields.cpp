@@ -1,6 +1,6 @@
 // tests/test_config_fields.cpp: what is derived from the config-field table
 // (variants/config_fields.h), checked for every declared field: JSON round
-// trips, validate()'s bounds and messages, the matrix file's keys, the CLI's
+// trips, validate_config()'s bounds and messages, the matrix file's keys, the CLI's
 // options (accepted, listed in --help, out-of-bounds values exit 2 naming the
 // option).
 #include <algorithm>
@@ -17,7 +17,7 @@
 
 #include "bench/run/matrix.h"
 #include "tests/run_ladder.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/config_fields.h"
 
 namespace ladder {
@@ -160,8 +160,8 @@ TEST(ConfigFields, ValidateChecksEachFieldsBoundsNamingTheOption) {
     RunConfig c = tiny();
     f.set(c, *bad);
     try {
-      c.validate();
-      ADD_FAILURE() << f.name << " = " << value_text(*bad) << " passed validate()";
+      validate_config(c);
+      ADD_FAILURE() << f.name << " = " << value_text(*bad) << " passed validate_config()";
     } catch (const ConfigError& e) {
       const std::string expected = field_label(f) + ": got " + value_text(*bad) + ", expected " + expected_text(f);
       EXPECT_EQ(std::string(e.what()), expected);

@@ -1,5 +1,5 @@
 // tests/test_cross_entropy.cpp: the classifier's one-pass loss,
-// cross_entropy_loss_and_grad_over_logits (variants/cross_entropy.h), against
+// cross_entropy_loss_and_grad_over_logits (variants/ops/cross_entropy/cross_entropy.h), against
 // cross_entropy_reference and autograd's gradient of it: the loss, the
 // gradient it writes over the logits on the valid columns, exactly 0 on the
 // padding columns; fp32 and bf16 logits, padded vocabularies, odd sizes and
@@ -17,7 +17,7 @@
 #include <torch/torch.h>
 
 #include "tests/expect_close.h"
-#include "variants/cross_entropy.h"
+#include "variants/ops/cross_entropy/cross_entropy.h"
 
 namespace ladder::fused {
 namespace {

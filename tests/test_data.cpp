@@ -2,7 +2,7 @@
 // in range, and distinct across steps and ranks.
 #include <gtest/gtest.h>
 
-#include "variants/data.h"
+#include "variants/data/data.h"
 
 namespace ladder {
 namespace {

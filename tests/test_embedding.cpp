@@ -1,4 +1,4 @@
-// tests/test_embedding.cpp: token_embedding (variants/embedding.h): its
+// tests/test_embedding.cpp: token_embedding (variants/ops/embedding/embedding.h): its
 // forward is at::embedding; its backward into a flat buffer's .grad() adds
 // exactly what ATen's dense gradient would, hands autograd nothing for wte,
 // zeroes a segment that first writes own when it writes first, and falls
@@ -9,8 +9,8 @@
 #include <torch/torch.h>
 
 #include "tests/expect_close.h"
-#include "variants/embedding.h"
-#include "variants/grad_buffer.h"
+#include "variants/ops/embedding/embedding.h"
+#include "variants/ops/grad_buffer.h"
 
 namespace ladder::fused {
 namespace {

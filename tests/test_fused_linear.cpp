@@ -1,4 +1,4 @@
-// tests/test_fused_linear.cpp: linear_bias, mlp_gelu and classifier_cross_entropy (variants/fused_linear.h)
+// tests/test_fused_linear.cpp: linear_bias, mlp_gelu and classifier_cross_entropy (variants/ops/fused_linear/fused_linear.h)
 // against their at::linear / at::gelu references: forward values and every
 // gradient, in fp32 and under bf16 autocast, on CPU here and on CUDA (the
 // cuBLASLt epilogues) where a GPU is present; their input checks and counts;
@@ -19,15 +19,15 @@
 #include <torch/torch.h>
 
 #include "tests/expect_close.h"
-#include "variants/fused_linear.h"
-#include "variants/gemm_candidates.h"
-#include "variants/gelu.h"
+#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/planners/gemm_candidates.h"
+#include "variants/ops/gelu/gelu.h"
 #ifdef LADDER_WITH_CUDA
 #include "variants/cuda/cublaslt_matmul.h"
 #endif
-#include "variants/grad_buffer.h"
-#include "variants/model.h"
-#include "variants/precision.h"
+#include "variants/ops/grad_buffer.h"
+#include "variants/model/model.h"
+#include "variants/config/precision.h"
 
 namespace ladder::fused {
 namespace {
@@ -204,7 +204,7 @@ void check_grads_into_buffers(bool autocast) {
 }
 
 // A GEMM plan that runs every site `method` can take that way, the rest by
-// PyTorch's ops (variants/gemm_plan.h).
+// PyTorch's ops (variants/planners/gemm_plan.h).
 std::shared_ptr<const GemmPlan> plan_all(GemmMethod method, int64_t rows, bool into_grad) {
   const ModelConfig m{1, 1, 16, 16, 20};
   GemmPlan p = pinned_plan(gemm_sites(m, rows), GemmPlanKey{}, GemmMethod::kPytorch, "test");
@@ -288,7 +288,7 @@ TEST(FusedMlpGelu, Bf16AutocastComputesInBf16AndReturnsFloat32ParameterGradients
   for (size_t i = 1; i < r.values.size(); ++i) EXPECT_EQ(r.values[i].scalar_type(), torch::kFloat) << kMlpNames[i];
 }
 
-// The MLP's GELU on a CPU (variants/gelu.h) against the tanh GELU and its
+// The MLP's GELU on a CPU (variants/ops/gelu/gelu.h) against the tanh GELU and its
 // derivative in fp64: values from -12 to 12 (tanh saturates in float past
 // |u| of 9) and tiny ones, over more values than one task. In fp32 no
 // further from fp64 than ATen's fp32 kernels are, plus 1e-7; in bf16 within

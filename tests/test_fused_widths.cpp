@@ -20,13 +20,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "variants/add_layer_norm.h"
-#include "variants/cross_entropy.h"
-#include "variants/fused_linear.h"
-#include "variants/grad_buffer.h"
-#include "variants/model.h"
-#include "variants/precision.h"
-#include "variants/step.h"
+#include "variants/ops/add_layer_norm/add_layer_norm.h"
+#include "variants/ops/cross_entropy/cross_entropy.h"
+#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/ops/grad_buffer.h"
+#include "variants/model/model.h"
+#include "variants/config/precision.h"
+#include "variants/step/step.h"
 
 namespace ladder::fused {
 namespace {

@@ -1,5 +1,5 @@
-// tests/test_gemm_plan.cpp: the GEMM planner (variants/gemm_plan.h,
-// variants/gemm_candidates.h) without a GPU: the choice under a fake timer
+// tests/test_gemm_plan.cpp: the GEMM planner (variants/planners/gemm_plan.h,
+// variants/planners/gemm_candidates.h) without a GPU: the choice under a fake timer
 // (never slower than PyTorch's ops plus the margin), the interleaving, the
 // plan's JSON and its errors, the cache key and the cache, --gemm-plan, and
 // the plan a CPU step records. The CUDA candidates' timings need a GPU.
@@ -22,8 +22,8 @@
 #include "profiler/common/config_error.h"
 #include "tests/cache_dir.h"
 #include "tests/tiny_step.h"
-#include "variants/gemm_candidates.h"
-#include "variants/gemm_plan.h"
+#include "variants/planners/gemm_candidates.h"
+#include "variants/planners/gemm_plan.h"
 
 namespace ladder {
 namespace {
@@ -215,7 +215,7 @@ void expect_config_error(const std::function<void()>& f, const std::vector<std::
 }
 
 // The plan's JSON against report.gemm_plan in reports/rung_report.schema.json
-// (generated from variants/gemm_plan_section.h): at every level, each key
+// (generated from variants/planners/gemm_plan_section.h): at every level, each key
 // written is declared and each required key written.
 void expect_matches_schema(const nlohmann::json& value, const nlohmann::json& schema, const std::string& where) {
   if (!value.is_object() || !schema.contains("properties")) return;

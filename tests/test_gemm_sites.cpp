@@ -1,5 +1,5 @@
 // tests/test_gemm_sites.cpp: the epilogue GEMM sites of a step
-// (variants/gemm_sites.h): which there are, their cuBLASLt problems, and
+// (variants/planners/gemm_sites.h): which there are, their cuBLASLt problems, and
 // their FLOPs against the step's own count.
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "variants/gemm_sites.h"
+#include "variants/planners/gemm_sites.h"
 
 namespace ladder {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/measure/launch_env.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 namespace {

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/run/matrix.h"
-#include "variants/config.h"
-#include "variants/rungs.h"
+#include "variants/config/config.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 namespace {

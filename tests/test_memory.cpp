@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/measure/memory.h"
-#include "variants/config.h"
-#include "variants/rungs.h"
+#include "variants/config/config.h"
+#include "variants/config/rungs.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {

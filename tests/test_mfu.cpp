@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/measure/mfu.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 namespace {

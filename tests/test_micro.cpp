@@ -9,8 +9,8 @@
 
 #include "bench/micro/ddp_buckets.h"
 #include "bench/micro/harness.h"
-#include "variants/config.h"
-#include "variants/rungs.h"
+#include "variants/config/config.h"
+#include "variants/config/rungs.h"
 
 namespace ladder::micro {
 namespace {

@@ -10,12 +10,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "variants/config.h"
-#include "variants/data.h"
-#include "variants/grad_buffer.h"
-#include "variants/model.h"
-#include "variants/optim.h"
-#include "variants/step.h"
+#include "variants/config/config.h"
+#include "variants/data/data.h"
+#include "variants/ops/grad_buffer.h"
+#include "variants/model/model.h"
+#include "variants/optim/optim.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "bench/measure/harness.h"
 #include "bench/run/matrix.h"
-#include "variants/data_source.h"
-#include "variants/step.h"
+#include "variants/data/data_source.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 namespace {

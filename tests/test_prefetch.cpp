@@ -22,9 +22,9 @@
 #include "bench/measure/harness.h"
 #include "bench/run/matrix.h"
 #include "tests/shard_files.h"
-#include "variants/data_source.h"
-#include "variants/prefetch.h"
-#include "variants/step.h"
+#include "variants/data/data_source.h"
+#include "variants/data/prefetch.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 namespace {

@@ -33,9 +33,9 @@
 #include "profiler/schedule.h"
 #include "profiler/trace_breakdown.h"
 #include "tests/run_ladder.h"
-#include "variants/config.h"
-#include "variants/rungs.h"
-#include "variants/step.h"
+#include "variants/config/config.h"
+#include "variants/config/rungs.h"
+#include "variants/step/step.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include "reports/render/reporter.h"
 #include "reports/render/table.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 namespace {

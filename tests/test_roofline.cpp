@@ -13,8 +13,8 @@
 #include "bench/measure/bandwidth.h"
 #include "bench/measure/device.h"
 #include "bench/measure/roofline.h"
-#include "variants/gemm_candidates.h"
-#include "variants/config.h"
+#include "variants/planners/gemm_candidates.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "bench/run/matrix.h"
 #include "tests/tiny_step.h"
-#include "variants/config.h"
-#include "variants/rungs.h"
-#include "variants/step.h"
+#include "variants/config/config.h"
+#include "variants/config/rungs.h"
+#include "variants/step/step.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {
@@ -269,7 +269,7 @@ TEST(Rungs, FusedStepAddsLinearGradientsIntoTheFlatBuffer) {
 
 // What the harness does with a rung that is not the ladder's usual (the
 // peers' switches, grad-accum's parity against one step of the same rows)
-// is read from the declarations (decl.h), not from names in the harness.
+// is read from the declarations (variants/config/switch_decl.h), not from names in the harness.
 TEST(Rungs, HarnessRolesComeFromTheDeclarations) {
   int peers_base = 0;
   for (const SwitchDecl* s : all_switches()) peers_base += s->peers_base;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/tiny_step.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {

@@ -10,8 +10,8 @@
 
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
-#include "variants/precision_name.h"
-#include "variants/rungs.h"
+#include "variants/config/precision_name.h"
+#include "variants/config/rungs.h"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/shard_files.h"
-#include "variants/config.h"
-#include "variants/token_shards.h"
+#include "variants/config/config.h"
+#include "variants/data/token_shards.h"
 
 namespace ladder {
 namespace {

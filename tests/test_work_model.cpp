@@ -298,7 +298,7 @@ TEST_P(WorkModel, FirstWritesZeroOnlyTheOtherGradients) {
 }
 
 // The embedding's rows into wte's .grad() (a CPU with flat-grads,
-// variants/embedding.h): no dense (Vp, C) gradient, nothing of wte's handed
+// variants/ops/embedding/embedding.h): no dense (Vp, C) gradient, nothing of wte's handed
 // to autograd under fused-ce, and without fused-ce no tied sum (the
 // lm_head's gradient alone is handed).
 TEST_P(WorkModel, EmbeddingRowsIntoGradOnACpu) {

@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/ddp/zero1.h"
-#include "variants/model.h"
+#include "variants/model/model.h"
 
 namespace ladder {
 namespace {

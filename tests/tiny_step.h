@@ -7,8 +7,8 @@
 #include <string>
 
 #include "bench/run/matrix.h"
-#include "variants/rungs.h"
-#include "variants/step.h"
+#include "variants/config/rungs.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 

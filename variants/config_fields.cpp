@@ -13,8 +13,8 @@
 
 #include "profiler/range.h"
 #include "profiler/schedule.h"
-#include "variants/attention_plan.h"
-#include "variants/gemm_plan.h"
+#include "variants/planners/attention_plan.h"
+#include "variants/planners/gemm_plan.h"
 
 namespace ladder {
 
@@ -386,48 +386,48 @@ void FieldSettings::apply(RunConfig& c) const {
 
 // ---- RunConfig's validation and JSON form, from the table ------------------------
 
-void RunConfig::validate() const {
+void validate_config(const RunConfig& c) {
   // Each field's own bounds, as declared (variants/config_fields.cpp); then
   // what depends on several fields.
-  for (const auto& f : config_fields()) check_field(f, f.get(*this), field_label(f));
-  parse_gemm_plan_request(gemm_plan);  // auto, pytorch, lt, or a file holding a plan
-  check_attention_plan_request(attention_plan, device);  // a CUDA backend needs a CUDA device
-  if (warmup_max < warmup)
-    throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", warmup_max, warmup));
-  if (model.n_embd % model.n_head != 0)
+  for (const auto& f : config_fields()) check_field(f, f.get(c), field_label(f));
+  parse_gemm_plan_request(c.gemm_plan);  // auto, pytorch, lt, or a file holding a plan
+  check_attention_plan_request(c.attention_plan, c.device);  // a CUDA backend needs a CUDA device
+  if (c.warmup_max < c.warmup)
+    throw ConfigError(fmt::format("--warmup-max: got {}, expected >= the minimum warmup {}", c.warmup_max, c.warmup));
+  if (c.model.n_embd % c.model.n_head != 0)
     throw ConfigError(fmt::format("--n-embd: {} is not divisible by --n-head {}; expected a multiple "
                                   "of n_head so each head has n_embd/n_head channels",
-                                  model.n_embd, model.n_head));
-  if (seq > model.block_size)
+                                  c.model.n_embd, c.model.n_head));
+  if (c.seq > c.model.block_size)
     throw ConfigError(fmt::format("--seq: {} exceeds the block size {} of preset '{}'; expected "
                                   "<= {} (or raise --block-size)",
-                                  seq, model.block_size, preset, model.block_size));
-  if (sw.on(switches::grad_accum)) {
-    const int64_t per_micro = batch * seq * world_size;
-    if (total_batch <= 0 || total_batch % per_micro != 0)
+                                  c.seq, c.model.block_size, c.preset, c.model.block_size));
+  if (c.sw.on(switches::grad_accum)) {
+    const int64_t per_micro = c.batch * c.seq * c.world_size;
+    if (c.total_batch <= 0 || c.total_batch % per_micro != 0)
       throw ConfigError(fmt::format(
           "--total-batch: {} tokens is not divisible by B*T*world = {}*{}*{} = {}; expected a "
           "positive multiple of {}",
-          total_batch, batch, seq, world_size, per_micro, per_micro));
+          c.total_batch, c.batch, c.seq, c.world_size, per_micro, per_micro));
   }
-  if (world_size < 1)
-    throw ConfigError(fmt::format("world_size: got {}, expected >= 1", world_size));
-  if (world_size > 1 && !sw.on(switches::ddp))
+  if (c.world_size < 1)
+    throw ConfigError(fmt::format("world_size: got {}, expected >= 1", c.world_size));
+  if (c.world_size > 1 && !c.sw.on(switches::ddp))
     throw ConfigError(fmt::format("world_size {}: rung '{}' has no ddp switch; only the ddp rung "
                                   "runs on several ranks",
-                                  world_size, rung));
-  if (data.path.empty() && data.format != "auto")
+                                  c.world_size, c.rung));
+  if (c.data.path.empty() && c.data.format != "auto")
     throw ConfigError(fmt::format("--data-format {}: needs --data PATH|GLOB (the synthetic stream "
                                   "has no format)",
-                                  data.format));
-  if (rank < 0 || rank >= world_size)
+                                  c.data.format));
+  if (c.rank < 0 || c.rank >= c.world_size)
     throw ConfigError(fmt::format("rank {} of world size {}: expected 0 <= rank < world size",
-                                  rank, world_size));
-  if (!profile.empty()) profiler::parse_schedule(profile, total_steps());
-  if ((!profile.empty() || layer_ranges) && !profiler::compiled_in())
+                                  c.rank, c.world_size));
+  if (!c.profile.empty()) profiler::parse_schedule(c.profile, c.total_steps());
+  if ((!c.profile.empty() || c.layer_ranges) && !profiler::compiled_in())
     throw ConfigError(fmt::format("{}: this build has the profiler compiled out (configured with "
                                   "-DLADDER_WITH_PROFILER=OFF); reconfigure with -DLADDER_WITH_PROFILER=ON",
-                                  profile.empty() ? "--layer-ranges" : "--profile"));
+                                  c.profile.empty() ? "--layer-ranges" : "--profile"));
 }
 
 // The fields of the table at their JSON paths, plus what the table leaves

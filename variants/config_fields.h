@@ -8,7 +8,7 @@
 //   - FieldSettings, the values a user set (CLI or matrix file), applied to a
 //     preset's RunConfig (bench/run/matrix.h: Overrides),
 //   - the matrix file's field keys (bench/run/matrix.cpp),
-//   - RunConfig::validate()'s per-field bounds and their messages,
+//   - validate_config()'s per-field bounds and their messages,
 //   - RunConfig's to/from JSON for these fields.
 // Adding a field: one entry in config_fields.cpp and its member in config.h.
 //
@@ -27,7 +27,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 
@@ -95,6 +95,13 @@ std::string value_text(const FieldValue& v);
 // value is outside the field's bounds (or a number is not finite). `where`
 // names the source: the option ("--batch") or a matrix file's key.
 void check_field(const ConfigField& f, const FieldValue& v, const std::string& where);
+
+// A run's configuration checked whole: each field's bounds, then what depends
+// on several fields (the GEMM and attention plan requests among them).
+// Throws ConfigError on the first invalid field. Beside the fields, not a
+// member of RunConfig: the configuration (variants/config/) sits below the
+// planners it would otherwise reach.
+void validate_config(const RunConfig& cfg);
 // A user's value (CLI, matrix file) checked against the bounds, a path made
 // absolute (children may run elsewhere); throws ConfigError naming `where`.
 FieldValue check_input(const ConfigField& f, FieldValue v, const std::string& where);

@@ -1,14 +1,14 @@
 // variants/work_model.cpp: see work_model.h.
 #include "variants/work_model.h"
 
-#include "variants/add_layer_norm.h"
-#include "variants/cast_cache.h"
-#include "variants/cross_entropy.h"
+#include "variants/ops/add_layer_norm/add_layer_norm.h"
+#include "variants/ops/cast_cache.h"
+#include "variants/ops/cross_entropy/cross_entropy.h"
 #include "variants/ddp/grad_sync.h"
-#include "variants/gemm_sites.h"
-#include "variants/grad_buffer.h"
-#include "variants/model.h"
-#include "variants/optim.h"
+#include "variants/planners/gemm_sites.h"
+#include "variants/ops/grad_buffer.h"
+#include "variants/model/model.h"
+#include "variants/optim/optim.h"
 
 namespace ladder {
 

@@ -1,6 +1,6 @@
 // variants/work_model.h: a training step's work, site by site: what each op
 // of the step computes and moves, per optimizer step, from the config and the
-// rung's plan, not from a profiler (variants/work.h; each op declares its
+// rung's plan, not from a profiler (variants/ops/work.h; each op declares its
 // own sites beside itself).
 //
 // The step's sites in order: the model's (embeddings, attention, GELU,
@@ -14,9 +14,9 @@
 
 #include <cstdint>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/switches/switch.h"
-#include "variants/work.h"
+#include "variants/ops/work.h"
 
 namespace ladder {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/device.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "profiler/common/cli.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/config_fields.h"
 
 namespace ladder {

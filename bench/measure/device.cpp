@@ -16,7 +16,7 @@
 #include "bench/measure/cpu_allocator.h"
 #include "bench/measure/cpu_caches.h"
 #include "profiler/common/cpu_model.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #ifdef LADDER_WITH_CUDA
 #include "bench/measure/cuda/device_cuda.h"
 #endif

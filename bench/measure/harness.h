@@ -33,8 +33,8 @@
 #include "bench/measure/memory_monitor.h"
 #include "bench/measure/step_observer.h"
 #include "bench/measure/step_record.h"
-#include "variants/config.h"
-#include "variants/step.h"
+#include "variants/config/config.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 

@@ -35,9 +35,9 @@
 #include "reports/model/report.h"
 #include "reports/model/report_loader.h"
 #include "reports/stats/stats.h"
-#include "variants/data_source.h"
+#include "variants/data/data_source.h"
 #include "variants/ddp/process_group.h"
-#include "variants/step.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 

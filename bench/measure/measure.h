@@ -19,7 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/measure/launch_env.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 

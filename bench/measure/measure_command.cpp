@@ -17,8 +17,9 @@
 #include "profiler/common/cli.h"
 #include "reports/model/report.h"
 #include "reports/model/report_loader.h"
-#include "variants/data_source.h"
-#include "variants/rungs.h"
+#include "variants/data/data_source.h"
+#include "variants/config/rungs.h"
+#include "variants/config_fields.h"
 
 namespace ladder {
 
@@ -101,7 +102,7 @@ void check_measure(const RunConfig& cfg, MeasureOptions& mo, const ConfigOptions
   std::string why;
   if (!rung_runnable(Rung{cfg.rung, "", cfg.sw}, cfg.device, &why))
     throw ConfigError(fmt::format("--rung {}: {}", cfg.rung, why));
-  cfg.validate();
+  validate_config(cfg);
   parse_device(cfg.device);
   check_token_source(cfg);
   if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 

@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "variants/config.h"
-#include "variants/precision_name.h"  // Precision, precision_name
+#include "variants/config/config.h"
+#include "variants/config/precision_name.h"  // Precision, precision_name
 
 namespace ladder {
 

@@ -23,7 +23,7 @@
 
 #include "bench/measure/step_observer.h"
 #include "profiler/breakdown_section.h"
-#include "variants/step.h"
+#include "variants/step/step.h"
 
 namespace ladder {
 

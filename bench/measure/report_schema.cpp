@@ -13,7 +13,7 @@
 #include "reports/model/rung_report.h"
 #include "reports/model/summary_doc.h"
 #include "reports/stats/stats.h"
-#include "variants/phases.h"
+#include "variants/step/phases.h"
 
 namespace ladder {
 

@@ -16,9 +16,9 @@
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
 #include "reports/model/report.h"
-#include "variants/gemm_candidates.h"
-#include "variants/precision.h"
-#include "variants/precision_name.h"
+#include "variants/planners/gemm_candidates.h"
+#include "variants/config/precision.h"
+#include "variants/config/precision_name.h"
 
 namespace ladder {
 

@@ -22,7 +22,7 @@
 
 #include "bench/measure/bandwidth.h"
 #include "bench/measure/mfu.h"
-#include "variants/precision.h"
+#include "variants/config/precision.h"
 
 namespace ladder {
 

@@ -16,7 +16,7 @@
 #include "reports/model/rung_report.h"
 #include "reports/model/report_loader.h"
 #include "reports/stats/stats.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {

@@ -24,7 +24,7 @@
 
 #include "bench/measure/harness.h"
 #include "reports/model/rung_report.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {

@@ -21,7 +21,7 @@
 #include "reports/model/speed_of_light_section.h"
 #include "reports/render/reporter.h"
 #include "reports/render/speed_of_light_table.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/switches/switch.h"
 #include "variants/work_model.h"
 

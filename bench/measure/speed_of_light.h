@@ -7,7 +7,7 @@
 // matmul-bound sites) and its bytes over the memory bandwidth that applies
 // to its working set (the roofline's copy/triad ladder, or one datasheet
 // figure where none was measured), or over the link for the ddp rung's
-// collectives (variants/work.h; Williams, Waterman and Patterson's roofline).
+// collectives (variants/ops/work.h; Williams, Waterman and Patterson's roofline).
 // A band's floor is the sum of its sites' (variants/work_model.h: the work
 // of one optimizer step, from the config and the plan), set beside the op
 // breakdown's measured ms of the same band (CUPTI on CUDA, Kineto on a CPU):
@@ -28,9 +28,9 @@
 
 #include "bench/measure/bandwidth.h"
 #include "reports/model/rung_report.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/switches/switch.h"
-#include "variants/work.h"
+#include "variants/ops/work.h"
 
 namespace ladder {
 

@@ -12,7 +12,7 @@
 
 #include "bench/measure/device.h"
 #include "reports/stats/stats.h"
-#include "variants/precision_name.h"
+#include "variants/config/precision_name.h"
 
 namespace ladder {
 

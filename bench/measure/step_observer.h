@@ -4,7 +4,7 @@
 // rung's all-reduce, the phase timer, where-a-failure-happened and the test
 // fault hooks are each a StepObserver; the harness holds one list of them
 // (StepObservers) and calls it at fixed points of every step it runs. The
-// step itself announces only its phases (variants/phases.h); the list hears
+// step itself announces only its phases (variants/step/phases.h); the list hears
 // them and passes them on, so the step never knows who listens.
 //
 // Observers nest like scopes: the first on the list is the innermost, closest
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/measure/step_record.h"
-#include "variants/phases.h"
+#include "variants/step/phases.h"
 
 namespace ladder {
 

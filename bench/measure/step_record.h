@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "variants/phases.h"
+#include "variants/step/phases.h"
 
 
 namespace ladder {
@@ -35,7 +35,7 @@ struct StepRecord {
   // Host wall time in the data phase, summed over micro-steps (bench/measure/harness.h).
   double data_ms = 0;
   bool has_phases = false;
-  std::array<double, 4> phase_ms{};  // indexed like kPhases (variants/phases.h)
+  std::array<double, 4> phase_ms{};  // indexed like kPhases (variants/step/phases.h)
   // CPU device only: the process's CPU time in each phase, all its threads,
   // and in the ddp rung's wait for its all-reduce (left out of backward's).
   bool has_phase_cpu = false;

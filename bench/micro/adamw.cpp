@@ -2,7 +2,7 @@
 // over the real GPT-2 parameter list of the preset (GPT-2's two groups,
 // build-nanogpt's hyper-parameters), per-parameter torch::optim::AdamW
 // against one at::_fused_adamw_ call per group: the two optimizers the step
-// switches between (variants/optim.h). From the same weights and gradients,
+// switches between (variants/optim/optim.h). From the same weights and gradients,
 // two steps of each must move the weights the same way within the fp32
 // tolerance.
 //
@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/model.h"
-#include "variants/optim.h"
+#include "variants/model/model.h"
+#include "variants/optim/optim.h"
 
 namespace ladder::micro {
 namespace {

@@ -1,7 +1,7 @@
 // bench/micro/attention.cpp: the flash rung's mechanism. Explicit causal
 // attention, masked softmax(q k^T / sqrt(hs)) v over the full (T, T) scores,
 // against scaled_dot_product_attention(is_causal): the two cores the model
-// switches between (variants/model.h), forward + backward, at the preset's
+// switches between (variants/model/model.h), forward + backward, at the preset's
 // heads and head size, for T = 128, 256, ... up to 2048 or twice the block
 // size, whichever is smaller (at least 128: tiny runs T = 128 only). The two
 // must agree on y, dq, dk and dv within the precision's tolerance. FLOPs are
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/model.h"
+#include "variants/model/model.h"
 
 namespace ladder::micro {
 namespace {

@@ -1,5 +1,5 @@
 // bench/micro/gemm_sites.cpp: the GEMM sites a step's planner chooses among
-// (variants/gemm_sites.h), each way it can run, at the preset's shape
+// (variants/planners/gemm_sites.h), each way it can run, at the preset's shape
 // (gpt2-124m B16 T1024 on CUDA: the fused rung's GEMMs, one by one). On CUDA
 // the epilogue sites (gemm_sites), on a CPU every GEMM of the top rung's
 // step (step_sites: the classifier's at the padded vocabulary too).
@@ -12,7 +12,7 @@
 //   onednn          G, every site: oneDNN's matmul where ATen's mm runs MKL
 //                   (at the weight gradients since GEMM planner 5)
 // On CUDA, in bf16 (the precision the fused rung computes in), as the
-// step and its GEMM planner run them (variants/gemm_candidates.h), each at
+// step and its GEMM planner run them (variants/planners/gemm_candidates.h), each at
 // the heuristic's first algorithm:
 //   pytorch         A, what PyTorch does: addmm, then gelu; mm and sum; mm
 //                   and gelu_backward (the reference the planner keeps
@@ -38,8 +38,8 @@
 
 #include "bench/measure/roofline.h"
 #include "bench/micro/families.h"
-#include "variants/gemm_candidates.h"
-#include "variants/gemm_sites.h"
+#include "variants/planners/gemm_candidates.h"
+#include "variants/planners/gemm_sites.h"
 
 #ifdef LADDER_WITH_CUDA
 #include "variants/cuda/cublaslt_matmul.h"
@@ -64,7 +64,7 @@ Precision site_precision(const torch::Device& device) {
   return bf16_slower ? Precision::kFP32 : Precision::kBF16;
 }
 
-// The candidates of variants/gemm_candidates.h at their heuristic's first
+// The candidates of variants/planners/gemm_candidates.h at their heuristic's first
 // algorithm (the planner times the others), and B with a 32 MiB workspace.
 std::vector<Named> candidates(const GemmSite& s, const torch::Device& device) {
   std::vector<Named> out = {{"pytorch", {}}};

@@ -12,9 +12,9 @@
 #include <fmt/ranges.h>
 
 #include "bench/measure/roofline.h"
-#include "variants/model.h"
-#include "variants/precision.h"
-#include "variants/rungs.h"
+#include "variants/model/model.h"
+#include "variants/config/precision.h"
+#include "variants/config/rungs.h"
 
 namespace ladder::micro {
 

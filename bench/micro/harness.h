@@ -29,7 +29,7 @@
 
 #include "bench/measure/device.h"
 #include "bench/measure/mfu.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder::micro {
 
@@ -86,7 +86,7 @@ CheckResult compare_all(const std::vector<std::pair<torch::Tensor, torch::Tensor
 // Tolerance for one kernel's output against its reference, by precision:
 // 1e-5 for fp32, 5e-3 for tf32, 2e-2 for bf16. An output's relative L2
 // error after one op, not the ladder's parity gate on a whole step's loss
-// and gradient norm (variants/rungs.h), which averages errors over millions
+// and gradient norm (variants/config/rungs.h), which averages errors over millions
 // of components: bf16 kernels were measured up to 5.3e-3 on an H100.
 double tolerance_for(Precision p);
 
@@ -138,7 +138,7 @@ void set_byte_counters(benchmark::State& state, double bytes_per_iter);
 torch::ScalarType dtype_for(Precision p);  // bf16 -> kBFloat16, else kFloat32
 
 // For its lifetime, fp32 matmuls run as `p` says: TF32 (or oneDNN's reduced
-// fp32 mode on CPU) for kTF32, full precision otherwise (variants/precision.h).
+// fp32 mode on CPU) for kTF32, full precision otherwise (variants/config/precision.h).
 class MatmulPrecisionScope {
  public:
   MatmulPrecisionScope(const torch::Device& device, Precision p);

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/add_layer_norm.h"
+#include "variants/ops/add_layer_norm/add_layer_norm.h"
 
 namespace ladder::micro {
 namespace {

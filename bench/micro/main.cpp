@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/micro/command.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> argv_v(argv, argv + argc);

@@ -5,7 +5,7 @@
 // w (N, K) as nn::Linear stores it: attn.c_attn (K=C, N=3C), attn.c_proj
 // (C, C), mlp.c_fc (C, 4C), mlp.c_proj (4C, C) and lm_head (C, V). Each in
 // fp32 (full precision), tf32 (float32 tensors under TF32 / oneDNN's reduced
-// fp32 mode, variants/precision.h) and bf16 (bfloat16 tensors). Checked
+// fp32 mode, variants/config/precision.h) and bf16 (bfloat16 tensors). Checked
 // against a float64 matmul of the first rows, within the precision's tolerance.
 #include <fmt/format.h>
 

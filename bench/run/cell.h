@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 

@@ -11,7 +11,8 @@
 #include "bench/measure/memory.h"
 #include "bench/run/peers.h"
 #include "reports/model/report_loader.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
+#include "variants/config_fields.h"
 #include "variants/switches/switch.h"
 
 namespace ladder {
@@ -184,7 +185,7 @@ Cell rung_cell(const MatrixSpec& spec, const RunConfig& base, const std::string&
                     "but no data parallelism; ask for it by name (--rungs ddp) or with --nproc-per-node",
                     spec.device.rfind("cuda", 0) == 0 ? "GPU" : "rank");
   }
-  if (cell.runnable) cell.cfg.validate();
+  if (cell.runnable) validate_config(cell.cfg);
   hold_to_memory_budget(spec, cell);
   if (rung.name != base_rung().name) {
     cell.parity_ref = prefix + base_rung().name;
@@ -266,7 +267,7 @@ std::vector<Cell> build_cells(const MatrixSpec& spec) {
   std::vector<Cell> cells;
   for (const auto& shape : shapes) {
     const RunConfig base = config_of(shape);
-    base.validate();
+    validate_config(base);
     for (const auto& rung : rungs) {
       Cell cell = rung_cell(spec, base, prefix_of(shape), rung);
       if (const SwitchDecl* same_rows = same_rows_parity_switch(rung.sw); cell.runnable && same_rows)

@@ -17,7 +17,7 @@
 
 #include "bench/measure/config_options.h"
 #include "bench/run/cell.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/config_fields.h"
 
 namespace ladder {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/run/run_dir.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 

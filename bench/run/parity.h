@@ -3,7 +3,7 @@
 // A rung is correct before it is fast: its first --parity-steps losses and
 // gradient norms are compared with its reference cell's (the fp32 baseline,
 // or one step of the whole batch for grad-accum), within the tolerance of the
-// precision the subject really ran in (variants/rungs.h: parity_rtol). The
+// precision the subject really ran in (variants/config/rungs.h: parity_rtol). The
 // verdict goes into the cell's report and its summary row.
 #pragma once
 

@@ -19,7 +19,7 @@
 #include "profiler/trace_breakdown.h"
 #include "reports/model/report_loader.h"
 #include "reports/stats/stats.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 

@@ -2,7 +2,7 @@
 //
 // A peer is what a user would otherwise run: the same GPT-2 in PyTorch, eager
 // or under torch.compile, with the switches of the top single-process rung
-// (peer_base_rung(), variants/rungs.h: TF32, bf16 autocast, SDPA causal attention, vocabulary
+// (peer_base_rung(), variants/config/rungs.h: TF32, bf16 autocast, SDPA causal attention, vocabulary
 // padded to a multiple of 128, fused AdamW; `fused` is torch.compile for the
 // compile peer and off for eager). Each peer is an extra cell of the matrix,
 // "peer-<name>" (reports/model/peer_cells.h), run after the rungs in its own

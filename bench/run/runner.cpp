@@ -31,7 +31,7 @@
 #include "reports/model/summary_doc.h"
 #include "reports/model/summary_json.h"
 #include "reports/render/table.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 

@@ -22,7 +22,7 @@
 #include "reports/stats/block_design.h"
 #include "reports/stats/inference.h"
 #include "reports/stats/machine_speed.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 #include "reports/stats/verdict.h"
 #include "profiler/common/config_error.h"
 

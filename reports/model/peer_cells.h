@@ -3,7 +3,7 @@
 //
 // A peer (bench/run/peers.h: `ladder run --peers`) is the cell "peer-<name>", or
 // "<shape>/peer-<name>" in a multi-shape matrix, measured with the switches
-// of peer_base_rung() (variants/rungs.h: the rung whose switch declares
+// of peer_base_rung() (variants/config/rungs.h: the rung whose switch declares
 // peers_base). Reports read these names back, so they live here, below the
 // bench that makes the cells.
 #pragma once

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "reports/model/peer_cells.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/model/rung_report.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 

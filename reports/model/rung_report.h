@@ -26,10 +26,10 @@
 #include "reports/model/ddp_section.h"
 #include "reports/model/environment_section.h"
 #include "reports/model/speed_of_light_section.h"
-#include "variants/attention_plan.h"
-#include "variants/data_section.h"
-#include "variants/gemm_plan_section.h"
-#include "variants/precision_name.h"
+#include "variants/planners/attention_plan.h"
+#include "variants/data/data_section.h"
+#include "variants/planners/gemm_plan_section.h"
+#include "variants/config/precision_name.h"
 
 namespace ladder {
 
@@ -259,11 +259,11 @@ struct Failure {
 struct RungReport {
   int64_t schema_version = 0;
   std::string kind, run_id, rung, status, started_at, finished_at;
-  nlohmann::json config;  // variants/config.h RunConfig
+  nlohmann::json config;  // variants/config/config.h RunConfig
   Maybe<nlohmann::json> suite, switches, speed_of_light, peer;
   Maybe<EnvironmentSection> environment;  // reports/model/environment_section.h
   Maybe<std::optional<DdpSection>> ddp;  // the ddp rung's ranks (reports/model/ddp_section.h); null for others
-  // fused-linear's GEMM plan (variants/gemm_plan_section.h); null without fused linears
+  // fused-linear's GEMM plan (variants/planners/gemm_plan_section.h); null without fused linears
   Maybe<std::optional<GemmPlanSection>> gemm_plan;
   Maybe<std::optional<profiler::OpCounts>> op_counts;            // null with --no-op-count
   Maybe<std::optional<profiler::OpBreakdownSection>> op_breakdown;  // profiler/breakdown_section.h
@@ -277,9 +277,9 @@ struct RungReport {
   Maybe<nlohmann::json> steps, warmup_steps, summary;  // by the step metrics (bench/measure/step_metrics.h)
   Maybe<Parity> parity;
   Maybe<Failure> failure;
-  Maybe<DataSection> data;  // what the steps read (variants/data_section.h)
+  Maybe<DataSection> data;  // what the steps read (variants/data/data_section.h)
   Maybe<std::optional<profiler::ProfileSection>> profile;  // --profile's traces; null without
-  // The flash rung's SDPA backend (variants/attention_plan.h); null for
+  // The flash rung's SDPA backend (variants/planners/attention_plan.h); null for
   // explicit attention, absent in reports from before the planner.
   Maybe<std::optional<AttentionPlan>> attention_plan;
   template <class S, class V>
@@ -395,7 +395,7 @@ void RungReport::fields(S& s, V& v) {
     "--no-op-count or a build without the profiler");
   v("speed_of_light", s.speed_of_light, Doc().shaped(speed_of_light_section_schema()));
   v("gemm_plan", s.gemm_plan,
-    "The GEMM plan of fused-linear's epilogue GEMM sites (variants/gemm_plan.h): per site the choice, why, and every "
+    "The GEMM plan of fused-linear's epilogue GEMM sites (variants/planners/gemm_plan.h): per site the choice, why, and every "
     "candidate's timings and cuBLASLt algorithm; null when the rung has no fused linears. `ladder run --gemm-plan "
     "report.json` reruns it.");
   v("attention_plan", s.attention_plan, Doc("the flash rung's attention plan: which SDPA backend runs, and why"));

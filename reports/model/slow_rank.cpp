@@ -10,7 +10,7 @@
 #include "reports/stats/inference.h"
 #include "reports/stats/stats.h"
 #include "reports/stats/verdict.h"
-#include "variants/phases.h"
+#include "variants/step/phases.h"
 
 namespace ladder {
 

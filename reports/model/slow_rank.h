@@ -36,7 +36,7 @@ inline constexpr double kSlowRankAlpha = 0.05;
 inline constexpr double kSlowRankMinPct = 5.0;
 
 // One rank's measured steps: its compute phases, indexed like kPhases
-// (variants/phases.h), and its communication wait, in ms per step.
+// (variants/step/phases.h), and its communication wait, in ms per step.
 struct RankSteps {
   int64_t rank = 0;
   std::array<std::vector<double>, 4> phase_ms;

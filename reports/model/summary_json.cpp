@@ -12,7 +12,7 @@
 #include "reports/model/ratios.h"
 #include "reports/model/run_figures.h"
 #include "reports/model/summary_doc.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 

@@ -25,7 +25,7 @@
 #include "reports/model/json_fields.h"
 #include "reports/model/run_figures.h"
 #include "reports/render/figure_cells.h"
-#include "variants/rungs.h"
+#include "variants/config/rungs.h"
 
 namespace ladder {
 

@@ -27,7 +27,7 @@
 #include "reports/model/run_figures.h"
 #include "reports/render/figure_cells.h"
 #include "reports/model/summary_json.h"
-#include "variants/precision_name.h"
+#include "variants/config/precision_name.h"
 
 namespace ladder {
 

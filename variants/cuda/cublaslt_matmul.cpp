@@ -23,8 +23,8 @@
 #include <cublasLt.h>
 #include <fmt/format.h>
 
-#include "variants/precision.h"
-#include "variants/precision_name.h"
+#include "variants/config/precision.h"
+#include "variants/config/precision_name.h"
 
 namespace ladder::fused::cuda {
 
@@ -155,7 +155,7 @@ std::pair<void*, size_t> workspace() {
 }
 
 // Split-K partial sums: under bf16 autocast the step asks for no reduced-
-// precision reduction (variants/precision.cpp), which reaches ATen's GEMMs
+// precision reduction (variants/config/precision.cpp), which reaches ATen's GEMMs
 // but not these: restrict cuBLASLt's reduction schemes as PyTorch's own
 // cuBLASLt path does (fp32 partials, or no split-K), or a weight-gradient
 // GEMM (K = B*T, a small output) could sum its split-K partials in bf16.

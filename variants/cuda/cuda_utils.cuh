@@ -1,5 +1,5 @@
 // variants/cuda/cuda_utils.cuh: what the fused ops' kernels and launchers
-// share (variants/cuda/add_layer_norm.cu, variants/cuda/cross_entropy.cu):
+// share (variants/ops/add_layer_norm/add_layer_norm_cuda.cu, variants/ops/cross_entropy/cross_entropy_cuda.cu):
 // the warp size and full shuffle mask, float/bf16 conversions, a warp sum,
 // the dispatch from ElemType to the element type, ceil_div for grid sizes,
 // and LADDER_CUDA_CHECK for launches (file:line on failure). For .cu files

@@ -39,7 +39,7 @@
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/cuda/nccl_backend.h"
 #include "variants/ddp/process_group.h"
-#include "variants/work.h"
+#include "variants/ops/work.h"
 
 namespace ladder {
 
@@ -94,7 +94,7 @@ class GradientSync {
   std::unique_ptr<DeviceCommTimer> device_timer_;  // NCCL only
 };
 
-// The ddp rung's collectives in a step's work (variants/work.h): the
+// The ddp rung's collectives in a step's work (variants/ops/work.h): the
 // gradients' all-reduce (with zero1 a reduce-scatter and the parameters'
 // all-gather, the same bytes), once per optimizer step. A ring moves
 // 2 (W - 1) / W of the P fp32 gradients through each rank's link, half each

@@ -2,7 +2,7 @@
 // NCCL (see cuda/nccl_backend.h): the ddp rung on CUDA needs NCCL.
 #include <fmt/format.h>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/ddp/cuda/nccl_backend.h"
 
 namespace ladder {

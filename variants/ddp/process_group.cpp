@@ -14,7 +14,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/utils/tensor_flatten.h>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/ddp/cuda/nccl_backend.h"
 
 namespace ladder {

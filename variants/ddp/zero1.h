@@ -41,8 +41,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
-#include "variants/config.h"
-#include "variants/optim.h"
+#include "variants/config/config.h"
+#include "variants/optim/optim.h"
 
 namespace ladder {
 

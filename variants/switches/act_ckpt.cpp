@@ -1,6 +1,6 @@
 // variants/switches/act_ckpt.cpp: activation checkpointing, beyond the
 // ladder: in forward each transformer block keeps only its inputs, and in
-// backward it runs again to rebuild its activations (variants/model.cpp,
+// backward it runs again to rebuild its activations (variants/model/model.cpp,
 // ModelOptions::checkpoint_blocks), as torchtitan's full activation
 // checkpointing does: the activations of one block instead of L, for one
 // more forward of every block.
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "variants/model.h"
+#include "variants/model/model.h"
 
 namespace ladder::switches {
 

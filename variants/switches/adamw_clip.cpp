@@ -3,7 +3,7 @@
 // gradients: the clip computes the norm and hands the divisor to the kernel.
 #include "variants/switches/switch.h"
 
-#include "variants/optim.h"
+#include "variants/optim/optim.h"
 
 namespace ladder::switches {
 

@@ -1,7 +1,7 @@
 // variants/switches/bf16.cpp: bf16 autocast around forward and loss.
 #include "variants/switches/switch.h"
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder::switches {
 

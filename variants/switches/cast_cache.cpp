@@ -1,11 +1,11 @@
 // variants/switches/cast_cache.cpp: the fused ops' bf16 copies of the weights
 // and biases made once per optimizer step, right after the update, instead
-// of in every micro-step's forward (variants/cast_cache.h).
+// of in every micro-step's forward (variants/ops/cast_cache.h).
 #include "variants/switches/switch.h"
 
 #include <fmt/format.h>
 
-#include "variants/cast_cache.h"
+#include "variants/ops/cast_cache.h"
 
 namespace ladder::switches {
 

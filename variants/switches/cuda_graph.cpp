@@ -1,11 +1,11 @@
 // variants/switches/cuda_graph.cpp: micro-steps captured once and replayed as
-// CUDA graphs (variants/graph_step.h); with fused-adamw the last micro-step's
+// CUDA graphs (variants/step/graph_step.h); with fused-adamw the last micro-step's
 // graph also clips, steps the optimizer and zeroes the gradients.
 #include "variants/switches/switch.h"
 
 #include <fmt/format.h>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder::switches {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/process_group.h"
 

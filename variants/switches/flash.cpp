@@ -1,13 +1,13 @@
 // variants/switches/flash.cpp: attention as scaled_dot_product_attention
 // with is_causal; its backend (flash, efficient, cuDNN, math) as the step's
-// attention plan chose (variants/attention_plan.h), which on a CPU may also
+// attention plan chose (variants/planners/attention_plan.h), which on a CPU may also
 // choose SDPA on fp32 copies of bf16 inputs, or the explicit attention.
 #include "variants/switches/switch.h"
 
 #include <fmt/format.h>
 
-#include "variants/attention_plan.h"
-#include "variants/model.h"
+#include "variants/planners/attention_plan.h"
+#include "variants/model/model.h"
 
 namespace ladder::switches {
 

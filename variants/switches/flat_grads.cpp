@@ -1,9 +1,9 @@
 // variants/switches/flat_grads.cpp: every gradient a view of one flat buffer
-// (variants/grad_buffer.h): zeroing is one memset, the clip's norm reads one
+// (variants/ops/grad_buffer.h): zeroing is one memset, the clip's norm reads one
 // tensor, and the fused ops add their weight and bias gradients into it in place.
 #include "variants/switches/switch.h"
 
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder::switches {
 
@@ -22,7 +22,7 @@ extern const SwitchDecl flat_grads = {
                              "one memset zeroes every gradient; the clip reads one buffer");
       j["fusions"] = {"flat_gradient_buffer"};
       if (f.plan.model.fused_linear || f.plan.model.fused_ce) j["fusions"].push_back("weight_grads_added_into_buffer");
-      // GPTImpl::token_embeddings: the rows into wte's .grad(), no dense gradient (variants/embedding.h).
+      // GPTImpl::token_embeddings: the rows into wte's .grad(), no dense gradient (variants/ops/embedding/embedding.h).
       if (f.plan.model.linear.grads_into_buffers && f.device.is_cpu())
         j["fusions"].push_back("embedding_rows_added_into_buffer");
       return j;

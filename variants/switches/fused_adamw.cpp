@@ -1,10 +1,10 @@
 // variants/switches/fused_adamw.cpp: AdamW as one multi-tensor kernel per
-// parameter group (at::_fused_adamw_, variants/optim.h).
+// parameter group (at::_fused_adamw_, variants/optim/optim.h).
 #include "variants/switches/switch.h"
 
 #include <fmt/format.h>
 
-#include "variants/optim.h"
+#include "variants/optim/optim.h"
 
 namespace ladder::switches {
 

@@ -1,6 +1,6 @@
 // variants/switches/registry.cpp: the plan the switches make (switch.h): each
 // switch that is on applies itself to the step's plan; and the table of them.
-// The list itself is decl.cpp's.
+// The list itself is variants/config/switch_decl.cpp's.
 #include "variants/switches/switch.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "profiler/common/config_error.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder {
 
@@ -36,15 +36,6 @@ nlohmann::json switch_effect(bool effective, const std::string& mechanism, const
 }  // namespace ladder
 
 namespace ladder {
-
-const char* numerics_name(Numerics n) {
-  switch (n) {
-    case Numerics::kTf32: return "tf32";
-    case Numerics::kBf16: return "bf16";
-    case Numerics::kFp32Exact: break;
-  }
-  return "fp32-exact";
-}
 
 namespace {
 std::string role_text(const SwitchDecl& s) {

@@ -24,7 +24,7 @@
 // Which switches are on (rungs.h's Switches) and which act (StepPlan) are
 // keyed by the declaration, never by a hand-written field, and code names a
 // switch by its symbol (plan.acts(switches::flat_grads); the generated
-// symbols.h declares them all), so a misspelt switch does not compile.
+// variants/config/switch_symbols.h declares them all), so a misspelt switch does not compile.
 // Names are parsed only at the edges: the CLI, the matrix, config JSON
 // (find_switch, switch_named). Rungs, ablations,
 // --help and the report's switch list all come from the list; the README's
@@ -40,12 +40,12 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "variants/add_layer_norm.h"
-#include "variants/fused_linear.h"
-#include "variants/model.h"
-#include "variants/precision.h"
-#include "variants/switches/decl.h"
-#include "variants/switches/flags.h"
+#include "variants/ops/add_layer_norm/add_layer_norm.h"
+#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/model/model.h"
+#include "variants/config/precision.h"
+#include "variants/config/switch_decl.h"
+#include "variants/config/switch_flags.h"
 
 namespace ladder {
 
@@ -62,7 +62,7 @@ struct AttentionPlan;
 // the model's options. The model and the step read this, never the switches.
 struct StepPlan {
   Switches acting;     // the switches whose mechanism acts in this step
-  ModelOptions model;  // attention, fused ops and their epilogues (variants/model.h)
+  ModelOptions model;  // attention, fused ops and their epilogues (variants/model/model.h)
   // Switches that are on but cannot act in this step, and why (the report's
   // reason; they are reported not applicable, and do not count against their
   // group).
@@ -98,11 +98,6 @@ struct SwitchFacts {
 // and applies itself, in list order (a switch may read what an earlier one set).
 StepPlan plan_for(const RunConfig& cfg);
 
-// The loosest numerics among the switches that are on: a rung's parity class
-// (parity_rtol, rungs.h) and the precision its MFU is measured against.
-Numerics loosest_numerics(const Switches& sw);
-// "fp32-exact", "tf32", "bf16": the parity class a switch's numerics give.
-const char* numerics_name(Numerics n);
 // The switch table as markdown, one row per declaration (`ladder switches`;
 // variants/README.md shows it, and a test keeps the two the same).
 std::string switches_markdown();

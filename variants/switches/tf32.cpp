@@ -8,7 +8,7 @@ extern const SwitchDecl tf32 = {
     "reduced-precision fp32 matmuls (TF32; oneDNN on CPU)",
     Numerics::kTf32, {}, /*cuda_only=*/false,
     /*apply=*/nullptr,  // the step reads plan.acts(switches::tf32)
-    // What the device accepted: enable_tf32 probes it (variants/precision.h).
+    // What the device accepted: enable_tf32 probes it (variants/config/precision.h).
     // A CPU without the instructions has no such mode: on, but not
     // applicable there (on CUDA, where every GPU ladder targets has TF32, a
     // probe that finds none stays a failure).

@@ -12,7 +12,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
 #include "bench/micro/process_groups.h"
-#include "variants/config.h"
+#include "variants/config/config.h"
 
 namespace ladder::micro {
 
