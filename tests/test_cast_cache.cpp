@@ -1,5 +1,5 @@
 // tests/test_cast_cache.cpp: CastCache (variants/ops/cast_cache.h), the fused ops
-// reading it (variants/ops/fused_linear/fused_linear.h), and the cast-cache part of the step:
+// reading it (variants/fused_linear/fused_linear.h), and the cast-cache part of the step:
 // its copies are exactly the casts, never handed out stale, read by every
 // micro-step and refreshed once per optimizer step, and the step's numbers are
 // the same bit for bit with it and without it.
@@ -12,7 +12,7 @@
 
 #include "tests/tiny_step.h"
 #include "variants/ops/cast_cache.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/config/precision.h"
 
 namespace ladder {

@@ -22,7 +22,7 @@
 
 #include "variants/ops/add_layer_norm/add_layer_norm.h"
 #include "variants/ops/cross_entropy/cross_entropy.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/ops/grad_buffer.h"
 #include "variants/model/model.h"
 #include "variants/config/precision.h"

@@ -3,14 +3,14 @@
 // preset's vocabulary (50257 for GPT-2) against it padded to a multiple of 128
 // (50304), as the step computes them at that rung (which has fused-ce on): the
 // classifier as one node, logits = x @ wte^T and the cross-entropy over the
-// first V columns only (fused::classifier_cross_entropy, variants/ops/fused_linear/fused_linear.h),
+// first V columns only (fused::classifier_cross_entropy, variants/fused_linear/fused_linear.h),
 // in fp32 and under bf16 autocast. The padded run must give the same loss, dx and dW[:V] as the
 // unpadded one within the precision's tolerance, and exactly zero gradient
 // on the padding rows.
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/config/precision.h"
 
 namespace ladder::micro {

@@ -2,7 +2,7 @@
 // the residual stream's shape (B, T, C), forward + backward. Composite: what
 // every rung without fused-linear runs, at::linear, tanh GELU, at::linear as
 // separate autograd nodes (fused::mlp_gelu_reference); fused: the MLP as one
-// node (fused::mlp_gelu, variants/ops/fused_linear/fused_linear.h), as the fused rung runs it,
+// node (fused::mlp_gelu, variants/fused_linear/fused_linear.h), as the fused rung runs it,
 // with its cuBLASLt epilogues on CUDA (lt-epilogues, gelu-epilogue). Output
 // and every gradient must agree within the precision's tolerance.
 //
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/config/precision.h"
 
 namespace ladder::micro {

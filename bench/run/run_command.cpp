@@ -28,7 +28,7 @@
 #include "reports/model/report_loader.h"
 #include "reports/render/reporter.h"
 #include "variants/data/data_source.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/config/rungs.h"
 
 namespace ladder {

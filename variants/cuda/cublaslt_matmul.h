@@ -1,5 +1,5 @@
 // variants/cuda/cublaslt_matmul.h: the cuBLASLt GEMMs with epilogues behind
-// variants/ops/fused_linear/fused_linear.h. CUDA only (compiled with LADDER_WITH_CUDA).
+// variants/fused_linear/fused_linear.h. CUDA only (compiled with LADDER_WITH_CUDA).
 //
 // Every tensor is a contiguous row-major CUDA matrix of one dtype (float32 or
 // bfloat16) on the current device, except the float32 gradient (and bias

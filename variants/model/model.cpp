@@ -12,7 +12,7 @@
 #include "variants/ops/add_layer_norm/add_layer_norm.h"
 #include "variants/planners/attention_candidates.h"
 #include "variants/ops/embedding/embedding.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/config/precision.h"
 
 namespace ladder {

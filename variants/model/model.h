@@ -10,7 +10,7 @@
 #include <torch/torch.h>
 
 #include "variants/ops/attention/attention.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 
 #include "variants/config/config.h"
 #include "variants/ops/work.h"
@@ -43,7 +43,7 @@ struct ModelOptions {
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  // options.fused_linear: c_attn and c_proj as fused::linear_bias (variants/ops/fused_linear/fused_linear.h).
+  // options.fused_linear: c_attn and c_proj as fused::linear_bias (variants/fused_linear/fused_linear.h).
   CausalSelfAttentionImpl(const ModelConfig& cfg, const ModelOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
@@ -60,7 +60,7 @@ TORCH_MODULE(CausalSelfAttention);
 
 class MLPImpl : public torch::nn::Module {
  public:
-  // options.fused_linear: the whole MLP as fused::mlp_gelu (GEMM epilogues, variants/ops/fused_linear/fused_linear.h).
+  // options.fused_linear: the whole MLP as fused::mlp_gelu (GEMM epilogues, variants/fused_linear/fused_linear.h).
   explicit MLPImpl(const ModelConfig& cfg, const ModelOptions& options = {});
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 

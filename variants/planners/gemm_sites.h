@@ -1,7 +1,7 @@
 // variants/planners/gemm_sites.h: the GEMMs of a GPT-2 training step, declared once
 // (step_gemms), and the same GEMMs as the GEMM planner sees them: sites, each
 // distinct one once, with the role each plays in the fused linears
-// (variants/ops/fused_linear/fused_linear.h) and, on CUDA, its cuBLASLt epilogue.
+// (variants/fused_linear/fused_linear.h) and, on CUDA, its cuBLASLt epilogue.
 //
 // A site is one role of one layer kind, the same in every block: c_attn's
 // forward (bias), its weight-and-bias gradient, and so on. Its shape is given

@@ -25,7 +25,7 @@
 #include "variants/ops/cast_cache.h"
 #include "variants/config/config.h"
 #include "variants/data/data.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/planners/gemm_plan_section.h"
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/process_group.h"

@@ -41,7 +41,7 @@
 #include <torch/torch.h>
 
 #include "variants/ops/add_layer_norm/add_layer_norm.h"
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 #include "variants/model/model.h"
 #include "variants/config/precision.h"
 #include "variants/config/switch_decl.h"

@@ -1,5 +1,5 @@
 // variants/ops/cross_entropy/cross_entropy.h: the loss half of the fused-ce classifier
-// (classifier_cross_entropy, variants/ops/fused_linear/fused_linear.h): the mean
+// (classifier_cross_entropy, variants/fused_linear/fused_linear.h): the mean
 // cross-entropy over the first valid_vocab columns of padded logits (llm.c
 // semantics) and, in the same pass over each row, its gradient written over
 // the logits; beside the composite-ATen reference it must match
@@ -21,7 +21,7 @@
 namespace ladder::fused {
 
 // Not differentiable: the forward half of the classifier's one-pass loss
-// (classifier_cross_entropy, variants/ops/fused_linear/fused_linear.h). Returns the mean
+// (classifier_cross_entropy, variants/fused_linear/fused_linear.h). Returns the mean
 // cross-entropy, a () float32 computed in fp32, of logits (N, Vp) against
 // targets (N) int64, where only the first valid_vocab columns are classes:
 // the padding columns [valid_vocab, Vp) never enter the softmax. In the same

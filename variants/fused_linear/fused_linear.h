@@ -1,4 +1,4 @@
-// variants/ops/fused_linear/fused_linear.h: the fused rung's matmuls, with the elementwise work
+// variants/fused_linear/fused_linear.h: the fused rung's matmuls, with the elementwise work
 // that follows or precedes each GEMM moved into the GEMM's epilogue.
 //
 //  - linear_bias: y = x W^T + b. Forward adds the bias in the GEMM epilogue

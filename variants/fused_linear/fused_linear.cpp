@@ -1,7 +1,7 @@
-// variants/ops/fused_linear/fused_linear.cpp: linear_bias and mlp_gelu (see fused_linear.h):
+// variants/fused_linear/fused_linear.cpp: linear_bias and mlp_gelu (see fused_linear.h):
 // the device dispatch of each GEMM-with-epilogue step, the autograd Functions
 // and the ATen references.
-#include "variants/ops/fused_linear/fused_linear.h"
+#include "variants/fused_linear/fused_linear.h"
 
 #include <atomic>
 #include <cstdlib>
