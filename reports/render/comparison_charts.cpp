@@ -46,7 +46,8 @@ Grid grid_of(const Comparison& cmp) {
   g.cells.resize(g.labels.size());
   for (const auto& rung : cmp.rungs) {
     g.rungs.push_back(rung.rung);
-    for (size_t i = 0; i < g.labels.size(); ++i) g.cells[i].push_back(i < rung.inputs.size() ? &rung.inputs[i] : nullptr);
+    for (size_t i = 0; i < g.labels.size(); ++i)
+      g.cells[i].push_back(i < rung.inputs.size() ? &rung.inputs[i] : nullptr);
   }
   return g;
 }

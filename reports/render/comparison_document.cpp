@@ -324,7 +324,8 @@ std::vector<BandSource> rung_band_sources(const ComparedRung& rung, const std::v
       if (i == 0) return {};
       continue;
     }
-    sources.push_back({label_at(labels, i), fields::to_json(*in.op_breakdown_ms), value_at(in.figures, "dt_ms_median")});
+    sources.push_back(
+        {label_at(labels, i), fields::to_json(*in.op_breakdown_ms), value_at(in.figures, "dt_ms_median")});
   }
   if (sources.size() < 2) return {};
   return sources;
