@@ -378,7 +378,8 @@ SLOW_OP_ROUNDS = 10
 def kernels_slow_operator():
     """One operator made SLOW_PCT % slower (LADDER_TEST_SLOW_OP) on side B of an
     A/B run: compare --kernels flags that family, in its band, and no other
-    family or band; the page draws the rung's largest differences."""
+    family or band by more than 5 % of that change; the page draws the rung's
+    largest differences."""
     out = WORK / "slow-op"
     shutil.rmtree(out, ignore_errors=True)
     ladder("run", *TINY, "--rungs", "fp32", "--repeat", SLOW_OP_ROUNDS, "--ab",
@@ -392,9 +393,17 @@ def kernels_slow_operator():
     flagged = {(f["band"], f["family"]): f["vs_baseline"][1] for f in rung["families"] if f["vs_baseline"][1]["flagged"]}
     bands = {b["band"]: b["vs_baseline"][1] for b in rung["bands"] if b["vs_baseline"][1]["flagged"]}
     print(f"{SLOW_OP} +{SLOW_PCT} %: flagged families {sorted(flagged)}, bands {sorted(bands)}")
-    assert list(flagged) == [("elementwise_norm", SLOW_OP)], flagged
-    assert flagged[("elementwise_norm", SLOW_OP)]["verdict"] == "slower", flagged
-    assert list(bands) == ["elementwise_norm"] and bands["elementwise_norm"]["verdict"] == "slower", bands
+    slowed = flagged.pop(("elementwise_norm", SLOW_OP), None)
+    assert slowed and slowed["verdict"] == "slower", flagged
+    band = bands.pop("elementwise_norm", None)
+    assert band and band["verdict"] == "slower", bands
+    # Holm holds the chance of any false flag to 5 % a run, not to 0: another
+    # family or band may be flagged by chance (idle_other's `forward`,
+    # +0.038 ms [0.023, 0.053], p_holm 0.044, in one clean-clone suite of
+    # 2026-12-03), but none by more than a sliver of the slowed family's
+    # change: the slowdown does not leak into other families or bands.
+    leak_ms = 0.05 * slowed["diff_ms"]
+    assert all(abs(v["diff_ms"]) < leak_ms for v in [*flagged.values(), *bands.values()]), (flagged, bands)
     assert any(SLOW_OP in w and "LADDER_TEST_SLOW_OP" in w for w in cmp["warnings"]), cmp["warnings"]
     page, shot = WORK / "kernels.html", WORK / "kernels.png"
     ladder("compare", out, "--kernels", "--html", page)
