@@ -112,12 +112,6 @@ namespace {
 
 using namespace json_fields;
 
-std::optional<Bounds> read_interval(const json& v) {
-  if (v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number())
-    return Bounds{v[0].get<double>(), v[1].get<double>()};
-  return std::nullopt;
-}
-
 template <class T, class F>
 std::vector<T> read_array(const json& obj, const std::string& key, F read) {
   std::vector<T> out;
@@ -165,7 +159,7 @@ InputCell read_input_cell(const json& j) {
   in.tokens_per_s_run_medians = member(j, "tokens_per_s_run_medians");
   in.speedup_vs_fp32 = number(j, "speedup_vs_fp32");
   in.speedup_interval_recorded = j.contains("speedup_vs_fp32_interval");
-  in.speedup_vs_fp32_interval = read_interval(member(j, "speedup_vs_fp32_interval"));
+  in.speedup_vs_fp32_interval = interval(member(j, "speedup_vs_fp32_interval"));
   if (member(j, "op_breakdown_ms").is_object()) in.op_breakdown_ms = read_categories_ms(j.at("op_breakdown_ms"));
   if (member(j, "op_breakdown_top").is_object()) in.op_breakdown_top = read_top(j.at("op_breakdown_top"));
   in.speed_of_light = member(j, "speed_of_light");
@@ -190,8 +184,8 @@ std::optional<Verdict> read_verdict(const json& j) {
   }
   v.why = text(j, "why", "");
   v.p_value = number(j, "p_value");
-  v.tokens_per_s_interval = read_interval(member(j, "ratio_tokens_per_s_interval"));
-  v.dt_ms_interval = read_interval(member(j, "ratio_dt_ms_interval"));
+  v.tokens_per_s_interval = interval(member(j, "ratio_tokens_per_s_interval"));
+  v.dt_ms_interval = interval(member(j, "ratio_dt_ms_interval"));
   v.df = number(j, "df").value_or(0);
   v.method = text(j, "method", "");
   v.p_holm = number(j, "p_holm");
@@ -216,9 +210,9 @@ ShapeRow read_shape(const json& j) {
     return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
   };
   s.speedup_vs_fp32 = read_array<std::optional<double>>(j, "speedup_vs_fp32", value);
-  s.speedup_vs_fp32_interval = read_array<std::optional<Bounds>>(j, "speedup_vs_fp32_interval", read_interval);
+  s.speedup_vs_fp32_interval = read_array<std::optional<Bounds>>(j, "speedup_vs_fp32_interval", interval);
   s.ratio_to_baseline = read_array<std::optional<double>>(j, "ratio_to_baseline", value);
-  s.ratio_to_baseline_interval = read_array<std::optional<Bounds>>(j, "ratio_to_baseline_interval", read_interval);
+  s.ratio_to_baseline_interval = read_array<std::optional<Bounds>>(j, "ratio_to_baseline_interval", interval);
   return s;
 }
 

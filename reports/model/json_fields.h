@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,12 @@ inline std::optional<double> number(const nlohmann::json& obj, const std::string
 inline std::string text(const nlohmann::json& obj, const std::string& key, const std::string& fallback = kDash) {
   const nlohmann::json& v = member(obj, key);
   return v.is_string() ? v.get<std::string>() : fallback;
+}
+
+// An interval as the models write one, [lo, hi]; nothing for anything else.
+inline std::optional<std::pair<double, double>> interval(const nlohmann::json& v) {
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) return std::nullopt;
+  return std::make_pair(v[0].get<double>(), v[1].get<double>());
 }
 
 // Any value as people read it: a string as is, null as a dash, else its JSON.

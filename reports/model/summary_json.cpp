@@ -39,11 +39,6 @@ double number_or(const json& obj, const std::string& key, double fallback = 0) {
   return opt_number(obj, key).value_or(fallback);
 }
 
-std::optional<std::pair<double, double>> interval_of(const json& v) {
-  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) return std::nullopt;
-  return std::make_pair(v[0].get<double>(), v[1].get<double>());
-}
-
 RowParity read_parity(const json& p) {
   RowParity out;
   out.recorded = p.is_object();
@@ -95,14 +90,14 @@ std::optional<RowRatio> read_ratio(const RatioKind& kind, const json& row) {
     const json& o = member(row, kind.key);
     if (!o.is_object()) return std::nullopt;
     r.value = opt_number(o, "tokens_per_s_ratio");
-    r.interval = interval_of(member(o, "tokens_per_s_interval"));
+    r.interval = json_fields::interval(member(o, "tokens_per_s_interval"));
     r.against = r.value ? text_or(o, "rung") : "";
     return r;
   }
   const std::string key = kind.key;
   if (!row.is_object() || !row.contains(key) || (kind.tests && !row.contains(key + "_p"))) return std::nullopt;
   r.value = opt_number(row, key);
-  r.interval = interval_of(member(row, key + "_interval"));
+  r.interval = json_fields::interval(member(row, key + "_interval"));
   r.against = text_or(row, key + "_against");
   if (kind.tests) r.p = opt_number(row, key + "_p");
   return r;

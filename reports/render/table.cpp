@@ -439,11 +439,7 @@ FigureRow figure_row(const json& row) {
   for (const auto& key : keys) {
     const auto v = number(row, key);
     if (!v) continue;
-    FigureValue fv{*v, std::nullopt};
-    const json& i = member(row, key + "_interval");
-    if (i.is_array() && i.size() == 2 && i[0].is_number() && i[1].is_number())
-      fv.interval = std::make_pair(i[0].get<double>(), i[1].get<double>());
-    r.values[key] = fv;
+    r.values[key] = FigureValue{*v, interval(member(row, key + "_interval"))};
   }
   return r;
 }
