@@ -211,14 +211,15 @@ Section inputs_section(const Comparison& cmp) {
                {"geomean_ratio_tokens_per_s", "geomean tokens/s vs " + label_at(labels, 0), ""}};
   for (size_t i = 0; i < cmp.inputs.size(); ++i) {
     const ComparedInput& in = cmp.inputs[i];
-    const std::optional<Geomean> g = i < cmp.geomean.size() ? cmp.geomean[i] : std::nullopt;
+    std::optional<double> ratio;
+    if (i < cmp.geomean.size() && cmp.geomean[i]) ratio = cmp.geomean[i]->ratio_tokens_per_s;
     t.rows.push_back(
         {{{labels[i], nullptr, Tone::kPlain, series_colour(i)},
           {in.path, nullptr},
           {in.run_id, nullptr},
           {in.device.is_string() ? in.device.get<std::string>() : kDash, nullptr},
           i == 0 ? TableCell{"baseline", nullptr}
-                 : number_cell(g ? std::optional<double>(g->ratio_tokens_per_s) : std::nullopt, "{:.2f}", "\u00d7")}});
+                 : number_cell(ratio, "{:.2f}", "\u00d7")}});
   }
   return {"", Placement::kTop, {}, {t}, false, "inputs"};
 }
