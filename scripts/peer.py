@@ -16,10 +16,10 @@ step runs (`ladder peers` lists them).
 
 What the report says of the machine (host, OS, CPU, device, library
 versions) is ladder's own description (`ladder peers --environment DEVICE`,
-bench/measure/environment.h), with what only this process knows put over it: its
+bench/measure/device/environment.h), with what only this process knows put over it: its
 torch, its threads, its Python.
 
-Timing follows the harness (bench/measure/harness.cpp): each step timed alone (CUDA
+Timing follows the harness (bench/measure/harness/harness.cpp): each step timed alone (CUDA
 events and a synchronise per step on CUDA, a steady clock on CPU), with its
 memory peaks: the CUDA caching allocator's, or the process's VmHWM on CPU
 (reset before each step), with the same glibc malloc settings as a C++ CPU
@@ -28,9 +28,9 @@ plus the measured ones, all alike, and records each.
 
 It writes a partial rung report (--out): what this process is and one
 record per step. `ladder run` makes <cell>/report.json from it with the
-builder rungs use (bench/measure/rung_report.h, reports/rung_report.schema.json):
+builder rungs use (bench/measure/report/rung_report.h, reports/rung_report.schema.json):
 the warm-up rule decides which records are measured, and the summary
-statistics, timing, memory, FLOPs and MFU (bench/measure/mfu.h, against the run's
+statistics, timing, memory, FLOPs and MFU (bench/measure/roofline/mfu.h, against the run's
 roofline.json), the op breakdown (from the Kineto trace of BREAKDOWN_STEPS
 extra profiled steps, peer_breakdown.trace.json beside the report) and the
 parity note are computed there, in one place, exactly as for a rung.
@@ -57,7 +57,7 @@ EXIT_FAILED, EXIT_BAD_INPUT, EXIT_SKIPPED = 1, 2, 3
 BREAKDOWN_STEPS = 2  # profiled after the measured ones, for the op breakdown
 BREAKDOWN_TRACE = "peer_breakdown.trace.json"  # beside the report: the Kineto trace of those steps
 TEST_FAIL_ENV = "LADDER_TEST_PEER_FAIL"  # test-only: names a peer that raises at its first step
-# Test-only, as ladder's (bench/measure/harness.h): every step waits this share of its own time more, busy, inside
+# Test-only, as ladder's (bench/measure/harness/harness.h): every step waits this share of its own time more, busy, inside
 # its timed region. `ladder run` sets it for the one process that P@CELL[@ROUND] aims at.
 TEST_SLOWDOWN_ENV = "LADDER_TEST_SLOWDOWN_PCT"
 
@@ -104,7 +104,7 @@ class Peer:
 
     def header(self, status):
         return {
-            "schema_version": 3,  # reports/model/report.h kSchemaVersion
+            "schema_version": 3,  # reports/model/report/report.h kSchemaVersion
             "kind": "ladder.rung_report",
             "run_id": self.args.run_id,
             "rung": self.cfg["rung"],
@@ -132,7 +132,7 @@ class Peer:
 
 def ladder_peers(ladder, device):
     """`ladder peers --json --environment DEVICE`: the declared peers, and the machine as ladder's
-    reports describe it (bench/measure/environment.h), read in a process of ladder's own."""
+    reports describe it (bench/measure/device/environment.h), read in a process of ladder's own."""
     import subprocess
     p = subprocess.run([ladder, "peers", "--json", "--environment", device], capture_output=True, text=True)
     if p.returncode != 0:
@@ -163,7 +163,7 @@ def environment(torch, machine):
 
 
 def keep_cpu_memory_in_process():
-    """bench/measure/cpu_allocator.cpp's mallopt settings, so a CPU peer's large tensors stay in the heap too."""
+    """bench/measure/device/cpu_allocator.cpp's mallopt settings, so a CPU peer's large tensors stay in the heap too."""
     M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
     try:
         libc = ctypes.CDLL("libc.so.6")
@@ -173,7 +173,7 @@ def keep_cpu_memory_in_process():
         applied = False
     return {"allocator": "glibc malloc", "settings": "mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=max, M_TOP_PAD=256 MiB",
             "applied": applied,
-            "why": "as a C++ CPU rung (bench/measure/cpu_allocator.h): freed tensors stay in the process and later "
+            "why": "as a C++ CPU rung (bench/measure/device/cpu_allocator.h): freed tensors stay in the process and later "
                    "steps reuse them"}
 
 
@@ -186,7 +186,7 @@ def proc_status_bytes(key):
 
 
 def reset_rss_peak():
-    """Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), as bench/measure/device.cpp."""
+    """Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), as bench/measure/device/device.cpp."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -472,8 +472,8 @@ def measure(peer, torch, ref):
 
     Every step is timed alike, with its memory peaks, and recorded: the
     warm-up rule's candidates (up to warmup_max) and then the measured ones.
-    ladder's report builder (bench/measure/rung_report.h) decides where warm-up ended
-    with the harness's rule (bench/measure/harness.h warmup_done) and computes the
+    ladder's report builder (bench/measure/report/rung_report.h) decides where warm-up ended
+    with the harness's rule (bench/measure/harness/harness.h warmup_done) and computes the
     summary, timing, memory, FLOPs and MFU, as for a rung. Returns the exit code.
     """
     cfg = peer.cfg
@@ -513,7 +513,7 @@ def measure(peer, torch, ref):
 
 
 class TimedSteps:
-    """The steps of one run, each timed alone as the harness times a rung's (bench/measure/harness.cpp),
+    """The steps of one run, each timed alone as the harness times a rung's (bench/measure/harness/harness.cpp),
     and where the run is (phase, step_no): what a failure report says."""
 
     def __init__(self, torch, peer, device):

@@ -169,7 +169,7 @@ def check_glob_claim(root, title, text, folder):
 
 
 def step_metric_keys(root):
-    text = (root / "bench" / "measure" / "step_metrics.cpp").read_text()
+    text = (root / "bench/measure/harness/step_metrics.cpp").read_text()
     return re.findall(r'^\s*\{"([a-z_]+)",', text, re.M)
 
 
@@ -200,16 +200,16 @@ def recipes(root):
     # A step metric: one declaration; the report builder lists none of the keys.
     # (the ranks' figures are gathered in measure.cpp, the ddp section built in rung_report.cpp's ddp_section)
     measure = (root / "bench" / "measure" / "measure.cpp").read_text()
-    builder = re.search(r"^std::optional<DdpSection> ddp_section\(.*?^}", (root / "bench" / "measure" / "rung_report.cpp").read_text(),
+    builder = re.search(r"^std::optional<DdpSection> ddp_section\(.*?^}", (root / "bench/measure/report/rung_report.cpp").read_text(),
                         re.M | re.S)
     if not builder:
-        problems.append("bench/measure/rung_report.cpp: no ddp_section, which builds the ddp section")
+        problems.append("bench/measure/report/rung_report.cpp: no ddp_section, which builds the ddp section")
     for where, text in (("bench/measure/measure.cpp", measure),
-                        ("bench/measure/rung_report.cpp ddp_section", builder.group(0) if builder else "")):
+                        ("bench/measure/report/rung_report.cpp ddp_section", builder.group(0) if builder else "")):
         for key in step_metric_keys(root):
             if key not in OWN_PER_RANK and re.search(rf'"{key}"', text):
                 problems.append(f"{where} names the step metric \"{key}\": the metric is one declaration in "
-                                "bench/measure/step_metrics.cpp (its RankScope says what the ddp section keeps)")
+                                "bench/measure/harness/step_metrics.cpp (its RankScope says what the ddp section keeps)")
     # A micro-benchmark: one file per family, each in the list the build reads, and no family unlisted.
     micro = root / "bench" / "micro"
     families = re.search(r"set\(LADDER_MICRO_FAMILIES ([^)]*)\)", (micro / "CMakeLists.txt").read_text())

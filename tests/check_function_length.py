@@ -34,8 +34,8 @@ LANGUAGE_OF = {".cpp": ".cpp", ".h": ".h", ".cu": ".cpp", ".cuh": ".h", ".py": "
 SKIPPED = ("tests/fixtures/",)  # under FOLDERS but not sources: test data
 # Declarative tables: one entry per declared thing, read as a list.
 TABLES = {
-    "ladder::step_metrics",  # bench/measure/step_metrics.cpp: every per-step metric
-    "ladder::run_figures",   # reports/model/run_figures.cpp: every run-level figure
+    "ladder::step_metrics",  # bench/measure/harness/step_metrics.cpp: every per-step metric
+    "ladder::run_figures",   # reports/model/report/run_figures.cpp: every run-level figure
     "ladder::make_fields",   # variants/config_fields.cpp: every config field, its flag, help and check
 }
 

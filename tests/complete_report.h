@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/model/rung_report.h"
+#include "reports/model/report/rung_report.h"
 
 namespace ladder {
 

@@ -181,7 +181,7 @@ def repeat_runs_interleaved(d):
     for name, e in roof["precisions"].items():  # interleaved rounds, the best kept
         assert len(e["tflops_per_round"]) == 3 and e["matmul_tflops"] == max(e["tflops_per_round"]), (name, e)
         if name == "bf16":
-            # emulated: below 0.15x fp32's rate in the a@b layout (bench/measure/roofline.h)
+            # emulated: below 0.15x fp32's rate in the a@b layout (bench/measure/roofline/roofline.h)
             rate = {p: max((s["matmul_tflops"] for s in roof["precisions"][p]["shapes"]
                             if s.get("layout") == "a@b" and "skipped" not in s), default=0) for p in ("fp32", "bf16")}
             assert e["emulated"] == (rate["bf16"] < 0.15 * rate["fp32"]), (e, rate)

@@ -154,7 +154,7 @@ def eager_in_the_table(d, stdout, report, ratio):
     assert "not checked (peer)" in stdout, stdout
     assert f"ladder fused-adamw {ratio['tokens_per_s_ratio']:.2f}x of eager" in stdout, stdout
     # Where the top rung's time goes against the peer, band by band: each band the median of the
-    # cell's processes' breakdowns (every round's report, reports/render/band_tables.h).
+    # cell's processes' breakdowns (every round's report, reports/render/sections/band_tables.h).
     rows = {r["cell"]: r for r in load(d / "summary.json")["rows"]}
 
     def gemm_median(cell):

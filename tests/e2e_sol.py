@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/e2e_sol.py: the speed-of-light table end to end (bench/measure/speed_of_light.h).
+"""tests/e2e_sol.py: the speed-of-light table end to end (bench/measure/roofline/speed_of_light.h).
 
 usage: e2e_sol.py LADDER_BIN CASE
 
@@ -77,7 +77,7 @@ def cpu_run(d):
     comm = {b["band"]: b for b in ddp["bands"]}["communication"]
     assert ddp["ceilings"]["link_gbps"] > 0 and comm["binds"] == "link" and comm["floor_ms"] > 0, (ddp["ceilings"], comm)
     # The link ceiling is the run's all-reduce micro-benchmark, or what the step's own collectives reached
-    # where they moved their bytes faster than it (bench/measure/speed_of_light.cpp, link_at_least_achieved).
+    # where they moved their bytes faster than it (bench/measure/roofline/speed_of_light.cpp, link_at_least_achieved).
     busbw = load(out / "roofline.json")["interconnect"]["busbw_gbps"]
     link, basis = ddp["ceilings"]["link_gbps"], ddp["ceilings"]["link_basis"]
     assert link == busbw or (link > busbw and "raised to" in basis and "communication reached" in basis), (busbw, link,

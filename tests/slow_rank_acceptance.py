@@ -4,7 +4,7 @@
 usage: slow_rank_acceptance.py LADDER_BIN [--runs N] [--pct P] [--steps S] [--sizes 2,3] [--launchers builtin,torchrun]
 
 Not part of the suite (minutes, and a rate rather than a pass/fail of one run):
-the acceptance of the slow-rank verdict (reports/model/slow_rank.h). For each
+the acceptance of the slow-rank verdict (reports/model/report/slow_rank.h). For each
 job size and launcher it runs N ddp jobs of the tiny preset on the CPU with
 the last rank's compute slowed by P % (LADDER_TEST_SLOW_RANK) and N without,
 and prints how many named the slowed rank and how many named none. Exit 1

@@ -1,4 +1,4 @@
-// tests/test_bands.cpp: band tables (reports/render/band_tables.h): which bands show and in
+// tests/test_bands.cpp: band tables (reports/render/sections/band_tables.h): which bands show and in
 // what order, the sums and differences, the verdict line, and which reports
 // give a source.
 #include <string>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/render/band_tables.h"
+#include "reports/render/sections/band_tables.h"
 
 namespace ladder {
 namespace {

@@ -14,12 +14,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "reports/model/comparison.h"
+#include "reports/model/comparison/comparison.h"
 #include "tests/complete_report.h"
-#include "reports/render/comparison_document.h"
+#include "reports/render/documents/comparison_document.h"
 #include "reports/stats/inference.h"
-#include "reports/model/report_loader.h"
-#include "reports/model/run_figures.h"
+#include "reports/model/report/report_loader.h"
+#include "reports/model/report/run_figures.h"
 #include "variants/config/config.h"
 
 namespace ladder {

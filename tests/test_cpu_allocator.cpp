@@ -1,5 +1,5 @@
 // tests/test_cpu_allocator.cpp: the CPU allocator that counts live tensor
-// storage (bench/measure/cpu_allocator.h): what a tensor adds while it lives, the
+// storage (bench/measure/device/cpu_allocator.h): what a tensor adds while it lives, the
 // peak, the reset, and that tensors from it still behave (a plain pointer, a
 // resize, a free from another thread). Installed alone, without
 // keep_cpu_memory_in_process's malloc settings: the other tests of this
@@ -12,7 +12,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
 
-#include "bench/measure/cpu_allocator.h"
+#include "bench/measure/device/cpu_allocator.h"
 
 namespace ladder {
 namespace {

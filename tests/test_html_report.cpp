@@ -1,4 +1,4 @@
-// tests/test_html_report.cpp: the HTML page (reports/render/html_report.h) of
+// tests/test_html_report.cpp: the HTML page (reports/render/html/html_report.h) of
 // documents. The comparison of tests/fixtures/comparison.json
 // (comparison_document) has its five charts, names every input and the
 // subject, shows missing rungs as missing, stacks the breakdown in
@@ -15,10 +15,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/model/comparison.h"
-#include "reports/render/comparison_document.h"
-#include "reports/render/html_report.h"
-#include "reports/render/table.h"
+#include "reports/model/comparison/comparison.h"
+#include "reports/render/documents/comparison_document.h"
+#include "reports/render/html/html_report.h"
+#include "reports/render/documents/run_document.h"
 
 namespace ladder {
 namespace {

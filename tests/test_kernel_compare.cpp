@@ -17,15 +17,15 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "bench/measure/op_slowdown.h"
+#include "bench/measure/observers/op_slowdown.h"
 #include "profiler/common/config_error.h"
 #include "profiler/common/fields.h"
-#include "profiler/kineto_session.h"
-#include "profiler/op_categories.h"
-#include "reports/model/comparison.h"
-#include "reports/model/kernel_comparison.h"
-#include "reports/model/kernel_family.h"
-#include "reports/render/comparison_document.h"
+#include "profiler/trace/kineto_session.h"
+#include "profiler/trace/op_categories.h"
+#include "reports/model/comparison/comparison.h"
+#include "reports/model/comparison/kernel_comparison.h"
+#include "reports/model/comparison/kernel_family.h"
+#include "reports/render/documents/comparison_document.h"
 #include "reports/render/reporter.h"
 #include "reports/stats/inference.h"
 #include "tests/complete_report.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/measure/launch_env.h"
+#include "bench/measure/device/launch_env.h"
 #include "variants/config/config.h"
 
 namespace ladder {

@@ -2,7 +2,7 @@
 // activation checkpointing change in it.
 #include <gtest/gtest.h>
 
-#include "bench/measure/memory.h"
+#include "bench/measure/report/memory.h"
 #include "variants/config/config.h"
 #include "variants/config/rungs.h"
 #include "variants/switches/switch.h"

@@ -2,7 +2,7 @@
 // datasheet table's device matching (peak TFLOP/s and memory bandwidth).
 #include <gtest/gtest.h>
 
-#include "bench/measure/mfu.h"
+#include "bench/measure/roofline/mfu.h"
 #include "variants/config/config.h"
 
 namespace ladder {

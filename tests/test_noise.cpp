@@ -1,4 +1,4 @@
-// tests/test_noise.cpp: what disturbed a process (bench/measure/noise_monitor.h):
+// tests/test_noise.cpp: what disturbed a process (bench/measure/observers/noise_monitor.h):
 // the readings the monitor takes around the measured steps, and the causes
 // it names from them; and the run table's noise line naming them.
 #include <time.h>
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/noise_monitor.h"
-#include "reports/render/table.h"
+#include "bench/measure/observers/noise_monitor.h"
+#include "reports/render/documents/run_document.h"
 
 namespace ladder {
 namespace {

@@ -1,8 +1,8 @@
-// tests/test_peer_cells.cpp: how cells are named (reports/model/peer_cells.h): the
+// tests/test_peer_cells.cpp: how cells are named (reports/model/run/peer_cells.h): the
 // shape prefix, a peer's own name and the name tables show, one shape or many.
 #include <gtest/gtest.h>
 
-#include "reports/model/peer_cells.h"
+#include "reports/model/run/peer_cells.h"
 
 namespace ladder {
 namespace {

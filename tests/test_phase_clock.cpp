@@ -1,12 +1,12 @@
 // tests/test_phase_clock.cpp: the harness times every phase of every step
-// without synchronising (bench/measure/harness.cpp PhaseClock), and on a CPU
+// without synchronising (bench/measure/harness/harness.cpp PhaseClock), and on a CPU
 // reads each phase's CPU time; the slow-rank verdict's samples
-// (reports/model/slow_rank.h) come from these.
+// (reports/model/report/slow_rank.h) come from these.
 #include <numeric>
 
 #include <gtest/gtest.h>
 
-#include "bench/measure/harness.h"
+#include "bench/measure/harness/harness.h"
 #include "bench/run/matrix.h"
 #include "variants/data/data_source.h"
 #include "variants/step/step.h"

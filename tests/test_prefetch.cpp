@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/harness.h"
+#include "bench/measure/harness/harness.h"
 #include "bench/run/matrix.h"
 #include "tests/shard_files.h"
 #include "variants/data/data_source.h"

@@ -1,4 +1,4 @@
-// tests/test_ratios.cpp: the ratio kinds (reports/model/ratios.h): each declared
+// tests/test_ratios.cpp: the ratio kinds (reports/model/run/ratios.h): each declared
 // once, against the cell it names, in the direction it names, and recorded in
 // and read back from summary.json's rows unchanged.
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/model/ratios.h"
-#include "reports/model/summary_json.h"
+#include "reports/model/run/ratios.h"
+#include "reports/model/run/summary_json.h"
 
 namespace ladder {
 namespace {

@@ -1,6 +1,6 @@
 // tests/test_report_schema.cpp: reports/rung_report.schema.json is what
 // `ladder schema` generates from the RungReport struct, the step metrics and
-// reports/schema/ (bench/measure/report_schema.h), and a report read back
+// reports/schema/ (bench/measure/report/report_schema.h), and a report read back
 // into the struct writes the same JSON.
 #include <gtest/gtest.h>
 
@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bench/measure/report_schema.h"
-#include "bench/measure/step_metrics.h"
-#include "reports/model/config_schema.h"
-#include "reports/model/ratios.h"
-#include "reports/model/run_figures.h"
-#include "reports/model/rung_report.h"
-#include "reports/model/summary_doc.h"
+#include "bench/measure/report/report_schema.h"
+#include "bench/measure/harness/step_metrics.h"
+#include "reports/model/report/config_schema.h"
+#include "reports/model/run/ratios.h"
+#include "reports/model/report/run_figures.h"
+#include "reports/model/report/rung_report.h"
+#include "reports/model/run/summary_doc.h"
 #include "variants/config_fields.h"
 
 namespace ladder {
@@ -39,7 +39,7 @@ TEST(ReportSchema, CommittedFileIsGenerated) {
 
 TEST(ReportSchema, CommittedSummarySchemaIsGenerated) {
   expect_generated("run_summary.schema.json", run_summary_schema(),
-                   "reports/model/summary_doc.h and the figures' and ratios' declarations",
+                   "reports/model/run/summary_doc.h and the figures' and ratios' declarations",
                    "build/ladder schema --summary --out reports/run_summary.schema.json");
 }
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/render/reporter.h"
-#include "reports/render/table.h"
+#include "reports/render/documents/run_document.h"
 #include "variants/config/config.h"
 
 namespace ladder {

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/bandwidth.h"
-#include "bench/measure/device.h"
-#include "bench/measure/roofline.h"
+#include "bench/measure/roofline/bandwidth.h"
+#include "bench/measure/device/device.h"
+#include "bench/measure/roofline/roofline.h"
 #include "variants/planners/gemm_candidates.h"
 #include "variants/config/config.h"
 

@@ -10,9 +10,9 @@
 
 #include "bench/run/matrix.h"
 #include "bench/run/rounds.h"
-#include "reports/model/ratios.h"
-#include "reports/model/summary_json.h"
-#include "reports/render/table.h"
+#include "reports/model/run/ratios.h"
+#include "reports/model/run/summary_json.h"
+#include "reports/render/documents/run_document.h"
 
 namespace ladder {
 namespace {

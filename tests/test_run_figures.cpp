@@ -1,4 +1,4 @@
-// tests/test_run_figures.cpp: the run-level figures (reports/model/run_figures.h):
+// tests/test_run_figures.cpp: the run-level figures (reports/model/report/run_figures.h):
 // one declaration each, read from rung reports and combined across processes,
 // every key with its unit, and the run and compare tables' columns taken from
 // the list.
@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/model/comparison.h"
+#include "reports/model/comparison/comparison.h"
 #include "reports/render/figure_cells.h"
-#include "reports/model/run_figures.h"
-#include "reports/render/table.h"
+#include "reports/model/report/run_figures.h"
+#include "reports/render/documents/run_document.h"
 
 namespace ladder {
 namespace {
@@ -125,7 +125,7 @@ std::pair<std::string, std::string> run_table_cell(const std::string& rung, cons
   return {};
 }
 
-// model_tflops (bench/measure/step_metrics.cpp) reaches the run table: the median
+// model_tflops (bench/measure/harness/step_metrics.cpp) reaches the run table: the median
 // step's model TFLOP/s, the median over processes.
 TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
   const RungReport a = report(100, 1000, std::nullopt, 40, 1), b = report(100, 3000, std::nullopt, 40, 1);

@@ -1,4 +1,4 @@
-// tests/test_rung_report.cpp: the one report builder (bench/measure/rung_report.h)
+// tests/test_rung_report.cpp: the one report builder (bench/measure/report/rung_report.h)
 // on a CUDA process's figures, without a GPU: the memory section's CUDA and
 // CUDA-graph branches (which peaks are null, which basis the peak takes), and
 // the report reads back into the struct it was written from.
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "bench/measure/config_options.h"
-#include "bench/measure/rung_report.h"
-#include "reports/model/rung_report.h"
+#include "bench/measure/report/rung_report.h"
+#include "reports/model/report/rung_report.h"
 
 namespace ladder {
 namespace {

@@ -1,11 +1,11 @@
-// tests/test_slow_rank.cpp: the slow-rank verdict (reports/model/slow_rank.h)
+// tests/test_slow_rank.cpp: the slow-rank verdict (reports/model/report/slow_rank.h)
 // and its statistics (reports/stats/inference.h median_interval), on values
 // whose answers can be worked out by hand.
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "reports/model/slow_rank.h"
+#include "reports/model/report/slow_rank.h"
 #include "reports/stats/inference.h"
 
 namespace ladder {

@@ -1,5 +1,5 @@
 // tests/test_speed_of_light.cpp: the speed-of-light table's arithmetic
-// (bench/measure/speed_of_light.h) on hand-made work and ceilings: each
+// (bench/measure/roofline/speed_of_light.h) on hand-made work and ceilings: each
 // site's floor is the larger of FLOPs over the matmul ceiling and bytes over
 // the bandwidth of its working set (or the link's), a band's floor the sum of
 // its sites', efficiency floor / measured, headroom measured - floor, the
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/speed_of_light.h"
+#include "bench/measure/roofline/speed_of_light.h"
 
 namespace ladder {
 namespace {

@@ -1,4 +1,4 @@
-// tests/test_speed_probe.cpp: the speed probe (bench/measure/speed_probe.h), the rule
+// tests/test_speed_probe.cpp: the speed probe (bench/measure/observers/speed_probe.h), the rule
 // that names the machine's speed as the cause of a cell's spread
 // (reports/stats/machine_speed.h), and what a run's rounds can resolve
 // (bench/run/rounds.h resolvable_change).
@@ -8,13 +8,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/device.h"
+#include "bench/measure/device/device.h"
 #include "bench/run/rounds.h"
-#include "bench/measure/speed_probe.h"
+#include "bench/measure/observers/speed_probe.h"
 #include "reports/stats/machine_speed.h"
-#include "reports/model/ratios.h"
-#include "reports/model/summary_json.h"
-#include "reports/render/table.h"
+#include "reports/model/run/ratios.h"
+#include "reports/model/run/summary_json.h"
+#include "reports/render/documents/run_document.h"
 
 namespace ladder {
 namespace {

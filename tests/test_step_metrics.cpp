@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/measure/step_columns.h"
-#include "bench/measure/step_metrics.h"
+#include "bench/measure/harness/step_columns.h"
+#include "bench/measure/harness/step_metrics.h"
 
 namespace ladder {
 namespace {

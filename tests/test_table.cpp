@@ -1,5 +1,5 @@
 // tests/test_table.cpp: the warnings under `ladder run`'s table
-// (reports/render/table.h), from summary rows built here: which rows ran on a busy
+// (reports/render/documents/run_document.h), from summary rows built here: which rows ran on a busy
 // machine (their noise verdict), and which 'p' MFU figures exceed the run's
 // roofline.
 #include <string>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/render/table.h"
+#include "reports/render/documents/run_document.h"
 
 namespace ladder {
 namespace {

@@ -1,11 +1,11 @@
 // tests/test_traffic.cpp: what a ddp rank is said to send per step: the ring
 // model over counted payloads (variants/ddp/process_group.h) and the host's
-// interface counters (bench/measure/traffic_monitor.h). The figures of real runs are
+// interface counters (bench/measure/observers/traffic_monitor.h). The figures of real runs are
 // checked end to end (tests/e2e_ddp.py zero1, tests/e2e_launch.py
 // twohost_zero1).
 #include <gtest/gtest.h>
 
-#include "bench/measure/traffic_monitor.h"
+#include "bench/measure/observers/traffic_monitor.h"
 #include "variants/ddp/process_group.h"
 
 namespace ladder {

@@ -1,8 +1,8 @@
-// tests/test_warmup.cpp: when warm-up is stable (bench/measure/harness.h): the last
+// tests/test_warmup.cpp: when warm-up is stable (bench/measure/harness/harness.h): the last
 // three steps' dt within --warmup-tolerance of their minimum.
 #include <gtest/gtest.h>
 
-#include "bench/measure/harness.h"
+#include "bench/measure/harness/harness.h"
 
 namespace ladder {
 namespace {

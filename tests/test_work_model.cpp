@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/measure/mfu.h"
+#include "bench/measure/roofline/mfu.h"
 #include "variants/work_model.h"
 
 namespace ladder {

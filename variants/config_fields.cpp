@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/range.h"
-#include "profiler/schedule.h"
+#include "profiler/ranges/range.h"
+#include "profiler/trace/schedule.h"
 #include "variants/planners/attention_plan.h"
 #include "variants/planners/gemm_plan.h"
 

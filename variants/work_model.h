@@ -40,7 +40,7 @@ WorkList step_work(const WorkShape& shape, const WorkFlags& flags);
 // optimizer step.
 double matmul_flops(const WorkList& work);
 
-// What the MFU formula (bench/measure/mfu.h: 6 N + 12 L C T per token) counts
+// What the MFU formula (bench/measure/roofline/mfu.h: 6 N + 12 L C T per token) counts
 // beyond matmul_flops(step_work(...)) per optimizer step, declared term by
 // term: 6 FLOPs a token for each parameter that is no matmul weight (the
 // biases and LayerNorms, 13 C a block and ln_f's 2 C; the formula counts

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/measure/device.h"
+#include "bench/measure/device/device.h"
 #include "variants/config_fields.h"
 
 namespace ladder {

@@ -2,7 +2,7 @@
 // measure.h): set_up builds what the steps need, run_steps runs them under
 // the harness with this process's observers, gather_facts collects what the
 // report says besides the steps, and the report comes from the one builder
-// (bench/measure/rung_report.h) that peers use too.
+// (bench/measure/report/rung_report.h) that peers use too.
 #include "bench/measure/measure.h"
 
 #include <algorithm>
@@ -16,24 +16,24 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "bench/measure/cpu_allocator.h"
-#include "bench/measure/device.h"
-#include "bench/measure/environment.h"
-#include "bench/measure/harness.h"
-#include "bench/measure/op_breakdown.h"
-#include "bench/measure/progress.h"
-#include "bench/measure/op_slowdown.h"
-#include "bench/measure/rank_slowdown.h"
-#include "bench/measure/roofline.h"
-#include "bench/measure/rung_report.h"
-#include "bench/measure/step_columns.h"
-#include "bench/measure/step_metrics.h"
-#include "bench/measure/traffic_monitor.h"
+#include "bench/measure/device/cpu_allocator.h"
+#include "bench/measure/device/device.h"
+#include "bench/measure/device/environment.h"
+#include "bench/measure/harness/harness.h"
+#include "bench/measure/harness/op_breakdown.h"
+#include "bench/measure/observers/progress.h"
+#include "bench/measure/observers/op_slowdown.h"
+#include "bench/measure/observers/rank_slowdown.h"
+#include "bench/measure/roofline/roofline.h"
+#include "bench/measure/report/rung_report.h"
+#include "bench/measure/harness/step_columns.h"
+#include "bench/measure/harness/step_metrics.h"
+#include "bench/measure/observers/traffic_monitor.h"
 #include "profiler/common/atomic_file.h"
-#include "profiler/range.h"
-#include "profiler/trace_profiler.h"
-#include "reports/model/report.h"
-#include "reports/model/report_loader.h"
+#include "profiler/ranges/range.h"
+#include "profiler/trace/trace_profiler.h"
+#include "reports/model/report/report.h"
+#include "reports/model/report/report_loader.h"
 #include "reports/stats/stats.h"
 #include "variants/data/data_source.h"
 #include "variants/ddp/process_group.h"
@@ -95,7 +95,7 @@ FaultHook read_fault_hook(int rank) {
   return {action, s};
 }
 
-// The trace profiler (profiler/trace_profiler.h) on the harness's list.
+// The trace profiler (profiler/trace/trace_profiler.h) on the harness's list.
 class TraceObserver final : public StepObserver {
  public:
   explicit TraceObserver(profiler::TraceProfiler& t) : t_(t) {}
@@ -159,7 +159,7 @@ json rank_figures(const RunConfig& c, const torch::Device& device, const Harness
   return j;
 }
 
-// The facts of rank 0's ddp section (bench/measure/rung_report.h builds it): the
+// The facts of rank 0's ddp section (bench/measure/report/rung_report.h builds it): the
 // process group, and every rank's figures, which the other ranks hand to
 // rank 0 through the group's store; null on the other ranks.
 std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& device, const LaunchEnv& env,

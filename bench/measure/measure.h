@@ -4,11 +4,11 @@
 // measure`), and what a user runs to debug a single rung in-process: setup
 // (threads, allocator, rendezvous, tracer, the step), the steps under the
 // harness with this process's observers, then the one report builder
-// (bench/measure/rung_report.h). On an exception (an OOM included) it writes a report
+// (bench/measure/report/rung_report.h). On an exception (an OOM included) it writes a report
 // with status "failed" or "oom" that names the step and phase where it
 // happened, then rethrows.
 //
-// The ddp rung runs one measure_rung per rank (bench/measure/launch_env.h): every rank
+// The ddp rung runs one measure_rung per rank (bench/measure/device/launch_env.h): every rank
 // runs the same steps; rank 0 gathers the others' per-step figures through
 // the rendezvous store and alone writes the report (and --save-final).
 #pragma once
@@ -18,7 +18,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench/measure/launch_env.h"
+#include "bench/measure/device/launch_env.h"
 #include "variants/config/config.h"
 
 namespace ladder {

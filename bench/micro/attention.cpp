@@ -5,7 +5,7 @@
 // heads and head size, for T = 128, 256, ... up to 2048 or twice the block
 // size, whichever is smaller (at least 128: tiny runs T = 128 only). The two
 // must agree on y, dq, dk and dv within the precision's tolerance. FLOPs are
-// the causal triangle's (bench/measure/mfu.h, causal_attention_flops_per_token).
+// the causal triangle's (bench/measure/roofline/mfu.h, causal_attention_flops_per_token).
 #include <fmt/format.h>
 
 #include "bench/micro/families.h"

@@ -10,15 +10,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/device.h"
-#include "bench/measure/environment.h"
+#include "bench/measure/device/device.h"
+#include "bench/measure/device/environment.h"
 #include "bench/micro/families.h"
 #include "bench/micro/library_build.h"
 #include "bench/micro/tee_reporter.h"
 #include "build_info.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/model/report.h"
+#include "reports/model/report/report.h"
 
 namespace ladder::micro {
 
@@ -127,7 +127,7 @@ void add_context(const std::string& key, const nlohmann::json& value) {
 
 namespace {
 
-// The context: what the reports record (bench/measure/environment.h), and the config.
+// The context: what the reports record (bench/measure/device/environment.h), and the config.
 void add_run_context(const MicroConfig& cfg, const std::string& run_id, const std::vector<std::string>& argv) {
   std::string devices, command;
   for (const auto& d : cfg.devices) devices += (devices.empty() ? "" : ",") + device_tag(d);
@@ -142,9 +142,9 @@ void add_run_context(const MicroConfig& cfg, const std::string& run_id, const st
   add_context("ladder.devices", devices);
   for (const auto& d : cfg.devices) add_context("ladder.batch." + device_tag(d), cfg.batch_for(d));
   add_context("ladder.peak_basis",
-              "pct_of_peak: against the datasheet peak (bench/measure/mfu.cpp) for known GPUs, else the measured "
-              "matmul roofline (bench/measure/roofline.h) at the benchmark's precision; the label names which");
-  add_context("ladder.timing", "UseManualTime: CUDA events on GPU, steady clock on CPU (bench/measure/device.h)");
+              "pct_of_peak: against the datasheet peak (bench/measure/roofline/mfu.cpp) for known GPUs, else the measured "
+              "matmul roofline (bench/measure/roofline/roofline.h) at the benchmark's precision; the label names which");
+  add_context("ladder.timing", "UseManualTime: CUDA events on GPU, steady clock on CPU (bench/measure/device/device.h)");
   // What library_build_type means for the library linked (library_build.h).
   add_context("ladder.gbench_library", library_build().context());
 }

@@ -36,7 +36,7 @@
 // timed.
 #include <fmt/format.h>
 
-#include "bench/measure/roofline.h"
+#include "bench/measure/roofline/roofline.h"
 #include "bench/micro/families.h"
 #include "variants/planners/gemm_candidates.h"
 #include "variants/planners/gemm_sites.h"

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/measure/roofline.h"
+#include "bench/measure/roofline/roofline.h"
 #include "variants/model/model.h"
 #include "variants/config/precision.h"
 #include "variants/config/rungs.h"

@@ -10,11 +10,11 @@
 //    with an error and makes the run exit 1. The result is in the JSON as the
 //    counters `check_passed` and `check_rel_err` and in the label.
 //  - time_iterations: the timed loop. Each iteration is bracketed by the
-//    harness's StepTimer (bench/measure/device.h: CUDA events on GPU, a steady clock
+//    harness's StepTimer (bench/measure/device/device.h: CUDA events on GPU, a steady clock
 //    on CPU) and reported with SetIterationTime, so every benchmark uses
 //    UseManualTime. One untimed call warms up first.
 //  - set_flop_counters / set_byte_counters: FLOP/s or bytes/s, and % of the
-//    matmul peak from bench/measure/mfu.h (datasheet on CUDA) or bench/measure/roofline.h (the
+//    matmul peak from bench/measure/roofline/mfu.h (datasheet on CUDA) or bench/measure/roofline/roofline.h (the
 //    measured roofline, on CPU and on GPUs the table does not know).
 #pragma once
 
@@ -27,8 +27,8 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "bench/measure/device.h"
-#include "bench/measure/mfu.h"
+#include "bench/measure/device/device.h"
+#include "bench/measure/roofline/mfu.h"
 #include "variants/config/config.h"
 
 namespace ladder::micro {
@@ -111,8 +111,8 @@ int failed_checks();
 double time_iterations(benchmark::State& state, const torch::Device& device, const std::function<void()>& fn);
 
 // The peak TFLOPS a matmul-bound benchmark is compared against, and where it
-// comes from: the datasheet (bench/measure/mfu.cpp) for known GPUs, otherwise the
-// measured roofline (bench/measure/roofline.h: every precision in interleaved
+// comes from: the datasheet (bench/measure/roofline/mfu.cpp) for known GPUs, otherwise the
+// measured roofline (bench/measure/roofline/roofline.h: every precision in interleaved
 // rounds, as `ladder run` probes it), probed once per device.
 struct Peak {
   double tflops = 0;

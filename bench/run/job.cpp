@@ -12,13 +12,13 @@
 
 #include "bench/run/child_process.h"
 #include "bench/run/peers.h"
-#include "bench/measure/harness.h"
-#include "bench/measure/roofline.h"
-#include "bench/measure/rung_report.h"
+#include "bench/measure/harness/harness.h"
+#include "bench/measure/roofline/roofline.h"
+#include "bench/measure/report/rung_report.h"
 #include "profiler/common/atomic_file.h"
-#include "reports/model/peer_cells.h"
-#include "reports/model/report.h"
-#include "reports/model/report_loader.h"
+#include "reports/model/run/peer_cells.h"
+#include "reports/model/report/report.h"
+#include "reports/model/report/report_loader.h"
 
 namespace ladder {
 

@@ -21,7 +21,7 @@ namespace ladder {
 std::string job_label(const Job& job);
 
 // The test-only slowdown aimed at a cell (LADDER_TEST_SLOWDOWN_PCT=P@CELL[@ROUND],
-// bench/measure/harness.h): ConfigError unless CELL is one of `cells` (on
+// bench/measure/harness/harness.h): ConfigError unless CELL is one of `cells` (on
 // side A or B where the run has `sides`); test_slowdown_env: P for that
 // cell's process in that round, unset for every other, nothing to add for
 // an untargeted slowdown (every process inherits it).

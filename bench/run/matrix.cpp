@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/memory.h"
+#include "bench/measure/report/memory.h"
 #include "bench/run/peers.h"
-#include "reports/model/report_loader.h"
+#include "reports/model/report/report_loader.h"
 #include "variants/config/rungs.h"
 #include "variants/config_fields.h"
 #include "variants/switches/switch.h"

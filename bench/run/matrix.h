@@ -67,7 +67,7 @@ void read_matrix_file(const std::string& path, MatrixSpec& spec);
 std::vector<Cell> build_cells(const MatrixSpec& spec);
 
 inline constexpr double kParityMemoryFraction = 0.8;
-// What one step of `cfg` is estimated to need (bench/measure/memory.h, fp32, the
+// What one step of `cfg` is estimated to need (bench/measure/report/memory.h, fp32, the
 // explicit attention), doubled for the CUDA-graph path, whose warm-up and
 // capture each hold a step's activations.
 int64_t step_memory_estimate_bytes(const RunConfig& cfg);

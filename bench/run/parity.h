@@ -14,14 +14,14 @@
 
 #include "bench/run/matrix.h"
 #include "bench/run/runner_options.h"
-#include "reports/model/rung_report.h"
+#include "reports/model/report/rung_report.h"
 
 namespace ladder {
 
 // Compares the subject's first losses and gradient norms with the
 // reference's. Early losses sit near ln V whatever the model does, so the
 // gradient norm, which reacts to any change in the maths, is checked too.
-// Returns the report's parity section (reports/model/rung_report.h Parity:
+// Returns the report's parity section (reports/model/report/rung_report.h Parity:
 // status baseline|not_checked|unavailable|pass|fail, class, rtol, reference,
 // subject, ...), reading both cells' repeat-1 reports from the run directory.
 // On a side of an A/B run, both reports are that side's.

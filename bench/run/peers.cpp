@@ -10,14 +10,14 @@
 
 #include <fmt/format.h>
 
-#include "bench/measure/device.h"
-#include "bench/measure/environment.h"
-#include "bench/measure/rung_report.h"
+#include "bench/measure/device/device.h"
+#include "bench/measure/device/environment.h"
+#include "bench/measure/report/rung_report.h"
 #include "build_info.h"
 #include "profiler/common/cli.h"
-#include "profiler/device_steps.h"
-#include "profiler/trace_breakdown.h"
-#include "reports/model/report_loader.h"
+#include "profiler/trace/device_steps.h"
+#include "profiler/trace/trace_breakdown.h"
+#include "reports/model/report/report_loader.h"
 #include "reports/stats/stats.h"
 #include "variants/config/rungs.h"
 

@@ -5,7 +5,7 @@
 // (peer_base_rung(), variants/config/rungs.h: TF32, bf16 autocast, SDPA causal attention, vocabulary
 // padded to a multiple of 128, fused AdamW; `fused` is torch.compile for the
 // compile peer and off for eager). Each peer is an extra cell of the matrix,
-// "peer-<name>" (reports/model/peer_cells.h), run after the rungs in its own
+// "peer-<name>" (reports/model/run/peer_cells.h), run after the rungs in its own
 // child process: scripts/peer.py, which reuses scripts/reference.py's model,
 // data and schedule and times each step as the harness does. It writes a
 // partial report: what it is (environment, switches, model, data) and one
@@ -26,8 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/run/cell.h"
-#include "profiler/breakdown_section.h"
-#include "reports/model/peer_cells.h"
+#include "profiler/trace/breakdown_section.h"
+#include "reports/model/run/peer_cells.h"
 
 namespace ladder {
 
@@ -51,7 +51,7 @@ std::string peer_names(bool defaults_only);  // throws std::logic_error for an u
 
 // `ladder peers [--json] [--environment DEVICE]`: the declared peers, and
 // with --environment this machine's environment as ladder's reports record it
-// (bench/measure/environment.h), read in a process of its own: what scripts/peer.py
+// (bench/measure/device/environment.h), read in a process of its own: what scripts/peer.py
 // records of the machine, instead of measuring it again in Python.
 int peers_command(const std::vector<std::string>& args);
 
@@ -85,7 +85,7 @@ inline constexpr const char* kPeerLogFile = "output.log";  // beside the peer's 
 // The op breakdown of a peer, from what scripts/peer.py wrote in its partial
 // report's op_breakdown: {"trace": the Kineto trace of its profiled steps,
 // "step_dt_ms": their dt}, or {"unavailable": why}, or null. The trace is
-// categorised as a rung's steps are (profiler/trace_breakdown.h): device
+// categorised as a rung's steps are (profiler/trace/trace_breakdown.h): device
 // kernels on CUDA, host operators on CPU, with the busy-within-dt check. A
 // trace that cannot be read gives an unavailable breakdown saying why (the
 // peer's other figures stand). `op_counts`, when given, gets the report's
@@ -95,7 +95,7 @@ std::optional<profiler::OpBreakdownSection> peer_op_breakdown(const nlohmann::js
                                                               std::optional<profiler::OpCounts>* op_counts = nullptr);
 
 // The peer's partial report (status ok) made into a rung report by the one
-// builder rungs use (bench/measure/rung_report.h): its step records, every step
+// builder rungs use (bench/measure/report/rung_report.h): its step records, every step
 // timed alike, are split by the harness's warm-up rule (warmup_done), and
 // the summary, timing, memory, FLOPs and MFU come from there. Throws
 // std::runtime_error naming the missing field when the partial report lacks

@@ -3,7 +3,7 @@
 
 #include "reports/stats/inference.h"
 #include "reports/stats/stats.h"
-#include "reports/model/ratios.h"
+#include "reports/model/run/ratios.h"
 
 #include <algorithm>
 #include <cmath>

@@ -22,8 +22,8 @@
 #include "bench/run/matrix.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/runner_options.h"
-#include "reports/model/summary_doc.h"
-#include "reports/model/run_model.h"
+#include "reports/model/run/summary_doc.h"
+#include "reports/model/run/run_model.h"
 
 namespace ladder {
 
@@ -42,7 +42,7 @@ struct WideRatio {
 };
 
 // The ratios wider than o.target_ci_pct, from the run's rows (with their
-// ratios, reports/model/ratios.h): the kinds judged in this run (RatioKind::judged):
+// ratios, reports/model/run/ratios.h): the kinds judged in this run (RatioKind::judged):
 // in a ladder run each rung's x fp32 and x prev; in an ablation run each
 // switch alone on fp32 and at the top; in an A/B run each rung's B over A.
 std::vector<WideRatio> wide_ratios(const std::vector<SummaryRow>& rows, const RunnerOptions& o);

@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/measure/device.h"
+#include "bench/measure/device/device.h"
 #include "bench/run/matrix.h"
 #include "bench/run/peers.h"
-#include "bench/measure/op_slowdown.h"
-#include "bench/measure/rank_slowdown.h"
-#include "bench/measure/roofline.h"
+#include "bench/measure/observers/op_slowdown.h"
+#include "bench/measure/observers/rank_slowdown.h"
+#include "bench/measure/roofline/roofline.h"
 #include "bench/run/child_process.h"
 #include "bench/run/job.h"
 #include "bench/run/run_dir.h"
@@ -24,8 +24,8 @@
 #include "bench/measure/config_options.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
-#include "reports/model/report.h"
-#include "reports/model/report_loader.h"
+#include "reports/model/report/report.h"
+#include "reports/model/report/report_loader.h"
 #include "reports/render/reporter.h"
 #include "variants/data/data_source.h"
 #include "variants/fused_linear/fused_linear.h"
@@ -396,7 +396,7 @@ int print_plan(const std::vector<Cell>& cells, const MatrixSpec& spec) {
     fmt::print("{:<{}}  {:<7} {:>5} {:>8}  {}\n", c.id, width, c.role, c.cfg.world_size, est,
                c.runnable ? std::string("yes") : "no: " + c.not_runnable_reason);
   }
-  fmt::print("est GiB: the analytic estimate per device (bench/measure/memory.h){}\n",
+  fmt::print("est GiB: the analytic estimate per device (bench/measure/report/memory.h){}\n",
              spec.memory_budget_bytes > 0
                  ? fmt::format(", against --memory-budget {:.2f} GiB", double(spec.memory_budget_bytes) / (1ll << 30))
                  : std::string("; no --memory-budget, so nothing is held back by it"));

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "profiler/common/atomic_file.h"
-#include "reports/model/report.h"
+#include "reports/model/report/report.h"
 
 namespace ladder {
 

@@ -20,7 +20,7 @@
 
 #include "bench/run/matrix.h"
 #include "bench/run/runner_options.h"
-#include "reports/model/rung_report.h"
+#include "reports/model/report/rung_report.h"
 
 namespace ladder {
 

@@ -17,20 +17,20 @@
 
 #include "bench/run/child_process.h"
 #include "bench/run/job.h"
-#include "bench/measure/mfu.h"
+#include "bench/measure/roofline/mfu.h"
 #include "bench/run/parity.h"
 #include "bench/run/peers.h"
-#include "bench/measure/roofline.h"
+#include "bench/measure/roofline/roofline.h"
 #include "bench/run/rounds.h"
 #include "bench/run/run_dir.h"
 #include "bench/run/summary_rows.h"
 #include "profiler/common/atomic_file.h"
-#include "reports/model/report.h"
-#include "reports/model/report_loader.h"
-#include "reports/model/ratios.h"
-#include "reports/model/summary_doc.h"
-#include "reports/model/summary_json.h"
-#include "reports/render/table.h"
+#include "reports/model/report/report.h"
+#include "reports/model/report/report_loader.h"
+#include "reports/model/run/ratios.h"
+#include "reports/model/run/summary_doc.h"
+#include "reports/model/run/summary_json.h"
+#include "reports/render/documents/run_document.h"
 #include "variants/config/rungs.h"
 
 namespace ladder {
@@ -45,7 +45,7 @@ namespace {
 // Gloo on a CPU, NCCL on GPUs, at the preset's bucket sizes) measures the bus
 // bandwidth its collectives move at, into <run_dir>/interconnect/micro.json;
 // the best bucket's is the link ceiling of the speed-of-light table
-// (bench/measure/speed_of_light.h). Null without such a cell, or when the
+// (bench/measure/roofline/speed_of_light.h). Null without such a cell, or when the
 // benchmark did not run (the table then leaves the link's floor out).
 json measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o) {
   const Cell* ddp = nullptr;
@@ -131,7 +131,7 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
 }
 
 // Before a long run, one line: how long its jobs should take, from each
-// step's FLOPs (bench/measure/mfu.h) at the measured roofline of the precision its
+// step's FLOPs (bench/measure/roofline/mfu.h) at the measured roofline of the precision its
 // matmuls will run in, times kStepEfficiency. The range spans warm-up until
 // stable (warmup to warmup_max steps), plus the op-count step.
 void print_estimate(const std::vector<Job>& jobs, const json& roofline, const RunnerOptions& o) {

@@ -8,8 +8,8 @@
 
 #include "bench/run/run_dir.h"
 #include "reports/stats/machine_speed.h"
-#include "reports/model/run_figures.h"
-#include "reports/model/summary_doc.h"
+#include "reports/model/report/run_figures.h"
+#include "reports/model/run/summary_doc.h"
 #include "reports/stats/stats.h"
 
 namespace ladder {
@@ -46,14 +46,14 @@ namespace {
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
-// A process's noise monitor readings (bench/measure/noise_monitor.h); null
+// A process's noise monitor readings (bench/measure/observers/noise_monitor.h); null
 // for a peer or a report from before the monitor.
 const json& noise_of(const RungReport& r) {
   static const json kNone;
   return r.timing ? r.timing->noise : kNone;
 }
 
-// What each process's noise monitors named (bench/measure/noise_monitor.h),
+// What each process's noise monitors named (bench/measure/observers/noise_monitor.h),
 // in the cell's order (a peer's: none).
 std::vector<std::vector<std::string>> causes_per_process(const std::vector<RungReport>& reports) {
   std::vector<std::vector<std::string>> out;
@@ -88,7 +88,7 @@ NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std:
   return n;
 }
 
-// The speed probe's index of each process (bench/measure/speed_probe.h); null where
+// The speed probe's index of each process (bench/measure/observers/speed_probe.h); null where
 // a process has none (a peer, a report from before the probe, a failed probe).
 std::vector<std::optional<double>> probe_indices(const std::vector<RungReport>& reports) {
   std::vector<std::optional<double>> v;
@@ -148,7 +148,7 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   }
   if (deciding.failure) row.failure = fields::to_json(*deciding.failure);
   if (row.status != "ok") return fields::to_json(row);
-  // Every declared run-level figure (reports/model/run_figures.cpp), across processes.
+  // Every declared run-level figure (reports/model/report/run_figures.cpp), across processes.
   std::vector<const RungReport*> processes;
   for (const auto& r : reports) processes.push_back(&r);
   const json figures = cell_figures(processes);

@@ -1,7 +1,7 @@
 // bench/run/summary_rows.h: the rows of a run's summary.json, one per measured
 // cell or peer: its figures (medians over --repeat processes), whether the
 // machine was quiet while it ran, and the switches in effect. The table
-// (reports/render/table.h) prints them.
+// (reports/render/documents/run_document.h) prints them.
 #pragma once
 
 #include <string>
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/run/matrix.h"
-#include "reports/model/rung_report.h"
+#include "reports/model/report/rung_report.h"
 
 namespace ladder {
 
@@ -27,8 +27,8 @@ struct RowContext {
 nlohmann::json row_without_reports(const Cell& c, const std::string& status, const RowContext& ctx,
                                    const std::string& reason = "");
 
-// A cell's row (reports/model/summary_doc.h): every run-level figure
-// (reports/model/run_figures.h) from the one report, or with --repeat N
+// A cell's row (reports/model/run/summary_doc.h): every run-level figure
+// (reports/model/report/run_figures.h) from the one report, or with --repeat N
 // across the N processes (the median of each one's value; a process is the
 // independent sample, its steps are not), with the per-process values listed
 // (per_process). Peak memory is the largest of the processes'.

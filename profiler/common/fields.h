@@ -27,7 +27,7 @@
 // Reading is strict: a missing required field, a wrong type or a value the
 // Doc does not allow throws ConfigError naming the path of the field, what it
 // holds and what was expected. Older reports are upgraded before they are
-// read (reports/model/report_loader.cpp), not read leniently here.
+// read (reports/model/report/report_loader.cpp), not read leniently here.
 #pragma once
 
 #include <cstdint>

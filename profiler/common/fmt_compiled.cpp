@@ -5,7 +5,7 @@
 // include directory comes first, so it shadows any other), and that copy
 // ships no library. Header-only mode (FMT_HEADER_ONLY) compiled fmt's
 // formatting core into every translation unit that formats: 3.4 to 4.1 s more
-// per file at -O3 on the 2-core VM (reports/render/table.cpp 8.5 -> 5.1 s,
+// per file at -O3 on the 2-core VM (reports/render/documents/run_document.cpp 8.5 -> 5.1 s,
 // compare.cpp 11.1 -> 7.2 s, 2026-11-29). Here it is compiled once: the
 // non-template functions of format-inl.h, and the templates fmt's headers
 // declare `extern template` (format.h) for the others to link against.

@@ -1,5 +1,5 @@
 // profiler/cuda/cupti_activity.cpp: the CUPTI activity collector (see
-// profiler/kernel_activity.h). Compiled only with LADDER_WITH_CUPTI; every
+// profiler/trace/kernel_activity.h). Compiled only with LADDER_WITH_CUPTI; every
 // CUPTI call is checked and a failure names the call with file:line.
 #include <time.h>
 
@@ -11,7 +11,7 @@
 #include <cupti.h>
 #include <fmt/format.h>
 
-#include "profiler/kernel_activity.h"
+#include "profiler/trace/kernel_activity.h"
 
 #define LADDER_CUPTI_CHECK(expr)                                                             \
   do {                                                                                       \

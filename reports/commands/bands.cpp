@@ -10,10 +10,10 @@
 
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
-#include "reports/model/report_loader.h"
-#include "reports/model/summary_json.h"
-#include "reports/render/band_tables.h"
-#include "reports/render/rank_tables.h"
+#include "reports/model/report/report_loader.h"
+#include "reports/model/run/summary_json.h"
+#include "reports/render/sections/band_tables.h"
+#include "reports/render/sections/rank_tables.h"
 #include "reports/render/reporter.h"
 
 namespace ladder {

@@ -10,8 +10,8 @@
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
-#include "reports/model/comparison.h"
-#include "reports/render/comparison_document.h"
+#include "reports/model/comparison/comparison.h"
+#include "reports/render/documents/comparison_document.h"
 #include "reports/render/reporter.h"
 
 namespace ladder {

@@ -1,7 +1,7 @@
 // reports/commands/compare.h: `ladder compare BASELINE OTHER [MORE ...]`:
-// loads the inputs (reports/model/report_loader.h), compares them
-// (reports/model/comparison.h) and renders the comparison's document
-// (reports/render/comparison_document.h) in the format asked for.
+// loads the inputs (reports/model/report/report_loader.h), compares them
+// (reports/model/comparison/comparison.h) and renders the comparison's document
+// (reports/render/documents/comparison_document.h) in the format asked for.
 #pragma once
 
 #include <string>

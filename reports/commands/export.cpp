@@ -10,7 +10,7 @@
 #include "profiler/common/cli.h"
 #include "reports/render/reporter.h"
 #include "reports/stats/stats.h"
-#include "reports/render/table.h"
+#include "reports/render/documents/run_document.h"
 #include "profiler/common/config_error.h"
 
 namespace ladder {

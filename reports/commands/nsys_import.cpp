@@ -15,9 +15,9 @@
 
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
-#include "profiler/nsys_sqlite.h"
-#include "reports/model/kernel_family.h"
-#include "reports/model/report_loader.h"
+#include "profiler/nsys/nsys_sqlite.h"
+#include "reports/model/comparison/kernel_family.h"
+#include "reports/model/report/report_loader.h"
 #include "reports/render/reporter.h"
 
 namespace ladder {
@@ -100,7 +100,7 @@ Table phase_table(const std::vector<Source>& sources) {
   return t;
 }
 
-// Kernels by family (reports/model/kernel_family.h): ms and calls per step in each source.
+// Kernels by family (reports/model/comparison/kernel_family.h): ms and calls per step in each source.
 Table kernel_table(const std::vector<Source>& sources, size_t limit) {
   struct Cell {
     double ms = 0, calls = 0;

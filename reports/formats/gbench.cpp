@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/stats/stats.h"
-#include "reports/model/report_loader.h"
+#include "reports/model/report/report_loader.h"
 #include "reports/render/reporter.h"
 
 namespace ladder {

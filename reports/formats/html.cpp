@@ -1,6 +1,6 @@
 // reports/formats/html.cpp: `--format html`, any document as one
-// self-contained page with its charts (reports/render/html_report.h draws it).
-#include "reports/render/html_report.h"
+// self-contained page with its charts (reports/render/html/html_report.h draws it).
+#include "reports/render/html/html_report.h"
 #include "reports/render/reporter.h"
 
 namespace ladder {

@@ -1,6 +1,6 @@
 // reports/formats/json.cpp: `--format json`, the model the document's
 // tables came from, whole: a run's summary.json, or the comparison of
-// `ladder compare` (reports/model/comparison.h). Scripts read this, not the tables.
+// `ladder compare` (reports/model/comparison/comparison.h). Scripts read this, not the tables.
 #include "reports/render/reporter.h"
 
 namespace ladder {

@@ -1,7 +1,7 @@
 // reports/render/chart.h: a chart of a Document (reports/render/document.h), as data: the
 // categories along x (the rungs), one series per input (or one for a run)
 // with a point per category, and how it is drawn (ChartKind). A format that
-// draws (HTML, reports/render/html_chart.h) renders it; the others leave charts out,
+// draws (HTML, reports/render/html/html_chart.h) renders it; the others leave charts out,
 // since the document's tables hold the same numbers.
 #pragma once
 

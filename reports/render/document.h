@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/render/chart.h"
-#include "reports/model/report_loader.h"
+#include "reports/model/report/report_loader.h"
 
 namespace ladder {
 
@@ -103,7 +103,7 @@ struct Section {
 // What a document is of; a format may render only some kinds.
 enum class DocumentKind {
   kRun,         // one run: its summary table (`ladder run`, `ladder export`)
-  kComparison,  // `ladder compare`'s model (reports/model/comparison.h)
+  kComparison,  // `ladder compare`'s model (reports/model/comparison/comparison.h)
 };
 
 struct Document {

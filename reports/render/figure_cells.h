@@ -1,4 +1,4 @@
-// reports/render/figure_cells.h: a run-level figure (reports/model/run_figures.h)
+// reports/render/figure_cells.h: a run-level figure (reports/model/report/run_figures.h)
 // in a document's table: its column and its cells.
 #pragma once
 
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/model/run_figures.h"
+#include "reports/model/report/run_figures.h"
 #include "reports/render/document.h"
 
 namespace ladder {

@@ -98,7 +98,7 @@ double median_ratio(const std::vector<double>& a, const std::vector<double>& b);
 std::vector<double> holm_adjusted(const std::vector<double>& p);
 
 // The median of per-step values (a rank's log ratio to the others in each
-// step, reports/model/slow_rank.h) with a distribution-free interval: the
+// step, reports/model/report/slow_rank.h) with a distribution-free interval: the
 // order statistics [x(k), x(n-k+1)] whose binomial coverage is at least
 // `confidence` (Boost.Math's binomial distribution), and the sign test's
 // p-values of "the median is 0" (zeros dropped): two-sided, and one-sided

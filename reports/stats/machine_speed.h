@@ -1,5 +1,5 @@
 // reports/stats/machine_speed.h: whether the machine's speed, as the speed probe
-// read it (bench/measure/speed_probe.h), explains why a cell's processes differ.
+// read it (bench/measure/observers/speed_probe.h), explains why a cell's processes differ.
 //
 // Every process times a fixed workload beside its steps (timing.noise.probe,
 // speed_index_per_s). When a cell's per-process step times spread more than a

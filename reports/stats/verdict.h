@@ -1,7 +1,7 @@
 // reports/stats/verdict.h: the one rule that says what a measured change of
 // step time is: faster, slower, within noise or unresolved. `ladder
-// compare`'s verdicts (reports/model/comparison.cpp) and the A/B table of
-// `ladder run --ab` (reports/render/table.cpp) both take it.
+// compare`'s verdicts (reports/model/comparison/comparison.cpp) and the A/B table of
+// `ladder run --ab` (reports/render/documents/run_document.cpp) both take it.
 #pragma once
 
 #include "reports/stats/inference.h"

@@ -94,7 +94,7 @@ struct RunConfig {
   int world_size = 1;
   DdpConfig ddp;
   // This process's place in the job, from the launcher's environment at run
-  // time (bench/measure/launch_env.h); not part of a cell's saved config.
+  // time (bench/measure/device/launch_env.h); not part of a cell's saved config.
   int rank = 0, local_rank = 0, local_world_size = 1;
   DataConfig data;
   // Profiling (profiler/): a trace schedule "wait,warmup,active[,repeat]"
@@ -103,7 +103,7 @@ struct RunConfig {
   bool layer_ranges = false;
   // bf16 on a CPU (--cpu-bf16): "on" runs the bf16 switch as asked; "off"
   // leaves its autocast off (matmuls in fp32); "auto" leaves it off where the
-  // run measured bf16 matmuls slower than fp32's (bench/measure/roofline.h: bf16_slower).
+  // run measured bf16 matmuls slower than fp32's (bench/measure/roofline/roofline.h: bf16_slower).
   std::string cpu_bf16 = "auto";
   // --gemm-plan: how fused-linear's epilogue GEMMs run on CUDA (variants/planners/gemm_plan.h):
   // "auto" (measured in warm-up), "pytorch", "lt", or a plan file.

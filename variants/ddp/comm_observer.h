@@ -2,7 +2,7 @@
 // its all-reduce, inside the backward phase (variants/ddp/grad_sync.h), and
 // ZeRO-1 about its parameter gather, in the optimizer phase
 // (variants/ddp/zero1.h). The harness's clock of the step's communication
-// listens (bench/measure/harness.cpp); the base class hears nothing.
+// listens (bench/measure/harness/harness.cpp); the base class hears nothing.
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include "profiler/range.h"
+#include "profiler/ranges/range.h"
 
 namespace ladder {
 

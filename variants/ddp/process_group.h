@@ -34,7 +34,7 @@ struct DistOptions {
 // What one rank handed to one kind of collective: the calls, their payload
 // and the bytes this rank puts on the wire for them under the ring model
 // (ring_sent_bytes). Payloads are counted, not modelled; what really left the
-// host is the interfaces' counters (bench/measure/traffic_monitor.h).
+// host is the interfaces' counters (bench/measure/observers/traffic_monitor.h).
 struct CollectiveCount {
   int64_t calls = 0, payload_bytes = 0, sent_bytes = 0;
 };

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include "profiler/range.h"
+#include "profiler/ranges/range.h"
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/process_group.h"
 

@@ -7,8 +7,8 @@
 
 #include <ATen/autocast_mode.h>
 
-#include "profiler/layer_ranges.h"
-#include "profiler/range.h"
+#include "profiler/ranges/layer_ranges.h"
+#include "profiler/ranges/range.h"
 #include "variants/ops/add_layer_norm/add_layer_norm.h"
 #include "variants/planners/attention_candidates.h"
 #include "variants/ops/embedding/embedding.h"

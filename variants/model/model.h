@@ -31,7 +31,7 @@ struct ModelOptions {
   // buffer) instead of handed to autograd (fused_linear.h). Only for the
   // step that owns .grad() and hooks nothing on it: not with ddp's hooks.
   fused::LinearOptions linear;
-  bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/layer_ranges.h)
+  bool layer_ranges = false;  // "layer <i>" ranges in forward and backward (profiler/ranges/layer_ranges.h)
   // act-ckpt: each block's forward runs without autograd, keeping only its
   // inputs, and again in its backward to rebuild what backward needs.
   bool checkpoint_blocks = false;

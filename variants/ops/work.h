@@ -7,7 +7,7 @@
 // cast_cache.h, the all-reduce in ddp/grad_sync.h), from the shape and the
 // dtypes the rung runs it at (WorkShape); variants/work_model.h puts a
 // step's sites together from a config and its plan. The speed-of-light table
-// (bench/measure/speed_of_light.h) sets each site against the machine's
+// (bench/measure/roofline/speed_of_light.h) sets each site against the machine's
 // ceilings: its floor is the larger of FLOPs over the compute ceiling and
 // bytes over the memory bandwidth.
 //
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/op_categories.h"
+#include "profiler/trace/op_categories.h"
 
 namespace ladder {
 
@@ -93,7 +93,7 @@ struct WorkFlags {
   int64_t n_params = 0;             // every parameter (wpe included), counted once (wte is the lm_head)
   // Where the breakdown counts a site can depend on the device: on CUDA by
   // each kernel's name, or by the phase that launched it; on a CPU by the
-  // innermost operator, or the range around it (profiler/op_categories.h).
+  // innermost operator, or the range around it (profiler/trace/op_categories.h).
   bool on_cuda = false;
   bool optimizer_in_graph = false;  // (CUDA) the optimizer replays in the step's graph: its kernels go by name
   // A block's forward sites run this many times a micro-step (2 with act-ckpt).

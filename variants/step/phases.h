@@ -5,7 +5,7 @@
 // gradient accumulation the first three repeat per micro-step. The step
 // announces each phase's begin and end to a PhaseObserver and knows nothing
 // of who listens: the harness times phases and tracks where a failure
-// happened, the op breakdown tags kernels (bench/measure/step_observer.h).
+// happened, the op breakdown tags kernels (bench/measure/observers/step_observer.h).
 #pragma once
 
 namespace ladder {

@@ -5,7 +5,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/range.h"
+#include "profiler/ranges/range.h"
 #include "variants/ops/add_layer_norm/add_layer_norm.h"
 #include "variants/planners/attention_candidates.h"
 #include "variants/ops/cross_entropy/cross_entropy.h"
@@ -18,7 +18,7 @@ namespace ladder {
 
 namespace {
 // Opens a phase on construction and closes it on scope exit: a named range
-// for Nsight and Kineto (profiler/range.h), and the observer's begin/end
+// for Nsight and Kineto (profiler/ranges/range.h), and the observer's begin/end
 // inside it.
 class PhaseScope {
  public:

@@ -5,7 +5,7 @@
 // micro-step. The rung's plan (variants/switches/switch.h: StepPlan) selects
 // how each phase is done; nothing else differs between rungs. The step never
 // reads a clock: it names the step and its phases as ranges
-// (profiler/range.h: NVTX for Nsight, RecordFunction for Kineto traces), as
+// (profiler/ranges/range.h: NVTX for Nsight, RecordFunction for Kineto traces), as
 // llm.c's NVTX_RANGE_FN does, announces phase boundaries to a PhaseObserver
 // and, on the ddp rung, its all-reduce to a CommObserver
 // (variants/ddp/comm_observer.h); who listens is not its business. Results

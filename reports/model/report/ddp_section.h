@@ -1,0 +1,111 @@
+// reports/model/report/ddp_section.h: a ddp rung report's ddp section as a struct
+// (profiler/common/fields.h): the process group, every rank's figures and
+// the spread of their medians. Its JSON and its part of
+// reports/rung_report.schema.json come from the field lists below.
+//
+// A rank's figures (per_rank[]) hold a column per step metric declared per
+// rank (bench/measure/harness/step_metrics.h, one layer up), so their schema,
+// $defs/rank_figures, is generated there (bench/measure/report/report_schema.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/common/fields.h"
+#include "reports/model/report/slow_rank.h"
+#include "reports/stats/stats.h"
+
+namespace ladder {
+
+struct DdpTimeouts {
+  double first_step = 0, steady = 0, connect = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("first_step", s.first_step, Doc("the first step's collective timeout").min(0));
+    v("steady", s.steady, Doc("every later step's").min(0));
+    v("connect", s.connect, Doc("the rendezvous's").min(0));
+  }
+};
+
+struct DdpTraffic {
+  std::string ring_model, measured;
+  std::vector<std::string> interfaces;
+  ::ladder::fields::Maybe<std::string> gather;  // zero1 only
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("ring_model", s.ring_model);
+    v("measured", s.measured);
+    v("interfaces", s.interfaces, "rank 0's host's interfaces counted (loopback excluded)");
+    v("gather", s.gather);
+  }
+};
+
+// A rank's phases per measured step (ddp.per_rank[].phases_ms), the
+// communication wait taken out of the phase it happened in: backward less
+// the exposed all-reduce, optimizer less ZeRO-1's gather; `communication`
+// is that wait. Parallel to the rank's step columns.
+struct RankPhaseSteps {
+  std::vector<double> data, forward, backward, optimizer, communication;
+  RankSteps as_rank_steps(int64_t rank) const { return {rank, {data, forward, backward, optimizer}, communication}; }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("data", s.data);
+    v("forward", s.forward);
+    v("backward", s.backward, "less the exposed all-reduce wait");
+    v("optimizer", s.optimizer, "less ZeRO-1's parameter gather");
+    v("communication", s.communication, "the exposed all-reduce wait and ZeRO-1's gather");
+  }
+};
+
+// The test-only hook that slowed one rank (bench/measure/observers/rank_slowdown.h).
+struct TestSlowRank {
+  int64_t rank = 0;
+  double pct = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("rank", s.rank, Doc().min(0));
+    v("pct", s.pct, Doc("each step of that rank spun for this share of its shortest recent step's host time, in "
+                        "CPU time, at the end of its forward phase").min(0));
+  }
+};
+
+struct DdpSection {
+  int64_t world_size = 0;
+  std::string backend, launcher, master;
+  DdpTimeouts timeouts_s;
+  std::string data_sharding;
+  ::ladder::fields::Maybe<std::string> comm_timing;
+  ::ladder::fields::Maybe<DdpTraffic> traffic;
+  std::vector<nlohmann::json> per_rank;  // bench/measure/measure.cpp rank_figures
+  std::map<std::string, Summary> across_ranks_of_medians;
+  ::ladder::fields::Maybe<SlowRank> slow_rank;  // absent in reports from before it (2026-12-02)
+  ::ladder::fields::Maybe<TestSlowRank> test_slow_rank;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("world_size", s.world_size, Doc().min(1));
+    v("backend", s.backend, Doc().one_of({"gloo", "nccl"}));
+    v("launcher", s.launcher, Doc().one_of({"none", "torchrun", "openmpi", "slurm"}));
+    v("master", s.master);
+    v("timeouts_s", s.timeouts_s);
+    v("data_sharding", s.data_sharding);
+    v("comm_timing", s.comm_timing);
+    v("traffic", s.traffic,
+      "what each rank sends per step: per_rank[].sent_bytes_ring (counted payloads under the ring model) beside "
+      "per_rank[].net_tx_bytes (the host's interface counters)");
+    v("per_rank", s.per_rank,
+      Doc("every rank's figures: its step metrics per step, and their medians").shaped({{"$ref", "#/$defs/rank_figures"}}));
+    v("across_ranks_of_medians", s.across_ranks_of_medians,
+      "per metric declared across ranks, the spread of the ranks' medians");
+    v("slow_rank", s.slow_rank, "which rank the others wait for (reports/model/report/slow_rank.h)");
+    v("test_slow_rank", s.test_slow_rank, "test-only: the rank LADDER_TEST_SLOW_RANK slowed; absent when unset");
+  }
+};
+
+}  // namespace ladder

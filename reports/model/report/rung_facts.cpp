@@ -1,0 +1,67 @@
+// reports/model/report/rung_facts.cpp: see rung_facts.h. What compare reads of a rung
+// report, from the struct.
+#include "reports/model/report/rung_facts.h"
+
+#include "reports/model/json_fields.h"
+
+namespace ladder {
+
+using nlohmann::json;
+using json_fields::member;
+
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out[prefix] = j;
+  }
+}
+
+namespace {
+
+void read_noise(const json& noise, RungFacts& f) {
+  if (!noise.is_object()) return;  // a peer, or a report from before the noise monitor
+  f.has_noise = true;
+  for (const char* key : {"steal_pct_of_wall", "cpu_pct_of_threads", "involuntary_switches_per_s"})
+    if (const auto v = json_fields::number(noise, key)) f.noise_readings[key] = *v;
+  if (const auto end = json_fields::number(member(noise, "load_1m"), "end")) f.noise_readings["load_1m"] = *end;
+  for (const auto& c : json_fields::array_at(noise, "causes")) f.noise_causes.push_back(c);
+  f.speed_index_per_s = json_fields::number(member(noise, "probe"), "speed_index_per_s");
+}
+
+// A section still held as JSON, or null where the report has none.
+const json& section(const fields::Maybe<json>& s) {
+  static const json kNone;
+  return s ? *s : kNone;
+}
+
+}  // namespace
+
+RungFacts read_rung_facts(const RungReport& report) {
+  RungFacts f;
+  f.status = report.status.empty() ? "missing" : report.status;
+  for (const auto& v : json_fields::array_at(section(report.steps), "dt_ms"))
+    if (v.is_number()) f.dt_ms.push_back(v.get<double>());
+  if (const json dt = report.summary_of("dt_ms"); dt.is_number()) f.dt_ms_median = dt.get<double>();
+  f.has_config = report.config.is_object();
+  if (f.has_config) flatten(report.config, "", f.config);
+  if (report.timing) {
+    read_noise(report.timing->noise, f);
+    f.test_slowdown_pct = report.timing->test_slowdown_pct;
+  }
+  if (const json& c = member(section(report.suite), "git_commit"); c.is_string())
+    f.git_commit = c.get<std::string>();
+  if (report.op_breakdown && *report.op_breakdown) {
+    const profiler::OpBreakdownSection& b = **report.op_breakdown;
+    if (b.test_slow_op) f.test_slow_op = *b.test_slow_op;
+    if (b.valid.value_or(false) && b.categories_ms) {
+      f.op_breakdown_ms = *b.categories_ms;
+      f.op_breakdown_top = b.top_by_category;
+    }
+  }
+  const json& sol = section(report.speed_of_light);
+  if (sol.is_object() && !sol.contains("unavailable")) f.speed_of_light = sol;
+  return f;
+}
+
+}  // namespace ladder
