@@ -23,7 +23,7 @@
 # layer is declared: the include check runs at configure time, and again at
 # build time whenever a layer's file changes (the same code, run as a script
 # with `cmake -P`, where ladder_layer() only records the layer). The fixture
-# test tests/check_layers.cmake runs it on tiny trees: a clean one, one with
+# test tests/checks/check_layers.cmake runs it on tiny trees: a clean one, one with
 # an upward include and one with a cycle inside a layer.
 
 # ladder_layer(NAME <target> DIRS <folder>... [ROOMS] [EXCLUDE <file>...]

@@ -27,7 +27,7 @@ double ms_since(Clock::time_point t0) {
 }
 // The host time per phase of each recorded step (its ProfilerStep#N
 // range), in step order: what a reader of the trace file computes from its
-// ranges (HTA's user-annotation breakdown, tests/e2e_profile.py).
+// ranges (HTA's user-annotation breakdown, tests/e2e/e2e_profile.py).
 std::vector<PhasesMs> phases_of(const torch::autograd::profiler::ProfilerResult& result) {
   std::vector<PhasesMs> out;
   for (const Breakdown& b : step_host_breakdowns(result)) out.push_back(b.phases);

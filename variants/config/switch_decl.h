@@ -41,7 +41,7 @@ struct SwitchDecl {
   const char* name;          // the one spelling: "fused-ln"
   // Its place in the list: rungs at 100, 200, ...; a group's parts between
   // the group and the next rung (fused 300, its parts 310..380); extras from
-  // 1000. Unique (tests/test_switches.cpp checks it).
+  // 1000. Unique (tests/variants/test_switches.cpp checks it).
   int order;
   SwitchRole role;
   const SwitchDecl* group;   // kPart: the group it is part of (&fused); else nullptr

@@ -16,7 +16,7 @@
 // the one it was made from, so a parameter changed by an ordinary in-place op
 // since (a load, a test) is cast afresh by the op. Not every writer moves the
 // counter: _fused_adamw_ does not (torch 2.11, CPU: without the step's refresh
-// the next step reads the old weights, tests/test_cast_cache.cpp), hence the
+// the next step reads the old weights, tests/variants/test_cast_cache.cpp), hence the
 // refresh. The copies keep their addresses across refreshes, as a captured
 // graph that reads them needs.
 #pragma once

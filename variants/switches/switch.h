@@ -28,7 +28,7 @@
 // Names are parsed only at the edges: the CLI, the matrix, config JSON
 // (find_switch, switch_named). Rungs, ablations,
 // --help and the report's switch list all come from the list; the README's
-// table is checked against it (tests/test_switches.cpp).
+// table is checked against it (tests/variants/test_switches.cpp).
 #pragma once
 
 #include <array>

@@ -3,7 +3,7 @@
 // with a dashed reference, per-category spreads of samples, or stacked bars
 // of named layers; the title above, a legend, a y axis with round ticks, the
 // categories below (rotated when they do not fit), a whisker where a value
-// has an interval. Data shapes carry class "mark" (tests/check_html.py counts
+// has an interval. Data shapes carry class "mark" (tests/e2e/check_html.py counts
 // them). A chart without data is its title and its note, with no axes.
 #pragma once
 

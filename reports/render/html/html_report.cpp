@@ -170,7 +170,7 @@ table.breakdown-top code{overflow-wrap:anywhere}
 #render-check{display:none}section.footer .note{color:#8c959f;font-size:12px;margin-top:24px}
 </style>)";
 
-// Records each chart's rendered size and mark counts; tests/check_html.py reads them from the DOM.
+// Records each chart's rendered size and mark counts; tests/e2e/check_html.py reads them from the DOM.
 constexpr const char* kRenderCheckScript = R"(<script>
 window.addEventListener('load', function () {
   var lines = [];

@@ -7,7 +7,7 @@
 // sections after them (the largest kernels of each breakdown band), the
 // tables with their notes, the document's notes, and the bottom sections
 // (the environments). No network: inline CSS, SVG and a tiny script that
-// records each chart's rendered size for tests/check_html.py.
+// records each chart's rendered size for tests/e2e/check_html.py.
 #pragma once
 
 #include <string>

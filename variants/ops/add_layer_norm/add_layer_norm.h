@@ -1,8 +1,8 @@
 // variants/ops/add_layer_norm/add_layer_norm.h: the fused-ln op, the residual add and the
 // LayerNorm after it in one pass per row (s = x + residual;
 // y = LayerNorm(s) * weight + bias), beside the composite-ATen reference it
-// must match (tests/test_add_layer_norm.cpp; at GPT-2's widths
-// tests/test_fused_widths.cpp), and the count of its calls.
+// must match (tests/variants/test_add_layer_norm.cpp; at GPT-2's widths
+// tests/variants/test_fused_widths.cpp), and the count of its calls.
 //
 // An autograd Function. On CPU it runs fused C++ loops (one task per row,
 // float accumulation, variants/ops/cpu_rows.h); on CUDA the kernels of

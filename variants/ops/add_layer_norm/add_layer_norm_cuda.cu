@@ -4,7 +4,7 @@
 // One warp per row, warp-shuffle reductions; weight/bias gradients by a
 // deterministic two-stage column reduction. All accumulation in float; no
 // ATen headers here. The CPU implementation is in variants/ops/add_layer_norm/add_layer_norm.cpp
-// and tests/test_add_layer_norm.cpp compares both against composite ATen ops.
+// and tests/variants/test_add_layer_norm.cpp compares both against composite ATen ops.
 #include "variants/ops/add_layer_norm/add_layer_norm_cuda.h"
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 // cross-entropy over the first valid_vocab columns of padded logits (llm.c
 // semantics) and, in the same pass over each row, its gradient written over
 // the logits; beside the composite-ATen reference it must match
-// (tests/test_cross_entropy.cpp; at GPT-2's vocabulary
-// tests/test_fused_widths.cpp).
+// (tests/variants/test_cross_entropy.cpp; at GPT-2's vocabulary
+// tests/variants/test_fused_widths.cpp).
 //
 // On CPU fused C++ loops (one task per row, float accumulation,
 // variants/ops/cpu_rows.h); on CUDA the kernel of variants/ops/cross_entropy/cross_entropy_cuda.cu

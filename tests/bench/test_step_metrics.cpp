@@ -1,0 +1,73 @@
+// tests/bench/test_step_metrics.cpp: a per-step metric is one declaration; the
+// report's columns and summary are exactly the declared metrics a step has.
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "bench/measure/harness/step_columns.h"
+#include "bench/measure/harness/step_metrics.h"
+
+namespace ladder {
+namespace {
+
+std::vector<StepRecord> two_steps(bool comm) {
+  std::vector<StepRecord> steps(2);
+  for (int i = 0; i < 2; ++i) {
+    auto& s = steps[size_t(i)];
+    s.step = i;
+    s.dt_ms = 100.0 * (i + 1);
+    s.tokens = 1000;
+    s.tokens_per_s = 1000.0 / (s.dt_ms * 1e-3);
+    s.loss = 5.0;
+    s.has_comm = comm;
+    s.allreduce_ms = 10;
+  }
+  return steps;
+}
+
+TEST(StepMetrics, KeysAreUniqueAndCarryTheirUnit) {
+  std::set<std::string> keys;
+  for (const StepMetric& m : step_metrics()) {
+    EXPECT_TRUE(keys.insert(m.key).second) << m.key;
+    const std::string k = m.key;
+    const bool unit = k.find("_ms") != std::string::npos || k.find("_per_s") != std::string::npos ||
+                      k.find("_pct") != std::string::npos || k.find("_bytes") != std::string::npos ||
+                      k.find("_tflops") != std::string::npos || k == "loss" || k == "grad_norm" || k == "lr" ||
+                      k == "allreduce_buckets" || k == "alloc_retries" || k == "ooms";
+    EXPECT_TRUE(unit) << k << ": a metric's key names its unit (or is a count or a pure number)";
+  }
+}
+
+TEST(StepMetrics, ColumnsAndSummaryAreTheDeclaredMetricsPresent) {
+  for (bool comm : {false, true}) {
+    const auto steps = two_steps(comm);
+    const MetricContext ctx{2, 0};
+    const nlohmann::json cols = steps_to_json(steps, ctx), summary = summarize_steps(steps, ctx);
+    for (const StepMetric& m : step_metrics()) {
+      const bool present = !m.present || m.present(steps.front(), ctx);
+      EXPECT_EQ(cols.contains(m.key), present) << m.key;
+      EXPECT_EQ(summary.contains(m.key), present && m.summarised) << m.key;
+      if (present) {
+        EXPECT_DOUBLE_EQ(cols[m.key][1].get<double>(), m.collect(steps[1], ctx)) << m.key;
+      }
+    }
+  }
+  const auto steps = two_steps(false);
+  EXPECT_DOUBLE_EQ(steps_to_json(steps, {2, 0})["tokens_per_s_per_device"][0].get<double>(), 5000.0);
+  EXPECT_DOUBLE_EQ(summarize_steps(steps, {2, 0})["dt_ms"]["median"].get<double>(), 150.0);
+}
+
+// model_tflops: 1000 tokens x 6e9 FLOPs per token in 100 ms and 200 ms is
+// 60 and 30 TFLOP/s; without the FLOPs per token there is no column.
+TEST(StepMetrics, ModelTflopsIsTokensTimesFlopsPerTokenOverDt) {
+  const auto steps = two_steps(false);
+  const nlohmann::json cols = steps_to_json(steps, {1, 6'000'000'000});
+  EXPECT_DOUBLE_EQ(cols["model_tflops"][0].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(cols["model_tflops"][1].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(summarize_steps(steps, {1, 6'000'000'000})["model_tflops"]["median"].get<double>(), 45.0);
+  EXPECT_FALSE(steps_to_json(steps, {1, 0}).contains("model_tflops"));
+}
+
+}  // namespace
+}  // namespace ladder
