@@ -1,7 +1,7 @@
 // variants/ops/add_layer_norm/add_layer_norm.h: the fused-ln op, the residual add and the
 // LayerNorm after it in one pass per row (s = x + residual;
 // y = LayerNorm(s) * weight + bias), beside the composite-ATen reference it
-// must match (tests/variants/test_add_layer_norm.cpp; at GPT-2's widths
+// must match (variants/ops/add_layer_norm/test_add_layer_norm.cpp; at GPT-2's widths
 // tests/variants/test_fused_widths.cpp), and the count of its calls.
 //
 // An autograd Function. On CPU it runs fused C++ loops (one task per row,
@@ -42,13 +42,13 @@ std::tuple<torch::Tensor, torch::Tensor> add_layer_norm_reference(const torch::T
 
 // How many times add_layer_norm's forward ran in this process (a CUDA-graph
 // replay runs none: it replays the captured kernels). The fused-ln switch is
-// effective only if it ran (variants/switches/fused_ln.cpp).
+// effective only if it ran (variants/ops/add_layer_norm/fused_ln_switch.cpp).
 int64_t add_layer_norm_calls();
 
-// Which CUDA kernels add_layer_norm runs (--layer-norm-kernel;
-// variants/ops/add_layer_norm/add_layer_norm_cuda.h): kAuto, the vector kernels wherever the
-// width and the pointers' alignment allow them, else the row kernels; kRow,
-// the row kernels always. Process-wide: a rung's process sets it once, before
+// Which access add_layer_norm's CUDA kernels take (--layer-norm-kernel;
+// variants/ops/add_layer_norm/add_layer_norm_cuda.h): kAuto, the vector access wherever the
+// width and the pointers' alignment allow it, else the row access; kRow,
+// the row access always. Process-wide: a rung's process sets it once, before
 // its first step (TrainStep).
 enum class LayerNormKernel { kAuto, kRow };
 void set_layer_norm_kernel(LayerNormKernel k);

@@ -4,7 +4,7 @@
 // One warp per row, warp-shuffle reductions; weight/bias gradients by a
 // deterministic two-stage column reduction. All accumulation in float; no
 // ATen headers here. The CPU implementation is in variants/ops/add_layer_norm/add_layer_norm.cpp
-// and tests/variants/test_add_layer_norm.cpp compares both against composite ATen ops.
+// and variants/ops/add_layer_norm/test_add_layer_norm.cpp compares both against composite ATen ops.
 #include "variants/ops/add_layer_norm/add_layer_norm_cuda.h"
 
 #include <cstdint>
@@ -19,22 +19,15 @@ namespace {
 
 constexpr int kLayerNormThreads = 256;  // 8 rows (warps) per block
 
-// grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
+// One row of the forward pass, by one warp, with the row access: one
+// element per lane per instruction; s is written, then re-read by the same
+// thread (no fence needed). Returns the row's mean and rstd.
 template <typename R, typename Y>
-__global__ void __launch_bounds__(kLayerNormThreads)
-    add_layer_norm_forward_kernel(const float* __restrict__ x,         // (N, C)
-                                  const R* __restrict__ residual,      // (N, C)
-                                  const float* __restrict__ weight,    // (C)
-                                  const float* __restrict__ bias,      // (C)
-                                  float* s,                            // (N, C)
-                                  Y* __restrict__ y,                   // (N, C)
-                                  float* __restrict__ mean_out,        // (N)
-                                  float* __restrict__ rstd_out,        // (N)
-                                  int64_t N, int C, float eps) {
-  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
-  const int lane = threadIdx.x % kWarpSize;
-  if (row >= N) return;  // uniform across the warp, so the shuffles below stay full-mask
-  const int64_t offset = row * C;
+__device__ __forceinline__ float2 add_layer_norm_forward_row(const float* __restrict__ x, const R* __restrict__ residual,
+                                                             const float* __restrict__ weight,
+                                                             const float* __restrict__ bias, float* s,
+                                                             Y* __restrict__ y, int64_t offset, int C, float eps,
+                                                             int lane) {
   const float* x_row = x + offset;
   const R* r_row = residual + offset;
   float* s_row = s + offset;
@@ -42,7 +35,7 @@ __global__ void __launch_bounds__(kLayerNormThreads)
   float sum = 0.f;
   for (int c = lane; c < C; c += kWarpSize) {
     const float v = x_row[c] + to_float(r_row[c]);
-    s_row[c] = v;  // re-read below by this same thread, so no fence is needed
+    s_row[c] = v;
     sum += v;
   }
   const float mean = warp_sum(sum) / C;
@@ -56,13 +49,10 @@ __global__ void __launch_bounds__(kLayerNormThreads)
 
   Y* y_row = y + offset;
   for (int c = lane; c < C; c += kWarpSize) y_row[c] = from_float<Y>((s_row[c] - mean) * rstd * weight[c] + bias[c]);
-  if (lane == 0) {
-    mean_out[row] = mean;
-    rstd_out[row] = rstd;
-  }
+  return make_float2(mean, rstd);
 }
 
-// The end of both backward kernels, after their __syncthreads: the warps'
+// The end of the backward kernel, after its __syncthreads: the warps'
 // dweight/dbias partials in shared memory (warps, 2, C), summed in warp order
 // into this block's partial[blockIdx.x] (2, C).
 __device__ __forceinline__ void sum_warp_partials(const float* param_sh, float* __restrict__ partial, int warps,
@@ -78,18 +68,20 @@ __device__ __forceinline__ void sum_warp_partials(const float* param_sh, float* 
   }
 }
 
-// ---- the vector kernels: each lane keeps its share of the row in registers -------------
+// ---- two accesses to a row, one kernel each way ----------------------------
 //
-// The row kernels above and below load one element per lane per instruction
-// and read a row of s (and dy) twice; on the H100 their backward moved about
-// half of the bytes per second the GPU can (2026-11-27: 0.126 ms a call at
-// 16384 x 768, where torch.compile's LayerNorm backward took 0.071). These
-// take four elements per access (16 bytes of float, 8 of bf16) and keep the
-// row in registers between the passes, so each byte is read from memory once.
-// Lane l owns the columns 4v .. 4v + 3 of the vectors v = l, l + 32, ..., so
-// C must be a multiple of 4 and at most 4 * 32 * kMaxVecs (what
-// vecs_per_lane checks; vec4_aligned the pointers' alignment). The arithmetic per
-// element is the row kernels'; only the order of the row's sums differs.
+// Each kernel runs its rows with one of two accesses, chosen at launch by its
+// kMaxVecs (dispatch_vecs). The row access (kMaxVecs 0) loads one element per
+// lane per instruction and reads a row of s (and dy) twice; on the H100 its
+// backward moved about half of the bytes per second the GPU can (2026-11-27:
+// 0.126 ms a call at 16384 x 768, where torch.compile's LayerNorm backward
+// took 0.071). The vector access takes four elements per access (16 bytes of
+// float, 8 of bf16) and keeps the row in registers between the passes, so
+// each byte is read from memory once. Lane l owns the columns 4v .. 4v + 3 of
+// the vectors v = l, l + 32, ..., so C must be a multiple of 4 and at most
+// 4 * 32 * kMaxVecs (what vecs_per_lane checks; vec4_aligned the pointers'
+// alignment). The arithmetic per element is the same; only the order of the
+// row's sums differs.
 
 // Four consecutive elements, loaded or stored as one access.
 template <typename T>
@@ -112,22 +104,14 @@ __device__ __forceinline__ void store4(T* p, const float (&in)[4]) {
   *reinterpret_cast<Vec4<T>*>(p) = q;
 }
 
-// grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
+// One row of the forward pass, by one warp, with the vector access.
 template <typename R, typename Y, int kMaxVecs>
-__global__ void __launch_bounds__(kLayerNormThreads)
-    add_layer_norm_forward_vec_kernel(const float* __restrict__ x,       // (N, C)
-                                      const R* __restrict__ residual,    // (N, C)
-                                      const float* __restrict__ weight,  // (C)
-                                      const float* __restrict__ bias,    // (C)
-                                      float* __restrict__ s,             // (N, C)
-                                      Y* __restrict__ y,                 // (N, C)
-                                      float* __restrict__ mean_out,      // (N)
-                                      float* __restrict__ rstd_out,      // (N)
-                                      int64_t N, int C, float eps) {
-  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
-  const int lane = threadIdx.x % kWarpSize;
-  if (row >= N) return;  // uniform across the warp, so the shuffles below stay full-mask
-  const int64_t offset = row * C;
+__device__ __forceinline__ float2 add_layer_norm_forward_vec_row(const float* __restrict__ x,
+                                                                 const R* __restrict__ residual,
+                                                                 const float* __restrict__ weight,
+                                                                 const float* __restrict__ bias,
+                                                                 float* __restrict__ s, Y* __restrict__ y,
+                                                                 int64_t offset, int C, float eps, int lane) {
   float v[kMaxVecs][4];  // this lane's share of s's row
   float sum = 0.f;
 #pragma unroll
@@ -170,15 +154,41 @@ __global__ void __launch_bounds__(kLayerNormThreads)
       store4(y + offset + c, out);
     }
   }
+  return make_float2(mean, rstd);
+}
+
+// The forward kernel, with the row access (kMaxVecs 0) or the vector access.
+// grid: ceil(N / warps per block); block: kLayerNormThreads; one warp per row.
+template <typename R, typename Y, int kMaxVecs>
+__global__ void __launch_bounds__(kLayerNormThreads)
+    add_layer_norm_forward_kernel(const float* __restrict__ x,       // (N, C)
+                                  const R* __restrict__ residual,    // (N, C)
+                                  const float* __restrict__ weight,  // (C)
+                                  const float* __restrict__ bias,    // (C)
+                                  float* s,                          // (N, C)
+                                  Y* __restrict__ y,                 // (N, C)
+                                  float* __restrict__ mean_out,      // (N)
+                                  float* __restrict__ rstd_out,      // (N)
+                                  int64_t N, int C, float eps) {
+  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= N) return;  // uniform across the warp, so the shuffles below stay full-mask
+  float2 stats;
+  if constexpr (kMaxVecs == 0) {
+    stats = add_layer_norm_forward_row(x, residual, weight, bias, s, y, row * C, C, eps, lane);
+  } else {
+    stats = add_layer_norm_forward_vec_row<R, Y, kMaxVecs>(x, residual, weight, bias, s, y, row * C, C, eps, lane);
+  }
   if (lane == 0) {
-    mean_out[row] = mean;
-    rstd_out[row] = rstd;
+    mean_out[row] = stats.x;
+    rstd_out[row] = stats.y;
   }
 }
 
-// One row of the backward vector kernel below, by one warp: ds into dx (and
-// dresidual), and the row's dy * xhat and dy added into this warp's
-// dweight/dbias partials (each lane its own columns).
+// One row of the backward pass, by one warp, with the vector access: ds into
+// dx (and dresidual), and the row's dy * xhat and dy added into this warp's
+// dweight/dbias partials (each lane its own columns: 4v .. 4v + 3 of its
+// vectors v).
 template <typename D, typename R, int kMaxVecs>
 __device__ __forceinline__ void add_layer_norm_backward_vec_row(
     const D* __restrict__ dy, const float* __restrict__ ds_in, const float* __restrict__ s,
@@ -239,43 +249,50 @@ __device__ __forceinline__ void add_layer_norm_backward_vec_row(
   }
 }
 
-// The backward row kernel's work (below) with the vector kernels' access:
-// the same grid, block, chunks and shared-memory partials, summed in the
-// same order (warp w's rows in order, then the warps in order), so dweight
-// and dbias come out as the row kernel's. Up to GPT-2 medium's width
-// (kMaxVecs <= 8) the registers are held to what lets as many blocks fit an
-// SM as the shared memory does (a block takes 48 KiB at C = 768), as for the
-// row kernel: on sm_90 (228 KiB) four, at 64 registers, so the 512 chunks of
-// a 16384-row step run in one wave on an H100's 132 SMs, not in two (at 80
-// registers, three fit); on sm_80 (164 KiB) three; on sm_86/89 (100 KiB)
-// two, where a cap of four would only add spills.
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
-constexpr int kBackwardVecBlocksPerSm = 2;
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
-constexpr int kBackwardVecBlocksPerSm = 3;
-#else
-constexpr int kBackwardVecBlocksPerSm = 4;
-#endif
-template <typename D, typename R, int kMaxVecs>
-__global__ void __launch_bounds__(kLayerNormThreads, kMaxVecs <= 8 ? kBackwardVecBlocksPerSm : 1)
-    add_layer_norm_backward_vec_kernel(const D* __restrict__ dy,          // (N, C)
-                                       const float* __restrict__ ds_in,   // (N, C)
-                                       const float* __restrict__ s,       // (N, C)
-                                       const float* __restrict__ weight,  // (C)
-                                       const float* __restrict__ mean,    // (N)
-                                       const float* __restrict__ rstd,    // (N)
-                                       float* __restrict__ dx,            // (N, C)
-                                       R* __restrict__ dresidual,         // (N, C)
-                                       float* __restrict__ partial,       // (chunks, 2, C)
-                                       int64_t N, int C) {
-  extern __shared__ __align__(16) float vec_param_sh[];  // (warps, 2, C)
-  const int warps = blockDim.x / kWarpSize;
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  // This warp's partials; each lane reads and writes only its own columns,
-  // so nothing is shared until the __syncthreads below.
-  float* dweight_sh = vec_param_sh + int64_t(warp) * 2 * C;
-  float* dbias_sh = dweight_sh + C;
+// The same row with the row access: lane l owns the columns l, l + 32, ...;
+// dy and s are read twice.
+template <typename D, typename R>
+__device__ __forceinline__ void add_layer_norm_backward_row(const D* __restrict__ dy, const float* __restrict__ ds_in,
+                                                            const float* __restrict__ s,
+                                                            const float* __restrict__ weight, float mu, float rs,
+                                                            float* __restrict__ dx, R* __restrict__ dresidual,
+                                                            float* dweight_sh, float* dbias_sh, int64_t offset, int C,
+                                                            int lane) {
+  float mean_g = 0.f, mean_gx = 0.f;  // mean(g), mean(g * xhat) with g = dy * weight
   if (dy != nullptr) {
+    float sum_g = 0.f, sum_gx = 0.f;
+    for (int c = lane; c < C; c += kWarpSize) {
+      const float g = to_float(dy[offset + c]) * weight[c];
+      sum_g += g;
+      sum_gx += g * (s[offset + c] - mu) * rs;
+    }
+    mean_g = warp_sum(sum_g) / C;
+    mean_gx = warp_sum(sum_gx) / C;
+  }
+  for (int c = lane; c < C; c += kWarpSize) {
+    float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
+    if (dy != nullptr) {
+      const float d = to_float(dy[offset + c]);
+      const float xhat = (s[offset + c] - mu) * rs;
+      ds += rs * (d * weight[c] - mean_g - xhat * mean_gx);
+      dweight_sh[c] += d * xhat;
+      dbias_sh[c] += d;
+    }
+    dx[offset + c] = ds;
+    if (dresidual != nullptr) dresidual[offset + c] = from_float<R>(ds);
+  }
+}
+
+// Zeroes this warp's dweight/dbias partials, each lane the columns it owns
+// under the access kMaxVecs names (0: the row access).
+template <int kMaxVecs>
+__device__ __forceinline__ void zero_warp_partials(float* dweight_sh, float* dbias_sh, int C, int lane) {
+  if constexpr (kMaxVecs == 0) {
+    for (int c = lane; c < C; c += kWarpSize) {
+      dweight_sh[c] = 0.f;
+      dbias_sh[c] = 0.f;
+    }
+  } else {
 #pragma unroll
     for (int i = 0; i < kMaxVecs; ++i) {
       const int c = (lane + i * kWarpSize) * 4;
@@ -286,14 +303,72 @@ __global__ void __launch_bounds__(kLayerNormThreads, kMaxVecs <= 8 ? kBackwardVe
       }
     }
   }
+}
+
+// The backward kernel's registers are held, up to GPT-2 medium's width
+// (kMaxVecs <= 8, and the row access), to what lets as many blocks fit an SM
+// as the shared memory does (a block takes 48 KiB at C = 768): on sm_90
+// (228 KiB) four, at 64 registers, so the 512 chunks of a 16384-row step run
+// in one wave on an H100's 132 SMs, not in two (at 80 registers, three fit);
+// on sm_80 (164 KiB) three; on sm_86/89 (100 KiB) two, where a cap of four
+// would only add spills. Unbounded, the row access took 96 registers (two
+// blocks an SM) with a float dy on sm_90; bounded, 47 and no spills (ptxas -v).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kBackwardVecBlocksPerSm = 2;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 800
+constexpr int kBackwardVecBlocksPerSm = 3;
+#else
+constexpr int kBackwardVecBlocksPerSm = 4;
+#endif
+constexpr int backward_min_blocks(int max_vecs) {
+  return max_vecs <= 8 ? kBackwardVecBlocksPerSm : 1;
+}
+
+// One kernel for the input gradient and the first stage of dweight/dbias, so
+// dy and s are read from memory once, with the row access (kMaxVecs 0) or
+// the vector access; both sum in the same order, so dweight and dbias come
+// out the same. grid: ceil(N / kLayerNormRowsPerChunk); block: warps * 32,
+// one warp per row; dynamic shared memory warps * 2 * C floats, each warp's
+// own dweight/dbias partial sums (when dy is not null). Warp w takes rows w,
+// w + warps, ... of its block's chunk, in order; the warps' partials are then
+// summed in warp order into partial[block]: the result does not depend on
+// scheduling. dy, ds_in, dresidual may be null.
+template <typename D, typename R, int kMaxVecs>
+__global__ void __launch_bounds__(kLayerNormThreads, backward_min_blocks(kMaxVecs))
+    add_layer_norm_backward_kernel(const D* __restrict__ dy,          // (N, C)
+                                   const float* __restrict__ ds_in,   // (N, C)
+                                   const float* __restrict__ s,       // (N, C)
+                                   const float* __restrict__ weight,  // (C)
+                                   const float* __restrict__ mean,    // (N)
+                                   const float* __restrict__ rstd,    // (N)
+                                   float* __restrict__ dx,            // (N, C)
+                                   R* __restrict__ dresidual,         // (N, C)
+                                   float* __restrict__ partial,       // (chunks, 2, C)
+                                   int64_t N, int C) {
+  extern __shared__ __align__(16) float param_sh[];  // (warps, 2, C)
+  const int warps = blockDim.x / kWarpSize;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  // This warp's partials; each lane reads and writes only its own columns,
+  // so nothing is shared until the __syncthreads below.
+  float* dweight_sh = param_sh + int64_t(warp) * 2 * C;
+  float* dbias_sh = dweight_sh + C;
+  if (dy != nullptr) zero_warp_partials<kMaxVecs>(dweight_sh, dbias_sh, C, lane);
   const int64_t row_begin = int64_t(blockIdx.x) * kLayerNormRowsPerChunk;
   const int64_t row_end = min(N, row_begin + kLayerNormRowsPerChunk);
-  for (int64_t row = row_begin + warp; row < row_end; row += warps)  // uniform across the warp
-    add_layer_norm_backward_vec_row<D, R, kMaxVecs>(dy, ds_in, s, weight, mean[row], rstd[row], dx, dresidual,
-                                                    dweight_sh, dbias_sh, row * C, C, lane);
+  // The row is uniform across the warp, so the shuffles stay full-mask; no
+  // thread returns early: all of them reach the __syncthreads below.
+  for (int64_t row = row_begin + warp; row < row_end; row += warps) {
+    if constexpr (kMaxVecs == 0) {
+      add_layer_norm_backward_row<D, R>(dy, ds_in, s, weight, mean[row], rstd[row], dx, dresidual, dweight_sh,
+                                        dbias_sh, row * C, C, lane);
+    } else {
+      add_layer_norm_backward_vec_row<D, R, kMaxVecs>(dy, ds_in, s, weight, mean[row], rstd[row], dx, dresidual,
+                                                      dweight_sh, dbias_sh, row * C, C, lane);
+    }
+  }
   if (dy == nullptr) return;  // uniform across the grid: no partials to write
   __syncthreads();
-  sum_warp_partials(vec_param_sh, partial, warps, C);
+  sum_warp_partials(param_sh, partial, warps, C);
 }
 
 // The vectors (4 elements) each lane takes at width C: 0 where the vector
@@ -311,84 +386,20 @@ bool vec4_aligned(const T* p) {
   return reinterpret_cast<std::uintptr_t>(p) % (4 * sizeof(T)) == 0;
 }
 
-// Calls f with std::integral_constant<int, K> for the smallest instantiated
-// kMaxVecs K >= per_lane (6 is GPT-2 small's 768 exactly, so its registers
-// hold no unused vectors).
+// Calls f with std::integral_constant<int, K>: 0 (the row access) when
+// per_lane is 0, else the smallest instantiated kMaxVecs K >= per_lane (6 is
+// GPT-2 small's 768 exactly, so its registers hold no unused vectors).
 template <typename F>
 void dispatch_vecs(int per_lane, F&& f) {
-  if (per_lane <= 6) {
+  if (per_lane == 0) {
+    f(std::integral_constant<int, 0>{});
+  } else if (per_lane <= 6) {
     f(std::integral_constant<int, 6>{});
   } else if (per_lane <= 8) {
     f(std::integral_constant<int, 8>{});
   } else {
     f(std::integral_constant<int, kMaxVecsPerLane>{});
   }
-}
-
-// One kernel for the input gradient and the first stage of dweight/dbias, so
-// dy and s are read from memory once. grid: ceil(N / kLayerNormRowsPerChunk);
-// block: warps * 32, one warp per row; dynamic shared memory warps * 2 * C
-// floats, each warp's own dweight/dbias partial sums (when dy is not null).
-// Warp w takes rows w, w + warps, ... of its block's chunk, in order; the
-// warps' partials are then summed in warp order into partial[block]: the
-// result does not depend on scheduling. dy, ds_in, dresidual may be null.
-template <typename D, typename R>
-__global__ void __launch_bounds__(kLayerNormThreads)
-    add_layer_norm_backward_kernel(const D* __restrict__ dy,          // (N, C)
-                                   const float* __restrict__ ds_in,   // (N, C)
-                                   const float* __restrict__ s,       // (N, C)
-                                   const float* __restrict__ weight,  // (C)
-                                   const float* __restrict__ mean,    // (N)
-                                   const float* __restrict__ rstd,    // (N)
-                                   float* __restrict__ dx,            // (N, C)
-                                   R* __restrict__ dresidual,         // (N, C)
-                                   float* __restrict__ partial,       // (chunks, 2, C)
-                                   int64_t N, int C) {
-  extern __shared__ float param_sh[];  // (warps, 2, C)
-  const int warps = blockDim.x / kWarpSize;
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  float* dweight_sh = param_sh + int64_t(warp) * 2 * C;  // this warp's alone until the __syncthreads below
-  float* dbias_sh = dweight_sh + C;
-  if (dy != nullptr) {
-    for (int c = lane; c < C; c += kWarpSize) {
-      dweight_sh[c] = 0.f;
-      dbias_sh[c] = 0.f;
-    }
-  }
-  const int64_t row_begin = int64_t(blockIdx.x) * kLayerNormRowsPerChunk;
-  const int64_t row_end = min(N, row_begin + kLayerNormRowsPerChunk);
-  // The row is uniform across the warp, so the shuffles stay full-mask; no
-  // thread returns early: all of them reach the __syncthreads below.
-  for (int64_t row = row_begin + warp; row < row_end; row += warps) {
-    const int64_t offset = row * C;
-    const float mu = mean[row], rs = rstd[row];
-    float mean_g = 0.f, mean_gx = 0.f;  // mean(g), mean(g * xhat) with g = dy * weight
-    if (dy != nullptr) {
-      float sum_g = 0.f, sum_gx = 0.f;
-      for (int c = lane; c < C; c += kWarpSize) {
-        const float g = to_float(dy[offset + c]) * weight[c];
-        sum_g += g;
-        sum_gx += g * (s[offset + c] - mu) * rs;
-      }
-      mean_g = warp_sum(sum_g) / C;
-      mean_gx = warp_sum(sum_gx) / C;
-    }
-    for (int c = lane; c < C; c += kWarpSize) {
-      float ds = ds_in != nullptr ? ds_in[offset + c] : 0.f;
-      if (dy != nullptr) {
-        const float d = to_float(dy[offset + c]);
-        const float xhat = (s[offset + c] - mu) * rs;
-        ds += rs * (d * weight[c] - mean_g - xhat * mean_gx);
-        dweight_sh[c] += d * xhat;
-        dbias_sh[c] += d;
-      }
-      dx[offset + c] = ds;
-      if (dresidual != nullptr) dresidual[offset + c] = from_float<R>(ds);
-    }
-  }
-  if (dy == nullptr) return;  // uniform across the grid: no partials to write
-  __syncthreads();
-  sum_warp_partials(param_sh, partial, warps, C);
 }
 
 // How many warps (rows at a time) a backward block runs: 8, or fewer where
@@ -457,13 +468,8 @@ bool add_layer_norm_forward(const float* x, const void* residual, ElemType resid
       auto* yt = static_cast<Y*>(y);
       vector = per_lane > 0 && vec4_aligned(x) && vec4_aligned(r) && vec4_aligned(weight) && vec4_aligned(bias) &&
                vec4_aligned(s) && vec4_aligned(yt);
-      if (!vector) {
-        add_layer_norm_forward_kernel<R, Y>
-            <<<blocks, kLayerNormThreads, 0, stream>>>(x, r, weight, bias, s, yt, mean, rstd, N, int(C), eps);
-        return;
-      }
-      dispatch_vecs(per_lane, [&](auto vecs) {
-        add_layer_norm_forward_vec_kernel<R, Y, decltype(vecs)::value>
+      dispatch_vecs(vector ? per_lane : 0, [&](auto vecs) {
+        add_layer_norm_forward_kernel<R, Y, decltype(vecs)::value>
             <<<blocks, kLayerNormThreads, 0, stream>>>(x, r, weight, bias, s, yt, mean, rstd, N, int(C), eps);
       });
     });
@@ -494,13 +500,8 @@ bool add_layer_norm_backward(const void* dy, ElemType dy_type, const float* ds_i
         auto* dr = static_cast<R*>(dresidual);
         vector = per_lane > 0 && vec4_aligned(d) && vec4_aligned(ds_in) && vec4_aligned(s) && vec4_aligned(weight) &&
                  vec4_aligned(dx) && vec4_aligned(dr);
-        if (!vector) {
-          add_layer_norm_backward_kernel<D, R><<<unsigned(chunks), warps * kWarpSize, shared, stream>>>(
-              d, ds_in, s, weight, mean, rstd, dx, dr, scratch, N, int(C));
-          return;
-        }
-        dispatch_vecs(per_lane, [&](auto vecs) {
-          add_layer_norm_backward_vec_kernel<D, R, decltype(vecs)::value>
+        dispatch_vecs(vector ? per_lane : 0, [&](auto vecs) {
+          add_layer_norm_backward_kernel<D, R, decltype(vecs)::value>
               <<<unsigned(chunks), warps * kWarpSize, shared, stream>>>(d, ds_in, s, weight, mean, rstd, dx, dr,
                                                                         scratch, N, int(C));
         });

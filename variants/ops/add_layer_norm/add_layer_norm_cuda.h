@@ -17,12 +17,12 @@
 
 namespace ladder::fused::cuda {
 
-// The kernels (add_layer_norm.cu): one warp per row either way. With
-// allow_vector, where C is a multiple of 4 up to 2048 and every pointer is
-// aligned for 4 elements, the vector kernels run (four elements per access,
-// the row kept in registers: each byte read once); otherwise, or without
-// allow_vector, the row kernels (one element per access). The launchers
-// return whether the vector kernel ran. Both compute in float, element by
+// The kernels (add_layer_norm_cuda.cu), one each way: one warp per row,
+// with one of two accesses. With allow_vector, where C is a multiple of 4 up
+// to 2048 and every pointer is aligned for 4 elements, the vector access
+// (four elements per access, the row kept in registers: each byte read
+// once); otherwise, or without allow_vector, the row access (one element per
+// access). The launchers return whether the vector access ran. Both compute in float, element by
 // element alike; only the order of a row's sums differs.
 
 // s = x + residual; y = (s - mean) * rstd * weight + bias, computed in float
