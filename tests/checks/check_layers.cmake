@@ -30,5 +30,5 @@ else()
   message(FATAL_ERROR
     "check_layers.cmake: CASE is '${CASE}'; expected clean, upward, cycle, implemented, later or rooms")
 endif()
-ladder_check_layer_includes("${CMAKE_CURRENT_LIST_DIR}/fixtures/layers/${CASE}")
+ladder_check_layer_includes("${CMAKE_CURRENT_LIST_DIR}/../fixtures/layers/${CASE}")
 message(STATUS "layers: ${CASE}: no include points up or forms a cycle")
