@@ -26,16 +26,24 @@
 # test tests/checks/check_layers.cmake runs it on tiny trees: a clean one, one with
 # an upward include and one with a cycle inside a layer.
 
-# ladder_layer(NAME <target> DIRS <folder>... [ROOMS] [EXCLUDE <file>...]
-#              [DEPENDS <layer>...] [SOURCES <file>...])
-# Folders and excluded files (an executable's main.cpp, which may include any
-# layer) are relative to the source root. A sub-folder declared by a later
-# layer (bench/micro inside bench) belongs to that layer. ROOMS: the layer's
+# ladder_layer(NAME <target> DIRS <folder>... [ROOMS] [EXCLUDE <glob>...]
+#              [CLAIMS <glob>...] [DEPENDS <layer>...] [SOURCES <file>...])
+# Folders, excluded files (an executable's main.cpp, which may include any
+# layer; variants/ops/*/test_*.cpp, an op's tests, which the test binary
+# compiles) and claimed files are relative to the source root; EXCLUDE and
+# CLAIMS take globs, expanded at every check. A sub-folder declared by a later
+# layer (bench/micro inside bench) belongs to that layer, and so does a file it
+# CLAIMS inside another layer's folder (an op's micro-benchmark,
+# variants/ops/*/*_micro.cpp, is ladder_micro's: its includes are checked
+# against ladder_micro's layers). ROOMS: the layer's
 # folders are rooms, each one idea (variants/: config/, ops/<op>/, planners/,
 # step/, ...), and no folder of it may include, directly or through others,
-# one that includes it back.
+# one that includes it back. ROOM_OF <suffix> <folder>: a file whose name
+# (without extension) ends with <suffix> stands in <folder>'s room wherever
+# it sits (an op's switch, variants/ops/<op>/<name>_switch.cpp, is a switch: it includes
+# switches/switch.h, which knows every op's options, and no op includes it).
 function(ladder_layer)
-  cmake_parse_arguments(L "ROOMS" "NAME" "DIRS;EXCLUDE;DEPENDS;SOURCES" ${ARGN})
+  cmake_parse_arguments(L "ROOMS" "NAME" "DIRS;EXCLUDE;CLAIMS;ROOM_OF;DEPENDS;SOURCES" ${ARGN})
   get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
   if(L_NAME IN_LIST layers)
     message(FATAL_ERROR "ladder_layer(${L_NAME}): declared twice")
@@ -60,15 +68,18 @@ function(ladder_layer)
   set_property(GLOBAL APPEND PROPERTY LADDER_LAYERS ${L_NAME})
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_DIRS ${L_DIRS})
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_EXCLUDE ${L_EXCLUDE})
+  set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_CLAIMS ${L_CLAIMS})
+  set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_ROOM_OF ${L_ROOM_OF})
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_CLOSURE ${closure})
   set_property(GLOBAL PROPERTY LADDER_LAYER_${L_NAME}_ROOMS ${L_ROOMS})
   # The same declaration, for the script the build re-runs (ladder_check_layers).
   set(rooms "")
   if(L_ROOMS)
-    set(rooms " ROOMS")
+    set(rooms " ROOMS ROOM_OF ${L_ROOM_OF}")
   endif()
   set_property(GLOBAL APPEND_STRING PROPERTY LADDER_LAYER_DECLARATIONS
-               "ladder_layer(NAME ${L_NAME} DIRS ${L_DIRS} EXCLUDE ${L_EXCLUDE} DEPENDS ${L_DEPENDS}${rooms})\n")
+               "ladder_layer(NAME ${L_NAME} DIRS ${L_DIRS} EXCLUDE ${L_EXCLUDE} CLAIMS ${L_CLAIMS} "
+               "DEPENDS ${L_DEPENDS}${rooms})\n")
   if(NOT CMAKE_SCRIPT_MODE_FILE)
     add_library(${L_NAME} STATIC ${L_SOURCES})
     if(L_DEPENDS)
@@ -77,10 +88,30 @@ function(ladder_layer)
   endif()
 endfunction()
 
-# The layer owning `path` (relative to the root): the one whose folder is the
-# longest prefix of it; "" when no layer owns it (a system or generated header).
+# `globs` (relative to `root`) expanded, as paths relative to it.
+function(_ladder_expand_globs root globs out)
+  set(files "")
+  foreach(g IN LISTS globs)
+    file(GLOB matched RELATIVE "${root}" "${root}/${g}")
+    list(APPEND files ${matched})
+  endforeach()
+  list(SORT files)
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
+
+# The layer owning `path` (relative to the root): the one that claims it, else
+# the one whose folder is the longest prefix of it; "" when no layer owns it
+# (a system or generated header). Claims are expanded by
+# ladder_check_layer_includes (LADDER_LAYER_<layer>_CLAIMED).
 function(_ladder_layer_of path out)
   get_property(layers GLOBAL PROPERTY LADDER_LAYERS)
+  foreach(layer IN LISTS layers)
+    get_property(claimed GLOBAL PROPERTY LADDER_LAYER_${layer}_CLAIMED)
+    if(path IN_LIST claimed)
+      set(${out} ${layer} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
   set(best "")
   set(best_len 0)
   foreach(layer IN LISTS layers)
@@ -273,6 +304,22 @@ macro(_ladder_join_implementations layer)
   set(modules ${_merged})
 endmacro()
 
+# The room of module `m` of `layer`: its folder, or the folder its layer's
+# ROOM_OF names for its file name's suffix.
+function(_ladder_room_of layer m out)
+  get_property(room_of GLOBAL PROPERTY LADDER_LAYER_${layer}_ROOM_OF)
+  get_filename_component(room "${m}" DIRECTORY)
+  get_filename_component(name "${m}" NAME)
+  if(room_of)
+    list(GET room_of 0 suffix)
+    list(GET room_of 1 folder)
+    if(name MATCHES "${suffix}$")
+      set(room "${folder}")
+    endif()
+  endif()
+  set(${out} "${room}" PARENT_SCOPE)
+endfunction()
+
 # The layer's folders as nodes "dir+<folder>" (after its modules are joined):
 # an edge from one folder to another for each include between their modules,
 # each recorded as the modules' are (_ladder_out_, _ladder_edge_), so that
@@ -282,9 +329,9 @@ endmacro()
 macro(_ladder_folder_graph)
   set(folders "")
   foreach(_m IN LISTS modules)
-    get_filename_component(_a "${_m}" DIRECTORY)
+    _ladder_room_of(${layer} "${_m}" _a)
     foreach(_to IN LISTS _ladder_out_${_m})
-      get_filename_component(_b "${_to}" DIRECTORY)
+      _ladder_room_of(${layer} "${_to}" _b)
       if(_a STREQUAL _b)
         continue()
       endif()
@@ -386,8 +433,15 @@ function(ladder_check_layer_includes root)
   set(cycles "")
   set(read "")
   foreach(layer IN LISTS layers)
+    get_property(claims GLOBAL PROPERTY LADDER_LAYER_${layer}_CLAIMS)
+    _ladder_expand_globs("${root}" "${claims}" claimed)
+    set_property(GLOBAL PROPERTY LADDER_LAYER_${layer}_CLAIMED ${claimed})
+  endforeach()
+  foreach(layer IN LISTS layers)
     get_property(dirs GLOBAL PROPERTY LADDER_LAYER_${layer}_DIRS)
-    get_property(exclude GLOBAL PROPERTY LADDER_LAYER_${layer}_EXCLUDE)
+    get_property(exclude_globs GLOBAL PROPERTY LADDER_LAYER_${layer}_EXCLUDE)
+    _ladder_expand_globs("${root}" "${exclude_globs}" exclude)
+    get_property(claimed GLOBAL PROPERTY LADDER_LAYER_${layer}_CLAIMED)
     get_property(closure GLOBAL PROPERTY LADDER_LAYER_${layer}_CLOSURE)
     set(allowed ${layer} ${closure})
     set(allowed_dirs "")
@@ -398,21 +452,23 @@ function(ladder_check_layer_includes root)
       endforeach()
     endforeach()
     set(modules "")
+    set(patterns "")
     foreach(dir IN LISTS dirs)
-      set(patterns "")
       foreach(ext h hpp cuh c cpp cu)
         list(APPEND patterns "${root}/${dir}/*.${ext}")
       endforeach()
-      file(GLOB_RECURSE files RELATIVE "${root}" ${patterns})
-      list(SORT files)
-      foreach(file IN LISTS files)
-        _ladder_layer_of("${file}" owner)
-        if(file IN_LIST exclude OR NOT owner STREQUAL layer)
-          continue()
-        endif()
-        list(APPEND read "${root}/${file}")
-        _ladder_scan_file("${root}" "${file}" ${layer} "${allowed}" "${allowed_dirs}")
-      endforeach()
+    endforeach()
+    file(GLOB_RECURSE files RELATIVE "${root}" ${patterns})
+    list(APPEND files ${claimed})
+    list(REMOVE_DUPLICATES files)
+    list(SORT files)
+    foreach(file IN LISTS files)
+      _ladder_layer_of("${file}" owner)
+      if(file IN_LIST exclude OR NOT owner STREQUAL layer)
+        continue()
+      endif()
+      list(APPEND read "${root}/${file}")
+      _ladder_scan_file("${root}" "${file}" ${layer} "${allowed}" "${allowed_dirs}")
     endforeach()
     _ladder_join_implementations(${layer})
     _ladder_find_cycles("${modules}" found)

@@ -77,7 +77,7 @@ void register_adamw(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kAdamWFamily{"adamw", "fused-adamw: per-parameter torch::optim::AdamW vs at::_fused_adamw_",
-                          register_adamw, nullptr};
+extern const Family adamw_family{"adamw", "fused-adamw: per-parameter torch::optim::AdamW vs at::_fused_adamw_",
+                                 register_adamw, nullptr, &switches::fused_adamw};
 
 }  // namespace ladder::micro

@@ -150,7 +150,7 @@ void teardown_allreduce() { pairs().clear(); }
 
 }  // namespace
 
-const Family kAllReduceFamily{"allreduce", "ddp: gradient all-reduce of 2 ranks at DDP's bucket sizes",
-                              register_allreduce, teardown_allreduce};
+extern const Family allreduce_family{"allreduce", "ddp: gradient all-reduce of 2 ranks at DDP's bucket sizes",
+                                     register_allreduce, teardown_allreduce, &switches::ddp};
 
 }  // namespace ladder::micro

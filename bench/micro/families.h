@@ -1,26 +1,25 @@
 // bench/micro/families.h: the micro-benchmark families, one per mechanism of
-// the ladder, each defined in its own file of bench/micro/.
+// the ladder, each defined in a file of its own: bench/micro/<name>.cpp, or
+// <name>_micro.cpp beside its op (variants/ops/<op>/, variants/fused_linear/),
+// as `const Family ladder::micro::<name>_family`. CMake globs both and
+// generates the list (build/generated/micro_family_list.cpp).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "bench/micro/harness.h"
 
 namespace ladder::micro {
 
-extern const Family kMatmulFamily;        // matmul.cpp: tf32 / bf16
-extern const Family kAttentionFamily;     // attention.cpp: flash
-extern const Family kCrossEntropyFamily;  // cross_entropy.cpp: vocab-pad
-extern const Family kAdamWFamily;         // adamw.cpp: fused-adamw
-extern const Family kMlpFamily;           // mlp.cpp: fused-linear (the MLP as one node)
-extern const Family kGemmSitesFamily;     // gemm_sites.cpp: fused-linear's epilogue GEMMs, site by site
-extern const Family kLayerNormFamily;     // layernorm.cpp: fused-ln (residual add + LayerNorm)
-extern const Family kAllReduceFamily;     // allreduce.cpp: ddp
+// Every family, in the ladder order of the switch it isolates (Family::rung).
+std::vector<const Family*> all_families();
 
-// In the order they run.
-inline std::vector<const Family*> all_families() {
-  return {&kMatmulFamily, &kAttentionFamily, &kCrossEntropyFamily, &kAdamWFamily,
-          &kMlpFamily,    &kGemmSitesFamily, &kLayerNormFamily, &kAllReduceFamily};
+// `families` in that order (stable: families of one switch keep theirs).
+inline std::vector<const Family*> in_ladder_order(std::vector<const Family*> families) {
+  std::stable_sort(families.begin(), families.end(),
+                   [](const Family* a, const Family* b) { return a->rung->order < b->rung->order; });
+  return families;
 }
 
 }  // namespace ladder::micro

@@ -30,6 +30,7 @@
 #include "bench/measure/device/device.h"
 #include "bench/measure/roofline/mfu.h"
 #include "variants/config/config.h"
+#include "variants/config/switch_decl.h"
 
 namespace ladder::micro {
 
@@ -161,7 +162,8 @@ struct Family {
   const char* name;         // the first component of its benchmark names
   const char* mechanism;    // the rung mechanism it isolates
   void (*register_benchmarks)(const MicroConfig& cfg);
-  void (*teardown)();  // releases what the family keeps between benchmarks (may be null)
+  void (*teardown)();       // releases what the family keeps between benchmarks (may be null)
+  const SwitchDecl* rung;   // the switch of that mechanism: families run in its ladder order
 };
 
 // Registers a benchmark timed with UseManualTime (the only way families add one).

@@ -67,7 +67,7 @@ void register_matmul(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kMatmulFamily{"matmul", "tf32 / bf16: matmul precision at the model's GEMM shapes", register_matmul,
-                           nullptr};
+extern const Family matmul_family{"matmul", "tf32 / bf16: matmul precision at the model's GEMM shapes", register_matmul,
+                                  nullptr, &switches::tf32};
 
 }  // namespace ladder::micro

@@ -132,21 +132,33 @@ def one_file_per_item(root, folder, pattern, what):
     return problems
 
 
+def switch_files(root):
+    """The files that declare a switch: variants/switches/<name>.cpp (but the plan, registry.cpp), and
+    <name>_switch.cpp beside the mechanism it turns on (variants/<room>/, variants/ops/<op>/)."""
+    own = [f for f in (root / "variants" / "switches").glob("*.cpp") if f.name != "registry.cpp"]
+    beside = list((root / "variants").glob("*/*_switch.cpp")) + list((root / "variants" / "ops").glob("*/*_switch.cpp"))
+    return {f.stem.removesuffix("_switch") if f in beside else f.stem: f for f in own + beside}
+
+
 def no_switch_list(root):
-    """A switch is declared by its one file, variants/switches/<name>.cpp: no other source declares one, and
-    none names every switch (a list kept by hand, which a new switch would have to join). Code names a switch
-    by its symbol (switches::<name>) where its mechanism reads it: that is the point of the symbol."""
-    folder = root / "variants" / "switches"
-    names = sorted(f.stem for f in folder.glob("*.cpp") if re.search(r"^extern const SwitchDecl \w+ =",
-                                                                      f.read_text(), re.M))
+    """A switch is declared by its one file (switch_files): no other source declares one, and none names
+    every switch (a list kept by hand, which a new switch would have to join). Code names a switch by its
+    symbol (switches::<name>) where its mechanism reads it: that is the point of the symbol."""
+    declared = switch_files(root)
     problems = []
+    for name, f in sorted(declared.items()):
+        if not re.search(rf"^extern const SwitchDecl {name} =", f.read_text(), re.M):
+            problems.append(f"{f.relative_to(root)} should declare the switch {name} "
+                            f"(extern const SwitchDecl {name} = ...)")
+    names = sorted(declared)
+    files = set(declared.values())
     for p in sources(root):
-        if p.parent == folder:
+        if p in files:
             continue
         text = p.read_text(errors="ignore")
         if re.search(r"^\s*(extern\s+)?const\s+SwitchDecl\s+\w+\s*=", text, re.M):
             problems.append(f"{p.relative_to(root)} declares a SwitchDecl: a switch's declaration should be its one "
-                            "file in variants/switches/")
+                            "file, variants/switches/<name>.cpp or <name>_switch.cpp beside its mechanism")
         named = {n for n in names if re.search(rf"\bswitches::{n}\b", text)}
         if names and len(named) == len(names):
             problems.append(f"{p.relative_to(root)} names every switch ({len(names)}): a list kept by hand, which "
@@ -210,24 +222,28 @@ def recipes(root):
             if key not in OWN_PER_RANK and re.search(rf'"{key}"', text):
                 problems.append(f"{where} names the step metric \"{key}\": the metric is one declaration in "
                                 "bench/measure/harness/step_metrics.cpp (its RankScope says what the ddp section keeps)")
-    # A micro-benchmark: one file per family, each in the list the build reads, and no family unlisted.
+    # A micro-benchmark: one file per family, bench/micro/<name>.cpp or <name>_micro.cpp beside its op,
+    # defining <name>_family; the build globs both, and no source lists the families by hand.
     micro = root / "bench" / "micro"
-    families = re.search(r"set\(LADDER_MICRO_FAMILIES ([^)]*)\)", (micro / "CMakeLists.txt").read_text())
-    listed = set(families.group(1).split()) if families else set()
-    for fam in sorted(listed):
-        if not (micro / f"{fam}.cpp").is_file():
-            problems.append(f"bench/micro/CMakeLists.txt lists the family {fam}, but bench/micro/{fam}.cpp is missing")
-    for f in sorted(micro.glob("*.cpp")):
-        if "BENCHMARK" in f.read_text() and f.stem not in listed:
-            problems.append(f"{f.relative_to(root)} registers benchmarks but is not in LADDER_MICRO_FAMILIES")
-    registered = re.findall(r"&k\w+Family\b", (micro / "families.h").read_text())
-    if len(registered) != len(listed):
-        problems.append(f"bench/micro/families.h's all_families() has {len(registered)} families, "
-                        f"LADDER_MICRO_FAMILIES {len(listed)}")
+    support = {"harness", "command", "process_groups", "library_build", "main"}
+    family_files = {f.stem: f for f in micro.glob("*.cpp") if f.stem not in support}
+    for f in list((root / "variants").glob("*/*_micro.cpp")) + list((root / "variants" / "ops").glob("*/*_micro.cpp")):
+        family_files[f.stem.removesuffix("_micro")] = f
+    for name, f in sorted(family_files.items()):
+        if not re.search(rf"^extern const Family {name}_family\{{", f.read_text(), re.M):
+            problems.append(f"{f.relative_to(root)} should define its family, extern const Family {name}_family")
+    for p in sources(root):
+        listed = set(re.findall(r"&(\w+)_family\b", p.read_text(errors="ignore"))) & set(family_files)
+        if len(family_files) > 1 and len(listed) == len(family_files):
+            problems.append(f"{p.relative_to(root)} lists every micro-benchmark family: the build generates the list")
+    cmake = (micro / "CMakeLists.txt").read_text()
+    if not re.search(r"ladder_declared_files\(\w+ bench/micro\b[^)]*ALSO _micro", cmake):
+        problems.append("bench/micro/CMakeLists.txt: expected ladder_declared_files(... bench/micro ... ALSO _micro "
+                        "...), the glob of the families")
     recipe = found.get("A micro-benchmark", "")
-    for place in ("LADDER_MICRO_FAMILIES", "all_families()"):
+    for place in ("<name>_micro.cpp", "CMake globs", "all_families()"):
         if place not in recipe:
-            problems.append(f"README.md, Where to add, A micro-benchmark: should name {place}, where a family goes")
+            problems.append(f"README.md, Where to add, A micro-benchmark: should name {place}")
     return problems
 
 

@@ -29,7 +29,7 @@
 // CPU: the same steps as ATen calls (addmm, gelu, gelu_backward, sum); there
 // the gain is one autograd node per MLP, not fewer passes, and what the plan
 // measured faster: weight gradients added into the flat buffer by addmm_ (F).
-// References (tests/variants/test_fused_linear.cpp): at::linear and at::gelu composites.
+// References (variants/fused_linear/test_fused_linear.cpp): at::linear and at::gelu composites.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // (variants/planners/gemm_plan.h: A pytorch, B lt, C lt-split-bias, D lt-into-grad,
 // E lt-into-grad-bgradb),
 // written once: fused_linear.cpp runs the plan's choice through these, the
-// planner times them, and bench/micro/gemm_sites.cpp times them one by one.
+// planner times them, and variants/fused_linear/gemm_sites_micro.cpp times them one by one.
 //
 // Every function takes row-major tensors in the compute dtype, as
 // fused_linear.cpp holds them, and a GemmChoice. For pytorch they run

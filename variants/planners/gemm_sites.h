@@ -8,7 +8,7 @@
 // as the row-major op sees it (rows N = B*T, in I, out O) and as the
 // column-major GEMM cuBLASLt runs (m, n, k, which operand is transposed),
 // exactly as variants/cuda/cublaslt_matmul.cpp lays it out, so that a
-// micro-benchmark (bench/micro/gemm_sites.cpp) or a planner can time the very
+// micro-benchmark (variants/fused_linear/gemm_sites_micro.cpp) or a planner can time the very
 // GEMM the step runs, and a report can name it. The speed-of-light work model
 // (add_gemm_work) and the planner (step_sites, gemm_sites) both read
 // step_gemms.

@@ -1,7 +1,7 @@
 // variants/ops/attention/attention.h: the causal attention the rungs run. The model
 // (variants/model/model.h) calls it, and so do the attention planner's candidates
 // (variants/planners/attention_candidates.h) and the micro-benchmarks
-// (bench/micro/attention.cpp), so each times exactly what a step runs.
+// (variants/ops/attention/attention_micro.cpp), so each times exactly what a step runs.
 #pragma once
 
 #include <cstdint>

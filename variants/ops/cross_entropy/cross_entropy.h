@@ -3,7 +3,7 @@
 // cross-entropy over the first valid_vocab columns of padded logits (llm.c
 // semantics) and, in the same pass over each row, its gradient written over
 // the logits; beside the composite-ATen reference it must match
-// (tests/variants/test_cross_entropy.cpp; at GPT-2's vocabulary
+// (variants/ops/cross_entropy/test_cross_entropy.cpp; at GPT-2's vocabulary
 // tests/variants/test_fused_widths.cpp).
 //
 // On CPU fused C++ loops (one task per row, float accumulation,

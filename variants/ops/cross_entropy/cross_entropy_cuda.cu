@@ -5,7 +5,7 @@
 // (16-byte loads where the row allows), block reduction through shared
 // memory, then the gradient over the row. All accumulation in float; no ATen
 // headers here. The CPU implementation is in variants/ops/cross_entropy/cross_entropy.cpp and
-// tests/variants/test_cross_entropy.cpp compares both against composite ATen ops.
+// variants/ops/cross_entropy/test_cross_entropy.cpp compares both against composite ATen ops.
 #include "variants/ops/cross_entropy/cross_entropy_cuda.h"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// variants/switches/fused_ln.cpp: each residual add and the LayerNorm after it
+// variants/ops/add_layer_norm/fused_ln_switch.cpp: each residual add and the LayerNorm after it
 // as one op (fused::add_layer_norm; under bf16 autocast it writes bf16).
 #include "variants/switches/switch.h"
 

@@ -1,4 +1,4 @@
-// variants/switches/lt_epilogues.cpp: the fused linears' bias work in the
+// variants/fused_linear/lt_epilogues_switch.cpp: the fused linears' bias work in the
 // GEMM's cuBLASLt epilogue (BIAS forward; BGRADB: dW and db in one GEMM).
 #include "variants/switches/switch.h"
 

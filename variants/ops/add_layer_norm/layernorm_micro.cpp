@@ -1,4 +1,4 @@
-// bench/micro/layernorm.cpp: the fused rung's residual-add + LayerNorm, at
+// variants/ops/add_layer_norm/layernorm_micro.cpp: the fused rung's residual-add + LayerNorm, at
 // the residual stream's shape (B, T, C), forward + backward, in the step's
 // two precisions: fp32 (every tensor fp32) and bf16 (the bf16 step's: the
 // residual, y and their gradients in bf16; x, s and the parameters fp32).
@@ -111,9 +111,9 @@ void register_layernorm(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kLayerNormFamily{"layernorm",
-                              "fused-ln: residual add + LayerNorm, composite vs one pass (on CUDA its row and "
-                              "vector kernels), fp32 and the bf16 step's dtypes",
-                              register_layernorm, nullptr};
+extern const Family layernorm_family{"layernorm",
+                                     "fused-ln: residual add + LayerNorm, composite vs one pass (on CUDA its row and "
+                                     "vector kernels), fp32 and the bf16 step's dtypes",
+                                     register_layernorm, nullptr, &switches::fused_ln};
 
 }  // namespace ladder::micro

@@ -1,4 +1,4 @@
-// bench/micro/cross_entropy.cpp: the vocab-pad rung's mechanism. The lm_head
+// variants/ops/cross_entropy/cross_entropy_micro.cpp: the vocab-pad rung's mechanism. The lm_head
 // GEMM plus the cross-entropy, forward + backward, on M = B*T tokens, with the
 // preset's vocabulary (50257 for GPT-2) against it padded to a multiple of 128
 // (50304), as the step computes them at that rung (which has fused-ce on): the
@@ -23,7 +23,8 @@ struct CrossEntropyInputs {
 };
 
 // The first V rows of w and the targets are the same for every Vp.
-CrossEntropyInputs make_inputs(const torch::Device& device, int64_t M, int64_t C, int64_t V, int64_t Vp, uint64_t seed) {
+CrossEntropyInputs make_inputs(const torch::Device& device, int64_t M, int64_t C, int64_t V, int64_t Vp,
+                               uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   CrossEntropyInputs in;
   in.x = torch::randn({M, C}, gen).to(device).requires_grad_();
@@ -86,7 +87,8 @@ void register_ce(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kCrossEntropyFamily{"cross_entropy", "vocab-pad: lm_head GEMM + cross-entropy at V=50257 vs 50304",
-                                 register_ce, nullptr};
+extern const Family cross_entropy_family{"cross_entropy",
+                                         "vocab-pad: lm_head GEMM + cross-entropy at V=50257 vs 50304", register_ce,
+                                         nullptr, &switches::vocab_pad};
 
 }  // namespace ladder::micro

@@ -1,4 +1,4 @@
-// variants/switches/flash.cpp: attention as scaled_dot_product_attention
+// variants/ops/attention/flash_switch.cpp: attention as scaled_dot_product_attention
 // with is_causal; its backend (flash, efficient, cuDNN, math) as the step's
 // attention plan chose (variants/planners/attention_plan.h), which on a CPU may also
 // choose SDPA on fp32 copies of bf16 inputs, or the explicit attention.

@@ -1,4 +1,4 @@
-// bench/micro/mlp.cpp: the fused-linear switch's largest op, GPT-2's MLP at
+// variants/fused_linear/mlp_micro.cpp: the fused-linear switch's largest op, GPT-2's MLP at
 // the residual stream's shape (B, T, C), forward + backward. Composite: what
 // every rung without fused-linear runs, at::linear, tanh GELU, at::linear as
 // separate autograd nodes (fused::mlp_gelu_reference); fused: the MLP as one
@@ -72,7 +72,7 @@ void register_mlp(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kMlpFamily{"mlp", "fused-linear: the MLP as linear+GELU+linear vs one fused::mlp_gelu node",
-                        register_mlp, nullptr};
+extern const Family mlp_family{"mlp", "fused-linear: the MLP as linear+GELU+linear vs one fused::mlp_gelu node",
+                               register_mlp, nullptr, &switches::fused_linear};
 
 }  // namespace ladder::micro

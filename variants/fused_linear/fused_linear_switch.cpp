@@ -1,4 +1,4 @@
-// variants/switches/fused_linear.cpp: the block's linears as ladder ops, one
+// variants/fused_linear/fused_linear_switch.cpp: the block's linears as ladder ops, one
 // autograd node each (c_attn, c_proj: fused::linear_bias; the MLP:
 // fused::mlp_gelu). Their cuBLASLt epilogues are switches of their own.
 #include "variants/switches/switch.h"

@@ -1,4 +1,4 @@
-// bench/micro/attention.cpp: the flash rung's mechanism. Explicit causal
+// variants/ops/attention/attention_micro.cpp: the flash rung's mechanism. Explicit causal
 // attention, masked softmax(q k^T / sqrt(hs)) v over the full (T, T) scores,
 // against scaled_dot_product_attention(is_causal): the two cores the model
 // switches between (variants/model/model.h), forward + backward, at the preset's
@@ -87,7 +87,7 @@ void register_attention(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kAttentionFamily{"attention", "flash: explicit softmax(QK^T)V vs scaled_dot_product_attention",
-                              register_attention, nullptr};
+extern const Family attention_family{"attention", "flash: explicit softmax(QK^T)V vs scaled_dot_product_attention",
+                                     register_attention, nullptr, &switches::flash};
 
 }  // namespace ladder::micro

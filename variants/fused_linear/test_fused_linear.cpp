@@ -1,4 +1,4 @@
-// tests/variants/test_fused_linear.cpp: linear_bias, mlp_gelu and classifier_cross_entropy
+// variants/fused_linear/test_fused_linear.cpp: linear_bias, mlp_gelu and classifier_cross_entropy
 // (variants/fused_linear/fused_linear.h)
 // against their at::linear / at::gelu references: forward values and every
 // gradient, in fp32 and under bf16 autocast, on CPU here and on CUDA (the

@@ -1,4 +1,4 @@
-// variants/switches/fused_ce.cpp: the lm_head and the loss as one autograd
+// variants/ops/cross_entropy/fused_ce_switch.cpp: the lm_head and the loss as one autograd
 // node (fused::classifier_cross_entropy, llm.c's fused classifier): the
 // logits' gradient is written over them in the loss's own pass.
 #include "variants/switches/switch.h"

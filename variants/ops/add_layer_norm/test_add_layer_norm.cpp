@@ -1,8 +1,8 @@
-// tests/variants/test_add_layer_norm.cpp: the fused residual add + LayerNorm of
+// variants/ops/add_layer_norm/test_add_layer_norm.cpp: the fused residual add + LayerNorm of
 // variants/ops/add_layer_norm/add_layer_norm.h against its composite-ATen reference: forward values
 // and every gradient, in fp32, with a bf16 residual and a bf16 output, odd
 // sizes, one output alone; the input checks; on CUDA where a GPU is present.
-// The classifier's cross-entropy is tested in tests/variants/test_cross_entropy.cpp.
+// The classifier's cross-entropy is tested in variants/ops/cross_entropy/test_cross_entropy.cpp.
 #include <array>
 #include <cmath>
 #include <functional>

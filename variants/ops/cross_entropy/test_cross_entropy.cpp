@@ -1,11 +1,11 @@
-// tests/variants/test_cross_entropy.cpp: the classifier's one-pass loss,
+// variants/ops/cross_entropy/test_cross_entropy.cpp: the classifier's one-pass loss,
 // cross_entropy_loss_and_grad_over_logits (variants/ops/cross_entropy/cross_entropy.h), against
 // cross_entropy_reference and autograd's gradient of it: the loss, the
 // gradient it writes over the logits on the valid columns, exactly 0 on the
 // padding columns; fp32 and bf16 logits, padded vocabularies, odd sizes and
 // extreme logits; its input checks; on CUDA (16-byte packs and not) where a
 // GPU is present. GPT-2's own widths are in tests/variants/test_fused_widths.cpp, the
-// classifier around it (lm_head GEMM + this loss) in tests/variants/test_fused_linear.cpp.
+// classifier around it (lm_head GEMM + this loss) in variants/fused_linear/test_fused_linear.cpp.
 #include <algorithm>
 #include <cmath>
 #include <limits>

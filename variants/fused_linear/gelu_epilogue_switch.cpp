@@ -1,4 +1,4 @@
-// variants/switches/gelu_epilogue.cpp: GELU and its derivative in the MLP's
+// variants/fused_linear/gelu_epilogue_switch.cpp: GELU and its derivative in the MLP's
 // cuBLASLt epilogues (GELU_AUX_BIAS forward, DGELU backward); off, they
 // run as separate ATen kernels (gelu, gelu_backward).
 #include "variants/switches/switch.h"

@@ -1,4 +1,4 @@
-// bench/micro/gemm_sites.cpp: the GEMM sites a step's planner chooses among
+// variants/fused_linear/gemm_sites_micro.cpp: the GEMM sites a step's planner chooses among
 // (variants/planners/gemm_sites.h), each way it can run, at the preset's shape
 // (gpt2-124m B16 T1024 on CUDA: the fused rung's GEMMs, one by one). On CUDA
 // the epilogue sites (gemm_sites), on a CPU every GEMM of the top rung's
@@ -148,12 +148,12 @@ void register_gemm_sites(const MicroConfig& cfg) {
 
 }  // namespace
 
-const Family kGemmSitesFamily{"gemm_sites",
-                              "the GEMM planner's sites, each way it can run: on CUDA fused-linear's epilogue "
-                              "GEMMs (PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias "
-                              "gradient in fp32 apart, dW into an fp32 gradient buffer, with or without the bias "
-                              "epilogue); on a CPU every GEMM of the step in its dtype (PyTorch's ops, dW into "
-                              "the fp32 buffer by addmm_, oneDNN's matmul)",
-                              register_gemm_sites, nullptr};
+extern const Family gemm_sites_family{"gemm_sites",
+                                      "the GEMM planner's sites, each way it can run: on CUDA fused-linear's epilogue "
+                                      "GEMMs (PyTorch's ops, cuBLASLt's epilogue, with a 32 MiB workspace, the bias "
+                                      "gradient in fp32 apart, dW into an fp32 gradient buffer, with or without the "
+                                      "bias epilogue); on a CPU every GEMM of the step in its dtype (PyTorch's ops, dW"
+                                      " into the fp32 buffer by addmm_, oneDNN's matmul)",
+                                      register_gemm_sites, nullptr, &switches::lt_epilogues};
 
 }  // namespace ladder::micro
