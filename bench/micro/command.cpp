@@ -140,6 +140,9 @@ void add_run_context(const MicroConfig& cfg, const std::string& run_id, const st
   add_context("ladder.model", nlohmann::json(cfg.model));
   add_context("ladder.seq", cfg.seq);
   add_context("ladder.devices", devices);
+  std::string families;  // every family registered, in the order they run
+  for (const Family* f : all_families()) families += (families.empty() ? "" : ",") + std::string(f->name);
+  add_context("ladder.families", families);
   for (const auto& d : cfg.devices) add_context("ladder.batch." + device_tag(d), cfg.batch_for(d));
   add_context("ladder.peak_basis",
               "pct_of_peak: against the datasheet peak (bench/measure/roofline/mfu.cpp) for known GPUs, else the measured "
