@@ -9,7 +9,6 @@
 #include "variants/ops/add_layer_norm/add_layer_norm.h"
 #include "variants/planners/attention_candidates.h"
 #include "variants/ops/cross_entropy/cross_entropy.h"
-#include "variants/ops/grad_scale/grad_scale.h"
 #include "variants/ddp/grad_sync.h"
 #include "variants/ddp/zero1.h"
 #include "variants/planners/gemm_candidates.h"
@@ -169,7 +168,6 @@ torch::Tensor TrainStep::clip_and_update(double lr, bool device_lr) {
   const double max_norm = cfg_.train.grad_clip;
   torch::Tensor norm, divisor;  // divisor stays undefined when the clip is already applied
   if (flat_grads_) flat_grads_->check_first_writes();
-  if (plan_.acts(switches::grad_scale)) fused::grad_scale_(params_, 1.0);  // a no-op: the gradients times 1.0
   if (flat_grads_ && plan_.acts(switches::adamw_clip) && optimizer_->divides_gradients_in_kernel()) {
     std::tie(norm, divisor) = flat_grads_->clip_divisor(max_norm);  // applied inside the AdamW kernel
   } else {
