@@ -23,6 +23,7 @@
 #include "reports/stats/block_design.h"
 #include "reports/stats/inference.h"
 #include "reports/stats/verdict.h"
+#include "variants/config/switch_decl.h"
 #include "reports/model/run/ratios.h"
 #include "reports/model/report/run_figures.h"
 #include "reports/render/figure_cells.h"
@@ -157,11 +158,11 @@ std::string peer_ratios(const RunSummary& run) {
 // (autocast took effect), tf32 (a reduced fp32 mode took effect: TF32 on
 // CUDA, oneDNN's tf32 or bf16 math on a CPU), else fp32.
 const char* matmul_precision(const SummaryRow& row) {
-  auto took = [&](const char* sw) {
-    const auto it = row.effective.find(sw);
+  auto took = [&](const SwitchDecl& sw) {
+    const auto it = row.effective.find(sw.name);
     return it != row.effective.end() && it->second;
   };
-  return precision_name(ladder::matmul_precision(took("bf16"), took("tf32")));
+  return precision_name(ladder::matmul_precision(took(switches::bf16), took(switches::tf32)));
 }
 
 // "fused-adamw bf16, peer:eager bf16, peer:compile fp32": what the matmuls of
@@ -188,17 +189,17 @@ std::string rows_where(const RunSummary& run, F pick) {
 // their rungs ran the previous precision, and the table's speedups show only
 // what their other switches bought.
 void not_effective_notes(const RunSummary& run, std::vector<Line>& notes) {
-  auto not_effective = [&](const char* numeric) {
+  auto not_effective = [&](const SwitchDecl& numeric) {
     return rows_where(run, [&](const SummaryRow& row) {
-      const auto it = row.effective.find(numeric);
+      const auto it = row.effective.find(numeric.name);
       return it != row.effective.end() && !it->second;
     });
   };
-  if (const std::string rungs = not_effective("tf32"); !rungs.empty())
+  if (const std::string rungs = not_effective(switches::tf32); !rungs.empty())
     notes.push_back({fmt::format("tf32: not effective in {}: no reduced-precision fp32 matmul mode on this device "
                                  "(see switches.tf32.reason); those rungs ran fp32",
                                  rungs)});
-  if (const std::string rungs = not_effective("bf16"); !rungs.empty()) {
+  if (const std::string rungs = not_effective(switches::bf16); !rungs.empty()) {
     const auto& evidence = run.roofline.bf16_emulated_evidence;
     notes.push_back({fmt::format("not effective in {}: {}; their matmuls ran in fp32 (--cpu-bf16 auto; 'on' forces bf16)",
                                  rungs,
