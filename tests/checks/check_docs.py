@@ -132,12 +132,19 @@ def one_file_per_item(root, folder, pattern, what):
     return problems
 
 
+def beside_ops(root, suffix):
+    """The <name><suffix>.cpp files beside an op (variants/<room>/, variants/ops/<op>/), by <name>: the
+    places CMake globs for a switch (_switch) or a micro-benchmark family (_micro)."""
+    variants = root / "variants"
+    found = list(variants.glob(f"*/*{suffix}.cpp")) + list((variants / "ops").glob(f"*/*{suffix}.cpp"))
+    return {f.stem.removesuffix(suffix): f for f in found}
+
+
 def switch_files(root):
     """The files that declare a switch: variants/switches/<name>.cpp (but the plan, registry.cpp), and
     <name>_switch.cpp beside the mechanism it turns on (variants/<room>/, variants/ops/<op>/)."""
-    own = [f for f in (root / "variants" / "switches").glob("*.cpp") if f.name != "registry.cpp"]
-    beside = list((root / "variants").glob("*/*_switch.cpp")) + list((root / "variants" / "ops").glob("*/*_switch.cpp"))
-    return {f.stem.removesuffix("_switch") if f in beside else f.stem: f for f in own + beside}
+    own = {f.stem: f for f in (root / "variants" / "switches").glob("*.cpp") if f.name != "registry.cpp"}
+    return {**own, **beside_ops(root, "_switch")}
 
 
 def no_switch_list(root):
@@ -227,8 +234,7 @@ def recipes(root):
     micro = root / "bench" / "micro"
     support = {"harness", "command", "process_groups", "library_build", "main"}
     family_files = {f.stem: f for f in micro.glob("*.cpp") if f.stem not in support}
-    for f in list((root / "variants").glob("*/*_micro.cpp")) + list((root / "variants" / "ops").glob("*/*_micro.cpp")):
-        family_files[f.stem.removesuffix("_micro")] = f
+    family_files.update(beside_ops(root, "_micro"))
     for name, f in sorted(family_files.items()):
         if not re.search(rf"^extern const Family {name}_family\{{", f.read_text(), re.M):
             problems.append(f"{f.relative_to(root)} should define its family, extern const Family {name}_family")
