@@ -226,7 +226,7 @@ torch::ScalarType dtype_for(Precision p) { return p == Precision::kBF16 ? torch:
 
 MatmulPrecisionScope::MatmulPrecisionScope(const torch::Device& device, Precision p) : device_(device) {
   if (p == Precision::kTF32) {
-    const SwitchEffect e = enable_tf32(device);
+    const PrecisionEffect e = enable_tf32(device);
     effective_ = e.effective;
     reason_ = e.reason;
   } else {

@@ -305,7 +305,7 @@ json complete_peer_report(const json& r, const RunConfig& cfg, const std::string
   m.device = parse_device(cfg.device);
   m.device_name = field(r, "environment.device.name").get<std::string>();
   m.environment = fields::from_json<EnvironmentSection>(field(r, "environment"), "the peer's report: environment");
-  m.switches = field(r, "switches");
+  m.switches = fields::from_json<SwitchEffects>(field(r, "switches"), "the peer's report: switches");
   m.data = fields::from_json<DataSection>(field(r, "data"), "the peer's report: data");
   m.n_params = integer_at(r, "model.n_params");
   m.n_params_without_wpe = integer_at(r, "model.n_params_without_wpe");

@@ -178,8 +178,8 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   row.peak_kind = first.memory->measured.peak_kind;
   row.op_counts = *first.op_counts;
   std::map<std::string, bool> effective;
-  for (const auto& [name, sw] : first.switches->items())
-    if (sw.value("enabled", false)) effective[name] = sw.value("effective", false);
+  for (const auto& [name, sw] : *first.switches)
+    if (sw.enabled) effective[name] = sw.took_effect();
   row.effective = effective;
   std::vector<SlowRank> slow;
   for (const auto& r : reports)

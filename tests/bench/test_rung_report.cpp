@@ -28,7 +28,7 @@ json cuda_report(bool graph) {
   m.started_at = m.finished_at = "2026-11-29T00:00:00.000Z";
   m.device = torch::Device(torch::kCUDA, 0);
   m.device_name = "NVIDIA H100 80GB HBM3";
-  m.switches = json::object();
+  m.switches = {};
   m.data.kind = "synthetic";
   m.n_params = 100000;
   m.n_params_without_wpe = 90000;

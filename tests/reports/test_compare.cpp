@@ -271,8 +271,8 @@ TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
   ASSERT_EQ(json::parse(std::ifstream(file))["schema_version"], 1);
   const RungReport r = read_rung_report(file.string());
   EXPECT_EQ(r.schema_version, kSchemaVersion);
-  EXPECT_TRUE(r.switches->contains("fused-adamw")) << r.switches->dump();
-  EXPECT_FALSE(r.switches->contains("fused_adamw"));
+  EXPECT_EQ(r.switches->count("fused-adamw"), 1u) << fields::to_json(*r.switches).dump();
+  EXPECT_EQ(r.switches->count("fused_adamw"), 0u);
   EXPECT_EQ(r.timing->warmup.stopped, "fixed");
   EXPECT_EQ(r.timing->warmup.steps_run, r.timing->warmup_steps_excluded);
   EXPECT_TRUE(r.timing->noise.is_null());
@@ -282,6 +282,27 @@ TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
   EXPECT_FALSE(r.environment->versions.cublaslt.has_value());  // absent: not recorded then
   EXPECT_DOUBLE_EQ(run_figure("dt_ms_median").of_report(r).get<double>(),
                    json::parse(std::ifstream(file))["summary"]["dt_ms"]["median"].get<double>());
+}
+
+// Schema 1's ddp entry kept a note in a string field, cuda_graph, where a
+// switch's cuda_graph is now its typed figures (variants/config/switch_effect.h):
+// the note joins the entry's reason, and the rest reads as typed.
+TEST(ReportLoader, Schema1DdpEntrysGraphNoteJoinsItsReason) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-23-gpu" /
+                        "h100-gpt2-124m-b16t1024" / "ddp" / "report.json";
+  ASSERT_TRUE(json::parse(std::ifstream(file))["switches"]["ddp"]["cuda_graph"].is_string());
+  const RungReport r = read_rung_report(file.string());
+  const SwitchEffect& ddp = r.switches->at("ddp");
+  EXPECT_FALSE(ddp.cuda_graph.has_value());
+  EXPECT_NE(ddp.reason.find("1 rank(s); each reads its own rows of the token stream; cuda graph: off: the all-reduce "
+                            "hooks run on the host during backward"),
+            std::string::npos)
+      << ddp.reason;
+  ASSERT_TRUE(ddp.grad_sync.has_value());
+  EXPECT_EQ(ddp.grad_sync->buckets.size(), 20u);
+  EXPECT_EQ(ddp.grad_sync->buckets.back().bytes, 154533888);  // wte, alone in the last bucket
+  EXPECT_FALSE(ddp.took_effect());  // one rank
 }
 
 // A report with a key no schema has is refused, naming the file and the path.

@@ -25,6 +25,9 @@ inline std::unique_ptr<TrainStep> tiny_step(const char* rung_name, const std::st
   return std::make_unique<TrainStep>(cfg, torch::Device(device), make_synthetic_source(spec));
 }
 
+// A switch's report entry as its JSON, for a failed expectation's message.
+inline std::string dump(const SwitchEffect& e) { return fields::to_json(e).dump(); }
+
 inline std::unique_ptr<TrainStep> tiny_cpu_step(const char* rung_name,
                                                 const std::function<void(RunConfig&)>& adjust = {}) {
   return tiny_step(rung_name, "cpu", adjust);

@@ -80,7 +80,7 @@ TEST(ActCkpt, ReportedEffectiveWithItsRecomputes) {
   step->run(0, none);
   EXPECT_EQ(block_recomputes() - before, step->model()->config().n_layer);  // one recompute per block
   const auto sw = step->describe_switches();
-  EXPECT_TRUE(sw["act-ckpt"]["effective"].get<bool>()) << sw["act-ckpt"].dump();
+  EXPECT_TRUE(sw.at("act-ckpt").effective.value()) << dump(sw.at("act-ckpt"));
   EXPECT_FALSE(tiny_cpu_step("fp32")->plan().model.checkpoint_blocks);
 }
 

@@ -466,7 +466,7 @@ TEST(AttentionPlan, PinnedCpuCandidatesRunInTheStep) {
     });
     PhaseObserver none;
     const double loss = step->run(0, none).loss.item<double>();
-    const auto effect = step->describe_switches()["flash"];
+    const SwitchEffect effect = step->describe_switches().at("flash");
     const auto& ctx = at::globalContext();
     return std::tuple{loss, effect, ctx.userEnabledMathSDP(), ctx.userEnabledFlashSDP()};
   };
@@ -475,18 +475,18 @@ TEST(AttentionPlan, PinnedCpuCandidatesRunInTheStep) {
   for (const char* plan : {"math", "explicit", "flash-fp32"}) {
     const auto [loss, effect, math_on, flash_on] = loss_of(plan);
     EXPECT_NEAR(loss, flash, rtol * std::abs(flash)) << plan << ", --cpu-bf16 " << bf16;
-    const std::string why = effect.value("reason", "");
+    const std::string why = effect.reason;
     if (std::string(plan) == "explicit") {
-      EXPECT_FALSE(effect.value("effective", true)) << effect.dump();
-      EXPECT_FALSE(effect.value("applicable", true)) << "measured, not failed: " << effect.dump();
-      EXPECT_EQ(why, "the attention plan chose the explicit attention: --attention-plan explicit") << effect.dump();
+      EXPECT_FALSE(effect.effective.value()) << dump(effect);
+      EXPECT_FALSE(effect.applicable.value()) << "measured, not failed: " << dump(effect);
+      EXPECT_EQ(why, "the attention plan chose the explicit attention: --attention-plan explicit") << dump(effect);
     } else {
-      EXPECT_TRUE(effect.value("effective", false)) << effect.dump();
+      EXPECT_TRUE(effect.effective.value()) << dump(effect);
       EXPECT_EQ(math_on, std::string(plan) == "math") << plan;
       EXPECT_EQ(flash_on, std::string(plan) == "flash-fp32") << plan;
       EXPECT_NE(why.find("(the attention plan's choice: --attention-plan " + std::string(plan) + ")"),
                 std::string::npos)
-          << effect.dump();
+          << dump(effect);
     }
   }
   }

@@ -125,17 +125,18 @@ TEST(CastCache, StepReadsEachCopyEveryMicroStepAndRefreshesOncePerStep) {
     EXPECT_EQ(a.loss.item<float>(), b.loss.item<float>()) << "step " << step;
     EXPECT_EQ(a.grad_norm.item<float>(), b.grad_norm.item<float>()) << "step " << step;
   }
-  const auto sw = with->describe_switches()["cast-cache"];
-  ASSERT_TRUE(sw["effective"].get<bool>()) << sw.dump();
-  const auto& cc = sw["cast_cache"];
+  const SwitchEffect sw = with->describe_switches().at("cast-cache");
+  ASSERT_TRUE(sw.effective.value()) << dump(sw);
+  const CastCacheFacts cc = sw.cast_cache.value();
   const int64_t n_layer = with->model()->config().n_layer;
   const int64_t params = n_layer * 8 + 1;  // 4 linears' weight and bias per block, and the lm_head (wte)
-  EXPECT_EQ(cc["parameters"].get<int64_t>(), params);
-  EXPECT_EQ(cc["reads"].get<int64_t>(), params * 2 * steps) << "every micro-step reads every copy";
-  EXPECT_EQ(cc["refreshes"].get<int64_t>(), steps + 1) << "once when the step was built, once per update";
-  EXPECT_EQ(cc["cast_afresh"].get<int64_t>(), 0);
-  const auto fusions = with->describe_switches()["fused"]["fusions_active"];
-  EXPECT_NE(std::find(fusions.begin(), fusions.end(), "weight_casts_once_per_step"), fusions.end()) << fusions.dump();
+  EXPECT_EQ(cc.parameters, params);
+  EXPECT_EQ(cc.reads, params * 2 * steps) << "every micro-step reads every copy";
+  EXPECT_EQ(cc.refreshes, steps + 1) << "once when the step was built, once per update";
+  EXPECT_EQ(cc.cast_afresh, 0);
+  const SwitchEffect fused = with->describe_switches().at("fused");
+  const auto fusions = fused.fusions_active.value();
+  EXPECT_NE(std::find(fusions.begin(), fusions.end(), "weight_casts_once_per_step"), fusions.end()) << dump(fused);
   expect_copies_fresh(*with);
 }
 
@@ -151,8 +152,8 @@ TEST(CastCache, CudaGraphedStepsLeaveFreshCopies) {
   torch::cuda::synchronize();
   EXPECT_TRUE(step->uses_graph());
   expect_copies_fresh(*step);
-  const auto cc = step->describe_switches()["cast-cache"]["cast_cache"];
-  EXPECT_EQ(cc["cast_afresh"].get<int64_t>(), 0) << cc.dump();
+  const SwitchEffect sw = step->describe_switches().at("cast-cache");
+  EXPECT_EQ(sw.cast_cache.value().cast_afresh, 0) << dump(sw);
 }
 
 // Where bf16 stands down (a CPU left in fp32), the part has nothing to cast:
@@ -163,8 +164,8 @@ TEST(CastCache, StandsDownWithoutBf16) {
   ASSERT_EQ(step->plan().stood_down.count("cast-cache"), 1u);
   EXPECT_NE(step->plan().stood_down.at("cast-cache").find("bf16 stands down"), std::string::npos)
       << step->plan().stood_down.at("cast-cache");
-  const auto sw = step->describe_switches()["cast-cache"];
-  EXPECT_FALSE(sw["applicable"].get<bool>()) << sw.dump();
+  const SwitchEffect sw = step->describe_switches().at("cast-cache");
+  EXPECT_FALSE(sw.applicable.value()) << dump(sw);
 }
 
 }  // namespace

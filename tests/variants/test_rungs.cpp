@@ -148,15 +148,15 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
   auto owned = tiny_cpu_step("fused-adamw");
   TrainStep& step = *owned;
   // Nothing has run yet: neither the fused ops nor _fused_adamw_.
-  nlohmann::json sw = step.describe_switches();
-  EXPECT_FALSE(sw["fused"]["effective"].get<bool>()) << sw["fused"].dump();
-  EXPECT_FALSE(sw["fused-ln"]["effective"].get<bool>()) << sw["fused-ln"].dump();
-  EXPECT_FALSE(sw["fused-adamw"]["effective"].get<bool>()) << sw["fused-adamw"].dump();
+  SwitchEffects sw = step.describe_switches();
+  EXPECT_FALSE(sw.at("fused").effective.value()) << dump(sw.at("fused"));
+  EXPECT_FALSE(sw.at("fused-ln").effective.value()) << dump(sw.at("fused-ln"));
+  EXPECT_FALSE(sw.at("fused-adamw").effective.value()) << dump(sw.at("fused-adamw"));
   PhaseObserver none;
   step.run(0, none);
   sw = step.describe_switches();
-  EXPECT_TRUE(sw["fused"]["effective"].get<bool>()) << sw["fused"].dump();
-  auto reason = [&](const char* name) { return sw[name]["reason"].get<std::string>(); };
+  EXPECT_TRUE(sw.at("fused").effective.value()) << dump(sw.at("fused"));
+  auto reason = [&](const char* name) { return sw.at(name).reason; };
   // tiny has 2 layers: the embeddings' add, then 2 fused adds, one MLP and two
   // attention linears per layer; one classifier per micro-step.
   EXPECT_NE(reason("fused-ln").find("add_layer_norm ran 5 times"), std::string::npos) << reason("fused-ln");
@@ -164,21 +164,21 @@ TEST(Rungs, EffectiveIsWhatHappenedNotWhatWasAsked) {
       << reason("fused-linear");
   EXPECT_NE(reason("fused-ce").find("classifier_cross_entropy ran 1 times"), std::string::npos) << reason("fused-ce");
   for (const char* cuda_only : {"lt-epilogues", "gelu-epilogue", "cuda-graph"}) {
-    EXPECT_TRUE(sw[cuda_only]["enabled"].get<bool>()) << cuda_only;
-    EXPECT_FALSE(sw[cuda_only]["effective"].get<bool>()) << cuda_only;
-    EXPECT_FALSE(sw[cuda_only]["applicable"].get<bool>()) << cuda_only;
+    EXPECT_TRUE(sw.at(cuda_only).enabled) << cuda_only;
+    EXPECT_FALSE(sw.at(cuda_only).effective.value()) << cuda_only;
+    EXPECT_FALSE(sw.at(cuda_only).applicable.value()) << cuda_only;
   }
-  EXPECT_TRUE(sw["fused-adamw"]["effective"].get<bool>());
+  EXPECT_TRUE(sw.at("fused-adamw").effective.value());
   EXPECT_NE(reason("fused-adamw").find("called 2 times"), std::string::npos) << reason("fused-adamw");  // 2 groups
   // No cuBLASLt and no CUDA graph on a CPU; the flat gradient buffer is there,
   // and the embedding's rows go into it.
-  EXPECT_EQ(sw["fused"]["fusions_active"],
-            nlohmann::json({"residual_add_layer_norm", "layer_norm_outputs_in_bf16", "mlp_one_autograd_node",
+  EXPECT_EQ(sw.at("fused").fusions_active.value(),
+            (std::vector<std::string>{"residual_add_layer_norm", "layer_norm_outputs_in_bf16", "mlp_one_autograd_node",
                             "classifier_loss_and_grad_in_one_pass", "weight_casts_once_per_step",
                             "flat_gradient_buffer", "weight_grads_added_into_buffer",
                             "embedding_rows_added_into_buffer", "clip_inside_fused_adamw"}));
   std::vector<std::string> not_used;
-  for (const auto& e : sw["fused"]["fusions_not_used"]) not_used.push_back(e["name"]);
+  for (const auto& e : sw.at("fused").fusions_not_used.value()) not_used.push_back(e.name);
   EXPECT_EQ(not_used, (std::vector<std::string>{"lt-epilogues", "gelu-epilogue", "cuda-graph"}));
 }
 
@@ -196,14 +196,14 @@ TEST(Rungs, AdamwClipLeftOutClipsOutsideTheKernel) {
   // Step 1's loss follows step 0's update, clipped either way.
   const double a = with->run(1, none).loss.item<double>(), b = without->run(1, none).loss.item<double>();
   EXPECT_NEAR(a, b, 1e-5 * a);
-  EXPECT_TRUE(with->describe_switches()["adamw-clip"]["effective"].get<bool>());
+  EXPECT_TRUE(with->describe_switches().at("adamw-clip").effective.value());
   const auto sw = without->describe_switches();
-  EXPECT_FALSE(sw["adamw-clip"]["enabled"].get<bool>());
-  for (const auto& f : sw["fused"]["fusions_active"]) EXPECT_NE(f, "clip_inside_fused_adamw");
+  EXPECT_FALSE(sw.at("adamw-clip").enabled);
+  for (const auto& f : sw.at("fused").fusions_active.value()) EXPECT_NE(f, "clip_inside_fused_adamw");
   // Alone on fp32 it has neither flat-grads nor fused-adamw: not effective.
   auto alone = tiny_cpu_step("fp32+adamw-clip");
   alone->run(0, none);
-  EXPECT_FALSE(alone->describe_switches()["adamw-clip"]["effective"].get<bool>());
+  EXPECT_FALSE(alone->describe_switches().at("adamw-clip").effective.value());
 }
 
 // On the ddp rung the flat buffer stands down (the gradients live in the
@@ -238,11 +238,11 @@ TEST(Rungs, OneFusedPartAloneChangesOnlyItsOwnMechanism) {
   auto owned = tiny_cpu_step("fp32+fused-ln");
   PhaseObserver none;
   owned->run(0, none);
-  const nlohmann::json sw = owned->describe_switches();
-  EXPECT_TRUE(sw["fused-ln"]["effective"].get<bool>());
-  EXPECT_FALSE(sw["fused-linear"]["enabled"].get<bool>());
-  EXPECT_TRUE(sw["fused"]["enabled"].get<bool>());  // a part of it is on
-  EXPECT_EQ(sw["fused"]["fusions_active"], nlohmann::json({"residual_add_layer_norm"}));  // fp32: no bf16 outputs
+  const SwitchEffects sw = owned->describe_switches();
+  EXPECT_TRUE(sw.at("fused-ln").effective.value());
+  EXPECT_FALSE(sw.at("fused-linear").enabled);
+  EXPECT_TRUE(sw.at("fused").enabled);  // a part of it is on
+  EXPECT_EQ(sw.at("fused").fusions_active.value(), std::vector<std::string>{"residual_add_layer_norm"});  // fp32: no bf16 outputs
 }
 
 // The step's fused rung adds the linears' weight and bias gradients, the

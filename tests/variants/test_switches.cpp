@@ -92,7 +92,39 @@ TEST(Switches, ReportsNameEveryDeclaredSwitch) {
   const nlohmann::json flags = parse_rung("fp32").sw;
   EXPECT_EQ(keys(flags), sorted(declared));
   auto owned = tiny_cpu_step("fp32+fused-ce");
-  EXPECT_EQ(keys(owned->describe_switches()), sorted(declared));
+  EXPECT_EQ(keys(fields::to_json(owned->describe_switches())), sorted(declared));
+}
+
+// A switch's report entry is a SwitchEffect: one that is off says only why,
+// one that is on says whether it took effect and how; read back strictly,
+// naming the path of a key it does not know.
+TEST(Switches, AnEffectWritesWhatItHoldsAndReadsBackStrictly) {
+  const SwitchEffects effects = {{"flash", SwitchEffect::on(true, "sdpa", "flash ran")},
+                                 {"cuda-graph", SwitchEffect::cannot_act("none", "CUDA only")},
+                                 {"ddp", SwitchEffect::off("not in this rung")}};
+  const nlohmann::json j = fields::to_json(effects);
+  EXPECT_EQ(j["ddp"], nlohmann::json({{"enabled", false}, {"reason", "not in this rung"}}));
+  EXPECT_EQ(j["flash"],
+            nlohmann::json({{"enabled", true}, {"effective", true}, {"mechanism", "sdpa"}, {"reason", "flash ran"}}));
+  EXPECT_EQ(j["cuda-graph"]["applicable"], false);
+  const auto read = fields::from_json<SwitchEffects>(j, "report.json: switches");
+  EXPECT_TRUE(took_effect(read, "flash"));
+  EXPECT_FALSE(took_effect(read, "cuda-graph"));
+  EXPECT_TRUE(read.at("cuda-graph").inapplicable());
+  EXPECT_FALSE(took_effect(read, "ddp"));
+  EXPECT_FALSE(took_effect(read, "no-such-switch"));
+  nlohmann::json typo = j;
+  typo["flash"]["sdpa_backnd"] = "flash";
+  try {
+    fields::from_json<SwitchEffects>(typo, "report.json: switches");
+    ADD_FAILURE() << "an unknown key was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("report.json: switches.flash.sdpa_backnd"), std::string::npos) << e.what();
+  }
+  // A switch that is on must say whether it took effect, and how.
+  const nlohmann::json schema = fields::schema_of<SwitchEffect>();
+  EXPECT_EQ(schema["if"]["properties"]["enabled"]["const"], true);
+  EXPECT_EQ(schema["then"]["required"], nlohmann::json({"effective", "mechanism"}));
 }
 
 // The docs' switch table is the declarations' (`ladder switches`).

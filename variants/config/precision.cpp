@@ -24,9 +24,9 @@ double matmul_error(const torch::Device& device) {
 constexpr double kReducedPrecisionError = 1e-5;
 }  // namespace
 
-SwitchEffect enable_tf32(const torch::Device& device) {
+PrecisionEffect enable_tf32(const torch::Device& device) {
   auto& ctx = at::globalContext();
-  SwitchEffect e;
+  PrecisionEffect e;
   const double ieee_error = matmul_error(device);
   if (device.is_cuda()) {
     ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, at::Float32Precision::TF32);
@@ -116,7 +116,7 @@ AutocastScope::~AutocastScope() {
   at::autocast::set_autocast_dtype(type_, prev_dtype_);
 }
 
-SwitchEffect probe_bf16_autocast(const torch::Device& device) {
+PrecisionEffect probe_bf16_autocast(const torch::Device& device) {
   torch::NoGradGuard no_grad;
   auto x = torch::randn({8, 16}, torch::TensorOptions().device(device));
   auto w = torch::randn({4, 16}, torch::TensorOptions().device(device));
@@ -125,7 +125,7 @@ SwitchEffect probe_bf16_autocast(const torch::Device& device) {
     AutocastScope scope(true, device);
     y = torch::nn::functional::linear(x, w);
   }
-  SwitchEffect e;
+  PrecisionEffect e;
   e.mechanism = fmt::format("autocast({}, bfloat16) around forward and loss", c10::DeviceTypeName(device.type(), true));
   e.effective = y.scalar_type() == at::kBFloat16;
   e.reason = e.effective ? "a linear under autocast returns bfloat16"
@@ -133,7 +133,7 @@ SwitchEffect probe_bf16_autocast(const torch::Device& device) {
   return e;
 }
 
-SwitchEffect enable_bf16(const torch::Device& device) {
+PrecisionEffect enable_bf16(const torch::Device& device) {
   if (device.is_cuda()) {
     // cuBLAS may reduce split-K partial sums in bf16 (PyTorch's default,
     // allow_bf16_reduced_precision_reduction). Where it picks split-K depends
@@ -144,13 +144,9 @@ SwitchEffect enable_bf16(const torch::Device& device) {
     // bf16 rung independent of padding.
     at::globalContext().setAllowBF16ReductionCuBLAS(/*allow_reduced_precision=*/false, /*allow_splitk=*/true);
   }
-  SwitchEffect e = probe_bf16_autocast(device);
+  PrecisionEffect e = probe_bf16_autocast(device);
   if (device.is_cuda()) e.mechanism += "; cuBLAS reduces split-K partial sums in fp32 (no bf16 reduction)";
   return e;
-}
-
-void to_json(nlohmann::json& j, const SwitchEffect& e) {
-  j = {{"effective", e.effective}, {"mechanism", e.mechanism}, {"reason", e.reason}};
 }
 
 }  // namespace ladder

@@ -17,14 +17,14 @@
 
 namespace ladder {
 
-struct SwitchEffect {
+struct PrecisionEffect {
   bool effective = false;
   std::string mechanism;  // what was set, e.g. "oneDNN fp32 matmul precision 'bf16'"
   std::string reason;     // why it is or is not effective
 };
 
 // Sets the reduced-precision fp32 matmul mode for the process and probes it.
-SwitchEffect enable_tf32(const torch::Device& device);
+PrecisionEffect enable_tf32(const torch::Device& device);
 // Restores full-precision fp32 matmuls (the fp32 baseline).
 void disable_tf32(const torch::Device& device);
 
@@ -69,11 +69,9 @@ class AutocastScope {
 };
 
 // Probes that autocast really runs a linear in bf16 on this device.
-SwitchEffect probe_bf16_autocast(const torch::Device& device);
+PrecisionEffect probe_bf16_autocast(const torch::Device& device);
 // The bf16 rung's settings for the process, then the probe: on CUDA, cuBLAS
 // must reduce split-K partial sums in fp32 (see precision.cpp).
-SwitchEffect enable_bf16(const torch::Device& device);
-
-void to_json(nlohmann::json& j, const SwitchEffect& e);
+PrecisionEffect enable_bf16(const torch::Device& device);
 
 }  // namespace ladder

@@ -217,12 +217,10 @@ const char* parity_class(const Switches& sw) {
   return "fp32-exact";
 }
 
-Switches numerics_in_effect(Switches sw, const nlohmann::json& described) {
+Switches numerics_in_effect(Switches sw, const SwitchEffects& described) {
   for (const SwitchDecl* s : all_switches()) {
     if (s->role == SwitchRole::kGroup || s->numerics == Numerics::kFp32Exact || !sw.on(*s)) continue;
-    const auto it = described.is_object() ? described.find(s->name) : described.end();
-    const bool effective = it != described.end() && it->is_object() && it->value("effective", false);
-    sw.set(*s, effective);
+    sw.set(*s, took_effect(described, s->name));
   }
   return sw;
 }

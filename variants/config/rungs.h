@@ -17,6 +17,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "variants/config/base_rung.h"
+#include "variants/config/switch_effect.h"
 #include "variants/config/switch_flags.h"
 
 namespace ladder {
@@ -76,7 +77,7 @@ const char* parity_class(const Switches& sw);  // "fp32-exact", "tf32", "bf16"
 // report's `switches` section (TrainStep::describe_switches) says they were
 // not effective on the device (no TF32 on this CPU; bf16 left in fp32 by
 // --cpu-bf16). Parity classes follow the precision actually used.
-Switches numerics_in_effect(Switches sw, const nlohmann::json& described_switches);
+Switches numerics_in_effect(Switches sw, const SwitchEffects& described_switches);
 
 
 }  // namespace ladder

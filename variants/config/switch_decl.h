@@ -22,6 +22,7 @@ namespace ladder {
 struct RunConfig;
 struct StepPlan;
 struct SwitchFacts;
+struct SwitchEffect;  // switch_effect.h
 
 // The numerics a switch allows, loosest last: a rung's parity class and MFU
 // precision are those of its loosest switch in effect.
@@ -57,12 +58,12 @@ struct SwitchDecl {
   // plan.acts), or through RunConfig (vocab-pad: model_vocab(), grad-accum:
   // micro_steps(), ddp: the process group).
   void (*apply)(const RunConfig&, StepPlan&);
-  // Its effect once steps ran: {"effective", "mechanism", "reason", ...};
-  // "fusions" lists what a part of a group adds to the group's
-  // fusions_active. Called when the switch is on, its needs are on, and (if
+  // Its effect once steps ran (switch_effect.h): whether it took effect, how
+  // and why, and what it adds; a part of a group lists in `fusions` what it
+  // adds to the group's fusions_active. Called when the switch is on, its needs are on, and (if
   // cuda_only) on CUDA; otherwise the report says why it could not act, and
   // a group does not count it against its own effectiveness.
-  nlohmann::json (*describe)(const SwitchFacts&);
+  SwitchEffect (*describe)(const SwitchFacts&);
   // What its rung means to the harness, declared here rather than spelt out
   // there (both optional, false unless a declaration says otherwise):
   // peers_base: the PyTorch peers (bench/run/peers.h) run the switches of the

@@ -165,19 +165,17 @@ void GradientSync::zero_grads() {
   for (auto& b : buckets_) b->flat.zero_();
 }
 
-nlohmann::json GradientSync::describe() const {
-  nlohmann::json buckets = nlohmann::json::array();
+GradSyncFacts GradientSync::describe() const {
+  GradSyncFacts d;
+  d.mechanism = "c10d " + pg_.backend_name() + " all-reduce per bucket, launched from post-accumulate-grad hooks";
+  d.bucket_cap_bytes = bucket_cap_bytes_;
+  d.first_bucket_cap_bytes = std::min(kFirstBucketBytes, bucket_cap_bytes_);
+  d.bucket_order = "reverse parameter order";
+  d.gradient_as_bucket_view = true;
   for (const auto& b : buckets_)
-    buckets.push_back({{"bytes", b->flat.numel() * int64_t(b->flat.element_size())},
-                       {"n_params", b->params.size()}});
-  return {{"mechanism", "c10d " + pg_.backend_name() +
-                            " all-reduce per bucket, launched from post-accumulate-grad hooks"},
-          {"bucket_cap_bytes", bucket_cap_bytes_},
-          {"first_bucket_cap_bytes", std::min(kFirstBucketBytes, bucket_cap_bytes_)},
-          {"bucket_order", "reverse parameter order"},
-          {"gradient_as_bucket_view", true},
-          {"buckets", buckets},
-          {"first_sync_event_order", event_order_}};
+    d.buckets.push_back({b->flat.numel() * int64_t(b->flat.element_size()), int64_t(b->params.size())});
+  d.first_sync_event_order = event_order_;
+  return d;
 }
 
 void add_collective_work(const WorkShape&, const WorkFlags& f, WorkList& work) {

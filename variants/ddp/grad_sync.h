@@ -36,6 +36,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "variants/config/switch_effect.h"
 #include "variants/ddp/comm_observer.h"
 #include "variants/ddp/cuda/nccl_backend.h"
 #include "variants/ddp/process_group.h"
@@ -68,7 +69,7 @@ class GradientSync {
 
   // Buckets (count, bytes, parameters each) and the event order of the first
   // synced backward: "ready <param>" and "launch bucket <i>" entries.
-  nlohmann::json describe() const;
+  GradSyncFacts describe() const;
 
   // Called by the per-parameter hooks.
   void on_grad_ready(size_t param_index);

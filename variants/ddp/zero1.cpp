@@ -120,26 +120,23 @@ void ShardedOptimizer::zero_grad(bool set_to_none) { zero_gradients(params_, set
 
 int64_t ShardedOptimizer::fused_kernel_calls() const { return inner_ ? inner_->fused_kernel_calls() : 0; }
 
-nlohmann::json ShardedOptimizer::describe() const {
+Zero1Sharding ShardedOptimizer::describe() const {
   const int64_t element = int64_t(flat_.element_size());
-  nlohmann::json per_rank = nlohmann::json::array();
+  Zero1Sharding d;
   int64_t all = 0;
   for (int r = 0; r < pg_.world_size(); ++r) {
     const int64_t n = shard_elements(ranges_[size_t(r)]);
     all += n;
-    per_rank.push_back({{"rank", r}, {"elements", n}, {"pieces", ranges_[size_t(r)].size()},
-                        {"parameter_bytes", n * element}});
+    d.shards.push_back({r, n, int64_t(ranges_[size_t(r)].size()), n * element});
   }
-  const int64_t mine = per_rank[size_t(pg_.rank())]["parameter_bytes"].get<int64_t>();
-  return {{"ranks", pg_.world_size()},
-          {"shards", per_rank},
-          {"optimizer_state_bytes_this_rank", 2 * mine},
-          {"optimizer_state_bytes_unsharded", 2 * all * element},
-          {"parameter_bytes_broadcast_per_step", all * element},
-          {"placement", "after this rank's AdamW step, before the next forward, in the optimizer phase; not "
-                        "overlapped with compute (per step: gather_ms and gather_bytes; the trace range 'zero1 "
-                        "parameter gather')"},
-          {"gradients", "all-reduced as the ddp rung's (every rank needs the whole gradient for the clip norm)"}};
+  d.ranks = pg_.world_size();
+  d.optimizer_state_bytes_this_rank = 2 * d.shards[size_t(pg_.rank())].parameter_bytes;
+  d.optimizer_state_bytes_unsharded = 2 * all * element;
+  d.parameter_bytes_broadcast_per_step = all * element;
+  d.placement = "after this rank's AdamW step, before the next forward, in the optimizer phase; not overlapped "
+                "with compute (per step: gather_ms and gather_bytes; the trace range 'zero1 parameter gather')";
+  d.gradients = "all-reduced as the ddp rung's (every rank needs the whole gradient for the clip norm)";
+  return d;
 }
 
 }  // namespace ladder

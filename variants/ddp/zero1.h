@@ -42,6 +42,7 @@
 #include <torch/torch.h>
 
 #include "variants/config/config.h"
+#include "variants/config/switch_effect.h"
 #include "variants/optim/optim.h"
 
 namespace ladder {
@@ -81,7 +82,7 @@ class ShardedOptimizer final : public StepOptimizer {
 
   // Each rank's elements and optimizer-state bytes, this rank's and the
   // unsharded total, and the parameter bytes broadcast per step.
-  nlohmann::json describe() const;
+  Zero1Sharding describe() const;
 
  private:
   // Points each piece's .grad() at its part of its parameter's gradient.

@@ -14,11 +14,11 @@ extern const SwitchDecl fused_linear = {
     [](const RunConfig&, StepPlan& p) { p.model.fused_linear = true; },
     [](const SwitchFacts& f) {
       const int64_t mlp = f.linear.mlp_gelu_calls, lb = f.linear.linear_bias_calls;
-      auto j = switch_effect(mlp > 0 && lb > 0, "ladder::linear_bias, ladder::mlp_gelu",
+      auto j = SwitchEffect::on(mlp > 0 && lb > 0, "ladder::linear_bias, ladder::mlp_gelu",
                              fmt::format("ladder::mlp_gelu ran {} times, ladder::linear_bias {} (a graph replay "
                                          "calls none)",
                                          mlp, lb));
-      j["fusions"] = {"mlp_one_autograd_node"};
+      j.fusions = std::vector<std::string>{"mlp_one_autograd_node"};
       return j;
     },
 };

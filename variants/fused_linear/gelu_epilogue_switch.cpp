@@ -19,9 +19,9 @@ extern const SwitchDecl gelu_epilogue = {
       const auto [lt, sites] = plan ? lt_sites(*plan, /*gelu_roles=*/true) : std::pair<int, int>{0, 0};
       if (plan) reason += fmt::format("; the GEMM plan ({}) runs {} of its {} GELU sites on cuBLASLt", plan->source,
                                       lt, sites);
-      auto j = switch_effect(n > 0, "cuBLASLt GELU_AUX_BIAS and DGELU epilogues", reason);
-      if (plan && lt == 0 && n == 0) j["applicable"] = false;  // measured: PyTorch's ops were as fast
-      j["fusions"] = {"cublaslt_epilogues: GELU_AUX_BIAS, DGELU"};
+      auto j = SwitchEffect::on(n > 0, "cuBLASLt GELU_AUX_BIAS and DGELU epilogues", reason);
+      if (plan && lt == 0 && n == 0) j.applicable = false;  // measured: PyTorch's ops were as fast
+      j.fusions = std::vector<std::string>{"cublaslt_epilogues: GELU_AUX_BIAS, DGELU"};
       return j;
     },
 };

@@ -22,10 +22,10 @@ extern const SwitchDecl lt_epilogues = {
       const auto [lt, sites] = plan ? lt_sites(*plan, /*gelu_roles=*/false) : std::pair<int, int>{0, 0};
       if (plan) reason += fmt::format("; the GEMM plan ({}) runs {} of its {} bias sites on cuBLASLt", plan->source,
                                       lt, sites);
-      auto j = switch_effect(plain > 0, "cuBLASLt BIAS and BGRADB epilogues", reason);
+      auto j = SwitchEffect::on(plain > 0, "cuBLASLt BIAS and BGRADB epilogues", reason);
       // Measured and kept PyTorch's ops everywhere: the part did its job (none was faster), not a failure.
-      if (plan && lt == 0 && plain == 0) j["applicable"] = false;
-      j["fusions"] = {"cublaslt_epilogues: bias, BGRADB"};
+      if (plan && lt == 0 && plain == 0) j.applicable = false;
+      j.fusions = std::vector<std::string>{"cublaslt_epilogues: bias, BGRADB"};
       return j;
     },
 };

@@ -335,30 +335,30 @@ namespace {
 // any part is; effective when every part that is on, and can act on this
 // device, acted; the fusions of the parts that acted, and why the others
 // did not.
-nlohmann::json describe_group(const SwitchDecl& group, const nlohmann::json& entries) {
-  std::vector<std::string> on, acted;
-  nlohmann::json fusions = nlohmann::json::array(), not_used = nlohmann::json::array();
+SwitchEffect describe_group(const SwitchDecl& group, const SwitchEffects& entries) {
+  std::vector<std::string> on, acted, fusions;
+  std::vector<FusionNotUsed> not_used;
   bool effective = true;
   for (const SwitchDecl* part : parts_of(group)) {
-    const auto& e = entries.at(part->name);
-    if (!e.value("enabled", false)) {
-      not_used.push_back({{"name", part->name}, {"reason", "not in this rung"}});
+    const SwitchEffect& e = entries.at(part->name);
+    if (!e.enabled) {
+      not_used.push_back({part->name, "not in this rung"});
       continue;
     }
     on.push_back(part->name);
-    if (e.value("effective", false)) {
+    if (e.took_effect()) {
       acted.push_back(part->name);
-      for (const auto& f : e.value("fusions", nlohmann::json::array())) fusions.push_back(f);
+      if (e.fusions) fusions.insert(fusions.end(), e.fusions->begin(), e.fusions->end());
     } else {
-      not_used.push_back({{"name", part->name}, {"reason", e.value("reason", "")}});
-      effective = effective && !e.value("applicable", true);
+      not_used.push_back({part->name, e.reason});
+      effective = effective && e.inapplicable();
     }
   }
-  if (on.empty()) return {{"enabled", false}, {"reason", "not in this rung"}};
-  auto j = switch_effect(effective && !acted.empty(), fmt::format("its parts: {}", fmt::join(on, ", ")),
-                         fmt::format("acted: {}", acted.empty() ? "none" : fmt::format("{}", fmt::join(acted, ", "))));
-  j["fusions_active"] = fusions;
-  j["fusions_not_used"] = not_used;
+  if (on.empty()) return SwitchEffect::off("not in this rung");
+  auto j = SwitchEffect::on(effective && !acted.empty(), fmt::format("its parts: {}", fmt::join(on, ", ")),
+                            fmt::format("acted: {}", acted.empty() ? "none" : fmt::format("{}", fmt::join(acted, ", "))));
+  j.fusions_active = std::move(fusions);
+  j.fusions_not_used = std::move(not_used);
   return j;
 }
 }  // namespace
@@ -373,7 +373,7 @@ std::string needs_off(const SwitchDecl& s, const Switches& sw) {
 }
 }  // namespace
 
-nlohmann::json TrainStep::describe_switches() const {
+SwitchEffects TrainStep::describe_switches() const {
   const int64_t add_layer_norm_calls = fused::add_layer_norm_calls() - add_layer_norm_calls_at_start_;
   fused::FusedLinearStats linear = fused::fused_linear_stats();
   const auto& l0 = fused_linear_at_start_;
@@ -400,20 +400,17 @@ nlohmann::json TrainStep::describe_switches() const {
                           sync_.get(),
                           casts_.get(),
                           attention_plan_ ? &*attention_plan_ : nullptr};
-  nlohmann::json j = nlohmann::json::object();
+  SwitchEffects j;
   for (const SwitchDecl* s : all_switches()) {
     if (s->role == SwitchRole::kGroup) continue;  // from its parts, below
     if (!cfg_.sw.on(*s)) {
-      j[s->name] = {{"enabled", false}, {"reason", "not in this rung"}};
+      j[s->name] = SwitchEffect::off("not in this rung");
     } else if (s->cuda_only && !device_.is_cuda()) {
-      j[s->name] = switch_effect(false, "none", "CUDA only: nothing to do on a CPU");
-      j[s->name]["applicable"] = false;
+      j[s->name] = SwitchEffect::cannot_act("none", "CUDA only: nothing to do on a CPU");
     } else if (const std::string off = needs_off(*s, cfg_.sw); !off.empty()) {
-      j[s->name] = switch_effect(false, "none", fmt::format("needs {}, off in this rung", off));
-      j[s->name]["applicable"] = false;
+      j[s->name] = SwitchEffect::cannot_act("none", fmt::format("needs {}, off in this rung", off));
     } else if (const auto why = plan_.stood_down.find(s->name); why != plan_.stood_down.end()) {
-      j[s->name] = switch_effect(false, "none", why->second);  // its apply, or a later switch's, said why
-      j[s->name]["applicable"] = false;
+      j[s->name] = SwitchEffect::cannot_act("none", why->second);  // its apply, or a later switch's, said why
     } else {
       j[s->name] = s->describe(facts);
     }

@@ -74,7 +74,7 @@ class TrainStep {
   const TokenSource& data() const { return *data_; }
   // What each switch did on this device: effective or not, and why (each
   // switch's describe, variants/switches/); a group sums up its parts.
-  nlohmann::json describe_switches() const;
+  SwitchEffects describe_switches() const;
   // What the rung's switches made of the step.
   const StepPlan& plan() const { return plan_; }
   // The GEMM plan of the fused linears (variants/planners/gemm_plan.h), for the
@@ -156,7 +156,7 @@ class TrainStep {
   std::unique_ptr<GradientSync> sync_;       // ddp rung
   std::vector<torch::Tensor> params_;
   int64_t decay_steps_;
-  SwitchEffect tf32_effect_, bf16_effect_;
+  PrecisionEffect tf32_effect_, bf16_effect_;
   int64_t add_layer_norm_calls_at_start_ = 0;  // fused-ln is effective if add_layer_norm ran since
   fused::LayerNormLaunches layer_norm_launches_at_start_;
   fused::FusedLinearStats fused_linear_at_start_;

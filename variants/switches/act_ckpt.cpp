@@ -26,7 +26,7 @@ extern const SwitchDecl act_ckpt = {
     },
     [](const SwitchFacts& f) {
       const int64_t n = block_recomputes();
-      return switch_effect(n > 0, "each block's forward without autograd, run again in its backward",
+      return SwitchEffect::on(n > 0, "each block's forward without autograd, run again in its backward",
                            fmt::format("{} block forwards recomputed in backward over {} steps", n, f.steps_run));
     },
     /*peers_base=*/false, /*parity_same_rows=*/false,

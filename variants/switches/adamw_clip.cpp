@@ -22,10 +22,10 @@ extern const SwitchDecl adamw_clip = {
     },
     [](const SwitchFacts& f) {
       const bool in_kernel = f.plan.acts(switches::flat_grads) && f.optimizer.divides_gradients_in_kernel();
-      auto j = switch_effect(in_kernel, "_fused_adamw_'s grad_scale divides the gradients by the clip's divisor",
+      auto j = SwitchEffect::on(in_kernel, "_fused_adamw_'s grad_scale divides the gradients by the clip's divisor",
                              in_kernel ? "the clip computes the norm; the AdamW kernel applies its scale"
                                        : "the ddp rung has no flat buffer: the clip scales the gradients itself");
-      j["fusions"] = {"clip_inside_fused_adamw"};
+      j.fusions = std::vector<std::string>{"clip_inside_fused_adamw"};
       return j;
     },
 };

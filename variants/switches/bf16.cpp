@@ -14,7 +14,7 @@ extern const SwitchDecl bf16 = {
     [](const RunConfig& c, StepPlan& p) {
       if (!c.bf16_applied()) p.stand_down(switches::bf16, c.bf16_off_reason() + ": autocast left off, the matmuls run in fp32");
     },
-    [](const SwitchFacts& f) { return switch_effect(f.bf16.effective, f.bf16.mechanism, f.bf16.reason); },
+    [](const SwitchFacts& f) { return SwitchEffect::on(f.bf16.effective, f.bf16.mechanism, f.bf16.reason); },
 };
 
 }  // namespace ladder::switches

@@ -22,16 +22,15 @@ extern const SwitchDecl cast_cache = {
         p.stand_down(switches::cast_cache, "fused-linear and fused-ce are off: no fused op casts a weight");
     },
     [](const SwitchFacts& f) {
-      if (!f.casts) return switch_effect(false, "none", "bf16 took no effect on this device: nothing is cast");
+      if (!f.casts) return SwitchEffect::on(false, "none", "bf16 took no effect on this device: nothing is cast");
       const auto s = f.casts->stats();
-      auto j = switch_effect(
+      auto j = SwitchEffect::on(
           s.reads > 0, "CastCache: one _foreach_copy_ into persistent bf16 copies after each optimizer update",
           fmt::format("{} parameters ({:.1f} MB of copies): {} refreshes, {} reads by the fused ops, {} cast afresh "
                       "(changed since a refresh); a CUDA graph's replay reads without counting",
                       s.parameters, s.bytes / 1e6, s.refreshes, s.reads, s.stale));
-      j["fusions"] = {"weight_casts_once_per_step"};
-      j["cast_cache"] = {{"parameters", s.parameters},  {"copy_bytes", s.bytes}, {"refreshes", s.refreshes},
-                         {"reads", s.reads},            {"cast_afresh", s.stale}};
+      j.fusions = std::vector<std::string>{"weight_casts_once_per_step"};
+      j.cast_cache = CastCacheFacts{s.parameters, s.bytes, s.refreshes, s.reads, s.stale};
       return j;
     },
 };

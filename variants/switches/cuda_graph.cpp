@@ -24,18 +24,15 @@ extern const SwitchDecl cuda_graph = {
         p.acting.set(switches::cuda_graph, false);  // CUDA only: reported as such (switch.h)
     },
     [](const SwitchFacts& f) {
-      auto j = switch_effect(f.graph_captured,
+      auto j = SwitchEffect::on(f.graph_captured,
                              f.optimizer_in_graph ? "CUDA graph per step: forward, backward, clip, fused AdamW"
                                                   : "CUDA graph per micro-step (the optimizer runs eagerly: it "
                                                     "needs fused-adamw to be captured)",
                              f.graph_captured ? fmt::format("{} graph launches over {} steps", f.graph_replays,
                                                             f.steps_run)
                                               : "no CUDA graph was captured");
-      j["fusions"] = {f.optimizer_in_graph ? "cuda_graph_whole_step" : "cuda_graph_forward_backward"};
-      j["cuda_graph"] = {{"optimizer_in_graph", f.optimizer_in_graph},
-                         {"graph_launches_per_step", f.cfg.micro_steps()},
-                         {"graph_launches_total", f.graph_replays},
-                         {"steps_total", f.steps_run}};
+      j.fusions = std::vector<std::string>{f.optimizer_in_graph ? "cuda_graph_whole_step" : "cuda_graph_forward_backward"};
+      j.cuda_graph = CudaGraphFacts{f.optimizer_in_graph, f.cfg.micro_steps(), f.graph_replays, f.steps_run};
       return j;
     },
 };

@@ -16,14 +16,14 @@ extern const SwitchDecl ddp = {
     "data parallel across ranks",
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
     [](const SwitchFacts& f) {
-      auto j = switch_effect(f.pg->world_size() > 1,
+      auto j = SwitchEffect::on(f.pg->world_size() > 1,
                              fmt::format("c10d {} bucketed all-reduce overlapped with backward", f.pg->backend_name()),
                              fmt::format("{} rank(s); each reads its own rows of the token stream",
                                          f.pg->world_size()));
-      j["grad_sync"] = f.sync->describe();
+      j.grad_sync = f.sync->describe();
       // One rank (asked for: --rungs ddp on one GPU, --nproc-per-node 1): its
       // all-reduce runs, but there is nothing to run in parallel with.
-      if (f.pg->world_size() == 1) j["applicable"] = false;
+      if (f.pg->world_size() == 1) j.applicable = false;
       return j;
     },
 };

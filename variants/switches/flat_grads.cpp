@@ -18,13 +18,13 @@ extern const SwitchDecl flat_grads = {
       p.model.linear.grads_into_buffers = p.acts(switches::flat_grads);
     },
     [](const SwitchFacts& f) {
-      auto j = switch_effect(true, "FlatGradients: parameters' .grad() as views of one buffer",
+      auto j = SwitchEffect::on(true, "FlatGradients: parameters' .grad() as views of one buffer",
                              "one memset zeroes every gradient; the clip reads one buffer");
-      j["fusions"] = {"flat_gradient_buffer"};
-      if (f.plan.model.fused_linear || f.plan.model.fused_ce) j["fusions"].push_back("weight_grads_added_into_buffer");
+      j.fusions = std::vector<std::string>{"flat_gradient_buffer"};
+      if (f.plan.model.fused_linear || f.plan.model.fused_ce) j.fusions->push_back("weight_grads_added_into_buffer");
       // GPTImpl::token_embeddings: the rows into wte's .grad(), no dense gradient (variants/ops/embedding/embedding.h).
       if (f.plan.model.linear.grads_into_buffers && f.device.is_cpu())
-        j["fusions"].push_back("embedding_rows_added_into_buffer");
+        j.fusions->push_back("embedding_rows_added_into_buffer");
       return j;
     },
 };

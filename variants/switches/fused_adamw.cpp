@@ -15,7 +15,7 @@ extern const SwitchDecl fused_adamw = {
     /*apply=*/nullptr,  // the step reads plan.acts(switches::fused_adamw)
     [](const SwitchFacts& f) {
       const int64_t calls = f.optimizer.fused_kernel_calls();
-      return switch_effect(calls > 0, f.optimizer.name(),
+      return SwitchEffect::on(calls > 0, f.optimizer.name(),
                            fmt::format("at::_fused_adamw_ called {} times (one multi-tensor kernel per parameter "
                                        "group per step)",
                                        calls));

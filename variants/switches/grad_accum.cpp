@@ -14,7 +14,7 @@ extern const SwitchDecl grad_accum = {
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
     [](const SwitchFacts& f) {
       const auto& c = f.cfg;
-      return switch_effect(c.micro_steps() > 1, "loss scaled by 1/micro_steps, one optimizer step",
+      return SwitchEffect::on(c.micro_steps() > 1, "loss scaled by 1/micro_steps, one optimizer step",
                            fmt::format("{} micro-steps of {} tokens = {} tokens per optimizer step", c.micro_steps(),
                                        c.tokens_per_micro_step(), c.tokens_per_step()));
     },

@@ -29,10 +29,6 @@ StepPlan plan_for(const RunConfig& cfg) {
   return plan;
 }
 
-nlohmann::json switch_effect(bool effective, const std::string& mechanism, const std::string& reason) {
-  return {{"enabled", true}, {"effective", effective}, {"mechanism", mechanism}, {"reason", reason}};
-}
-
 }  // namespace ladder
 
 namespace ladder {

@@ -45,6 +45,7 @@
 #include "variants/model/model.h"
 #include "variants/config/precision.h"
 #include "variants/config/switch_decl.h"
+#include "variants/config/switch_effect.h"
 #include "variants/config/switch_flags.h"
 
 namespace ladder {
@@ -80,7 +81,7 @@ struct SwitchFacts {
   const RunConfig& cfg;
   const StepPlan& plan;
   torch::Device device;
-  SwitchEffect tf32, bf16;          // what enable_tf32 / enable_bf16 found
+  PrecisionEffect tf32, bf16;       // what enable_tf32 / enable_bf16 found
   int64_t add_layer_norm_calls = 0;  // add_layer_norm forward calls since the step was built
   fused::LayerNormLaunches layer_norm_launches;  // its CUDA launches since then, by kernel
   fused::FusedLinearStats linear;   // fused linear calls and cuBLASLt GEMMs since then
@@ -102,7 +103,5 @@ StepPlan plan_for(const RunConfig& cfg);
 // variants/README.md shows it, and a test keeps the two the same).
 std::string switches_markdown();
 
-// A report.switches entry for a switch that is on.
-nlohmann::json switch_effect(bool effective, const std::string& mechanism, const std::string& reason);
 
 }  // namespace ladder

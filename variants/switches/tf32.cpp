@@ -13,8 +13,8 @@ extern const SwitchDecl tf32 = {
     // applicable there (on CUDA, where every GPU ladder targets has TF32, a
     // probe that finds none stays a failure).
     [](const SwitchFacts& f) {
-      auto j = switch_effect(f.tf32.effective, f.tf32.mechanism, f.tf32.reason);
-      if (!f.tf32.effective && !f.device.is_cuda()) j["applicable"] = false;
+      auto j = SwitchEffect::on(f.tf32.effective, f.tf32.mechanism, f.tf32.reason);
+      if (!f.tf32.effective && !f.device.is_cuda()) j.applicable = false;
       return j;
     },
 };

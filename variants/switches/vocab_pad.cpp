@@ -15,7 +15,7 @@ extern const SwitchDecl vocab_pad = {
     Numerics::kFp32Exact, {}, /*cuda_only=*/false, /*apply=*/nullptr,
     [](const SwitchFacts& f) {
       const int64_t V = f.cfg.model.vocab_size, Vp = f.cfg.model_vocab();
-      return switch_effect(Vp != V, "wte rows padded; padding logits excluded from the softmax",
+      return SwitchEffect::on(Vp != V, "wte rows padded; padding logits excluded from the softmax",
                            Vp != V ? fmt::format("V {} -> {}", V, Vp)
                                    : fmt::format("V {} is already a multiple of 128", V));
     },

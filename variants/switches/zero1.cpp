@@ -18,16 +18,15 @@ extern const SwitchDecl zero1 = {
     /*apply=*/nullptr,  // the step reads plan.acts(switches::zero1) where it has a process group
     [](const SwitchFacts& f) {
       const auto* sharded = dynamic_cast<const ShardedOptimizer*>(&f.optimizer);
-      if (!sharded) return switch_effect(false, "ShardedOptimizer", "the step had no process group to shard over");
-      nlohmann::json d = sharded->describe();
-      const int ranks = d["ranks"].get<int>();
-      auto j = switch_effect(ranks > 1, f.optimizer.name(),
-                             fmt::format("AdamW state {:.1f} MB on this rank instead of {:.1f} MB, over {} rank(s); "
-                                         "{:.1f} MB of parameters broadcast per step",
-                                         d["optimizer_state_bytes_this_rank"].get<double>() / 1e6,
-                                         d["optimizer_state_bytes_unsharded"].get<double>() / 1e6, ranks,
-                                         d["parameter_bytes_broadcast_per_step"].get<double>() / 1e6));
-      j["sharding"] = std::move(d);
+      if (!sharded) return SwitchEffect::on(false, "ShardedOptimizer", "the step had no process group to shard over");
+      Zero1Sharding d = sharded->describe();
+      auto j = SwitchEffect::on(d.ranks > 1, f.optimizer.name(),
+                                fmt::format("AdamW state {:.1f} MB on this rank instead of {:.1f} MB, over {} rank(s); "
+                                            "{:.1f} MB of parameters broadcast per step",
+                                            double(d.optimizer_state_bytes_this_rank) / 1e6,
+                                            double(d.optimizer_state_bytes_unsharded) / 1e6, d.ranks,
+                                            double(d.parameter_bytes_broadcast_per_step) / 1e6));
+      j.sharding = std::move(d);
       return j;
     },
     /*peers_base=*/false, /*parity_same_rows=*/false,

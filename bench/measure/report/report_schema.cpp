@@ -107,8 +107,7 @@ json rung_report_schema() {
   s["properties"]["summary"] = summary_schema();
   s["$defs"] = {{"steps", steps_schema()},
                 {"summary", fields::schema_of<Summary>()},
-                {"rank_figures", rank_figures_schema()},
-                {"switch_effect", schema_section("switch_effect")}};
+                {"rank_figures", rank_figures_schema()}};
   return s;
 }
 

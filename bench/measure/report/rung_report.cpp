@@ -27,7 +27,7 @@ namespace {
 
 // The precision MFU is measured against: what the rung's matmuls really ran
 // in, the loosest numerics (SwitchDecl::numerics) among the switches in effect.
-Precision mfu_precision(const RunConfig& c, const json& switches) {
+Precision mfu_precision(const RunConfig& c, const SwitchEffects& switches) {
   switch (loosest_numerics(numerics_in_effect(c.sw, switches))) {
     case Numerics::kBf16: return Precision::kBF16;
     case Numerics::kTf32: return Precision::kTF32;

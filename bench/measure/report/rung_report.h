@@ -82,7 +82,7 @@ struct MeasuredRun {
   torch::Device device{torch::kCPU};
   std::string device_name;       // "NVIDIA H100 80GB HBM3", or the CPU model
   EnvironmentSection environment;  // describe_environment
-  nlohmann::json switches;       // report.switches: what each switch did
+  SwitchEffects switches;        // report.switches: what each switch did
   std::optional<StepPlan> plan;  // what the step ran (TrainStep::plan); absent: plan_for(cfg)
   std::optional<GemmPlanSection> gemm_plan;  // report.gemm_plan: fused-linear's GEMM plan (empty without fused linears)
   std::optional<AttentionPlan> attention_plan;  // report.attention_plan: the SDPA backend (empty without SDPA)

@@ -81,7 +81,7 @@ struct MatmulCeiling {
 
 struct MatmulCeilings {
   std::vector<MatmulCeiling> precisions;  // fp32, tf32, bf16
-  SwitchEffect tf32;                      // what tf32 was on the device
+  PrecisionEffect tf32;                      // what tf32 was on the device
   const MatmulCeiling& of(Precision p) const;
   MatmulCeiling& of(Precision p) { return const_cast<MatmulCeiling&>(std::as_const(*this).of(p)); }
 };

@@ -255,7 +255,7 @@ std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, c
     if (why) *why = fmt::format("its config cannot be read: {}", e.what());
     return std::nullopt;
   }
-  const bool bf16 = report.switches && member(member(*report.switches, switches::bf16.name), "effective") == json(true);
+  const bool bf16 = report.switches && took_effect(*report.switches, switches::bf16.name);
   return speed_of_light_of_rung(report, cfg, plan_for(cfg), bf16, roofline, why);
 }
 

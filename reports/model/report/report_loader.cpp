@@ -81,6 +81,19 @@ void upgrade_switch_names(json& r) {
   }
 }
 
+// Schema 1's ddp entry said why no CUDA graph ran there in a string field,
+// cuda_graph, where a switch now keeps its own typed figures
+// (variants/config/switch_effect.h): the cuda-graph switch's own entry says
+// it since schema 2, so the note joins the entry's reason.
+void upgrade_switch_notes(json& r) {
+  if (!r.contains("switches") || !r["switches"].is_object()) return;
+  for (auto& [name, entry] : r["switches"].items()) {
+    if (!entry.is_object() || !entry.contains("cuda_graph") || !entry["cuda_graph"].is_string()) continue;
+    entry["reason"] = fmt::format("{}; cuda graph: {}", entry.value("reason", ""), entry["cuda_graph"].get<std::string>());
+    entry.erase("cuda_graph");
+  }
+}
+
 // The fields an ok report gained in schema 3 (2026-11-25 to -29), as unknown
 // where the report could not know them (null), or as what the harness did
 // then: no noise monitor, no steal reading, a fixed warm-up count.
@@ -112,7 +125,10 @@ void upgrade_ok_sections(json& r) {
 void upgrade_to_current(json& r) {
   const int version = r.value("schema_version", 0);
   if (version >= kSchemaVersion) return;
-  if (version < 2) upgrade_switch_names(r);
+  if (version < 2) {
+    upgrade_switch_names(r);
+    upgrade_switch_notes(r);
+  }
   upgrade_ok_sections(r);
   r["schema_version"] = kSchemaVersion;
 }

@@ -30,6 +30,7 @@
 #include "variants/data/data_section.h"
 #include "variants/planners/gemm_plan_section.h"
 #include "variants/config/precision_name.h"
+#include "variants/config/switch_effect.h"
 
 namespace ladder {
 
@@ -260,7 +261,8 @@ struct RungReport {
   int64_t schema_version = 0;
   std::string kind, run_id, rung, status, started_at, finished_at;
   nlohmann::json config;  // variants/config/config.h RunConfig
-  Maybe<nlohmann::json> suite, switches, speed_of_light, peer;
+  Maybe<nlohmann::json> suite, speed_of_light, peer;
+  Maybe<SwitchEffects> switches;  // variants/config/switch_effect.h
   Maybe<EnvironmentSection> environment;  // reports/model/report/environment_section.h
   Maybe<std::optional<DdpSection>> ddp;  // the ddp rung's ranks (reports/model/report/ddp_section.h); null for others
   // fused-linear's GEMM plan (variants/planners/gemm_plan_section.h); null without fused linears
@@ -385,7 +387,9 @@ void RungReport::fields(S& s, V& v) {
   v("steps", s.steps);
   v("warmup_steps", s.warmup_steps);
   v("summary", s.summary);
-  v("switches", s.switches, Doc().shaped(schema_section("switches")));
+  v("switches", s.switches,
+    "what each switch of the rung did on this device: one entry per switch declared in variants/switches/ "
+    "(`ladder switches` lists them), under its declared name");
   v("parity", s.parity);
   v("op_counts", s.op_counts);
   v("failure", s.failure);

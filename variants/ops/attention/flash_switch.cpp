@@ -20,10 +20,10 @@ extern const SwitchDecl flash = {
       const AttentionPlan* plan = f.attention;
       const AttentionBackend choice = plan ? plan->backend() : AttentionBackend::kPytorch;
       if (choice == AttentionBackend::kExplicit) {
-        auto j = switch_effect(false, "the explicit attention",
+        auto j = SwitchEffect::on(false, "the explicit attention",
                                fmt::format("the attention plan chose the explicit attention: {}", plan->reason));
-        j["sdpa_backend"] = "none";
-        j["applicable"] = false;  // measured: the explicit attention was faster here (as gelu-epilogue's)
+        j.sdpa_backend = "none";
+        j.applicable = false;  // measured: the explicit attention was faster here (as gelu-epilogue's)
         return j;
       }
       const std::string backend = sdpa_backend(f.cfg, f.device);
@@ -33,8 +33,8 @@ extern const SwitchDecl flash = {
                                                      : fmt::format("SDPA backend: {}", backend);
       if (choice == AttentionBackend::kFlashFp32) why += " on fp32 copies of q, k, v";
       if (chosen) why += fmt::format(" (the attention plan's choice: {})", plan->reason);
-      auto j = switch_effect(backend != "math" || chosen, "scaled_dot_product_attention(is_causal=true)", why);
-      j["sdpa_backend"] = backend;
+      auto j = SwitchEffect::on(backend != "math" || chosen, "scaled_dot_product_attention(is_causal=true)", why);
+      j.sdpa_backend = backend;
       return j;
     },
 };

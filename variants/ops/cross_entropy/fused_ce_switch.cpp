@@ -14,14 +14,14 @@ extern const SwitchDecl fused_ce = {
     [](const RunConfig&, StepPlan& p) { p.model.fused_ce = true; },
     [](const SwitchFacts& f) {
       const int64_t calls = f.linear.classifier_calls;
-      auto j = switch_effect(calls > 0, "ladder::classifier_cross_entropy",
+      auto j = SwitchEffect::on(calls > 0, "ladder::classifier_cross_entropy",
                              fmt::format("ladder::classifier_cross_entropy ran {} times (a graph replay calls none)",
                                          calls));
-      j["fusions"] = {"classifier_loss_and_grad_in_one_pass"};
+      j.fusions = std::vector<std::string>{"classifier_loss_and_grad_in_one_pass"};
       // On CUDA, which kernel ran (--cross-entropy-kernel): batched or online.
       if (f.device.is_cuda() && calls > 0) {
-        j["kernel"] = f.cfg.cross_entropy_kernel;
-        j["reason"] = fmt::format("{}; CUDA kernel: {}", j["reason"].get<std::string>(), f.cfg.cross_entropy_kernel);
+        j.kernel = f.cfg.cross_entropy_kernel;
+        j.reason = fmt::format("{}; CUDA kernel: {}", j.reason, f.cfg.cross_entropy_kernel);
       }
       return j;
     },
