@@ -217,10 +217,9 @@ namespace {
 void write_peer_failure(const RunnerOptions& o, const Job& job, const std::string& status, const std::string& reason,
                         const ChildOutcome& out) {
   const Cell& c = *job.cell;
-  const json peer = {{"name", c.peer}, {"program", "scripts/peer.py"}, {"torch_version", nullptr},
-                     {"what", peer_info(c.peer).what}};
-  write_report(job_report(o, job).string(), build_failure_report(c.cfg, o.run_id, o.argv, utc_now_iso8601(),
-                                                                 child_failure(job, status, reason, out), peer));
+  write_report(job_report(o, job).string(),
+               build_failure_report(c.cfg, o.run_id, o.argv, utc_now_iso8601(), child_failure(job, status, reason, out),
+                                    peer_section(c.peer)));
 }
 
 // After a peer's process ended: its report. Completed from the partial

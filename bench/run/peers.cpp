@@ -44,6 +44,14 @@ const PeerInfo& peer_info(const std::string& name) {
   throw std::logic_error("peer_info: no peer '" + name + "' is declared (bench/run/peers.cpp)");
 }
 
+PeerSection peer_section(const std::string& name) {
+  PeerSection p;
+  p.name = name;
+  p.program = "scripts/peer.py";
+  p.what = peer_info(name).what;
+  return p;
+}
+
 std::string peer_names(bool defaults_only) {
   std::string names;
   for (const auto& p : peer_table())
@@ -316,8 +324,8 @@ json complete_peer_report(const json& r, const RunConfig& cfg, const std::string
   m.roofline_file = roofline_file;
   m.roofline_probe_by = "ladder run after the peer";
   // What the peer's process says of itself: its program, its own clock.
-  m.suite = field(r, "suite");
-  m.peer = field(r, "peer");
+  m.suite = fields::from_json<SuiteSection>(field(r, "suite"), "the peer's report: suite");
+  m.peer = fields::from_json<PeerSection>(field(r, "peer"), "the peer's report: peer");
   m.finished_at = field(r, "finished_at").get<std::string>();
   m.parity_not_checked = kPeerParityNote;
   return build_rung_report(m, h);

@@ -27,6 +27,7 @@
 
 #include "bench/run/cell.h"
 #include "profiler/trace/breakdown_section.h"
+#include "reports/model/report/identity_section.h"
 #include "reports/model/run/peer_cells.h"
 
 namespace ladder {
@@ -46,6 +47,10 @@ struct PeerInfo {
 };
 const std::vector<PeerInfo>& peer_table();
 const PeerInfo& peer_info(const std::string& name);
+// The report's peer section as ladder knows it before the peer's process
+// says more: its name, program and what it runs, no torch version (a peer
+// that could not start, or left no report).
+PeerSection peer_section(const std::string& name);
 // "eager, compile": the declared peers' names (`defaults_only`: the CUDA default's).
 std::string peer_names(bool defaults_only);  // throws std::logic_error for an undeclared name
 

@@ -230,7 +230,7 @@ std::vector<int> rounds_of(const std::vector<Job>& plan, const Cell& cell, const
 json cell_row(const Cell& cell, const std::string& side, const std::vector<int>& rounds,
               const std::map<std::string, const Cell*>& by_id, const RunnerOptions& o, RunState& st, bool check,
               bool& good) {
-  RowContext ctx{json(), side, {}, json()};
+  RowContext ctx{json(), side, {}, std::nullopt};
   if (!cell.runnable) {
     ctx.parity = {{"status", "not_run"}};
     return row_without_reports(cell, "not_runnable", ctx, cell.not_runnable_reason);
@@ -253,7 +253,7 @@ json cell_row(const Cell& cell, const std::string& side, const std::vector<int>&
     // Peers take no part in loss parity; a skipped peer (no Python or torch
     // here) does not fail the run, a failed one does.
     ctx.parity = {{"status", "not_checked"}, {"reason", kPeerParityNote}};
-    ctx.peer = reports.front().peer ? *reports.front().peer : json{{"name", cell.peer}};
+    ctx.peer = reports.empty() || !reports.front().peer ? peer_section(cell.peer) : *reports.front().peer;
     json row = summary_row(cell, reports, ran, ctx);
     good = good && (row["status"] == "ok" || row["status"] == "skipped");
     return row;

@@ -30,7 +30,7 @@ SummaryRowDoc row_doc(const Cell& c, const std::string& status, const RowContext
   row.status = status;
   row.parity = ctx.parity;
   if (!side.empty()) row.side = side;
-  if (!ctx.peer.is_null()) row.peer = ctx.peer;
+  if (ctx.peer) row.peer = ctx.peer;
   return row;
 }
 

@@ -19,7 +19,7 @@ struct RowContext {
   nlohmann::json parity;     // bench/run/parity.h: the verdict, or why there is none
   std::string side;          // --ab: "A" or "B"; on a side, the row's cell is "<side>/<cell>"
   std::vector<int> not_run;  // rounds the cell was planned in whose process never ran
-  nlohmann::json peer;       // a peer's row: its report's peer section; null for a rung
+  std::optional<PeerSection> peer;  // a peer's row: its report's peer section; none for a rung
 };
 
 // The row of a cell without reports: not runnable (`reason` says why), or

@@ -340,7 +340,7 @@ TEST(CompareInputs, AnUnknownEnvironmentIsNotTheSame) {
 TEST(CompareInputs, TwoCommitsAreTheSubject) {
   auto built = [](const std::string& label, const char* commit) {
     LoadedRun g = group(label, {100.0, 101.0});
-    for (auto& r : g.repeats) r.reports[0].suite = json{{"git_commit", commit}};
+    for (auto& r : g.repeats) r.reports[0].suite = SuiteSection{"ladder", "test", commit, {"ladder", "run"}};
     g.reports = g.repeats.front().reports;
     return g;
   };

@@ -286,8 +286,8 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.gemm_plan = m.gemm_plan;
   report.attention_plan = m.attention_plan;
   report.profile = m.profile;
-  if (!m.suite.is_null()) report.suite = m.suite;
-  if (!m.peer.is_null()) report.peer = m.peer;
+  if (m.suite) report.suite = m.suite;
+  if (m.peer) report.peer = m.peer;
   // The step's work as it ran (its config and plan), held to the report's MFU ceiling and the roofline read above.
   // A roofline named but missing leaves the datasheet's figures; one that cannot be read, no section.
   const bool unreadable = !roofline_error.empty() && std::filesystem::exists(m.roofline_file);
@@ -298,7 +298,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
 }
 
 json build_failure_report(const RunConfig& c, const std::string& run_id, const std::vector<std::string>& argv,
-                          const std::string& started_at, const FailureFacts& f, const json& peer) {
+                          const std::string& started_at, const FailureFacts& f, const std::optional<PeerSection>& peer) {
   Failure failure;
   failure.reason = f.reason;
   if (f.message) failure.message = f.message->substr(0, 2000);
@@ -319,7 +319,7 @@ json build_failure_report(const RunConfig& c, const std::string& run_id, const s
   report.status = f.status;
   report.finished_at = utc_now_iso8601();
   report.failure = std::move(failure);
-  if (!peer.is_null()) report.peer = peer;
+  if (peer) report.peer = peer;
   return fields::to_json(report);
 }
 

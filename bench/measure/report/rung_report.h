@@ -104,7 +104,8 @@ struct MeasuredRun {
   std::string roofline_probe_by = "this process, after its steps";
   // A PyTorch peer's report (bench/run/peers.h): what its own process says of
   // itself, and why its parity is not checked. Empty or null for a rung.
-  nlohmann::json suite, peer;    // its program's suite and peer sections
+  std::optional<SuiteSection> suite;  // its program's suite and peer sections
+  std::optional<PeerSection> peer;
   std::string finished_at;       // its own clock; "" now
   std::string parity_not_checked;  // the parity's reason; "" pending (the runner checks it)
 };
@@ -142,7 +143,7 @@ nlohmann::json build_rung_report(const MeasuredRun& m, const HarnessResult& r);
 // section; `peer` a peer's identity section (null for a rung).
 nlohmann::json build_failure_report(const RunConfig& c, const std::string& run_id,
                                     const std::vector<std::string>& argv, const std::string& started_at,
-                                    const FailureFacts& f, const nlohmann::json& peer = nullptr);
+                                    const FailureFacts& f, const std::optional<PeerSection>& peer = std::nullopt);
 
 // The same harness result from a list of steps run back to back and timed
 // alike (a peer's records): the warm-up rule (warmup_done) decides where

@@ -43,8 +43,7 @@ RungReport rung_report_header(const RunConfig& cfg, const std::string& run_id, c
   r.run_id = run_id;
   r.rung = cfg.rung;
   r.started_at = started_at;
-  r.suite = nlohmann::json{{"name", "ladder"}, {"version", build_info::kVersion},
-                           {"git_commit", build_info::kGitCommit}, {"argv", argv}};
+  r.suite = SuiteSection{"ladder", build_info::kVersion, build_info::kGitCommit, argv};
   r.config = cfg;
   return r;
 }

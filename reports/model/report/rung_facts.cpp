@@ -49,8 +49,7 @@ RungFacts read_rung_facts(const RungReport& report) {
     read_noise(report.timing->noise, f);
     f.test_slowdown_pct = report.timing->test_slowdown_pct;
   }
-  if (const json& c = member(section(report.suite), "git_commit"); c.is_string())
-    f.git_commit = c.get<std::string>();
+  if (report.suite) f.git_commit = report.suite->git_commit;
   if (report.op_breakdown && *report.op_breakdown) {
     const profiler::OpBreakdownSection& b = **report.op_breakdown;
     if (b.test_slow_op) f.test_slow_op = *b.test_slow_op;

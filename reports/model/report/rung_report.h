@@ -25,6 +25,7 @@
 #include "reports/model/report/config_schema.h"
 #include "reports/model/report/ddp_section.h"
 #include "reports/model/report/environment_section.h"
+#include "reports/model/report/identity_section.h"
 #include "reports/model/report/speed_of_light_section.h"
 #include "variants/planners/attention_plan.h"
 #include "variants/data/data_section.h"
@@ -261,7 +262,9 @@ struct RungReport {
   int64_t schema_version = 0;
   std::string kind, run_id, rung, status, started_at, finished_at;
   nlohmann::json config;  // variants/config/config.h RunConfig
-  Maybe<nlohmann::json> suite, speed_of_light, peer;
+  Maybe<SuiteSection> suite;  // reports/model/report/identity_section.h
+  Maybe<nlohmann::json> speed_of_light;
+  Maybe<PeerSection> peer;  // a PyTorch peer's report only
   Maybe<SwitchEffects> switches;  // variants/config/switch_effect.h
   Maybe<EnvironmentSection> environment;  // reports/model/report/environment_section.h
   Maybe<std::optional<DdpSection>> ddp;  // the ddp rung's ranks (reports/model/report/ddp_section.h); null for others
@@ -373,7 +376,7 @@ void RungReport::fields(S& s, V& v) {
         .one_of({"ok", "failed", "oom", "diverged", "crashed", "timeout", "skipped"}));
   v("started_at", s.started_at, Doc().as("date-time"));
   v("finished_at", s.finished_at, Doc().as("date-time"));
-  v("suite", s.suite, Doc().shaped(schema_section("suite")));
+  v("suite", s.suite, "the build that wrote the report");
   v("config", s.config, Doc().shaped(config_schema()));
   v("environment", s.environment);
   v("world_size", s.world_size, Doc().min(1));
@@ -404,7 +407,9 @@ void RungReport::fields(S& s, V& v) {
     "report.json` reruns it.");
   v("attention_plan", s.attention_plan, Doc("the flash rung's attention plan: which SDPA backend runs, and why"));
   v("profile", s.profile);
-  v("peer", s.peer, Doc().shaped(schema_section("peer")));
+  v("peer", s.peer,
+    "present only in a PyTorch peer's report (bench/run/peers.h): what ran instead of ladder's step. Its flops, "
+    "mfu, summary, memory.estimate and parity are filled by `ladder run` as for a rung");
 }
 
 }  // namespace ladder

@@ -21,6 +21,7 @@
 
 #include "profiler/trace/breakdown_section.h"
 #include "profiler/common/fields.h"
+#include "reports/model/report/identity_section.h"
 #include "reports/model/run/run_model.h"
 
 namespace ladder {
@@ -109,7 +110,8 @@ struct SummaryRowDoc {
   Maybe<std::map<std::string, bool>> switches;
   std::string status;
   Maybe<std::string> reason, report, sample, peak_kind;
-  Maybe<nlohmann::json> failure, peer;
+  Maybe<nlohmann::json> failure;
+  Maybe<PeerSection> peer;
   nlohmann::json parity;  // bench/run/parity.h: the rung report's parity, or why there is none
   Maybe<RepeatsDoc> repeats;
   Maybe<std::vector<int64_t>> rounds;
@@ -226,9 +228,7 @@ void SummaryRowDoc::fields(S& s, V& v) {
     "the machine, and left out of every ratio");
   v("slow_rank", s.slow_rank, "a multi-rank cell: each process's verdict on which rank the others wait for "
                               "(its report's ddp.slow_rank), in the order of `rounds`");
-  v("peer", s.peer,
-    Doc("a PyTorch peer's row (its report's `peer`); peers take no part in loss parity")
-        .shaped({{"type", "object"}, {"required", {"name"}}}));
+  v("peer", s.peer, "a PyTorch peer's row (its report's `peer`); peers take no part in loss parity");
 }
 
 template <class S, class V>
