@@ -304,6 +304,21 @@ T from_json(const nlohmann::json& j, const std::string& where) {
   return v;
 }
 
+// T's fields of `j`, an object whose other keys are someone else's (a ddp
+// rank's figures: its facts beside a column per step metric): strict about
+// T's fields, blind to the rest.
+template <class T>
+T from_json_part(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) detail::fail(where, detail::shown(j), "an object");
+  nlohmann::json mine = nlohmann::json::object();
+  T probe{};
+  auto take = [&](const char* name, auto&&...) {
+    if (const auto it = j.find(name); it != j.end()) mine[name] = *it;
+  };
+  T::fields(probe, take);
+  return from_json<T>(mine, where);
+}
+
 template <class T>
 nlohmann::json schema_of() {
   return detail::schema<T>(Doc{});

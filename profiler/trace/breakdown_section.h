@@ -44,6 +44,12 @@ struct PerCategory {
   std::array<T, kCategoryCount> values{};
   T& operator[](Category c) { return values[size_t(c)]; }
   const T& operator[](Category c) const { return values[size_t(c)]; }
+  // The values by category key, as the JSON has them.
+  std::map<std::string, T> by_key() const {
+    std::map<std::string, T> out;
+    for (size_t i = 0; i < kCategoryCount; ++i) out[category_key(Category(i))] = values[i];
+    return out;
+  }
   template <class S, class V>
   static void fields(S& s, V& v) {
     for (size_t i = 0; i < kCategoryCount; ++i) {

@@ -42,7 +42,7 @@ int export_command(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("export: '{}' has no summary.json; --format {} renders a run's summary, expected a "
                                   "run directory or its summary.json",
                                   inputs[0], format));
-  Document doc = summary_path.empty() ? Document{} : run_document(load_summary(summary_path), summary_path);
+  Document doc = summary_path.empty() ? Document{} : summary_document(load_summary(summary_path), summary_path);
   doc.run = &run;
   print_or_write(reporter.render(doc, {out.empty() && isatty(STDOUT_FILENO) != 0}), out);
   return 0;

@@ -81,7 +81,7 @@ TEST(Noise, TheRunTableNamesTheCauses) {
   const json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}},
                     {"noise", {{"quiet", true}, {"cv_limit", 0.05}, {"steps_cv", 0.01}, {"processes_cv", nullptr},
                                {"causes", {"steal 9 % of wall time"}}}}};
-  const Document doc = run_document({{"rows", json::array({row})}}, "summary.json");
+  const Document doc = summary_document({{"rows", json::array({row})}}, "summary.json");
   bool named = false;
   for (const auto& l : doc.notes) named = named || (l.lead == "noise:" && l.text.find("fp32 (steps 1.0 %; steal 9 % of wall time)") != std::string::npos);
   EXPECT_TRUE(named);

@@ -110,7 +110,7 @@ TEST(Rounds, RunTableShowsIntervalsAndMarksTheUnresolved) {
                             {"fp32", "flash", "fused-adamw"});
   EXPECT_TRUE(rows[1]["speedup_vs_fp32_interval"].is_array());
   EXPECT_NEAR(rows[1]["speedup_vs_fp32"].get<double>(), 1.5, 0.01);
-  const Document doc = run_document({{"rows", rows}}, "summary.json");
+  const Document doc = summary_document({{"rows", rows}}, "summary.json");
   const Table& t = doc.tables.front();
   size_t col = 0;
   while (t.columns[col].key != "speedup_vs_previous") ++col;
@@ -159,7 +159,7 @@ TEST(Rounds, AbVerdictsAreHolmAdjustedOverTheRungs) {
   add_ratios(rows);
   EXPECT_NEAR(rows[3]["b_over_a_p"].get<double>(), 0.026405202407406323, 1e-9);
   EXPECT_LT(rows[3]["b_over_a_interval"][1].get<double>(), 1.0);
-  const Document doc = run_document({{"rows", rows}, {"ab", {{"spec", "env:X=1"}}}}, "summary.json");
+  const Document doc = summary_document({{"rows", rows}, {"ab", {{"spec", "env:X=1"}}}}, "summary.json");
   const auto t = std::find_if(doc.tables.begin(), doc.tables.end(),
                               [](const Table& t) { return t.title.find("A/B in one run") == 0; });
   ASSERT_NE(t, doc.tables.end());
@@ -171,7 +171,7 @@ TEST(Rounds, AbVerdictsAreHolmAdjustedOverTheRungs) {
   EXPECT_EQ(verdict["fused-adamw"], "within noise");
   // A summary from before b_over_a_p was recorded is judged the same way.
   for (auto& row : rows) row.erase("b_over_a_p");
-  const Document old = run_document({{"rows", rows}, {"ab", {{"spec", "env:X=1"}}}}, "summary.json");
+  const Document old = summary_document({{"rows", rows}, {"ab", {{"spec", "env:X=1"}}}}, "summary.json");
   int checked = 0;
   for (const Table& table : old.tables)
     if (table.title.find("A/B in one run") == 0)

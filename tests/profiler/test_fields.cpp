@@ -107,6 +107,27 @@ TEST(Fields, ReadingNamesThePathWhatItHoldsAndWhatWasExpected) {
   EXPECT_EQ(error_of(null_kind), "r.json.kind: is \"c\", expected one of \"a\", \"b\"");
 }
 
+// A struct's part of an object whose other keys are someone else's (a ddp
+// rank's facts beside its step columns): the others are left alone, its own
+// read as strictly as ever.
+TEST(Fields, APartReadsItsOwnFieldsStrictlyAndLeavesTheRest) {
+  json j = {{"n", 2}, {"x", nullptr}, {"dt_ms", {1.0, 2.0}}, {"tokens_per_s", {3.0}}};
+  const Inner in = fields::from_json_part<Inner>(j, "ddp.per_rank[0]");
+  EXPECT_EQ(in.n, 2);
+  EXPECT_FALSE(in.x.has_value());
+  EXPECT_THROW(fields::from_json<Inner>(j, "ddp.per_rank[0]"), ConfigError);  // whole, the columns are unknown
+  j["n"] = "two";
+  try {
+    fields::from_json_part<Inner>(j, "ddp.per_rank[0]");
+    ADD_FAILURE() << "a wrong type was read";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "ddp.per_rank[0].n: is \"two\", expected an integer");
+  }
+  j.erase("n");
+  EXPECT_THROW(fields::from_json_part<Inner>(j, "p"), ConfigError);  // its own required field
+  EXPECT_THROW(fields::from_json_part<Inner>(json::array(), "p"), ConfigError);
+}
+
 TEST(Fields, SchemaFollowsTheFields) {
   const json s = fields::schema_of<Outer>();
   EXPECT_EQ(s["type"], "object");

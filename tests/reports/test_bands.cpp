@@ -26,7 +26,7 @@ const std::vector<BandSource> kTwo = {
      39.07},
     {"peer compile", {{"gemm", 16.53}, {"attention", 4.54}, {"idle_other", 6.29}, {"communication", 0.0},
                       {"elementwise_norm", 6.88}, {"new_band", 0.5}},
-     json()}};
+     std::nullopt}};
 
 TEST(Bands, ChartOrderZeroBandsOutNewOnesBeforeIdleThenSumAndDt) {
   const Table t = band_table("t", kTwo, {{0, 1}});
@@ -48,8 +48,8 @@ TEST(Bands, VerdictNamesTheLargestGapLeavingIdleOut) {
   EXPECT_EQ(band_verdict(kTwo, 1, 0).full(),
             "compile against top: largest gap elementwise/norm +0.88 ms per step (sum 34.74 vs 34.14 ms)");
   // Ahead in every band but idle/other (which does not count): the closest is named.
-  const std::vector<BandSource> ahead = {{"A", {{"gemm", 1.0}, {"attention", 1.0}, {"idle_other", 9.0}}, json()},
-                                         {"B", {{"gemm", 2.0}, {"attention", 1.5}, {"idle_other", 0.0}}, json()}};
+  const std::vector<BandSource> ahead = {{"A", {{"gemm", 1.0}, {"attention", 1.0}, {"idle_other", 9.0}}, std::nullopt},
+                                         {"B", {{"gemm", 2.0}, {"attention", 1.5}, {"idle_other", 0.0}}, std::nullopt}};
   EXPECT_EQ(band_verdict(ahead, 0, 1).full(),
             "A against B: no band slower; closest attention -0.50 ms per step (sum 11.00 vs 3.50 ms)");
   EXPECT_EQ(band_verdict(ahead, 0, 1).tone, Tone::kGood);
@@ -70,8 +70,8 @@ TEST(Bands, SourceOnlyFromAValidAvailableBreakdown) {
   (*valid.categories_ms)[profiler::Category::kGemm] = 1.0;
   const auto s = band_source(with(valid), "A", &why);
   ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->dt_ms, json(2.5));
-  EXPECT_EQ(s->categories_ms["gemm"], json(1.0));
+  EXPECT_EQ(s->dt_ms, std::optional<double>(2.5));
+  EXPECT_EQ(s->categories_ms.at("gemm"), 1.0);
   RungReport none;
   EXPECT_FALSE(band_source(none, "A", &why));
   EXPECT_EQ(why, "A: no op_breakdown");
@@ -91,15 +91,15 @@ TEST(Bands, MedianOverProcessesBandByBand) {
   const std::vector<BandSource> processes = {
       {"ladder top", {{"gemm", 724.0}, {"loss", 6.5}}, 940.0},
       {"ladder top", {{"gemm", 751.0}, {"loss", 7.0}, {"idle_other", 3.0}}, 950.0},
-      {"ladder top", {{"gemm", 700.0}, {"loss", 6.0}, {"idle_other", 5.0}}, json()}};
+      {"ladder top", {{"gemm", 700.0}, {"loss", 6.0}, {"idle_other", 5.0}}, std::nullopt}};
   const BandSource m = median_band_source("ladder top", processes);
   EXPECT_EQ(m.label, "ladder top");
   EXPECT_EQ(m.processes, 3);
-  EXPECT_DOUBLE_EQ(m.categories_ms["gemm"].get<double>(), 724.0);
-  EXPECT_DOUBLE_EQ(m.categories_ms["loss"].get<double>(), 6.5);
-  EXPECT_DOUBLE_EQ(m.categories_ms["idle_other"].get<double>(), 4.0);
-  EXPECT_DOUBLE_EQ(m.dt_ms.get<double>(), 945.0);
-  EXPECT_TRUE(median_band_source("one", {{"one", {{"gemm", 1.0}}, json()}}).dt_ms.is_null());
+  EXPECT_DOUBLE_EQ(m.categories_ms.at("gemm"), 724.0);
+  EXPECT_DOUBLE_EQ(m.categories_ms.at("loss"), 6.5);
+  EXPECT_DOUBLE_EQ(m.categories_ms.at("idle_other"), 4.0);
+  EXPECT_DOUBLE_EQ(m.dt_ms.value(), 945.0);
+  EXPECT_FALSE(median_band_source("one", {{"one", {{"gemm", 1.0}}, std::nullopt}}).dt_ms.has_value());
 }
 
 }  // namespace

@@ -284,6 +284,27 @@ TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
                    json::parse(std::ifstream(file))["summary"]["dt_ms"]["median"].get<double>());
 }
 
+// A recorded two-rank report's per_rank reads as each rank's facts, its step
+// columns beside them left alone; the across-ranks spread is of the same
+// medians.
+TEST(ReportLoader, RecordedRanksReadAsTheirFacts) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-25-cpu-trust" / "d1" / "ddp" /
+                        "report.json";
+  const RungReport r = read_rung_report(file.string());
+  ASSERT_TRUE(r.ddp && *r.ddp);
+  const DdpSection& ddp = **r.ddp;
+  const std::vector<RankFacts> ranks = ddp.rank_facts();
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0].rank, 0);
+  EXPECT_EQ(ranks[1].rank, 1);
+  EXPECT_EQ(ranks[1].local_rank, 1);
+  EXPECT_FALSE(ranks[0].phases_ms.has_value());  // recorded before per-rank phases (2026-12-02)
+  EXPECT_DOUBLE_EQ(ranks[0].median.at("dt_ms"), 777.332221);
+  EXPECT_DOUBLE_EQ(ranks[1].median.at("dt_ms"), 775.145701);
+  EXPECT_DOUBLE_EQ(ddp.across_ranks_of_medians.at("dt_ms").max, 777.332221);
+}
+
 // Schema 1's ddp entry kept a note in a string field, cuda_graph, where a
 // switch's cuda_graph is now its typed figures (variants/config/switch_effect.h):
 // the note joins the entry's reason, and the rest reads as typed.

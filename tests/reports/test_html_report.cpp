@@ -261,7 +261,7 @@ TEST(HtmlReport, ARunDocumentHasItsTableAndCharts) {
                          {summary_row("fp32", 1000, 1 << 30, 1.0),
                           summary_row("flash", 1500, 1 << 29, 1.5),
                           {{"cell", "bf16"}, {"rung", "bf16"}, {"status", "failed"}, {"reason", "oom"}}}}};
-  const std::string page = render_html(run_document(summary, "runs/x/summary.json"));
+  const std::string page = render_html(summary_document(summary, "runs/x/summary.json"));
   EXPECT_TRUE(contains(page, "<h1>ladder run: 20261124T100000Z-7</h1>"));
   EXPECT_EQ(count(chart_of(page, "chart-tokens"), "<rect class=\"mark\""), 2u);
   EXPECT_TRUE(contains(chart_of(page, "chart-tokens"), "20261124T100000Z-7 \u00b7 flash: 1.50k tok/s"));

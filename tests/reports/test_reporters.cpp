@@ -142,7 +142,7 @@ TEST(Reporters, RunTableAsCsv) {
                     {"mfu_pct", 60.0}, {"markers", {{"mfu_pct", "p"}}}, {"ops_per_step", 420},
                     {"op_counts", {{"cpu_ops_per_step", 420}}}, {"parity", {{"status", "baseline"}}}};
   const json failed = {{"cell", "bf16"}, {"rung", "bf16"}, {"status", "failed"}, {"reason", "oom"}};
-  const Document doc = run_document({{"rows", {row, failed}}, {"missing", json::array()}}, "summary.json");
+  const Document doc = summary_document({{"rows", {row, failed}}, {"missing", json::array()}}, "summary.json");
   const std::string csv = render("csv", doc);
   auto split = [](const std::string& line) {
     std::vector<std::string> fields;

@@ -97,7 +97,7 @@ TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
   const json f = cell_figures({&a});
   for (const RunFigure& fig : run_figures()) row[fig.key] = f[fig.key];
   row["markers"] = f["markers"];
-  const Document doc = run_document({{"rows", json::array({row})}}, "summary.json");
+  const Document doc = summary_document({{"rows", json::array({row})}}, "summary.json");
   const Table& t = doc.tables.front();
   for (const RunFigure& fig : run_figures()) {
     size_t col = 0;
@@ -118,7 +118,7 @@ TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
 // that figure's column title (header and unit) and its cell's text.
 std::pair<std::string, std::string> run_table_cell(const std::string& rung, const std::string& key, const json& value) {
   const json row = {{"cell", rung}, {"rung", rung}, {"status", "ok"}, {"parity", {{"status", "baseline"}}}, {key, value}};
-  const Table t = run_document({{"rows", json::array({row})}}, "summary.json").tables.front();
+  const Table t = summary_document({{"rows", json::array({row})}}, "summary.json").tables.front();
   for (size_t col = 0; col < t.columns.size(); ++col)
     if (t.columns[col].key == key) return {t.columns[col].title(), t.rows.front().cells[col].text};
   ADD_FAILURE() << "the run table has no column " << key;

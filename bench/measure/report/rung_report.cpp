@@ -171,15 +171,14 @@ DdpTraffic traffic_section(const DdpFacts& d) {
 // its cores, a rank's wall time holds the others' contention for them), on
 // CUDA the device's. None where a rank has none (no measured steps, or a rank
 // of an older build).
-std::optional<SlowRank> judge_ranks(const std::vector<nlohmann::json>& per_rank) {
+std::optional<SlowRank> judge_ranks(const std::vector<RankFacts>& per_rank) {
   std::vector<RankSteps> ranks;
   bool cpu = !per_rank.empty();
-  for (const auto& rk : per_rank) cpu = cpu && rk.contains("cpu_phases_ms");
-  const char* key = cpu ? "cpu_phases_ms" : "phases_ms";
-  for (const auto& rk : per_rank) {
-    if (!rk.contains(key)) return std::nullopt;
-    const auto phases = fields::from_json<RankPhaseSteps>(rk[key], std::string("ddp.per_rank[].") + key);
-    ranks.push_back(phases.as_rank_steps(rk.value("rank", int64_t(ranks.size()))));
+  for (const RankFacts& rk : per_rank) cpu = cpu && rk.cpu_phases_ms;
+  for (const RankFacts& rk : per_rank) {
+    const auto& phases = cpu ? rk.cpu_phases_ms : rk.phases_ms;
+    if (!phases) return std::nullopt;
+    ranks.push_back(phases->as_rank_steps(rk.rank));
   }
   if (ranks.size() < 2 || ranks.front().wait_ms.size() < 2) return std::nullopt;
   SlowRank s = judge_slow_rank(ranks);
@@ -193,11 +192,12 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
   if (!ddp) return std::nullopt;
   const DdpFacts& d = *ddp;
   DdpSection out;
+  const std::vector<RankFacts> facts = rank_facts_of(d.per_rank);
   for (const StepMetric& m : step_metrics()) {
     if (m.ranks != RankScope::kAcrossRanks) continue;
     std::vector<double> medians;
-    for (const auto& rk : d.per_rank)
-      if (rk["median"].contains(m.key)) medians.push_back(rk["median"][m.key].get<double>());
+    for (const RankFacts& rk : facts)
+      if (const auto it = rk.median.find(m.key); it != rk.median.end()) medians.push_back(it->second);
     if (!medians.empty()) out.across_ranks_of_medians[m.key] = summarize(medians);
   }
   out.world_size = d.world_size;
@@ -213,7 +213,7 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
                           "bucket (CUDA events)";
   out.traffic = traffic_section(d);
   out.per_rank = d.per_rank;
-  out.slow_rank = judge_ranks(d.per_rank);
+  out.slow_rank = judge_ranks(facts);
   if (d.test_slow_rank) out.test_slow_rank = *d.test_slow_rank;
   return out;
 }

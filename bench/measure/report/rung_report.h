@@ -29,40 +29,6 @@
 
 namespace ladder {
 
-// One rank's figures in a ddp report (ddp.per_rank[]): these fields, and a
-// column per step metric declared per rank or across ranks (its values per
-// measured step), with every column's median. $defs/rank_figures in the
-// schema is this struct's, with the columns added (report_schema.cpp).
-struct RankFacts {
-  int64_t rank = 0, local_rank = 0;
-  std::string host;
-  // Always written; absent in reports from before they were (2026-11-25).
-  Maybe<int64_t> peak_rss_bytes, peak_reserved_bytes;
-  Maybe<std::optional<int64_t>> peak_allocated_bytes;
-  // Absent in reports from before they were (2026-12-02).
-  Maybe<RankPhaseSteps> phases_ms, cpu_phases_ms;
-  Maybe<profiler::PerCategory<double>> bands_ms;
-  std::map<std::string, double> median;
-  template <class S, class V>
-  static void fields(S& s, V& v) {
-    using Doc = ::ladder::fields::Doc;
-    v("rank", s.rank, Doc().min(0));
-    v("local_rank", s.local_rank, Doc().min(0));
-    v("host", s.host);
-    v("peak_rss_bytes", s.peak_rss_bytes);
-    v("peak_reserved_bytes", s.peak_reserved_bytes);
-    v("peak_allocated_bytes", s.peak_allocated_bytes,
-      "this rank's peak live tensor storage over the measured steps (CUDA's allocated bytes, or the CPU's counted)");
-    v("phases_ms", s.phases_ms, "this rank's phases per measured step, the communication wait taken out of them");
-    v("cpu_phases_ms", s.cpu_phases_ms,
-      "on a CPU: the process's CPU time in each phase over its intra-op threads, per measured step (the all-reduce "
-      "wait's left out of backward; communication is the wall wait): the rank's own work where a host's ranks "
-      "share its cores, which the slow-rank verdict takes");
-    v("bands_ms", s.bands_ms, "this rank's op breakdown: each band's ms per profiled step (op_breakdown.categories_ms)");
-    v("median", s.median, "each column's median");
-  }
-};
-
 // What rank 0 of a ddp job knows for its report's ddp section: its process
 // group, and every rank's figures (per-step arrays and medians, rank 0 first).
 struct DdpFacts {

@@ -233,8 +233,8 @@ std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, con
   const profiler::OpBreakdownSection* b = has ? &**report.op_breakdown : nullptr;
   if (!b || !b->categories_ms || b->valid == false)
     return fail("no valid op_breakdown (run with the breakdown: it is on by default in `ladder run`)");
-  const json dt = report.summary_of("dt_ms");
-  if (!dt.is_number()) return fail("no summary.dt_ms.median");
+  const std::optional<double> dt = report.summary_value("dt_ms");
+  if (!dt) return fail("no summary.dt_ms.median");
   if (!report.model) return fail("no model.n_params");
   const bool on_cuda = cfg.device.rfind("cuda", 0) == 0;
   const WorkList work = step_work(work_shape(cfg, bf16), work_flags(cfg, plan, on_cuda, bf16, report.model->n_params));
@@ -244,7 +244,7 @@ std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, con
   process_sweep(report, c);
   link_ceiling(roofline, c);
   if (!(c.matmul_tflops > 0) && !(c.memory_gbps > 0)) return fail("no ceiling: neither a matmul roofline nor a bandwidth");
-  return speed_of_light(work, c, fields::to_json(*b->categories_ms), dt.get<double>());
+  return speed_of_light(work, c, fields::to_json(*b->categories_ms), *dt);
 }
 
 std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const json& roofline, std::string* why) {

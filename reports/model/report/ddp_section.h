@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/common/fields.h"
+#include "profiler/trace/breakdown_section.h"
 #include "reports/model/report/slow_rank.h"
 #include "reports/stats/stats.h"
 
@@ -75,6 +76,44 @@ struct TestSlowRank {
   }
 };
 
+// One rank's figures in a ddp report (ddp.per_rank[]): these fields, and a
+// column per step metric declared per rank or across ranks (its values per
+// measured step), with every column's median. $defs/rank_figures in the
+// schema is this struct's, with the columns added
+// (bench/measure/report/report_schema.cpp); DdpSection::rank_facts reads it back.
+struct RankFacts {
+  int64_t rank = 0, local_rank = 0;
+  std::string host;
+  // Always written; absent in reports from before they were (2026-11-25).
+  ::ladder::fields::Maybe<int64_t> peak_rss_bytes, peak_reserved_bytes;
+  ::ladder::fields::Maybe<std::optional<int64_t>> peak_allocated_bytes;
+  // Absent in reports from before they were (2026-12-02).
+  ::ladder::fields::Maybe<RankPhaseSteps> phases_ms, cpu_phases_ms;
+  ::ladder::fields::Maybe<profiler::PerCategory<double>> bands_ms;
+  std::map<std::string, double> median;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("rank", s.rank, Doc().min(0));
+    v("local_rank", s.local_rank, Doc().min(0));
+    v("host", s.host);
+    v("peak_rss_bytes", s.peak_rss_bytes);
+    v("peak_reserved_bytes", s.peak_reserved_bytes);
+    v("peak_allocated_bytes", s.peak_allocated_bytes,
+      "this rank's peak live tensor storage over the measured steps (CUDA's allocated bytes, or the CPU's counted)");
+    v("phases_ms", s.phases_ms, "this rank's phases per measured step, the communication wait taken out of them");
+    v("cpu_phases_ms", s.cpu_phases_ms,
+      "on a CPU: the process's CPU time in each phase over its intra-op threads, per measured step (the all-reduce "
+      "wait's left out of backward; communication is the wall wait): the rank's own work where a host's ranks "
+      "share its cores, which the slow-rank verdict takes");
+    v("bands_ms", s.bands_ms, "this rank's op breakdown: each band's ms per profiled step (op_breakdown.categories_ms)");
+    v("median", s.median, "each column's median");
+  }
+};
+
+// Every rank's facts from per_rank-shaped figures (rank_figures JSON).
+std::vector<RankFacts> rank_facts_of(const std::vector<nlohmann::json>& per_rank);
+
 struct DdpSection {
   int64_t world_size = 0;
   std::string backend, launcher, master;
@@ -82,10 +121,13 @@ struct DdpSection {
   std::string data_sharding;
   ::ladder::fields::Maybe<std::string> comm_timing;
   ::ladder::fields::Maybe<DdpTraffic> traffic;
-  std::vector<nlohmann::json> per_rank;  // bench/measure/measure.cpp rank_figures
+  std::vector<nlohmann::json> per_rank;  // bench/measure/measure.cpp rank_figures: RankFacts and the columns
   std::map<std::string, Summary> across_ranks_of_medians;
   ::ladder::fields::Maybe<SlowRank> slow_rank;  // absent in reports from before it (2026-12-02)
   ::ladder::fields::Maybe<TestSlowRank> test_slow_rank;
+  // Each rank's facts, read from per_rank (strictly, but for its columns);
+  // throws ConfigError naming the rank's field that does not read.
+  std::vector<RankFacts> rank_facts() const;
   template <class S, class V>
   static void fields(S& s, V& v) {
     using Doc = ::ladder::fields::Doc;

@@ -42,7 +42,7 @@ RungFacts read_rung_facts(const RungReport& report) {
   f.status = report.status.empty() ? "missing" : report.status;
   for (const auto& v : json_fields::array_at(section(report.steps), "dt_ms"))
     if (v.is_number()) f.dt_ms.push_back(v.get<double>());
-  if (const json dt = report.summary_of("dt_ms"); dt.is_number()) f.dt_ms_median = dt.get<double>();
+  if (const auto dt = report.summary_value("dt_ms")) f.dt_ms_median = *dt;
   f.has_config = report.config.is_object();
   if (f.has_config) flatten(report.config, "", f.config);
   if (report.timing) {

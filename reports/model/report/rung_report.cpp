@@ -26,6 +26,11 @@ nlohmann::json RungReport::summary_of(const char* metric, const char* stat) cons
   return m.is_object() && m.contains(stat) ? m[stat] : nlohmann::json();
 }
 
+std::optional<double> RungReport::summary_value(const char* metric, const char* stat) const {
+  const nlohmann::json v = summary_of(metric, stat);
+  return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
+}
+
 void RungReport::schema_extra(nlohmann::json& schema) {
   nlohmann::json ok_required = schema["required"];
   for (const auto& name : ok_report_sections()) ok_required.push_back(name);

@@ -292,6 +292,8 @@ struct RungReport {
   // summary.<metric>.<stat>, e.g. summary_of("dt_ms") is the median step
   // time; null where the report has no such figure.
   nlohmann::json summary_of(const char* metric, const char* stat = "median") const;
+  // The same as a number: nullopt where the report has none.
+  std::optional<double> summary_value(const char* metric, const char* stat = "median") const;
   // What the fields cannot say: an ok report has every section, another a
   // failure; a peer's (rung peer-*) has its peer section, a rung's none.
   static void schema_extra(nlohmann::json& schema);

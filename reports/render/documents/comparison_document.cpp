@@ -325,8 +325,9 @@ std::vector<BandSource> rung_band_sources(const ComparedRung& rung, const std::v
       if (i == 0) return {};
       continue;
     }
-    sources.push_back(
-        {label_at(labels, i), fields::to_json(*in.op_breakdown_ms), value_at(in.figures, "dt_ms_median")});
+    const nlohmann::json dt = value_at(in.figures, "dt_ms_median");
+    sources.push_back({label_at(labels, i), in.op_breakdown_ms->by_key(),
+                       dt.is_number() ? std::optional<double>(dt.get<double>()) : std::nullopt});
   }
   if (sources.size() < 2) return {};
   return sources;

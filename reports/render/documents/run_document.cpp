@@ -429,55 +429,49 @@ Table ab_table(const RunSummary& run) {
   return t;
 }
 
-// A summary row's figures as the charts read them: each figure's value and,
-// where the row carries one (key_interval: [lo, hi]), its interval.
-FigureRow figure_row(const json& row) {
-  using namespace json_fields;
+// A summary row's figures as the charts read them: each run figure's value,
+// and the speedup over fp32 with its interval (a ratio of the row,
+// reports/model/run/ratios.h).
+FigureRow figure_row(const SummaryRow& row) {
   FigureRow r;
-  r.status = text(row, "status", "missing");
-  std::vector<std::string> keys = {"speedup_vs_fp32"};
-  for (const RunFigure& f : run_figures()) keys.push_back(f.key);
-  for (const auto& key : keys) {
-    const auto v = number(row, key);
-    if (!v) continue;
-    r.values[key] = FigureValue{*v, interval(member(row, key + "_interval"))};
-  }
+  r.status = row.status.empty() ? "missing" : row.status;
+  if (const auto it = row.ratios.find("speedup_vs_fp32"); it != row.ratios.end() && it->second.value)
+    r.values["speedup_vs_fp32"] = FigureValue{*it->second.value, it->second.interval};
+  for (const RunFigure& f : run_figures())
+    if (const nlohmann::json& v = row.figure(f.key); v.is_number()) r.values[f.key] = FigureValue{v.get<double>(), {}};
   return r;
 }
 
 // The run's charts, per rung: each figure with a chart title (tokens/s, peak
 // memory) and the speedup over fp32 (reports/render/sections/figure_charts.h); the run is
-// the one series. Read defensively, as a page must not fail on an odd row.
-std::vector<Chart> run_charts(const json& summary) {
-  using namespace json_fields;
+// the one series.
+std::vector<Chart> run_charts(const RunSummary& run) {
   std::vector<std::string> rungs;
   std::vector<FigureRow> rows;
-  for (const auto& row : array_at(summary, "rows")) {
-    rungs.push_back(peer_display_name(text(row, "cell", text(row, "rung"))));
+  for (const SummaryRow& row : run.rows) {
+    rungs.push_back(peer_display_name(row.cell.empty() ? row.rung : row.cell));
     rows.push_back(figure_row(row));
   }
-  return figure_charts(rungs, {text(summary, "run_id", "run")}, {rows}, "this run");
+  return figure_charts(rungs, {run.run_id.empty() ? "run" : run.run_id}, {rows}, "this run");
 }
 
 // "ladder run: <run id>", and how it ended.
-void add_run_titles(const json& summary, Document& doc) {
-  using namespace json_fields;
-  doc.title = "ladder run: " + text(summary, "run_id", "(no run id)");
-  doc.subtitle = text(summary, "status", "unfinished") + " run";
-  if (const std::string at = text(summary, "started_at", ""); !at.empty()) doc.subtitle += ", started " + at;
-  if (const std::string at = text(summary, "finished_at", ""); !at.empty()) doc.subtitle += ", finished " + at;
+void add_run_titles(const RunSummary& run, Document& doc) {
+  doc.title = "ladder run: " + (run.run_id.empty() ? std::string("(no run id)") : run.run_id);
+  doc.subtitle = (run.status.empty() ? std::string("unfinished") : run.status) + " run";
+  if (!run.started_at.empty()) doc.subtitle += ", started " + run.started_at;
+  if (!run.finished_at.empty()) doc.subtitle += ", finished " + run.finished_at;
 }
 
 }  // namespace
 
-Document run_document(const json& summary, const std::string& summary_path) {
+Document run_document(const RunSummary& recorded, const std::string& summary_path) {
   // A summary written before a ratio kind (or before b_over_a_p, 2026-11-25)
   // holds what it takes: its missing ratios are made from the per-process values.
-  RunSummary run = read_run_summary(summary);
+  RunSummary run = recorded;
   compute_ratios(run.rows, /*only_missing=*/true);
   Document doc;
   doc.kind = DocumentKind::kRun;
-  doc.data = summary;
   doc.tables.push_back(run_table(run));
   if (run.mode == "ablation") doc.tables.push_back(ablation_table(run));
   if (run.ab_spec) doc.tables.push_back(ab_table(run));
@@ -491,8 +485,8 @@ Document run_document(const json& summary, const std::string& summary_path) {
   // The top rung against the machine's limits, band by band (`ladder sol RUN` for every rung).
   auto sol = top_rung_speed_of_light(run, std::filesystem::path(summary_path).parent_path().string());
   if (sol) doc.tables.push_back(std::move(sol->table));
-  add_run_titles(summary, doc);
-  doc.charts = run_charts(summary);
+  add_run_titles(run, doc);
+  doc.charts = run_charts(run);
   if (sol) doc.charts.push_back(std::move(sol->chart));
   // A multi-rank cell: each rank's phases as a stacked bar, and its tables in a
   // section (a page's; the text has the ranks: line).
@@ -507,9 +501,15 @@ Document run_document(const json& summary, const std::string& summary_path) {
   return doc;
 }
 
+Document summary_document(const json& summary, const std::string& summary_path) {
+  Document doc = run_document(read_run_summary(summary), summary_path);
+  doc.data = summary;
+  return doc;
+}
+
 void print_summary_table(const json& summary, const std::string& summary_path, const std::string& format) {
   const Reporter& reporter = find_reporter("--format", format, DocumentKind::kRun);
-  Document doc = run_document(summary, summary_path);
+  Document doc = summary_document(summary, summary_path);
   std::optional<LoadedRun> run;
   if (reporter.needs_reports()) {  // the run directory's reports, as `ladder export` reads them
     if (!std::filesystem::exists(summary_path)) {

@@ -22,7 +22,10 @@ namespace {
 using json = nlohmann::json;
 using namespace json_fields;
 
-double ms_of(const BandSource& s, const std::string& band) { return number(s.categories_ms, band).value_or(0.0); }
+double ms_of(const BandSource& s, const std::string& band) {
+  const auto it = s.categories_ms.find(band);
+  return it == s.categories_ms.end() ? 0.0 : it->second;
+}
 
 // The bands the table shows, in the chart's order, then any category a newer
 // breakdown adds, idle/other last; those zero in every source left out.
@@ -40,11 +43,11 @@ std::vector<ChartLayer> shown_bands(const std::vector<BandSource>& sources) {
     else if (nonzero(layer.key)) bands.push_back(layer);
   }
   for (const auto& s : sources)
-    for (const auto& item : s.categories_ms.items())
-      if (item.key() != "idle_other" && !listed(item.key()) && nonzero(item.key()) &&
+    for (const auto& [key, ms] : s.categories_ms)
+      if (key != "idle_other" && !listed(key) && nonzero(key) &&
           std::none_of(breakdown_layers().begin(), breakdown_layers().end(),
-                       [&](const ChartLayer& l) { return l.key == item.key(); }))
-        bands.push_back({item.key(), item.key(), ""});
+                       [&, k = key](const ChartLayer& l) { return l.key == k; }))
+        bands.push_back({key, key, ""});
   if (idle && nonzero(idle->key)) bands.push_back(*idle);
   return bands;
 }
@@ -59,10 +62,6 @@ TableCell diff_cell(std::optional<double> d) {
   if (!d) return {"-", ""};
   if (std::abs(*d) < 0.005) return {"0.00", *d};  // never "-0.00"
   return {fmt::format("{:+.2f}", *d), *d, *d > 0 ? Tone::kBad : Tone::kGood};
-}
-
-std::optional<double> dt_of(const BandSource& s) {
-  return s.dt_ms.is_number() ? std::optional<double>(s.dt_ms.get<double>()) : std::nullopt;
 }
 
 // "fused-adamw" of "ladder fused-adamw", "compile" of "peer compile"; an input's label as it is.
@@ -109,13 +108,12 @@ std::optional<Table> peers_table(const std::string& rung, std::vector<BandSource
 }  // namespace
 
 BandSource median_band_source(const std::string& label, const std::vector<BandSource>& processes) {
-  BandSource out{label, json::object(), json()};
+  BandSource out{label, {}, std::nullopt};
   std::map<std::string, std::vector<double>> bands;
   std::vector<double> dts;
   for (const auto& s : processes) {
-    for (const auto& item : s.categories_ms.items())
-      if (item.value().is_number()) bands[item.key()].push_back(item.value().get<double>());
-    if (const auto dt = dt_of(s)) dts.push_back(*dt);
+    for (const auto& [band, ms] : s.categories_ms) bands[band].push_back(ms);
+    if (s.dt_ms) dts.push_back(*s.dt_ms);
   }
   for (auto& [band, values] : bands) out.categories_ms[band] = summarize(std::move(values)).median;
   if (!dts.empty()) out.dt_ms = summarize(std::move(dts)).median;
@@ -139,7 +137,7 @@ std::optional<BandSource> band_source(const RungReport& report, const std::strin
     if (why) *why = label + ": " + reason;
     return std::nullopt;
   }
-  return BandSource{label, fields::to_json(*b->categories_ms), report.summary_of("dt_ms")};
+  return BandSource{label, b->categories_ms->by_key(), report.summary_value("dt_ms")};
 }
 
 Table band_table(std::string title, const std::vector<BandSource>& sources,
@@ -170,7 +168,7 @@ Table band_table(std::string title, const std::vector<BandSource>& sources,
   }
   for (const auto& [a, b] : differences) {
     sum.cells.push_back(diff_cell(sum_of(sources[a], bands) - sum_of(sources[b], bands)));
-    const auto da = dt_of(sources[a]), db = dt_of(sources[b]);
+    const auto da = sources[a].dt_ms, db = sources[b].dt_ms;
     dt.cells.push_back(diff_cell(da && db ? std::optional<double>(*da - *db) : std::nullopt));
   }
   t.rows.push_back(std::move(sum));

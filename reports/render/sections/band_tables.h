@@ -9,6 +9,7 @@
 // close it, and a line says which band the first source loses most in.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,8 +27,8 @@ namespace ladder {
 // One column: a breakdown's categories_ms and the step's median dt (null when unknown).
 struct BandSource {
   std::string label;            // "ladder fused-adamw", "peer compile", "A"
-  nlohmann::json categories_ms; // {"gemm": 22.24, ...}
-  nlohmann::json dt_ms;         // the median step time of the same process(es), or null
+  std::map<std::string, double> categories_ms;  // {"gemm": 22.24, ...}: a newer breakdown may add a band
+  std::optional<double> dt_ms;  // the median step time of the same process(es)
   int processes = 1;            // how many processes' breakdowns it stands for
 };
 

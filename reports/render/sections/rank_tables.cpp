@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "profiler/common/fields.h"
-#include "reports/model/json_fields.h"
 #include "reports/model/report/report_loader.h"
 #include "reports/render/sections/band_tables.h"
 #include "reports/stats/stats.h"
@@ -16,7 +15,6 @@ namespace ladder {
 
 namespace {
 
-using json = nlohmann::json;
 
 // The phases drawn, bottom first: the compute phases, then the wait.
 const std::vector<ChartLayer>& phase_layers() {
@@ -44,7 +42,8 @@ struct Rank {
   int64_t rank = 0;
   std::string host;
   RankPhaseSteps phases;
-  json bands, dt_ms;
+  std::optional<std::map<std::string, double>> bands;  // its op breakdown's, where profiled
+  std::optional<double> dt_ms;                         // its median step time
 };
 
 std::string rank_label(const Rank& r, const std::optional<SlowRank>& slow) {
@@ -112,29 +111,31 @@ std::optional<RankView> rank_view(const RungReport& report, const std::string& c
   }
   const std::optional<SlowRank> slow = ddp->slow_rank ? std::optional<SlowRank>(*ddp->slow_rank) : std::nullopt;
   const bool cpu = slow && slow->basis == "cpu_time";
-  const char* key = cpu ? "cpu_phases_ms" : "phases_ms";
   std::vector<Rank> ranks;
-  for (const json& rk : ddp->per_rank) {
-    if (!rk.contains(key)) {
-      if (why) *why = fmt::format("{}: no ddp.per_rank[].{} (a report from before 2026-12-02)", cell, key);
+  for (const RankFacts& rk : ddp->rank_facts()) {
+    const auto& phases = cpu ? rk.cpu_phases_ms : rk.phases_ms;
+    if (!phases) {
+      if (why)
+        *why = fmt::format("{}: no ddp.per_rank[].{} (a report from before 2026-12-02)", cell,
+                           cpu ? "cpu_phases_ms" : "phases_ms");
       return std::nullopt;
     }
     Rank r;
-    r.rank = int64_t(json_fields::number(rk, "rank").value_or(double(ranks.size())));
-    r.host = json_fields::text(rk, "host", "");
-    r.phases = fields::from_json<RankPhaseSteps>(rk[key], std::string("ddp.per_rank[].") + key);
-    r.bands = rk.value("bands_ms", json());
-    r.dt_ms = json_fields::member(json_fields::member(rk, "median"), "dt_ms");
+    r.rank = rk.rank;
+    r.host = rk.host;
+    r.phases = *phases;
+    if (rk.bands_ms) r.bands = rk.bands_ms->by_key();
+    if (const auto dt = rk.median.find("dt_ms"); dt != rk.median.end()) r.dt_ms = dt->second;
     ranks.push_back(std::move(r));
   }
   RankView v;
   v.tables.push_back(phases_table(ranks, slow,
                                   cell, cpu ? "CPU time over each rank's threads; the wait is wall time"
                                             : "device time"));
-  const bool bands = std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.bands.is_object(); });
+  const bool bands = std::all_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.bands.has_value(); });
   if (bands) {
     std::vector<BandSource> sources;
-    for (const Rank& r : ranks) sources.push_back({rank_label(r, slow), r.bands, r.dt_ms, 1});
+    for (const Rank& r : ranks) sources.push_back({rank_label(r, slow), *r.bands, r.dt_ms, 1});
     std::vector<std::pair<size_t, size_t>> differences;
     size_t k = 0;
     for (size_t i = 0; i < ranks.size(); ++i)
