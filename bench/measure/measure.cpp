@@ -191,7 +191,7 @@ std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& devic
 struct Setup {
   torch::Device device{torch::kCPU};
   bool ranks_share_cpu = false;
-  json cpu_allocator;
+  std::optional<CpuAllocatorSection> cpu_allocator;
   std::unique_ptr<ProcessGroup> pg;
   std::unique_ptr<TrafficMonitor> traffic;  // with pg
   std::unique_ptr<profiler::TraceProfiler> tracer;

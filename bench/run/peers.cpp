@@ -318,7 +318,8 @@ json complete_peer_report(const json& r, const RunConfig& cfg, const std::string
   m.n_params = integer_at(r, "model.n_params");
   m.n_params_without_wpe = integer_at(r, "model.n_params_without_wpe");
   m.op_breakdown = peer_op_breakdown(r.value("op_breakdown", json()), m.device.is_cuda(), &m.op_counts);
-  m.cpu_allocator = field(r, "memory.cpu_allocator");
+  m.cpu_allocator = fields::from_json<std::optional<CpuAllocatorSection>>(field(r, "memory.cpu_allocator"),
+                                                                        "the peer's report: memory.cpu_allocator");
   m.memory_monitor = field(r, "memory.monitor").get<std::string>();
   m.data_time = field(r, "timing.data_time").get<std::string>();
   m.roofline_file = roofline_file;

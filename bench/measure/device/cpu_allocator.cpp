@@ -82,7 +82,7 @@ CpuAllocated cpu_allocated() {
 
 void reset_cpu_allocated_peak() { g_peak.store(g_current.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
-nlohmann::json keep_cpu_memory_in_process() {
+CpuAllocatorSection keep_cpu_memory_in_process() {
   // Large blocks from the heap, not from mmap (other threads' arenas may
   // still mmap a block larger than their 64 MiB heaps).
   const bool no_mmap = mallopt(M_MMAP_MAX, 0) == 1;
@@ -90,14 +90,16 @@ nlohmann::json keep_cpu_memory_in_process() {
   const bool no_trim = mallopt(M_TRIM_THRESHOLD, -1) == 1;  // -1: the largest value, no trimming
   const bool top_pad = mallopt(M_TOP_PAD, 256 << 20) == 1;
   const bool counting = count_cpu_tensors();
-  return {{"allocator", "glibc malloc"},
-          {"settings", "mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=max, M_TOP_PAD=256 MiB"},
-          {"applied", no_mmap && no_trim && top_pad},
-          {"counting", counting},
-          {"counting_note", "LibTorch's CPU allocator wrapped to count live tensor storage bytes and their peak "
-                            "(memory.measured.peak_allocated_bytes, steps.peak_allocated_bytes)"},
-          {"why", "freed tensors stay in the process and later steps reuse them, as the CUDA caching "
-                  "allocator does; without it every step page-faults its large tensors in again"}};
+  CpuAllocatorSection s;
+  s.allocator = "glibc malloc";
+  s.settings = "mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=max, M_TOP_PAD=256 MiB";
+  s.applied = no_mmap && no_trim && top_pad;
+  s.counting = counting;
+  s.counting_note = "LibTorch's CPU allocator wrapped to count live tensor storage bytes and their peak "
+                    "(memory.measured.peak_allocated_bytes, steps.peak_allocated_bytes)";
+  s.why = "freed tensors stay in the process and later steps reuse them, as the CUDA caching allocator does; "
+          "without it every step page-faults its large tensors in again";
+  return s;
 }
 
 }  // namespace ladder

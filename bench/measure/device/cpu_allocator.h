@@ -21,14 +21,14 @@
 
 #include <cstdint>
 
-#include <nlohmann/json_fwd.hpp>
+#include "reports/model/report/memory_section.h"
 
 namespace ladder {
 
 // Sets glibc malloc's options for this process (mallopt), puts the counting
 // allocator in front of LibTorch's CPU allocator, and returns what was set,
 // for the report. Call before the model is built.
-nlohmann::json keep_cpu_memory_in_process();
+CpuAllocatorSection keep_cpu_memory_in_process();
 
 // Puts the counting allocator in front of LibTorch's CPU allocator, once per
 // process (keep_cpu_memory_in_process does), when the inner one hands out

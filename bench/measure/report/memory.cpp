@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
 #include "variants/switches/switch.h"
 
 namespace ladder {
@@ -31,16 +29,6 @@ MemoryOptions memory_options(const RunConfig& cfg, const StepPlan& plan) {
   if (cfg.sw.on(switches::ddp) && plan.acts(switches::zero1)) o.optimizer_shards = cfg.world_size;
   o.checkpoint_blocks = plan.model.checkpoint_blocks;
   return o;
-}
-
-void to_json(nlohmann::json& j, const MemoryEstimate& e) {
-  j = {{"parameter_bytes", e.parameter_bytes},
-       {"gradient_bytes", e.gradient_bytes},
-       {"optimizer_state_bytes", e.optimizer_state_bytes},
-       {"activation_bytes", e.activation_bytes},
-       {"total_bytes", e.total_bytes},
-       {"optimizer_shards", e.optimizer_shards},
-       {"checkpoint_blocks", e.checkpoint_blocks}};
 }
 
 }  // namespace ladder

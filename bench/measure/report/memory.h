@@ -4,23 +4,12 @@
 
 #include <cstdint>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "reports/model/report/memory_section.h"
 #include "variants/config/config.h"
 
 namespace ladder {
 
 struct StepPlan;
-
-struct MemoryEstimate {
-  int64_t parameter_bytes = 0;
-  int64_t gradient_bytes = 0;
-  int64_t optimizer_state_bytes = 0;  // AdamW: exp_avg and exp_avg_sq
-  int64_t activation_bytes = 0;       // saved for backward, at the peak
-  int64_t total_bytes = 0;
-  int64_t optimizer_shards = 1;
-  bool checkpoint_blocks = false;
-};
 
 // What a config's switches change in the estimate, per rank.
 struct MemoryOptions {
@@ -40,7 +29,5 @@ MemoryOptions memory_options(const RunConfig& cfg, const StepPlan& plan);
 // blocks'.
 MemoryEstimate estimate_memory(const ModelConfig& m, int64_t n_params, int64_t batch, int64_t seq,
                                const MemoryOptions& o = {});
-
-void to_json(nlohmann::json& j, const MemoryEstimate& e);
 
 }  // namespace ladder

@@ -252,6 +252,14 @@ void add_steps(RungReport& report, const HarnessResult& r, const MetricContext& 
   report.summary = std::move(summary);
 }
 
+// The median over the measured steps of one of their figures: the summary's
+// (summarize_steps summarises the same values), taken from the steps.
+double step_median(const std::vector<StepRecord>& steps, double StepRecord::*figure) {
+  std::vector<double> values;
+  for (const StepRecord& s : steps) values.push_back(s.*figure);
+  return summarize(std::move(values)).median;
+}
+
 }  // namespace
 
 json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
@@ -264,7 +272,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const auto [roof, roof_source] = roofline_for(m, precision, roofline, roofline_error);
   RungReport report = rung_report_header(c, m.run_id, m.argv, m.started_at);
   add_steps(report, r, metrics, m.devices, roof.tflops);
-  const double tok_s_aggregate = (*report.summary)["tokens_per_s"]["median"].get<double>();
+  const double tok_s_aggregate = step_median(r.steps, &StepRecord::tokens_per_s);
   const double tok_s = tok_s_aggregate / m.devices;
   report.status = "ok";
   report.finished_at = m.finished_at.empty() ? utc_now_iso8601() : m.finished_at;
@@ -274,7 +282,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.parity = pending_parity(m);
   report.data = m.data;
   report.model = ModelFacts{m.n_params, m.n_params_without_wpe, c.model.vocab_size, c.model_vocab()};
-  report.timing = timing_section(m, r, (*report.summary)["dt_ms"]["median"].get<double>());
+  report.timing = timing_section(m, r, step_median(r.steps, &StepRecord::dt_ms));
   report.flops = Flops{fpt, kFlopsFormula, double(fpt) * double(c.tokens_per_step())};
   report.throughput = Throughput{c.tokens_per_step(), c.tokens_per_micro_step(), c.micro_steps(), tok_s_aggregate,
                                  tok_s};

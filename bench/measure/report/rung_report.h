@@ -58,7 +58,7 @@ struct MeasuredRun {
   std::optional<profiler::OpBreakdownSection> op_breakdown;  // empty when not measured
   std::optional<profiler::ProfileSection> profile;  // --profile's traces (empty without it)
   std::optional<DdpFacts> ddp;   // rank 0 of a ddp job
-  nlohmann::json cpu_allocator;  // keep_cpu_memory_in_process on CPU; null on CUDA
+  std::optional<CpuAllocatorSection> cpu_allocator;  // keep_cpu_memory_in_process on CPU; none on CUDA
   bool graph = false;            // CUDA-graph replays: allocated/active peaks miss the graph's pool
   std::string memory_monitor;    // how the per-step peaks were read (memory.measured.monitor)
   std::string data_time;         // what steps.data_ms measures (timing.data_time)

@@ -57,10 +57,7 @@ const std::vector<RunFigure>& run_figures() {
       // Beside the measured peak: what the analytic estimate expected
       // (bench/measure/report/memory.h; what zero1 and act-ckpt change, per rank).
       {"memory_estimate_bytes", "the analytic estimate of training memory per device (bench/measure/report/memory.h)",
-       [](R r) {
-         const bool has = r.memory && r.memory->estimate.is_object();
-         return has ? r.memory->estimate.value("total_bytes", json()) : json();
-       }, Across::kMax, "est", "GiB",
+       [](R r) { return of(r.memory, [](const Memory& m) { return m.estimate.total_bytes; }); }, Across::kMax, "est", "GiB",
        "{:.2f}", kGiB, nullptr, kRunTable, nullptr},
       // ddp: what the busiest rank sends per step under the ring model
       // (variants/ddp/process_group.h); zero1's gather adds (R-1)/R W.

@@ -26,6 +26,7 @@
 #include "reports/model/report/ddp_section.h"
 #include "reports/model/report/environment_section.h"
 #include "reports/model/report/identity_section.h"
+#include "reports/model/report/memory_section.h"
 #include "reports/model/report/speed_of_light_section.h"
 #include "variants/planners/attention_plan.h"
 #include "variants/data/data_section.h"
@@ -176,16 +177,15 @@ struct MemoryMeasured {
 
 struct Memory {
   MemoryMeasured measured;
-  nlohmann::json estimate;       // bench/measure/report/memory.h estimate_memory
-  nlohmann::json cpu_allocator;  // bench/measure/device/cpu_allocator.h; null on CUDA
+  MemoryEstimate estimate;                           // bench/measure/report/memory.h estimate_memory
+  std::optional<CpuAllocatorSection> cpu_allocator;  // bench/measure/device/cpu_allocator.h; null on CUDA
   template <class S, class V>
   static void fields(S& s, V& v) {
     v("measured", s.measured);
-    v("estimate", s.estimate, Doc().shaped(schema_section("memory_estimate")));
+    v("estimate", s.estimate);
     v("cpu_allocator", s.cpu_allocator,
-      Doc("CPU: the glibc malloc settings that keep freed tensors in the process, and whether LibTorch's CPU "
-          "allocator is wrapped to count tensor bytes (bench/measure/device/cpu_allocator.h); null on CUDA")
-          .shaped(schema_section("cpu_allocator")));
+      "CPU: the glibc malloc settings that keep freed tensors in the process, and whether LibTorch's CPU "
+      "allocator is wrapped to count tensor bytes (bench/measure/device/cpu_allocator.h); null on CUDA");
   }
 };
 
