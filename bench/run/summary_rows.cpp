@@ -46,12 +46,9 @@ namespace {
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
-// A process's noise monitor readings (bench/measure/observers/noise_monitor.h); null
+// A process's noise monitor readings (bench/measure/observers/noise_monitor.h); none
 // for a peer or a report from before the monitor.
-const json& noise_of(const RungReport& r) {
-  static const json kNone;
-  return r.timing ? r.timing->noise : kNone;
-}
+const NoiseSection* noise_of(const RungReport& r) { return r.timing && r.timing->noise ? &*r.timing->noise : nullptr; }
 
 // What each process's noise monitors named (bench/measure/observers/noise_monitor.h),
 // in the cell's order (a peer's: none).
@@ -59,10 +56,7 @@ std::vector<std::vector<std::string>> causes_per_process(const std::vector<RungR
   std::vector<std::vector<std::string>> out;
   for (const auto& r : reports) {
     out.emplace_back();
-    const json& noise = noise_of(r);
-    if (!noise.is_object()) continue;
-    for (const auto& c : noise.value("causes", json::array()))
-      if (c.is_string()) out.back().push_back(c.get<std::string>());
+    if (const NoiseSection* noise = noise_of(r)) out.back() = noise->causes;
   }
   return out;
 }
@@ -93,10 +87,8 @@ NoiseDoc noise_verdict(double steps_cv, std::optional<double> processes_cv, std:
 std::vector<std::optional<double>> probe_indices(const std::vector<RungReport>& reports) {
   std::vector<std::optional<double>> v;
   for (const auto& r : reports) {
-    const json& noise = noise_of(r);
-    const json p = noise.is_object() ? noise.value("probe", json()) : json();
-    const json index = p.is_object() ? p.value("speed_index_per_s", json()) : json();
-    v.push_back(index.is_number() ? std::optional<double>(index.get<double>()) : std::nullopt);
+    const NoiseSection* noise = noise_of(r);
+    v.push_back(noise && noise->probe ? noise->probe->speed_index_per_s : std::nullopt);
   }
   return v;
 }

@@ -38,40 +38,59 @@ TEST(Noise, ReadingsOfABusyProcess) {
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   monitor.measurement_ends(0);
   const double bracket_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count();
-  const json n = monitor.to_json();
-  const double wall = n["wall_ms"].get<double>(), cpu = n["cpu_ms"].get<double>();
-  EXPECT_GE(wall, 120) << n.dump();
-  EXPECT_LE(wall, bracket_ms) << n.dump();
-  EXPECT_GE(cpu, 59) << n.dump();  // getrusage's microseconds, the burn's own 60 ms
-  EXPECT_LE(cpu, wall - 55) << n.dump();  // CPU time, not wall: none while asleep (5 ms for the readings)
-  EXPECT_NEAR(n["cpu_pct_of_threads"].get<double>(), 100.0 * cpu / wall, 1e-9) << n.dump();
-  EXPECT_TRUE(n["involuntary_switches"].is_number());
-  EXPECT_TRUE(n["gpu"].is_null());  // a CPU device
-  EXPECT_EQ(n["device"], "cpu");
+  const NoiseSection n = monitor.section();
+  const std::string shown = fields::to_json(n).dump();
+  const double wall = n.wall_ms, cpu = n.cpu_ms.value();
+  EXPECT_GE(wall, 120) << shown;
+  EXPECT_LE(wall, bracket_ms) << shown;
+  EXPECT_GE(cpu, 59) << shown;  // getrusage's microseconds, the burn's own 60 ms
+  EXPECT_LE(cpu, wall - 55) << shown;  // CPU time, not wall: none while asleep (5 ms for the readings)
+  EXPECT_NEAR(n.cpu_pct_of_threads.value(), 100.0 * cpu / wall, 1e-9) << shown;
+  EXPECT_TRUE(n.involuntary_switches.has_value());
+  EXPECT_FALSE(n.gpu.has_value());  // a CPU device
+  EXPECT_EQ(n.device, "cpu");
   // Its threads ran about half the wall time (below the 85 % shortfall): named.
   bool named = false;
-  for (const auto& c : n["causes"]) named = named || c.get<std::string>().find("threads ran") != std::string::npos;
-  EXPECT_TRUE(named) << n.dump();
+  for (const auto& c : n.causes) named = named || c.find("threads ran") != std::string::npos;
+  EXPECT_TRUE(named) << shown;
+  // Its JSON reads back as written, strictly.
+  EXPECT_EQ(fields::to_json(fields::from_json<NoiseSection>(fields::to_json(n), "timing.noise")).dump(), shown);
 }
 
 TEST(Noise, CausesFromTheReadings) {
-  const json quiet = {{"device", "cpu"}, {"steal_pct_of_wall", 0.1}, {"cpu_pct_of_threads", 98.0},
-                      {"involuntary_switches_per_s", 3.0}, {"logical_cpus", 2}, {"load_1m", {{"end", 1.9}}}};
+  NoiseSection quiet;
+  quiet.device = "cpu";
+  quiet.steal_pct_of_wall = 0.1;
+  quiet.cpu_pct_of_threads = 98.0;
+  quiet.involuntary_switches_per_s = 3.0;
+  quiet.logical_cpus = 2;
+  quiet.load_1m.end = 1.9;
   EXPECT_TRUE(noise_causes(quiet).empty());
-  json busy = quiet;
-  busy["steal_pct_of_wall"] = 9.0;
-  busy["load_1m"]["end"] = 3.4;
-  busy["involuntary_switches_per_s"] = 450.0;
+  NoiseSection busy = quiet;
+  busy.steal_pct_of_wall = 9.0;
+  busy.load_1m.end = 3.4;
+  busy.involuntary_switches_per_s = 450.0;
   const auto causes = noise_causes(busy);
   ASSERT_EQ(causes.size(), 3u);
   EXPECT_EQ(causes[0], "steal 9 % of wall time");
   EXPECT_EQ(causes[1], "450 involuntary context switches/s");
   EXPECT_EQ(causes[2], "load 3.4 on 2 CPUs");
   // A GPU: its throttle reasons and a falling clock; its host thread's CPU share is not a cause.
-  const json gpu = {{"device", "cuda"}, {"cpu_pct_of_threads", 20.0},
-                    {"gpu", {{"start", {{"sm_clock_mhz", 1980}, {"throttle_reasons", json::array()}}},
-                             {"end", {{"sm_clock_mhz", 1755}, {"throttle_reasons", {"gpu_idle", "sw_thermal_slowdown"}}}}}}};
+  NoiseSection gpu;
+  gpu.device = "cuda";
+  gpu.cpu_pct_of_threads = 20.0;
+  GpuReadings readings;
+  readings.start.sm_clock_mhz = std::optional<int64_t>(1980);
+  readings.start.throttle_reasons = std::optional<std::vector<std::string>>(std::vector<std::string>{});
+  readings.end.sm_clock_mhz = std::optional<int64_t>(1755);
+  readings.end.throttle_reasons =
+      std::optional<std::vector<std::string>>(std::vector<std::string>{"gpu_idle", "sw_thermal_slowdown"});
+  gpu.gpu = readings;
   const auto g = noise_causes(gpu);
+  GpuReadings unreadable;
+  unreadable.start.unavailable = unreadable.end.unavailable = std::string("nvmlInit_v2 returned 9");
+  gpu.gpu = unreadable;
+  EXPECT_TRUE(noise_causes(gpu).empty());  // NVML unreadable: nothing to name, no failure
   ASSERT_EQ(g.size(), 2u) << json(g).dump();
   EXPECT_EQ(g[0], "GPU throttled (sw_thermal_slowdown)");
   EXPECT_EQ(g[1], "SM clock 1980 -> 1755 MHz");

@@ -39,11 +39,12 @@ TEST(SpeedProbe, TimesEachRepetitionOfAFixedWorkload) {
   ASSERT_EQ(before.sweep_reps_ms.size(), 3u);
   EXPECT_GT(before.gemm_ms, 0);
   EXPECT_GT(before.sweep_ms, 0);
-  const json j = probe_json(w, before, after);
-  EXPECT_EQ(j["workload"], w.key());
-  EXPECT_DOUBLE_EQ(j["speed_index_per_s"].get<double>(), probe_speed_index(before, after));
-  EXPECT_DOUBLE_EQ(j["before"]["gemm_tflops"].get<double>(), 2.0 * 64 * 64 * 64 / (before.gemm_ms * 1e9));
-  EXPECT_DOUBLE_EQ(j["after"]["sweep_gb_per_s"].get<double>(), 2.0 * (1 << 20) / (after.sweep_ms * 1e6));
+  const ProbeSection p = probe_section(w, before, after);
+  EXPECT_EQ(p.workload, w.key());
+  EXPECT_EQ(p.sweep_bytes.value(), 1 << 20);
+  EXPECT_DOUBLE_EQ(p.speed_index_per_s.value(), probe_speed_index(before, after));
+  EXPECT_DOUBLE_EQ(p.before->gemm_tflops.value(), 2.0 * 64 * 64 * 64 / (before.gemm_ms * 1e9));
+  EXPECT_DOUBLE_EQ(p.after->sweep_gb_per_s.value(), 2.0 * (1 << 20) / (after.sweep_ms * 1e6));
 }
 
 TEST(SpeedProbe, IndexIsWorkloadsPerSecondOverBothReadings) {
@@ -52,15 +53,16 @@ TEST(SpeedProbe, IndexIsWorkloadsPerSecondOverBothReadings) {
   after.gemm_ms = 14, after.sweep_ms = 10;
   EXPECT_DOUBLE_EQ(probe_speed_index(before, after), 1000.0 / (12 + 8));
   ProbeWorkload w = probe_workload(torch::Device("cpu"), false);
-  EXPECT_DOUBLE_EQ(probe_json(w, before, after)["drift_pct"].get<double>(), 100.0 * (24.0 / 16.0 - 1));
+  EXPECT_DOUBLE_EQ(probe_section(w, before, after).drift_pct->value(), 100.0 * (24.0 / 16.0 - 1));
 }
 
 TEST(SpeedProbe, AFailedReadingIsRecordedNotFatal) {
   auto timer = make_step_timer(torch::Device("cpu"));
   SpeedProbeRun run(torch::Device("cpu"), false, *timer);  // never run: as if both readings failed
-  const json j = run.to_json();
-  EXPECT_TRUE(j["speed_index_per_s"].is_null());
+  const nlohmann::json j = fields::to_json(run.section());
+  EXPECT_TRUE(j.contains("speed_index_per_s") && j["speed_index_per_s"].is_null()) << j.dump();
   EXPECT_TRUE(j.contains("error"));
+  EXPECT_FALSE(j.contains("before") || j.contains("drift_pct")) << j.dump();
 }
 
 // dt of each process and the probe's speed index (higher: faster).

@@ -275,7 +275,7 @@ TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
   EXPECT_EQ(r.switches->count("fused_adamw"), 0u);
   EXPECT_EQ(r.timing->warmup.stopped, "fixed");
   EXPECT_EQ(r.timing->warmup.steps_run, r.timing->warmup_steps_excluded);
-  EXPECT_TRUE(r.timing->noise.is_null());
+  EXPECT_FALSE(r.timing->noise.has_value());
   EXPECT_FALSE(r.timing->host_steal_ms.has_value());
   EXPECT_FALSE(r.memory->measured.allocated_active_valid);
   EXPECT_NE(r.memory->measured.allocated_active_note.find("not recorded"), std::string::npos);
@@ -378,8 +378,11 @@ TEST(CompareInputs, NamesTheMachinesSpeedWhereTheProbeExplainsTheSpread) {
   auto probed = [](LoadedRun g, const std::vector<double>& speeds) {
     for (size_t k = 0; k < g.repeats.size(); ++k) {
       g.repeats[k].reports[0].timing = Timing{};
-      g.repeats[k].reports[0].timing->noise = {
-          {"steal_pct_of_wall", 0.0}, {"causes", json::array()}, {"probe", {{"speed_index_per_s", speeds[k]}}}};
+      NoiseSection noise;
+      noise.steal_pct_of_wall = 0.0;
+      noise.probe = ProbeSection{};
+      noise.probe->speed_index_per_s = speeds[k];
+      g.repeats[k].reports[0].timing->noise = noise;
     }
     return g;
   };

@@ -194,11 +194,11 @@ std::string device_name(const torch::Device& device) {
   return cpu_model_name();
 }
 
-nlohmann::json gpu_state(const torch::Device& device) {
+std::optional<GpuSnapshot> gpu_state(const torch::Device& device) {
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) return cuda::gpu_state(device.has_index() ? device.index() : 0);
 #endif
-  return nullptr;
+  return std::nullopt;
 }
 
 nlohmann::json describe_device(const torch::Device& device) {

@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "bench/measure/device/device_types.h"
+#include "reports/model/report/noise_section.h"
 
 namespace ladder {
 
@@ -63,9 +64,9 @@ int64_t last_level_cache_bytes(const torch::Device& device);
 // Name, count, memory, driver and library versions for the report.
 nlohmann::json describe_device(const torch::Device& device);
 // What may slow a GPU down, now: its SM clock (MHz), temperature (C), power
-// (W) and throttle reasons, from NVML; {"unavailable": why} where NVML is not
-// there; null on a CPU.
-nlohmann::json gpu_state(const torch::Device& device);
+// (W) and throttle reasons, from NVML; its `unavailable` says why where NVML
+// is not there; none on a CPU.
+std::optional<GpuSnapshot> gpu_state(const torch::Device& device);
 // "NVIDIA H100 80GB HBM3", or the CPU model on CPU.
 std::string device_name(const torch::Device& device);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/measure/device/device_types.h"
+#include "reports/model/report/noise_section.h"
 
 namespace ladder::cuda {
 
@@ -24,6 +25,6 @@ int64_t l2_cache_bytes(int device_index);
 nlohmann::json describe(int device_index);
 std::string name(int device_index);
 // Clocks, temperature, power and throttle reasons now (NVML, gpu_state.cpp).
-nlohmann::json gpu_state(int device_index);
+GpuSnapshot gpu_state(int device_index);
 
 }  // namespace ladder::cuda

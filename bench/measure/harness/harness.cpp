@@ -350,8 +350,8 @@ HarnessResult run_measurement(TrainStep& step, const RunConfig& cfg, const torch
   r.harness_overhead_ms_per_step = (r.measured_wall_ms - sum_dt) / double(r.steps.size());
   list.measurement_ends(i - 1);
   probe.after();
-  r.noise = noise.to_json();
-  r.noise["probe"] = probe.to_json();
+  r.noise = noise.section();
+  r.noise->probe = probe.section();
   return r;
 }
 

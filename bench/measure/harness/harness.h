@@ -68,7 +68,7 @@ struct HarnessResult {
   // summed over this host's CPUs (/proc/stat steal); -1 when unreadable.
   double host_steal_ms = -1;
   // What disturbed the measured loop (bench/measure/observers/noise_monitor.h); null when not read.
-  nlohmann::json noise;
+  std::optional<NoiseSection> noise;
 };
 
 // Test-only: LADDER_TEST_SLOWDOWN_PCT=P makes every measured step wait P %

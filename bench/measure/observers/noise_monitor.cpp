@@ -13,8 +13,6 @@
 
 namespace ladder {
 
-using nlohmann::json;
-
 double host_steal_ms() {
   std::FILE* f = std::fopen("/proc/stat", "r");
   if (!f) return -1;
@@ -59,51 +57,47 @@ NoiseMonitor::Reading NoiseMonitor::read() const {
   return r;
 }
 
-json NoiseMonitor::to_json() const {
+NoiseSection NoiseMonitor::section() const {
   const double wall_ms = std::chrono::duration<double, std::milli>(end_.when - start_.when).count();
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   auto known = [](double a, double b) { return a >= 0 && b >= 0; };
-  json j = {{"wall_ms", wall_ms}, {"threads", threads_}, {"logical_cpus", cpus}};
-  j["cpu_ms"] = known(start_.cpu_ms, end_.cpu_ms) ? json(end_.cpu_ms - start_.cpu_ms) : json();
-  j["cpu_pct_of_threads"] = j["cpu_ms"].is_number() && wall_ms > 0
-                                ? json(100.0 * j["cpu_ms"].get<double>() / (wall_ms * threads_))
-                                : json();
+  NoiseSection n;
+  n.wall_ms = wall_ms;
+  n.threads = threads_;
+  n.logical_cpus = cpus;
+  if (known(start_.cpu_ms, end_.cpu_ms)) n.cpu_ms = end_.cpu_ms - start_.cpu_ms;
+  if (n.cpu_ms && wall_ms > 0) n.cpu_pct_of_threads = 100.0 * *n.cpu_ms / (wall_ms * threads_);
   const long switches = end_.involuntary_switches - start_.involuntary_switches;
-  j["involuntary_switches"] = start_.involuntary_switches >= 0 ? json(switches) : json();
-  j["involuntary_switches_per_s"] =
-      start_.involuntary_switches >= 0 && wall_ms > 0 ? json(double(switches) / (wall_ms / 1e3)) : json();
-  j["steal_pct_of_wall"] = known(start_.steal_ms, end_.steal_ms) && wall_ms > 0 && cpus > 0
-                               ? json(100.0 * (end_.steal_ms - start_.steal_ms) / (wall_ms * double(cpus)))
-                               : json();
-  j["load_1m"] = {{"start", start_.load_1m}, {"end", end_.load_1m}};
-  j["gpu"] = start_.gpu.is_null() ? json() : json{{"start", start_.gpu}, {"end", end_.gpu}};
-  j["device"] = device_.is_cuda() ? "cuda" : "cpu";
-  j["causes"] = noise_causes(j);
-  return j;
+  if (start_.involuntary_switches >= 0) n.involuntary_switches = switches;
+  if (start_.involuntary_switches >= 0 && wall_ms > 0) n.involuntary_switches_per_s = double(switches) / (wall_ms / 1e3);
+  if (known(start_.steal_ms, end_.steal_ms) && wall_ms > 0 && cpus > 0)
+    n.steal_pct_of_wall = 100.0 * (end_.steal_ms - start_.steal_ms) / (wall_ms * double(cpus));
+  n.load_1m = {start_.load_1m, end_.load_1m};
+  if (start_.gpu && end_.gpu) n.gpu = GpuReadings{*start_.gpu, *end_.gpu};
+  n.device = device_.is_cuda() ? "cuda" : "cpu";
+  n.causes = noise_causes(n);
+  return n;
 }
 
-std::vector<std::string> noise_causes(const json& n) {
+std::vector<std::string> noise_causes(const NoiseSection& n) {
   std::vector<std::string> causes;
-  auto number = [&](const char* key) { return n.contains(key) && n[key].is_number() ? n[key].get<double>() : -1.0; };
-  if (const double steal = number("steal_pct_of_wall"); steal > kStealPct)
-    causes.push_back(fmt::format("steal {:.0f} % of wall time", steal));
+  if (n.steal_pct_of_wall && *n.steal_pct_of_wall > kStealPct)
+    causes.push_back(fmt::format("steal {:.0f} % of wall time", *n.steal_pct_of_wall));
   // On a GPU the host thread waits for the device: its CPU share says nothing.
-  if (const double cpu = number("cpu_pct_of_threads"); n.value("device", "") == "cpu" && cpu >= 0 && cpu < kCpuShortfallPct)
-    causes.push_back(fmt::format("its threads ran {:.0f} % of the wall time", cpu));
-  if (const double sw = number("involuntary_switches_per_s"); sw > kSwitchesPerS)
-    causes.push_back(fmt::format("{:.0f} involuntary context switches/s", sw));
-  const double cpus = number("logical_cpus");
-  if (n.contains("load_1m") && n["load_1m"].value("end", -1.0) > cpus + 0.5 && cpus > 0)
-    causes.push_back(fmt::format("load {:.1f} on {:.0f} CPUs", n["load_1m"]["end"].get<double>(), cpus));
-  const json gpu = n.value("gpu", json());
-  if (gpu.is_object() && gpu["end"].is_object() && gpu["end"].contains("sm_clock_mhz")) {
-    const json &a = gpu["start"], &b = gpu["end"];
-    for (const auto& r : b.value("throttle_reasons", json::array()))
-      if (r != "gpu_idle" && r != "applications_clocks_setting")
-        causes.push_back(fmt::format("GPU throttled ({})", r.get<std::string>()));
-    if (a.value("sm_clock_mhz", json()).is_number() && b["sm_clock_mhz"].is_number() &&
-        b["sm_clock_mhz"].get<double>() < a["sm_clock_mhz"].get<double>() * (1 - kClockDropPct / 100))
-      causes.push_back(fmt::format("SM clock {} -> {} MHz", a["sm_clock_mhz"].get<int>(), b["sm_clock_mhz"].get<int>()));
+  if (const auto cpu = n.cpu_pct_of_threads; n.device == "cpu" && cpu && *cpu >= 0 && *cpu < kCpuShortfallPct)
+    causes.push_back(fmt::format("its threads ran {:.0f} % of the wall time", *cpu));
+  if (n.involuntary_switches_per_s && *n.involuntary_switches_per_s > kSwitchesPerS)
+    causes.push_back(fmt::format("{:.0f} involuntary context switches/s", *n.involuntary_switches_per_s));
+  const double cpus = double(n.logical_cpus);
+  if (cpus > 0 && n.load_1m.end > cpus + 0.5) causes.push_back(fmt::format("load {:.1f} on {:.0f} CPUs", n.load_1m.end, cpus));
+  if (n.gpu) {
+    const GpuSnapshot &a = n.gpu->start, &b = n.gpu->end;
+    if (b.throttle_reasons && *b.throttle_reasons)
+      for (const auto& r : **b.throttle_reasons)
+        if (r != "gpu_idle" && r != "applications_clocks_setting") causes.push_back(fmt::format("GPU throttled ({})", r));
+    const bool clocks = a.sm_clock_mhz && *a.sm_clock_mhz && b.sm_clock_mhz && *b.sm_clock_mhz;
+    if (clocks && double(**b.sm_clock_mhz) < double(**a.sm_clock_mhz) * (1 - kClockDropPct / 100))
+      causes.push_back(fmt::format("SM clock {} -> {} MHz", **a.sm_clock_mhz, **b.sm_clock_mhz));
   }
   return causes;
 }

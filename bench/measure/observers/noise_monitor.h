@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "bench/measure/observers/step_observer.h"
+#include "reports/model/report/noise_section.h"
 
 namespace ladder {
 
@@ -32,8 +32,9 @@ class NoiseMonitor final : public StepObserver {
   NoiseMonitor(const torch::Device& device, int threads) : device_(device), threads_(threads) {}
   void measurement_begins() override { start_ = read(); }
   void measurement_ends(int64_t) override { end_ = read(); }
-  // timing.noise: the two readings, what they add up to, and the causes.
-  nlohmann::json to_json() const;
+  // timing.noise: the two readings, what they add up to, and the causes
+  // (the probe is the harness's to add).
+  NoiseSection section() const;
 
   struct Reading {
     std::chrono::steady_clock::time_point when;
@@ -41,7 +42,7 @@ class NoiseMonitor final : public StepObserver {
     long involuntary_switches = -1, voluntary_switches = -1;
     double steal_ms = -1;                 // summed over the host's CPUs; -1: unreadable
     double load_1m = -1;                  // /proc/loadavg
-    nlohmann::json gpu;                   // gpu_state; null on a CPU
+    std::optional<GpuSnapshot> gpu;       // gpu_state; none on a CPU
   };
 
  private:
@@ -54,6 +55,6 @@ class NoiseMonitor final : public StepObserver {
 
 // The causes of noise a noise section shows, as short phrases ("steal 9 % of
 // wall time"); empty when it shows none.
-std::vector<std::string> noise_causes(const nlohmann::json& noise);
+std::vector<std::string> noise_causes(const NoiseSection& noise);
 
 }  // namespace ladder

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "bench/measure/device/device.h"
 #include "reports/stats/stats.h"
@@ -16,7 +15,6 @@
 
 namespace ladder {
 
-using nlohmann::json;
 
 namespace {
 
@@ -109,27 +107,32 @@ double probe_speed_index(const ProbeReading& before, const ProbeReading& after) 
   return gemm + sweep > 0 ? 1000.0 / (gemm + sweep) : 0;
 }
 
-json probe_json(const ProbeWorkload& w, const ProbeReading& before, const ProbeReading& after) {
+ProbeSection probe_section(const ProbeWorkload& w, const ProbeReading& before, const ProbeReading& after) {
   auto reading = [&](const ProbeReading& r) {
-    return json{{"gemm_ms", r.gemm_ms},
-                {"sweep_ms", r.sweep_ms},
-                {"gemm_tflops", r.gemm_ms > 0 ? json(w.gemm_flop() / (r.gemm_ms * 1e9)) : json()},
-                {"sweep_gb_per_s", r.sweep_ms > 0 ? json(2.0 * double(w.sweep_bytes) / (r.sweep_ms * 1e6)) : json()},
-                {"wall_ms", r.wall_ms},
-                {"gemm_reps_ms", r.gemm_reps_ms},
-                {"sweep_reps_ms", r.sweep_reps_ms}};
+    ProbeRun run;
+    run.gemm_ms = r.gemm_ms;
+    run.sweep_ms = r.sweep_ms;
+    if (r.gemm_ms > 0) run.gemm_tflops = w.gemm_flop() / (r.gemm_ms * 1e9);
+    if (r.sweep_ms > 0) run.sweep_gb_per_s = 2.0 * double(w.sweep_bytes) / (r.sweep_ms * 1e6);
+    run.wall_ms = r.wall_ms;
+    run.gemm_reps_ms = r.gemm_reps_ms;
+    run.sweep_reps_ms = r.sweep_reps_ms;
+    return run;
   };
   const double total_before = before.gemm_ms + before.sweep_ms, total_after = after.gemm_ms + after.sweep_ms;
-  return {{"workload", w.key()},
-          {"sweep_bytes", w.sweep_bytes},
-          {"before", reading(before)},
-          {"after", reading(after)},
-          {"speed_index_per_s", probe_speed_index(before, after)},
-          {"drift_pct", total_before > 0 ? json(100.0 * (total_after / total_before - 1)) : json()},
-          {"basis", "a fixed workload (gemm: an N x N matmul in the rung's matmul precision; sweep: one in-place pass "
-                    "over a buffer larger than the last-level cache), the median of its repetitions, timed just before "
-                    "the measured steps (on CUDA before the warm-up) and after them; speed_index_per_s = 1000 / (gemm_ms + sweep_ms), each the "
-                    "mean of the two readings; drift_pct: the probe's time after against before"}};
+  ProbeSection p;
+  p.workload = w.key();
+  p.sweep_bytes = int64_t(w.sweep_bytes);
+  p.before = reading(before);
+  p.after = reading(after);
+  p.speed_index_per_s = probe_speed_index(before, after);
+  p.drift_pct = total_before > 0 ? std::optional<double>(100.0 * (total_after / total_before - 1)) : std::nullopt;
+  p.basis =
+      "a fixed workload (gemm: an N x N matmul in the rung's matmul precision; sweep: one in-place pass over a buffer "
+      "larger than the last-level cache), the median of its repetitions, timed just before the measured steps (on "
+      "CUDA before the warm-up) and after them; speed_index_per_s = 1000 / (gemm_ms + sweep_ms), each the mean of "
+      "the two readings; drift_pct: the probe's time after against before";
+  return p;
 }
 
 bool SpeedProbeRun::run(ProbeReading& into) {
@@ -145,9 +148,12 @@ bool SpeedProbeRun::run(ProbeReading& into) {
   }
 }
 
-json SpeedProbeRun::to_json() const {
-  if (ok_before_ && ok_after_) return probe_json(workload_, before_, after_);
-  return {{"workload", workload_.key()}, {"error", error_.substr(0, 300)}, {"speed_index_per_s", json()}};
+ProbeSection SpeedProbeRun::section() const {
+  if (ok_before_ && ok_after_) return probe_section(workload_, before_, after_);
+  ProbeSection failed;
+  failed.workload = workload_.key();
+  failed.error = error_.substr(0, 300);
+  return failed;
 }
 
 }  // namespace ladder

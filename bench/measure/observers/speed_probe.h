@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "reports/model/report/noise_section.h"
 #include <torch/torch.h>
 
 #include "bench/measure/device/device_types.h"
@@ -63,7 +63,7 @@ ProbeReading run_speed_probe(const ProbeWorkload& w, const torch::Device& device
 double probe_speed_index(const ProbeReading& before, const ProbeReading& after);
 
 // timing.noise.probe: the workload, both readings, their rates and the index.
-nlohmann::json probe_json(const ProbeWorkload& w, const ProbeReading& before, const ProbeReading& after);
+ProbeSection probe_section(const ProbeWorkload& w, const ProbeReading& before, const ProbeReading& after);
 
 // One process's two probes, as the harness runs them. A probe that fails (a
 // device out of memory after a rung that filled it) is recorded, never fatal:
@@ -74,8 +74,8 @@ class SpeedProbeRun {
       : device_(device), workload_(probe_workload(device, bf16)), timer_(timer) {}
   void before() { ok_before_ = run(before_); }
   void after() { ok_after_ = run(after_); }
-  // probe_json, or {"workload", "error"} when a reading failed.
-  nlohmann::json to_json() const;
+  // probe_section, or the workload and its error when a reading failed.
+  ProbeSection section() const;
 
  private:
   bool run(ProbeReading& into);

@@ -198,21 +198,19 @@ void memory_ceiling(const json& roofline, const std::string& device, Ceilings& c
 // repetition, before or after the steps. It says so in the memory basis
 // where it beat the run's probe at the same or a larger working set.
 void process_sweep(const RungReport& report, Ceilings& c) {
-  if (!report.timing) return;
-  const json& probe = member(report.timing->noise, "probe");
-  const json& bytes = member(probe, "sweep_bytes");
-  if (!bytes.is_number_integer() || !(bytes.get<int64_t>() > 0)) return;
+  if (!report.timing || !report.timing->noise || !report.timing->noise->probe) return;
+  const ProbeSection& probe = *report.timing->noise->probe;
+  if (!probe.sweep_bytes || !(*probe.sweep_bytes > 0)) return;
+  const int64_t bytes = *probe.sweep_bytes;
   double best_ms = 0;
-  for (const char* when : {"before", "after"}) {
-    const json& reps = member(member(probe, when), "sweep_reps_ms");
-    if (!reps.is_array()) continue;
-    for (const json& ms : reps)
-      if (ms.is_number() && ms.get<double>() > 0 && (best_ms == 0 || ms.get<double>() < best_ms))
-        best_ms = ms.get<double>();
+  for (const auto* reading : {&probe.before, &probe.after}) {
+    if (!*reading) continue;
+    for (const double ms : (*reading)->sweep_reps_ms)
+      if (ms > 0 && (best_ms == 0 || ms < best_ms)) best_ms = ms;
   }
   if (!(best_ms > 0)) return;
-  const double run = c.memory_gbps_for(bytes.get<double>());  // the run's alone: no sweep counted yet
-  c.process_sweep_bytes = bytes.get<int64_t>();
+  const double run = c.memory_gbps_for(double(bytes));  // the run's alone: no sweep counted yet
+  c.process_sweep_bytes = bytes;
   c.process_sweep_gbps = 2.0 * double(c.process_sweep_bytes) / (best_ms * 1e6);
   if (run > 0 && c.process_sweep_gbps > run)
     c.memory_basis += fmt::format("; at least this process's own sweep, {:.0f} GB/s at {:.0f} MiB (its noise "

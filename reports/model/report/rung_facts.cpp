@@ -19,14 +19,16 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, jso
 
 namespace {
 
-void read_noise(const json& noise, RungFacts& f) {
-  if (!noise.is_object()) return;  // a peer, or a report from before the noise monitor
+void read_noise(const std::optional<NoiseSection>& noise, RungFacts& f) {
+  if (!noise) return;  // a peer, or a report from before the noise monitor
   f.has_noise = true;
-  for (const char* key : {"steal_pct_of_wall", "cpu_pct_of_threads", "involuntary_switches_per_s"})
-    if (const auto v = json_fields::number(noise, key)) f.noise_readings[key] = *v;
-  if (const auto end = json_fields::number(member(noise, "load_1m"), "end")) f.noise_readings["load_1m"] = *end;
-  for (const auto& c : json_fields::array_at(noise, "causes")) f.noise_causes.push_back(c);
-  f.speed_index_per_s = json_fields::number(member(noise, "probe"), "speed_index_per_s");
+  if (noise->steal_pct_of_wall) f.noise_readings["steal_pct_of_wall"] = *noise->steal_pct_of_wall;
+  if (noise->cpu_pct_of_threads) f.noise_readings["cpu_pct_of_threads"] = *noise->cpu_pct_of_threads;
+  if (noise->involuntary_switches_per_s)
+    f.noise_readings["involuntary_switches_per_s"] = *noise->involuntary_switches_per_s;
+  f.noise_readings["load_1m"] = noise->load_1m.end;
+  for (const auto& c : noise->causes) f.noise_causes.push_back(c);
+  if (noise->probe) f.speed_index_per_s = noise->probe->speed_index_per_s;
 }
 
 // A section still held as JSON, or null where the report has none.

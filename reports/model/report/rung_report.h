@@ -27,6 +27,7 @@
 #include "reports/model/report/environment_section.h"
 #include "reports/model/report/identity_section.h"
 #include "reports/model/report/memory_section.h"
+#include "reports/model/report/noise_section.h"
 #include "reports/model/report/speed_of_light_section.h"
 #include "variants/planners/attention_plan.h"
 #include "variants/data/data_section.h"
@@ -214,7 +215,7 @@ struct Timing {
   double harness_overhead_ms_per_step = 0, harness_overhead_pct_of_dt = 0;
   double data_ms_per_step = 0, data_pct_of_dt = 0;
   std::string data_time;
-  nlohmann::json noise;  // bench/measure/observers/noise_monitor.h; null for a peer
+  std::optional<NoiseSection> noise;  // bench/measure/observers/noise_monitor.h; null for a peer
   template <class S, class V>
   static void fields(S& s, V& v);
 };
@@ -327,8 +328,7 @@ void Timing::fields(S& s, V& v) {
   v("noise", s.noise,
     Doc("what disturbed the measured steps (bench/measure/observers/noise_monitor.h): CPU time against the threads' wall "
         "time, involuntary context switches, steal, load average, and on CUDA the GPU's clocks, temperature, power "
-        "and throttle reasons at start and end; causes names what passed a threshold. Null for a peer.")
-        .shaped(schema_section("timing_noise")));
+        "and throttle reasons at start and end; causes names what passed a threshold. Null for a peer."));
 }
 
 template <class S, class V>

@@ -75,31 +75,38 @@ const Nvml& nvml() {
 
 }  // namespace
 
-nlohmann::json gpu_state(int device_index) {
+GpuSnapshot gpu_state(int device_index) {
+  GpuSnapshot s;
   const Nvml& n = nvml();
-  if (!n.unavailable.empty()) return {{"unavailable", n.unavailable}};
+  if (!n.unavailable.empty()) {
+    s.unavailable = n.unavailable;
+    return s;
+  }
   // NVML numbers devices its own way: find ours by its PCI bus id.
   char bus_id[32] = {0};
-  if (cudaDeviceGetPCIBusId(bus_id, int(sizeof bus_id), device_index) != cudaSuccess)
-    return {{"unavailable", "cudaDeviceGetPCIBusId failed"}};
+  if (cudaDeviceGetPCIBusId(bus_id, int(sizeof bus_id), device_index) != cudaSuccess) {
+    s.unavailable = "cudaDeviceGetPCIBusId failed";
+    return s;
+  }
   NvmlDevice dev = nullptr;
-  if (const NvmlReturn rc = n.by_pci(bus_id, &dev); rc != 0)
-    return {{"unavailable", fmt::format("nvmlDeviceGetHandleByPciBusId_v2({}) returned {}", bus_id, rc)}};
+  if (const NvmlReturn rc = n.by_pci(bus_id, &dev); rc != 0) {
+    s.unavailable = fmt::format("nvmlDeviceGetHandleByPciBusId_v2({}) returned {}", bus_id, rc);
+    return s;
+  }
   unsigned sm_mhz = 0, temp_c = 0, power_mw = 0;
   unsigned long long reasons = 0;
-  nlohmann::json j = {{"pci_bus_id", bus_id}};
-  j["sm_clock_mhz"] = n.clock(dev, kClockSm, &sm_mhz) == 0 ? nlohmann::json(sm_mhz) : nlohmann::json();
-  j["temperature_c"] = n.temperature(dev, kTempGpu, &temp_c) == 0 ? nlohmann::json(temp_c) : nlohmann::json();
-  j["power_w"] = n.power(dev, &power_mw) == 0 ? nlohmann::json(power_mw / 1000.0) : nlohmann::json();
-  nlohmann::json named = nlohmann::json::array();
+  s.pci_bus_id = std::string(bus_id);
+  s.sm_clock_mhz = n.clock(dev, kClockSm, &sm_mhz) == 0 ? std::optional<int64_t>(sm_mhz) : std::nullopt;
+  s.temperature_c = n.temperature(dev, kTempGpu, &temp_c) == 0 ? std::optional<int64_t>(temp_c) : std::nullopt;
+  s.power_w = n.power(dev, &power_mw) == 0 ? std::optional<double>(power_mw / 1000.0) : std::nullopt;
+  std::optional<std::vector<std::string>> named;
   if (n.reasons(dev, &reasons) == 0) {
+    named.emplace();
     for (const auto& [bit, name] : kReasons)
-      if (reasons & bit) named.push_back(name);
-    j["throttle_reasons"] = named;
-  } else {
-    j["throttle_reasons"] = nullptr;
+      if (reasons & bit) named->push_back(name);
   }
-  return j;
+  s.throttle_reasons = named;
+  return s;
 }
 
 }  // namespace ladder::cuda
