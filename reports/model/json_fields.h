@@ -30,9 +30,13 @@ inline const nlohmann::json& array_at(const nlohmann::json& obj, const std::stri
   return v.is_array() ? v : kEmpty;
 }
 
-inline std::optional<double> number(const nlohmann::json& obj, const std::string& key) {
-  const nlohmann::json& v = member(obj, key);
+// A value as a number: nothing for anything else (null, a string).
+inline std::optional<double> as_number(const nlohmann::json& v) {
   return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
+}
+
+inline std::optional<double> number(const nlohmann::json& obj, const std::string& key) {
+  return as_number(member(obj, key));
 }
 
 inline std::string text(const nlohmann::json& obj, const std::string& key, const std::string& fallback = kDash) {

@@ -206,12 +206,9 @@ ComparedRung read_rung(const json& j) {
 ShapeRow read_shape(const json& j) {
   ShapeRow s;
   s.rung = text(j, "rung");
-  const auto value = [](const json& v) {
-    return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
-  };
-  s.speedup_vs_fp32 = read_array<std::optional<double>>(j, "speedup_vs_fp32", value);
+  s.speedup_vs_fp32 = read_array<std::optional<double>>(j, "speedup_vs_fp32", as_number);
   s.speedup_vs_fp32_interval = read_array<std::optional<Bounds>>(j, "speedup_vs_fp32_interval", interval);
-  s.ratio_to_baseline = read_array<std::optional<double>>(j, "ratio_to_baseline", value);
+  s.ratio_to_baseline = read_array<std::optional<double>>(j, "ratio_to_baseline", as_number);
   s.ratio_to_baseline_interval = read_array<std::optional<Bounds>>(j, "ratio_to_baseline_interval", interval);
   return s;
 }

@@ -1,6 +1,8 @@
 // reports/model/report/rung_report.cpp: see rung_report.h.
 #include "reports/model/report/rung_report.h"
 
+#include "reports/model/json_fields.h"
+
 namespace ladder {
 
 nlohmann::json device_description_schema() {
@@ -27,8 +29,7 @@ nlohmann::json RungReport::summary_of(const char* metric, const char* stat) cons
 }
 
 std::optional<double> RungReport::summary_value(const char* metric, const char* stat) const {
-  const nlohmann::json v = summary_of(metric, stat);
-  return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
+  return json_fields::as_number(summary_of(metric, stat));
 }
 
 void RungReport::schema_extra(nlohmann::json& schema) {

@@ -325,9 +325,8 @@ std::vector<BandSource> rung_band_sources(const ComparedRung& rung, const std::v
       if (i == 0) return {};
       continue;
     }
-    const nlohmann::json dt = value_at(in.figures, "dt_ms_median");
     sources.push_back({label_at(labels, i), in.op_breakdown_ms->by_key(),
-                       dt.is_number() ? std::optional<double>(dt.get<double>()) : std::nullopt});
+                       json_fields::as_number(value_at(in.figures, "dt_ms_median"))});
   }
   if (sources.size() < 2) return {};
   return sources;

@@ -438,7 +438,7 @@ FigureRow figure_row(const SummaryRow& row) {
   if (const auto it = row.ratios.find("speedup_vs_fp32"); it != row.ratios.end() && it->second.value)
     r.values["speedup_vs_fp32"] = FigureValue{*it->second.value, it->second.interval};
   for (const RunFigure& f : run_figures())
-    if (const nlohmann::json& v = row.figure(f.key); v.is_number()) r.values[f.key] = FigureValue{v.get<double>(), {}};
+    if (const auto v = json_fields::as_number(row.figure(f.key))) r.values[f.key] = FigureValue{*v, {}};
   return r;
 }
 

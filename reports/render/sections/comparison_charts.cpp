@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/model/json_fields.h"
 #include "reports/render/sections/figure_charts.h"
 #include "reports/model/report/run_figures.h"
 #include "reports/stats/stats.h"
@@ -136,7 +137,7 @@ FigureRow figure_row(const InputCell* cell) {
   if (!cell) return r;
   r.status = cell->status;
   for (const auto& [key, v] : cell->figures)
-    if (v.is_number()) r.values[key] = {v.get<double>(), std::nullopt};
+    if (const auto x = json_fields::as_number(v)) r.values[key] = {*x, std::nullopt};
   if (cell->speedup_vs_fp32)
     r.values.insert_or_assign("speedup_vs_fp32", FigureValue{*cell->speedup_vs_fp32, cell->speedup_vs_fp32_interval});
   return r;
