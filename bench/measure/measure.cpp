@@ -262,7 +262,8 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   }
   s.tracer = make_tracer(c, o, s.device, s.pg.get());
   position.phase = "bf16 probe";
-  resolve_cpu_bf16(c, o.roofline_file.empty() ? json() : read_json_file(o.roofline_file), s.device);
+  resolve_cpu_bf16(c, o.roofline_file.empty() ? std::nullopt : std::optional(read_roofline_file(o.roofline_file)),
+                   s.device);
   position.phase = "setup";
   s.step = std::make_unique<TrainStep>(c, s.device, make_token_source(c, s.device), s.pg.get());
   if (!o.save_init.empty()) save_weights(s.step->model(), o.save_init);

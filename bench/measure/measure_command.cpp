@@ -109,7 +109,7 @@ void check_measure(const RunConfig& cfg, MeasureOptions& mo, const ConfigOptions
     fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
                kTestSlowdownEnv, slowdown);
   if (!mo.roofline_file.empty())
-    run_roofline_entry(read_json_file(mo.roofline_file), Precision::kFP32, device_name(parse_device(cfg.device)),
+    run_roofline_entry(read_roofline_file(mo.roofline_file), Precision::kFP32, device_name(parse_device(cfg.device)),
                        mo.roofline_file);
   if (mo.run_id.empty()) mo.run_id = new_run_id();
   if (mo.report_path.empty()) {

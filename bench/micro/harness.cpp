@@ -198,7 +198,8 @@ const Peak& matmul_peak(const torch::Device& device, Precision precision) {
     peak.tflops = c.best.tflops;
     peak.measured = true;
     peak.basis = fmt::format("measured roofline: {}x{}x{} {} {} matmul, the best of {} calls at n {} in {} rounds",
-                             c.best.n, c.best.n, c.best.k, c.best.layout, precision_name(precision), c.best.reps,
+                             c.best.n, c.best.n, c.best.k.value_or(c.best.n), c.best.layout.value_or("?"),
+                             precision_name(precision), c.best.reps,
                              fmt::join(matmul_probe_sizes(device), "/"), c.tflops_per_round.size());
   }
   return peaks().emplace(key, peak).first->second;

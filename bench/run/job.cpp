@@ -302,7 +302,7 @@ void run_peer_job(const Job& job, const std::string& progress, const std::string
   // bf16 matmuls the run measured slower than fp32's, in fp32 (RunConfig::bf16_applied).
   if (cmd.skip_reason.empty() && cell.cfg.sw.on(switches::bf16) && cell.cfg.device == "cpu") {
     RunConfig as_run = cell.cfg;
-    if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_json_file(roofline_file), torch::Device(torch::kCPU));
+    if (!roofline_file.empty()) resolve_cpu_bf16(as_run, read_roofline_file(roofline_file), torch::Device(torch::kCPU));
     if (const std::string why = as_run.bf16_off_reason(); !why.empty()) {
       cmd.args.push_back("--bf16-off-because");
       cmd.args.push_back(why);

@@ -350,10 +350,10 @@ std::vector<Cell> new_cells(RunArgs& a) {
                                   ro.run_dir, ro.run_dir));
   ensure_writable_dir(ro.run_dir, "--out");
   if (!a.roofline_file.empty()) {  // checked (kind, device, entries), then the run's own
-    const nlohmann::json roof = read_json_file(a.roofline_file);
+    const RooflineFile roof = read_roofline_file(a.roofline_file);
     for (const Precision p : {Precision::kFP32, Precision::kTF32, Precision::kBF16})
       run_roofline_entry(roof, p, device_name(parse_device(a.spec.device)), a.roofline_file);
-    write_file_atomically((fs::path(ro.run_dir) / "roofline.json").string(), roof.dump(2) + "\n");
+    write_file_atomically((fs::path(ro.run_dir) / "roofline.json").string(), fields::to_json(roof).dump(2) + "\n");
   }
   return cells;
 }

@@ -47,11 +47,11 @@ namespace {
 // the best bucket's is the link ceiling of the speed-of-light table
 // (bench/measure/roofline/speed_of_light.h). Null without such a cell, or when the
 // benchmark did not run (the table then leaves the link's floor out).
-json measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o) {
+std::optional<InterconnectSection> measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o) {
   const Cell* ddp = nullptr;
   for (const auto& c : cells)
     if (c.runnable && c.role == "measure" && c.cfg.sw.on(switches::ddp) && c.cfg.world_size > 1 && !ddp) ddp = &c;
-  if (!ddp) return nullptr;
+  if (!ddp) return std::nullopt;
   const fs::path dir = fs::path(o.run_dir) / "interconnect";
   if (!o.quiet) fmt::print(stderr, "[roofline] measuring the ddp rung's all-reduce bandwidth (ladder bench allreduce)\n");
   std::vector<std::string> args = {o.exe, "bench", "--device", ddp->cfg.device, "--preset", ddp->cfg.preset,
@@ -65,19 +65,29 @@ json measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o
     if (!o.quiet && !interrupted())
       fmt::print(stderr, "[roofline] the all-reduce benchmark {} (log: {}); the ddp rung's link has no floor\n",
                  describe_outcome(out), log);
-    return nullptr;
+    return std::nullopt;
   }
   double best = 0;
   std::string best_name;
   for (const auto& b : micro->value("benchmarks", json::array()))
     if (b.contains("bytes_per_s") && b["bytes_per_s"].is_number() && b["bytes_per_s"].get<double>() > best)
       best = b["bytes_per_s"].get<double>(), best_name = b.value("name", "");
-  if (!(best > 0)) return nullptr;
+  if (!(best > 0)) return std::nullopt;
   // With 2 ranks nccl-tests' bus bandwidth equals the algorithm bandwidth the benchmark reports.
-  return {{"busbw_gbps", best / 1e9}, {"ranks", 2}, {"benchmark", best_name},
-          {"method", "ladder bench's allreduce family: 2 ranks (Gloo on a CPU, NCCL on GPUs) at the preset's DDP "
-                     "bucket sizes, the best bucket's bytes/s (busbw = algbw with 2 ranks)"},
-          {"file", "interconnect/micro.json"}};
+  return InterconnectSection{best / 1e9, 2, best_name,
+                             "ladder bench's allreduce family: 2 ranks (Gloo on a CPU, NCCL on GPUs) at the preset's "
+                             "DDP bucket sizes, the best bucket's bytes/s (busbw = algbw with 2 ranks)",
+                             "interconnect/micro.json"};
+}
+
+// The run's roofline.json where it holds one this build reads: kept on
+// --resume. A file that does not read is measured again.
+std::optional<RooflineFile> saved_roofline(const fs::path& path) {
+  try {
+    return fs::exists(path) ? std::optional(read_roofline_file(path.string())) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 // The device's ceilings (matmul TFLOP/s, memory bandwidth), measured once
@@ -85,15 +95,15 @@ json measure_interconnect(const std::vector<Cell>& cells, const RunnerOptions& o
 // (kept on --resume). Sets `file` to it, or leaves it empty when the probe
 // failed: each rung then probes its matmuls in its own process, and the
 // summary says why.
-json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::string& file) {
+SummaryRoofline run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::string& file) {
   file.clear();
   const Cell* first = nullptr;
   for (const auto& c : cells)
     if (c.runnable && c.role == "measure" && !first) first = &c;
-  if (!first) return {{"status", "not_run"}, {"reason", "no runnable rung"}};
+  if (!first) return {"not_run", "no runnable rung", {}, {}};
   const fs::path path = fs::path(o.run_dir) / "roofline.json";
-  auto saved = read_json(path);
-  if (!(saved && saved->value("kind", "") == "ladder.roofline")) {
+  std::optional<RooflineFile> saved = saved_roofline(path);
+  if (!saved) {
     if (!o.quiet)
       fmt::print(stderr, "[roofline] measuring {}'s matmul ceiling (fp32, tf32, bf16) and memory bandwidth, once for "
                  "the run\n", first->cfg.device);
@@ -104,29 +114,35 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
       args.push_back(std::to_string(first->cfg.threads));
     }
     const ChildOutcome out = run_children(args, {EnvVars{}}, std::min(o.rung_timeout_s, 600.0), 0).front();
-    saved = read_json(path);
+    std::string unread;
+    try {
+      saved = read_roofline_file(path.string());
+    } catch (const std::exception& e) {
+      unread = e.what();
+    }
     if (!(out.exited && out.exit_code == 0) || !saved) {
-      const std::string why = fmt::format("the roofline probe {}", describe_outcome(out));
+      const bool exited_ok = out.exited && out.exit_code == 0;
+      const std::string why = exited_ok ? fmt::format("the roofline probe wrote no readable file: {}", unread)
+                                        : fmt::format("the roofline probe {}", describe_outcome(out));
       if (!o.quiet && !interrupted())
         fmt::print(stderr, "[roofline] {}; each rung measures its own\n", why);
-      return {{"status", "failed"}, {"reason", why}};
+      return {"failed", why, {}, {}};
     }
   }
-  if (!saved->contains("interconnect")) {
-    if (const json link = measure_interconnect(cells, o); !link.is_null()) {
-      (*saved)["interconnect"] = link;
-      write_file_atomically(path.string(), saved->dump(2) + "\n");
+  if (!saved->interconnect) {
+    if (auto link = measure_interconnect(cells, o)) {
+      saved->interconnect = std::move(link);
+      write_file_atomically(path.string(), fields::to_json(*saved).dump(2) + "\n");
     }
   }
   file = path.string();
-  json section = *saved;
-  section["status"] = "ok";
-  section["file"] = "roofline.json";
   if (!o.quiet) {
     const std::string memory = roofline_memory_figures(*saved);
-    fmt::print(stderr, "[roofline] {}: {} TFLOP/s{}\n", saved->value("device", "?"), roofline_figures(*saved),
+    fmt::print(stderr, "[roofline] {}: {} TFLOP/s{}\n", saved->device, roofline_figures(*saved),
                memory.empty() ? "" : "; " + memory);
   }
+  SummaryRoofline section{"ok", {}, "roofline.json", {}};
+  section.measured = std::move(*saved);
   return section;
 }
 
@@ -134,16 +150,17 @@ json run_roofline(const std::vector<Cell>& cells, const RunnerOptions& o, std::s
 // step's FLOPs (bench/measure/roofline/mfu.h) at the measured roofline of the precision its
 // matmuls will run in, times kStepEfficiency. The range spans warm-up until
 // stable (warmup to warmup_max steps), plus the op-count step.
-void print_estimate(const std::vector<Job>& jobs, const json& roofline, const RunnerOptions& o) {
+void print_estimate(const std::vector<Job>& jobs, const SummaryRoofline& roofline, const RunnerOptions& o) {
   // CPU rungs ran at 51-67 % of the roofline on an AVX-512 EPYC and near
   // 100 % on an AVX2 one (whose n-1024 probe runs below the model's larger
   // GEMMs), the attention and elementwise work included: 0.6 overestimates
   // rather than promises.
   constexpr double kStepEfficiency = 0.6;
-  if (roofline.value("status", "") != "ok") return;
+  if (!roofline.ok()) return;
+  const std::optional<RooflineFile>& measured = roofline.measured;
   const auto rate = [&](const char* p) {
-    const json& e = roofline["precisions"].value(p, json::object());
-    return e.value("matmul_tflops", 0.0) * 1e12;
+    const PrecisionRoofline* e = measured->precision(p);
+    return e ? e->best.tflops * 1e12 : 0.0;
   };
   double low_s = 0, high_s = 0;
   int counted = 0;
@@ -151,7 +168,7 @@ void print_estimate(const std::vector<Job>& jobs, const json& roofline, const Ru
     const RunConfig& c = job.cell->cfg;
     if (job.cell->role == "peer" || (o.resume && report_complete(o, job))) continue;
     RunConfig as_run = c;  // what measure will decide
-    resolve_cpu_bf16(as_run, roofline, torch::Device(c.device));
+    resolve_cpu_bf16(as_run, measured, torch::Device(c.device));
     const bool bf16 = as_run.bf16_applied();
     const double flops_per_s = rate(precision_name(bf16 ? Precision::kBF16 : Precision::kFP32)) * kStepEfficiency;
     if (!(flops_per_s > 0)) return;
@@ -178,7 +195,7 @@ namespace {
 struct RunState {
   std::vector<std::string> missing;
   std::string stopped_because;
-  json roofline = {{"status", "not_run"}};
+  SummaryRoofline roofline;  // not_run
   std::string roofline_file;
   std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   json repeat_auto;  // what --repeat auto did (null without it)

@@ -20,7 +20,9 @@
 // required, no other key allowed), or nlohmann::json (any value, whose
 // schema Doc::schema gives by hand). std::optional<T> may be null, and is
 // written as null when empty; Maybe<T> may be absent, and is left out when
-// empty. Doc says what the type cannot: a description, the values allowed, a
+// empty; Inline<T> is a struct whose fields sit in the enclosing object
+// beside its own, present or absent together (the name it is listed under is
+// not written). Doc says what the type cannot: a description, the values allowed, a
 // minimum, a pattern, a format. Its constraints apply to the values: to an
 // array's items and a map's values, the description to the field itself.
 //
@@ -30,6 +32,7 @@
 // read (reports/model/report/report_loader.cpp), not read leniently here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -67,6 +70,15 @@ struct Maybe : std::optional<T> {
     std::optional<T>::operator=(o);
     return *this;
   }
+};
+
+// A struct's fields written inline, in the enclosing object: all of them, or
+// none (empty). Read as present where any of its fields is there; listed in
+// the enclosing schema as optional (its schema_extra may require them).
+template <class T>
+struct Inline : std::optional<T> {
+  using std::optional<T>::optional;
+  using std::optional<T>::operator=;
 };
 
 // Names as the values a Doc allows (Doc::one_of).
@@ -115,6 +127,8 @@ template <class T> struct is_optional : std::false_type {};
 template <class T> struct is_optional<std::optional<T>> : std::true_type {};
 template <class T> struct is_maybe : std::false_type {};
 template <class T> struct is_maybe<Maybe<T>> : std::true_type {};
+template <class T> struct is_inline : std::false_type {};
+template <class T> struct is_inline<Inline<T>> : std::true_type {};
 template <class T> struct is_vector : std::false_type {};
 template <class T> struct is_vector<std::vector<T>> : std::true_type {};
 template <class T> struct is_map : std::false_type {};
@@ -130,6 +144,29 @@ void add_constraints(nlohmann::json& schema, const Doc& doc);
 // `schema` that also admits null.
 nlohmann::json nullable(nlohmann::json schema);
 
+// The JSON names a struct's fields take, an Inline member's own included.
+struct FieldNames {
+  std::vector<std::string>& names;
+  template <class M>
+  void operator()(const char* name, M&, const Doc& = {}) {
+    if constexpr (is_inline<M>::value) {
+      typename M::value_type probe{};
+      M::value_type::fields(probe, *this);
+    } else {
+      names.emplace_back(name);
+    }
+  }
+};
+
+template <class T>
+std::vector<std::string> field_names() {
+  std::vector<std::string> names;
+  FieldNames visit{names};
+  T probe{};
+  T::fields(probe, visit);
+  return names;
+}
+
 template <class T>
 nlohmann::json write(const T& v);
 
@@ -140,6 +177,11 @@ struct Writer {
   void operator()(const char* name, const M& m, const Doc& = {}) {
     if constexpr (is_maybe<M>::value) {
       if (m) out[name] = write(*m);
+    } else if constexpr (is_inline<M>::value) {
+      if (m) {
+        nlohmann::json own = write(*m);
+        for (auto& [k, x] : own.items()) out[k] = std::move(x);
+      }
     } else {
       out[name] = write(m);
     }
@@ -177,17 +219,30 @@ struct Reader {
   const std::string& path;
   template <class M>
   void operator()(const char* name, M& m, const Doc& doc = {}) {
-    const std::string at = path + "." + name;
-    const auto it = in.find(name);
-    if (it == in.end()) {
-      if constexpr (is_maybe<M>::value) {
-        m.reset();
-        return;
-      } else {
-        fail(at, "missing", "this field");
+    if constexpr (is_inline<M>::value) {
+      using T2 = typename M::value_type;
+      m.reset();
+      for (const std::string& own : field_names<T2>())
+        if (in.contains(own)) {
+          T2 v{};
+          Reader<T2> r{in, path};
+          T2::fields(v, r);
+          m = std::move(v);
+          return;
+        }
+    } else {
+      const std::string at = path + "." + name;
+      const auto it = in.find(name);
+      if (it == in.end()) {
+        if constexpr (is_maybe<M>::value) {
+          m.reset();
+          return;
+        } else {
+          fail(at, "missing", "this field");
+        }
       }
+      read(*it, m, at, doc);
     }
-    read(*it, m, at, doc);
   }
 };
 
@@ -217,13 +272,10 @@ void read(const nlohmann::json& j, T& out, const std::string& path, const Doc& d
     if (!j.is_object()) fail(path, shown(j), "an object");
     Reader<T> r{j, path};
     T::fields(out, r);
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string key = it.key();  // a lambda may not capture a structured binding (C++17)
-      bool known = false;
-      auto probe = [&](const char* name, auto&&...) { known = known || key == name; };
-      T::fields(out, probe);
-      if (!known) fail(path + "." + key, shown(*it), "no such field (a newer report?)");
-    }
+    const std::vector<std::string> names = field_names<T>();
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (std::find(names.begin(), names.end(), it.key()) == names.end())
+        fail(path + "." + it.key(), shown(*it), "no such field (a newer report?)");
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     out = j;
   } else {
@@ -250,10 +302,15 @@ struct SchemaWriter {
   nlohmann::json& required;
   template <class M>
   void operator()(const char* name, M&, const Doc& doc = {}) {
-    nlohmann::json s = schema<M>(doc);
-    if (!doc.description.empty()) s["description"] = doc.description;
-    properties[name] = std::move(s);
-    if (!is_maybe<M>::value) required.push_back(name);
+    if constexpr (is_inline<M>::value) {
+      nlohmann::json s = schema<typename M::value_type>(doc);
+      for (auto& [k, x] : s["properties"].items()) properties[k] = std::move(x);
+    } else {
+      nlohmann::json s = schema<M>(doc);
+      if (!doc.description.empty()) s["description"] = doc.description;
+      properties[name] = std::move(s);
+      if (!is_maybe<M>::value) required.push_back(name);
+    }
   }
 };
 
@@ -311,11 +368,8 @@ template <class T>
 T from_json_part(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) detail::fail(where, detail::shown(j), "an object");
   nlohmann::json mine = nlohmann::json::object();
-  T probe{};
-  auto take = [&](const char* name, auto&&...) {
+  for (const std::string& name : detail::field_names<T>())
     if (const auto it = j.find(name); it != j.end()) mine[name] = *it;
-  };
-  T::fields(probe, take);
   return from_json<T>(mine, where);
 }
 

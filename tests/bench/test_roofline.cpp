@@ -40,7 +40,8 @@ TEST(Bandwidth, WorkingSetsGoFromCacheToWellPastTheLastLevelCache) {
 
 MemoryBandwidth three_sizes() {
   MemoryBandwidth m;
-  m.sizes = {{kMiB, 60.0, 70.0, 0.0, 100}, {16 * kMiB, 30.0, 28.0, 0.0, 50}, {256 * kMiB, 8.0, 9.0, 12.0, 3}};
+  m.sizes = {{kMiB, 60.0, 70.0, {}, 100}, {16 * kMiB, 30.0, 28.0, {}, 50}, {256 * kMiB, 8.0, 9.0, 12.0, 3}};
+  m.dram_written = m.dram();
   m.llc_bytes = 32 * kMiB;
   m.threads = 2;
   m.probe_ms = 812.5;
@@ -63,27 +64,28 @@ TEST(Bandwidth, AWorkingSetTakesTheLargestMeasuredSizeNotAboveIt) {
 TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
   MemoryBandwidth m = three_sizes();
   m.datasheet = BandwidthEntry{"H100 SXM", 3350.0, "NVIDIA H100 whitepaper table 3 (SXM5)"};
-  const nlohmann::json j = m;
+  const nlohmann::json j = fields::to_json(m);
   EXPECT_EQ(j["dram"]["working_set_bytes"], 256 * kMiB);
   EXPECT_EQ(j["datasheet"]["gbps"], 3350.0);
   const MemoryBandwidth back = memory_bandwidth_from_json(j, "roofline.json");
   ASSERT_EQ(back.sizes.size(), 3u);
   EXPECT_EQ(back.sizes[1].working_set_bytes, 16 * kMiB);
   EXPECT_DOUBLE_EQ(back.sizes[1].triad_gbps, 28.0);
-  EXPECT_DOUBLE_EQ(back.sizes[2].update_gbps, 12.0);
-  EXPECT_FALSE(j["sizes"][1].contains("update_gbps")) << "not measured: left out, read back as 0";
-  EXPECT_DOUBLE_EQ(back.sizes[1].update_gbps, 0.0);
+  EXPECT_EQ(back.sizes[2].update_gbps, 12.0);
+  EXPECT_FALSE(j["sizes"][1].contains("update_gbps")) << "not measured: left out, read back as absent";
+  EXPECT_FALSE(back.sizes[1].update_gbps.has_value());
+  EXPECT_EQ(fields::to_json(back), j) << "what is read back writes the same JSON";
   EXPECT_EQ(back.llc_bytes, 32 * kMiB);
   EXPECT_EQ(back.threads, 2);
   ASSERT_TRUE(back.datasheet.has_value());
   EXPECT_EQ(back.datasheet->device, "H100 SXM");
   // Where the LLC or the datasheet is unknown, null (not a guess), read back as such.
-  m.llc_bytes = 0;
+  m.llc_bytes.reset();
   m.datasheet.reset();
-  const nlohmann::json unknown = m;
+  const nlohmann::json unknown = fields::to_json(m);
   EXPECT_TRUE(unknown["llc_bytes"].is_null() && unknown["datasheet"].is_null());
   const MemoryBandwidth none = memory_bandwidth_from_json(unknown, "roofline.json");
-  EXPECT_EQ(none.llc_bytes, 0);
+  EXPECT_FALSE(none.llc_bytes.has_value());
   EXPECT_FALSE(none.datasheet.has_value());
 }
 
@@ -98,28 +100,31 @@ std::string error_of(const nlohmann::json& j) {
 }
 
 TEST(Bandwidth, ABadMemoryObjectNamesTheFileTheFieldAndTheValue) {
-  const nlohmann::json good = three_sizes();
+  const nlohmann::json good = fields::to_json(three_sizes());
   EXPECT_NE(error_of(nlohmann::json()).find("runs/x/roofline.json: field 'memory' is missing"), std::string::npos);
   nlohmann::json j = good;
   j["sizes"] = nlohmann::json::array();
   EXPECT_NE(error_of(j).find("field 'memory.sizes' is [], expected a non-empty array"), std::string::npos);
   j = good;
   j["sizes"][1]["copy_gbps"] = -3.0;
-  EXPECT_NE(error_of(j).find("field 'memory.sizes[1].copy_gbps' is -3.0, expected a number > 0"), std::string::npos)
+  EXPECT_NE(error_of(j).find("runs/x/roofline.json: memory.sizes[1].copy_gbps: is -3.0, expected a number > 0"),
+            std::string::npos)
       << error_of(j);
   j = good;
   j["sizes"][2].erase("working_set_bytes");
-  EXPECT_NE(error_of(j).find("'memory.sizes[2].working_set_bytes' is missing"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("memory.sizes[2].working_set_bytes: is missing"), std::string::npos) << error_of(j);
   j = good;
   j["sizes"][2]["working_set_bytes"] = kMiB;
   EXPECT_NE(error_of(j).find("expected more than the size before it"), std::string::npos) << error_of(j);
 }
 
 TEST(Roofline, AMemoryObjectIsReadOnlyFromARooflineOfThisDevice) {
-  nlohmann::json roof = {{"kind", "ladder.roofline"}, {"device", "Test CPU"}, {"memory", three_sizes()}};
+  RooflineFile roof;
+  roof.device = "Test CPU";
+  roof.memory = three_sizes();
   EXPECT_EQ(run_roofline_memory(roof, "Test CPU", "roofline.json").dram().working_set_bytes, 256 * kMiB);
   EXPECT_THROW(run_roofline_memory(roof, "Other CPU", "roofline.json"), ConfigError);
-  roof.erase("memory");  // a roofline.json from before the bandwidth probe
+  roof.memory.reset();  // a roofline.json from before the bandwidth probe
   try {
     run_roofline_memory(roof, "Test CPU", "old/roofline.json");
     FAIL() << "no error";
@@ -132,40 +137,49 @@ TEST(Roofline, AMemoryObjectIsReadOnlyFromARooflineOfThisDevice) {
 TEST(Roofline, EveryShapeIsTheBestOfAtLeastTwoCallsAndTheBestShapeIsKept) {
   // Tiny sizes: no timing is asserted, only what was run and recorded.
   const RooflineResult r = probe_matmul(kCpu, Precision::kFP32, 0.01, {32, 64});
-  ASSERT_EQ(r.shapes.size(), 9u);  // three layouts of 32 (k = 32 and 128) and 64 (k = 64 only)
+  ASSERT_EQ(r.shape_list().size(), 9u);  // three layouts of 32 (k = 32 and 128) and 64 (k = 64 only)
   double best = 0;
-  for (const MatmulShape& s : r.shapes) {
-    EXPECT_TRUE(s.skipped.empty()) << s.skipped;
+  for (const MatmulShape& s : r.shape_list()) {
+    EXPECT_TRUE(s.timed()) << *s.skipped;
     // Never a cold first call alone: two calls of ATen's mm, and of oneDNN's matmul where it is built in.
-    EXPECT_GE(s.reps, gemm::onednn_available() ? 4 : 2) << s.n << " " << s.k << " " << s.layout;
-    EXPECT_TRUE(s.via == "aten" || (s.via == "onednn" && gemm::onednn_available())) << s.via;
+    EXPECT_GE(s.reps.value_or(0), gemm::onednn_available() ? 4 : 2) << s.n << " " << s.k << " " << s.layout;
+    const std::string via = s.via.value_or("");
+    EXPECT_TRUE(via == "aten" || (via == "onednn" && gemm::onednn_available())) << via;
     EXPECT_TRUE(s.k == s.n || s.k == 4 * s.n) << s.k;
-    EXPECT_GT(s.tflops, 0);
-    best = std::max(best, s.tflops);
+    EXPECT_GT(s.rate(), 0);
+    best = std::max(best, s.rate());
   }
   EXPECT_DOUBLE_EQ(r.tflops, best);
-  EXPECT_TRUE(r.layout == "a@b" || r.layout == "a@b^T" || r.layout == "a^T@b") << r.layout;
+  const std::string layout = r.layout.value_or("");
+  EXPECT_TRUE(layout == "a@b" || layout == "a@b^T" || layout == "a^T@b") << layout;
+  // Written and read back strictly, the same probe.
+  const nlohmann::json j = fields::to_json(r);
+  EXPECT_EQ(fields::to_json(fields::from_json<RooflineResult>(j, "probe")), j);
+  EXPECT_EQ(j["statistic"], kBestCallStatistic);
   EXPECT_TRUE(r.n == 32 || r.n == 64) << r.n;
 }
 
 TEST(Roofline, RoundsKeepTheBestRateAndEveryShapesBest) {
   RooflineResult a, b, best;
   a.tflops = 2.0, a.n = 512, a.layout = "a@b", a.reps = 5, a.probe_ms = 100;
-  a.shapes = {{512, 512, "a@b", 2.0, 5, "", "onednn"}, {1024, 1024, "a@b", 0, 0, "too slow", ""}};
+  a.shapes = {{{512, 512, "a@b", 2.0, 5, "onednn", {}}, {1024, 1024, "a@b", {}, {}, {}, "too slow"}}};
   b.tflops = 3.0, b.n = 1024, b.layout = "a@b", b.reps = 4, b.probe_ms = 120;
-  b.shapes = {{512, 512, "a@b", 1.5, 2, "", "aten"}, {1024, 1024, "a@b", 3.0, 2, "", "aten"}};
+  b.shapes = {{{512, 512, "a@b", 1.5, 2, "aten", {}}, {1024, 1024, "a@b", 3.0, 2, "aten", {}}}};
   keep_best(best, a);
   keep_best(best, b);
   EXPECT_DOUBLE_EQ(best.tflops, 3.0);
   EXPECT_EQ(best.n, 1024);
   EXPECT_EQ(best.reps, 9);
   EXPECT_DOUBLE_EQ(best.probe_ms, 220);
-  ASSERT_EQ(best.shapes.size(), 2u);
-  EXPECT_DOUBLE_EQ(best.shapes[0].tflops, 2.0);  // 512's best round, its calls summed
-  EXPECT_EQ(best.shapes[0].via, "onednn");        // and the call that gave it
-  EXPECT_EQ(best.shapes[0].reps, 7);
-  EXPECT_TRUE(best.shapes[1].skipped.empty());  // timed in the second round
-  EXPECT_DOUBLE_EQ(best.shapes[1].tflops, 3.0);
+  const std::vector<MatmulShape>& shapes = best.shape_list();
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_DOUBLE_EQ(shapes[0].rate(), 2.0);  // 512's best round, its calls summed
+  EXPECT_EQ(shapes[0].via, "onednn");       // and the call that gave it
+  EXPECT_EQ(shapes[0].reps, 7);
+  EXPECT_TRUE(shapes[1].timed());  // timed in the second round
+  EXPECT_DOUBLE_EQ(shapes[1].rate(), 3.0);
+  EXPECT_EQ(shapes[1].reps, 2);
+  EXPECT_EQ(shapes[1].via, "aten");
 }
 
 TEST(Roofline, ALaterProbeOfTheCeilingsKeepsEachPrecisionsBest) {

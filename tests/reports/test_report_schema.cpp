@@ -1,6 +1,6 @@
 // tests/reports/test_report_schema.cpp: reports/rung_report.schema.json is what
-// `ladder schema` generates from the RungReport struct, the step metrics and
-// reports/schema/ (bench/measure/report/report_schema.h), and a report read back
+// `ladder schema` generates from the RungReport struct and the step metrics
+// (bench/measure/report/report_schema.h), and a report read back
 // into the struct writes the same JSON.
 #include <gtest/gtest.h>
 

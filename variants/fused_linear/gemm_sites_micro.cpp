@@ -60,7 +60,7 @@ struct Named {
 // fp32 where its bf16 matmuls are slower (--cpu-bf16 auto), probed once.
 Precision site_precision(const torch::Device& device) {
   if (device.is_cuda()) return Precision::kBF16;
-  static const bool bf16_slower = !cpu_bf16_slower(nlohmann::json(), device).empty();
+  static const bool bf16_slower = !cpu_bf16_slower(std::nullopt, device).empty();
   return bf16_slower ? Precision::kFP32 : Precision::kBF16;
 }
 

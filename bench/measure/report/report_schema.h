@@ -3,8 +3,7 @@
 // reports/rung_report.schema.json is this function's output, never edited
 // by hand: the typed sections from the struct RungReport's fields
 // (reports/model/report/rung_report.h), the per-step columns and their summary from
-// the step metrics' declarations (step_metrics.h), the sections not typed
-// yet from their files in reports/schema/. `ladder schema` prints it (or
+// the step metrics' declarations (step_metrics.h). `ladder schema` prints it (or
 // writes it: --out FILE), and the test ReportSchema.CommittedFileIsGenerated
 // fails while the committed file differs. `ladder schema --summary` does the
 // same for reports/run_summary.schema.json (reports/model/run/summary_doc.h).

@@ -39,24 +39,25 @@ Precision mfu_precision(const RunConfig& c, const SwitchEffects& switches) {
 // The run's roofline.json, read once for the report's MFU and speed of
 // light: null where the run has none, or where it cannot be read (`error`
 // then says why: a file named but missing, or not a roofline's JSON).
-json read_run_roofline(const MeasuredRun& m, std::string* error) {
-  if (m.roofline_file.empty()) return nullptr;
+std::optional<RooflineFile> read_run_roofline(const MeasuredRun& m, std::string* error) {
+  if (m.roofline_file.empty()) return std::nullopt;
   try {
-    return read_json_file(m.roofline_file);
+    return read_roofline_file(m.roofline_file);
   } catch (const std::exception& e) {
     *error = e.what();
-    return nullptr;
+    return std::nullopt;
   }
 }
 
 // The run's roofline (one denominator for every rung), or, when there is
 // none or it is unusable here, this process's own probe, saying why.
 std::pair<RooflineResult, RooflineSource> roofline_for(const MeasuredRun& m, Precision precision,
-                                                       const json& roofline, const std::string& read_error) {
+                                                       const std::optional<RooflineFile>& roofline,
+                                                       const std::string& read_error) {
   std::string why = read_error.empty() ? "the run has no roofline.json" : read_error;
-  if (!roofline.is_null()) {
+  if (roofline) {
     try {
-      return {run_roofline_entry(roofline, precision, m.device_name, m.roofline_file),
+      return {run_roofline_entry(*roofline, precision, m.device_name, m.roofline_file),
               {"once for the run, before the rungs", m.roofline_file}};
     } catch (const std::exception& e) {
       why = e.what();
@@ -76,7 +77,7 @@ Mfu mfu_section(const MeasuredRun& m, Precision precision, double tokens_per_s, 
   } else if (auto peak = datasheet_peak(m.device_name, precision)) {
     mfu.datasheet = {peak->tflops, mfu_pct(tokens_per_s, fpt, peak->tflops), peak->device, peak->source};
   }
-  mfu.measured_roofline = {roof.tflops, mfu_pct(tokens_per_s, fpt, roof.tflops), json(roof), std::move(roof_source)};
+  mfu.measured_roofline = {roof.tflops, mfu_pct(tokens_per_s, fpt, roof.tflops), roof, std::move(roof_source)};
   return mfu;
 }
 
@@ -268,7 +269,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const MetricContext metrics{c.world_size, fpt};
   const Precision precision = mfu_precision(c, m.switches);
   std::string roofline_error;
-  const json roofline = read_run_roofline(m, &roofline_error);
+  const std::optional<RooflineFile> roofline = read_run_roofline(m, &roofline_error);
   const auto [roof, roof_source] = roofline_for(m, precision, roofline, roofline_error);
   RungReport report = rung_report_header(c, m.run_id, m.argv, m.started_at);
   add_steps(report, r, metrics, m.devices, roof.tflops);

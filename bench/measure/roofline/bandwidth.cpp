@@ -77,27 +77,6 @@ BandwidthAtSize probe_size(const torch::Tensor& buf, int64_t working_set, StepTi
   return s;
 }
 
-int64_t positive_int(const json& j, const char* key, const std::string& where, const std::string& file) {
-  if (!j.contains(key) || !j[key].is_number_integer() || !(j[key].get<int64_t>() > 0))
-    throw ConfigError(fmt::format("{}: field '{}.{}' is {}, expected an integer > 0", file, where, key,
-                                  j.contains(key) ? j[key].dump() : "missing"));
-  return j[key].get<int64_t>();
-}
-
-double positive_number(const json& j, const char* key, const std::string& where, const std::string& file) {
-  if (!j.contains(key) || !j[key].is_number() || !(j[key].get<double>() > 0))
-    throw ConfigError(fmt::format("{}: field '{}.{}' is {}, expected a number > 0", file, where, key,
-                                  j.contains(key) ? j[key].dump() : "missing"));
-  return j[key].get<double>();
-}
-
-json size_json(const BandwidthAtSize& s) {
-  json j = {{"working_set_bytes", s.working_set_bytes}, {"copy_gbps", s.copy_gbps}, {"triad_gbps", s.triad_gbps},
-            {"reps", s.reps}};
-  if (s.update_gbps > 0) j["update_gbps"] = s.update_gbps;
-  return j;
-}
-
 }  // namespace
 
 std::vector<int64_t> bandwidth_working_sets(const torch::Device& device, int64_t llc_bytes, int64_t memory_bytes) {
@@ -117,11 +96,12 @@ MemoryBandwidth probe_memory_bandwidth(const torch::Device& device) {
   torch::NoGradGuard no_grad;
   const auto wall0 = std::chrono::steady_clock::now();
   MemoryBandwidth m;
-  m.llc_bytes = last_level_cache_bytes(device);
+  const int64_t llc_bytes = last_level_cache_bytes(device);
+  if (llc_bytes > 0) m.llc_bytes = llc_bytes;
   m.threads = device.is_cuda() ? 0 : at::get_num_threads();
   m.method = method_text();
   if (device.is_cuda()) m.datasheet = datasheet_bandwidth(device_name(device));
-  const std::vector<int64_t> sizes = bandwidth_working_sets(device, m.llc_bytes, device_memory_bytes(device));
+  const std::vector<int64_t> sizes = bandwidth_working_sets(device, llc_bytes, device_memory_bytes(device));
   // One buffer of the largest working set, written once: its pages are
   // resident before any call is timed.
   const auto buf = torch::full({sizes.back() / int64_t(sizeof(float))}, 1.0f,
@@ -129,23 +109,9 @@ MemoryBandwidth probe_memory_bandwidth(const torch::Device& device) {
   auto timer = make_step_timer(device);
   synchronize(device);
   for (const int64_t s : sizes) m.sizes.push_back(probe_size(buf, s, *timer));
+  m.dram_written = m.dram();
   m.probe_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
   return m;
-}
-
-void to_json(json& j, const MemoryBandwidth& m) {
-  json sizes = json::array();
-  for (const auto& s : m.sizes) sizes.push_back(size_json(s));
-  j = {{"method", m.method},
-       {"threads", m.threads},
-       {"llc_bytes", m.llc_bytes > 0 ? json(m.llc_bytes) : json()},
-       {"probe_ms", m.probe_ms},
-       {"sizes", sizes},
-       {"dram", m.sizes.empty() ? json() : size_json(m.dram())},
-       {"datasheet", m.datasheet ? json{{"gbps", m.datasheet->gbps},
-                                        {"device", m.datasheet->device},
-                                        {"source", m.datasheet->source}}
-                                 : json()}};
 }
 
 MemoryBandwidth memory_bandwidth_from_json(const json& memory, const std::string& file) {
@@ -153,32 +119,8 @@ MemoryBandwidth memory_bandwidth_from_json(const json& memory, const std::string
     throw ConfigError(fmt::format("{}: field 'memory' is {}, expected the object of the bandwidth probe "
                                   "(measured by this build's 'ladder roofline')",
                                   file, memory.is_null() ? "missing" : memory.dump()));
-  const json& sizes = memory.contains("sizes") ? memory["sizes"] : json();
-  if (!sizes.is_array() || sizes.empty())
-    throw ConfigError(fmt::format("{}: field 'memory.sizes' is {}, expected a non-empty array", file,
-                                  sizes.is_null() ? "missing" : sizes.dump()));
-  MemoryBandwidth m;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    const std::string where = fmt::format("memory.sizes[{}]", i);
-    BandwidthAtSize s;
-    s.working_set_bytes = positive_int(sizes[i], "working_set_bytes", where, file);
-    s.copy_gbps = positive_number(sizes[i], "copy_gbps", where, file);
-    s.triad_gbps = positive_number(sizes[i], "triad_gbps", where, file);
-    if (sizes[i].contains("update_gbps")) s.update_gbps = positive_number(sizes[i], "update_gbps", where, file);
-    s.reps = sizes[i].value("reps", 0);
-    if (!m.sizes.empty() && s.working_set_bytes <= m.sizes.back().working_set_bytes)
-      throw ConfigError(fmt::format("{}: field '{}.working_set_bytes' is {}, expected more than the size before "
-                                    "it ({}): the sizes ascend",
-                                    file, where, s.working_set_bytes, m.sizes.back().working_set_bytes));
-    m.sizes.push_back(s);
-  }
-  m.llc_bytes = memory.value("llc_bytes", json()).is_number_integer() ? memory["llc_bytes"].get<int64_t>() : 0;
-  m.threads = memory.value("threads", 0);
-  m.probe_ms = memory.value("probe_ms", 0.0);
-  m.method = memory.value("method", "");
-  if (const json& d = memory.value("datasheet", json()); d.is_object())
-    m.datasheet = BandwidthEntry{d.value("device", ""), positive_number(d, "gbps", "memory.datasheet", file),
-                                 d.value("source", "")};
+  MemoryBandwidth m = fields::from_json<MemoryBandwidth>(memory, file + ": memory");
+  check_memory_bandwidth(m, file);
   return m;
 }
 

@@ -23,7 +23,6 @@
 // largest working set's is the DRAM (HBM) figure, the headline.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,27 +32,9 @@
 #include <torch/torch.h>
 
 #include "bench/measure/roofline/mfu.h"
+#include "reports/model/report/roofline_section.h"  // MemoryBandwidth
 
 namespace ladder {
-
-struct BandwidthAtSize {
-  int64_t working_set_bytes = 0;  // every array of one kernel together
-  double copy_gbps = 0;           // 1e9 bytes/s, STREAM's count of bytes
-  double triad_gbps = 0;
-  double update_gbps = 0;         // 0 in a roofline.json of a build before it
-  int reps = 0;  // the fewest of the kernels' timed repetitions
-  double best_gbps() const { return std::max({copy_gbps, triad_gbps, update_gbps}); }
-};
-
-struct MemoryBandwidth {
-  std::vector<BandwidthAtSize> sizes;  // ascending working sets; the last is DRAM's (HBM's on a GPU)
-  int64_t llc_bytes = 0;               // the last-level cache the sizes follow (CPU: sysfs; CUDA: L2); 0 unknown
-  int threads = 0;                     // a CPU's intra-op threads; 0 on CUDA
-  double probe_ms = 0;                 // wall time of the whole probe, buffers included
-  std::string method;
-  std::optional<BandwidthEntry> datasheet;  // bench/measure/roofline/mfu.h's table, where it knows the device
-  const BandwidthAtSize& dram() const { return sizes.back(); }
-};
 
 // The working sets probed on `device` for a last-level cache of `llc_bytes`
 // (0: unknown), smallest first: CPU 256 KiB, GPU 1 MiB, then x4 up to the
@@ -66,13 +47,9 @@ std::vector<int64_t> bandwidth_working_sets(const torch::Device& device, int64_t
 // set now (at::get_num_threads()).
 MemoryBandwidth probe_memory_bandwidth(const torch::Device& device);
 
-// roofline.json's "memory" object: method, threads, llc_bytes (null where
-// unknown), probe_ms, sizes [{working_set_bytes, copy_gbps, triad_gbps,
-// update_gbps, reps}], dram (the last size), datasheet {gbps, device, source} or null.
-void to_json(nlohmann::json& j, const MemoryBandwidth& m);
-
-// Reads what to_json wrote; a ConfigError names `file`, the field, its value
-// and what was expected.
+// roofline.json's "memory" object read strictly (MemoryBandwidth's fields,
+// reports/model/report/roofline_section.h) and checked (check_memory_bandwidth);
+// a ConfigError names `file`, the field, its value and what was expected.
 MemoryBandwidth memory_bandwidth_from_json(const nlohmann::json& memory, const std::string& file);
 
 // The measured size that applies to a working set of `working_set_bytes`:

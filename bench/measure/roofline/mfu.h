@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "reports/model/report/roofline_section.h"  // BandwidthEntry
 #include "variants/config/config.h"
 #include "variants/config/precision_name.h"  // Precision, precision_name
 
@@ -60,12 +61,6 @@ struct PeakEntry {
 // The dense datasheet peak for a device name as CUDA reports it ("NVIDIA
 // H100 80GB HBM3"), or nullopt for devices not in the table (and all CPUs).
 std::optional<PeakEntry> datasheet_peak(const std::string& device_name, Precision p);
-
-struct BandwidthEntry {
-  std::string device;  // the table's label, e.g. "A100 80GB SXM"
-  double gbps;         // memory bandwidth, GB/s (1e9 bytes/s)
-  std::string source;  // the datasheet the number comes from
-};
 
 // The datasheet memory bandwidth for a device name as CUDA reports it, from
 // the same table row as datasheet_peak; nullopt where the table has none.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
 #include "reports/model/report/report.h"
+#include "reports/model/report/report_loader.h"  // read_json_file
 #include "variants/planners/gemm_candidates.h"
 #include "variants/config/precision.h"
 #include "variants/config/precision_name.h"
@@ -81,10 +83,13 @@ MatmulShape probe_shape(const Operands& o, int64_t n, int64_t k, const Layout& l
   s.n = n;
   s.k = k;
   s.layout = layout.name;
+  s.tflops = 0.0;
+  s.reps = int64_t(0);
+  s.via = std::string();
   auto keep = [&](const BestTime& t, const char* via) {
     const double tflops = double(matmul_flops(n, n, k)) / (t.best_ms * 1e-3) / 1e12;
-    s.reps += t.reps;
-    if (tflops > s.tflops) {
+    *s.reps += t.reps;
+    if (tflops > *s.tflops) {
       s.tflops = tflops;
       s.via = via;
     }
@@ -127,6 +132,7 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, do
   torch::NoGradGuard no_grad;
   if (sizes.empty()) sizes = matmul_probe_sizes(device);
   RooflineResult r;
+  r.shapes.emplace();
   const auto dtype = precision == Precision::kBF16 ? torch::kBFloat16 : torch::kFloat32;
   r.dtype = precision == Precision::kBF16 ? "bfloat16" : "float32";
   constexpr size_t kGeometries = std::size(kInnerMultiples) * std::size(kLayouts);
@@ -147,13 +153,13 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, do
         const MatmulShape s = predicted_s > limit_s
                                   ? skipped_shape(n, k, kLayouts[l], predicted_s, rate_n[g], limit_s)
                                   : probe_shape(operands, n, k, kLayouts[l], per_shape, *timer);
-        r.shapes.push_back(s);
-        if (!s.skipped.empty()) continue;
-        rate[g] = s.tflops;
+        r.shapes->push_back(s);
+        if (!s.timed()) continue;
+        rate[g] = s.rate();
         rate_n[g] = n;
-        r.reps += s.reps;
-        if (s.tflops > r.tflops) {
-          r.tflops = s.tflops;
+        r.reps += s.reps.value_or(0);
+        if (s.rate() > r.tflops) {
+          r.tflops = s.rate();
           r.n = s.n;
           r.k = s.k;
           r.layout = s.layout;
@@ -166,18 +172,20 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, do
 }
 
 void keep_best(RooflineResult& best, const RooflineResult& round) {
-  for (const MatmulShape& s : round.shapes) {
-    auto it = std::find_if(best.shapes.begin(), best.shapes.end(),
+  if (!best.shapes) best.shapes.emplace();
+  std::vector<MatmulShape>& shapes = *best.shapes;
+  for (const MatmulShape& s : round.shape_list()) {
+    auto it = std::find_if(shapes.begin(), shapes.end(),
                            [&](const MatmulShape& b) { return b.n == s.n && b.k == s.k && b.layout == s.layout; });
-    if (it == best.shapes.end()) {
-      best.shapes.push_back(s);
-    } else if (s.skipped.empty()) {
-      it->reps += s.reps;
-      if (s.tflops > it->tflops) {
-        it->tflops = s.tflops;
+    if (it == shapes.end()) {
+      shapes.push_back(s);
+    } else if (s.timed()) {
+      it->reps = it->reps.value_or(0) + s.reps.value_or(0);
+      if (!it->timed() || s.rate() > it->rate()) {
+        it->tflops = s.rate();
         it->via = s.via;
       }
-      it->skipped.clear();
+      it->skipped.reset();
     }
   }
   if (round.tflops > best.tflops) {
@@ -189,22 +197,6 @@ void keep_best(RooflineResult& best, const RooflineResult& round) {
   best.dtype = round.dtype;
   best.reps += round.reps;
   best.probe_ms += round.probe_ms;
-}
-
-void to_json(nlohmann::json& j, const MatmulShape& s) {
-  j = {{"n", s.n}, {"k", s.k}, {"layout", s.layout}};
-  if (s.skipped.empty()) {
-    j["matmul_tflops"] = s.tflops;
-    j["reps"] = s.reps;
-    j["via"] = s.via;
-  } else {
-    j["skipped"] = s.skipped;
-  }
-}
-
-void to_json(nlohmann::json& j, const RooflineResult& r) {
-  j = {{"matmul_tflops", r.tflops}, {"n", r.n}, {"k", r.k}, {"layout", r.layout}, {"reps", r.reps}, {"dtype", r.dtype},
-       {"probe_ms", r.probe_ms}, {"statistic", "best call of every shape"}, {"shapes", r.shapes}};
 }
 
 namespace {
@@ -253,86 +245,82 @@ void keep_best(MatmulCeilings& best, const MatmulCeilings& again) {
 
 namespace {
 
-// The "precisions" object of a run roofline.
-nlohmann::json precisions_json(const MatmulCeilings& ceilings, const torch::Device& device) {
-  nlohmann::json precisions = nlohmann::json::object();
-  for (const MatmulCeiling& c : ceilings.precisions) {
-    nlohmann::json e = c.best;
-    e["tflops_per_round"] = c.tflops_per_round;
-    precisions[precision_name(c.precision)] = e;
-  }
-  precisions["tf32"]["tf32_effective"] = ceilings.tf32.effective;
-  precisions["tf32"]["tf32_mechanism"] = ceilings.tf32.mechanism;
+// The precisions of a run roofline: each one's best over the rounds, with
+// what tf32 and, on a CPU, bf16 were on the device.
+std::map<std::string, PrecisionRoofline> precisions_of(const MatmulCeilings& ceilings, const torch::Device& device) {
+  std::map<std::string, PrecisionRoofline> precisions;
+  for (const MatmulCeiling& c : ceilings.precisions)
+    precisions[precision_name(c.precision)] = {c.best, c.tflops_per_round, {}, {}, {}, {}};
+  PrecisionRoofline& tf32 = precisions[precision_name(Precision::kTF32)];
+  tf32.tf32_effective = ceilings.tf32.effective;
+  tf32.tf32_mechanism = ceilings.tf32.mechanism;
   if (device.is_cpu()) {
     const std::string emulated = bf16_emulated(layout_tflops(ceilings.of(Precision::kFP32).best, kEmulationLayout),
                                                layout_tflops(ceilings.of(Precision::kBF16).best, kEmulationLayout));
-    precisions["bf16"]["emulated"] = !emulated.empty();
-    if (!emulated.empty()) precisions["bf16"]["emulated_evidence"] = emulated;
+    PrecisionRoofline& bf16 = precisions[precision_name(Precision::kBF16)];
+    bf16.emulated = !emulated.empty();
+    if (!emulated.empty()) bf16.emulated_evidence = emulated;
   }
   return precisions;
 }
 
-// A run roofline's kind and device, checked against the device this process runs on.
-void check_roofline_header(const nlohmann::json& roofline, const std::string& device_name, const std::string& file) {
-  if (roofline.value("kind", "") != "ladder.roofline")
-    throw ConfigError(fmt::format("{}: field 'kind' is {}, expected \"ladder.roofline\"", file,
-                                  roofline.contains("kind") ? roofline["kind"].dump() : "missing"));
-  const std::string measured_on = roofline.value("device", "");
-  if (measured_on != device_name)
+// A run roofline's device, checked against the device this process runs on
+// (its kind is checked when it is read).
+void check_roofline_device(const RooflineFile& roofline, const std::string& device_name, const std::string& file) {
+  if (roofline.device != device_name)
     throw ConfigError(fmt::format("{}: field 'device' is '{}', but this process runs on '{}'; expected a "
                                   "roofline measured on this device",
-                                  file, measured_on, device_name));
+                                  file, roofline.device, device_name));
 }
 
 }  // namespace
 
-nlohmann::json measure_run_roofline(const torch::Device& device, int threads) {
+RooflineFile measure_run_roofline(const torch::Device& device, int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
-  const nlohmann::json precisions = precisions_json(probe_matmul_ceilings(device), device);
-  const nlohmann::json memory = probe_memory_bandwidth(device);
-  return {{"schema_version", kSchemaVersion},
-          {"kind", "ladder.roofline"},
-          {"device", device_name(device)},
-          {"device_spec", device.str()},
-          {"threads", threads},
-          {"measured_at", utc_now_iso8601()},
-          {"method", fmt::format("matmuls (n x k) @ (k x n), k = n and 4n, in three layouts (a@b, a@b^T, a^T@b) at n {}, by "
-                                 "ATen's mm and, on a CPU, oneDNN's matmul (the faster counts; shapes[].via), "
-                                 "{} interleaved rounds of >= {} s per precision (fp32, tf32, bf16, then again), the "
-                                 "best call of all; then the memory bandwidth (memory.method); measured once per run "
-                                 "before the rungs",
-                                 fmt::join(matmul_probe_sizes(device), ", "), kRounds, kSecondsPerProbe)},
-          {"precisions", precisions},
-          {"memory", memory}};
-}
-
-RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
-                                  const std::string& device_name, const std::string& file) {
-  const char* name = precision_name(precision);
-  check_roofline_header(roofline, device_name, file);
-  const auto& entry = roofline.contains("precisions") ? roofline["precisions"] : nlohmann::json();
-  if (!entry.contains(name) || !entry[name].contains("matmul_tflops") || !entry[name]["matmul_tflops"].is_number() ||
-      !(entry[name]["matmul_tflops"].get<double>() > 0))
-    throw ConfigError(fmt::format("{}: field 'precisions.{}.matmul_tflops' is missing or not > 0; expected the "
-                                  "measured TFLOP/s",
-                                  file, name));
-  const auto& e = entry[name];
-  RooflineResult r;
-  r.tflops = e["matmul_tflops"].get<double>();
-  r.n = e.value("n", int64_t(0));
-  r.k = e.value("k", r.n);
-  r.layout = e.value("layout", "");
-  r.reps = e.value("reps", 0);
-  r.probe_ms = e.value("probe_ms", 0.0);
-  r.dtype = e.value("dtype", "");
+  RooflineFile r;
+  r.precisions = precisions_of(probe_matmul_ceilings(device), device);
+  r.memory = probe_memory_bandwidth(device);
+  r.schema_version = kSchemaVersion;
+  r.device = device_name(device);
+  r.device_spec = device.str();
+  r.threads = threads;
+  r.measured_at = utc_now_iso8601();
+  r.method = fmt::format("matmuls (n x k) @ (k x n), k = n and 4n, in three layouts (a@b, a@b^T, a^T@b) at n {}, by "
+                         "ATen's mm and, on a CPU, oneDNN's matmul (the faster counts; shapes[].via), "
+                         "{} interleaved rounds of >= {} s per precision (fp32, tf32, bf16, then again), the "
+                         "best call of all; then the memory bandwidth (memory.method); measured once per run "
+                         "before the rungs",
+                         fmt::join(matmul_probe_sizes(device), ", "), kRounds, kSecondsPerProbe);
   return r;
 }
 
-MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::string& device_name,
+RooflineFile read_roofline_file(const std::string& path) { return roofline_file_from(read_json_file(path), path); }
+
+RooflineResult run_roofline_entry(const RooflineFile& roofline, Precision precision, const std::string& device_name,
+                                  const std::string& file) {
+  const char* name = precision_name(precision);
+  check_roofline_device(roofline, device_name, file);
+  const PrecisionRoofline* e = roofline.precision(name);
+  if (!e || !(e->best.tflops > 0))
+    throw ConfigError(fmt::format("{}: field 'precisions.{}.matmul_tflops' is missing or not > 0; expected the "
+                                  "measured TFLOP/s",
+                                  file, name));
+  RooflineResult r = e->best;
+  r.k = r.k.value_or(r.n);
+  r.layout = r.layout.value_or("");
+  r.shapes.emplace();
+  return r;
+}
+
+MemoryBandwidth run_roofline_memory(const RooflineFile& roofline, const std::string& device_name,
                                     const std::string& file) {
-  check_roofline_header(roofline, device_name, file);
-  return memory_bandwidth_from_json(roofline.contains("memory") ? roofline["memory"] : nlohmann::json(), file);
+  check_roofline_device(roofline, device_name, file);
+  if (!roofline.memory)
+    throw ConfigError(fmt::format("{}: field 'memory' is missing, expected the object of the bandwidth probe "
+                                  "(measured by this build's 'ladder roofline')",
+                                  file));
+  return *roofline.memory;
 }
 
 namespace {
@@ -353,34 +341,19 @@ std::string bf16_slower(double fp32_tflops, double bf16_tflops) {
 }
 
 double layout_tflops(const RooflineResult& r, const std::string& layout) {
-  if (r.shapes.empty()) return r.tflops;
+  if (r.shape_list().empty()) return r.tflops;  // a probe of a build before the shapes: one 1024^3 a@b
   double best = 0;
-  for (const auto& s : r.shapes)
-    if (s.layout == layout && s.skipped.empty()) best = std::max(best, s.tflops);
+  for (const auto& s : r.shape_list())
+    if (s.layout == layout && s.timed()) best = std::max(best, s.rate());
   return best;
 }
 
-namespace {
-
-// The same from a run roofline's precision entry: its shapes' best in `layout`, else its matmul_tflops (a
-// roofline of a build before the shapes: one 1024^3 a@b).
-double entry_layout_tflops(const nlohmann::json& entry, const std::string& layout) {
-  if (!entry.contains("shapes") || !entry["shapes"].is_array())
-    return entry.contains("matmul_tflops") ? entry["matmul_tflops"].get<double>() : 0.0;
-  double best = 0;
-  for (const auto& s : entry["shapes"])
-    if (s.value("layout", "") == layout && !s.contains("skipped") && s.contains("matmul_tflops"))
-      best = std::max(best, s["matmul_tflops"].get<double>());
-  return best;
-}
-
-}  // namespace
-
-std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device& device) {
+std::string cpu_bf16_slower(const std::optional<RooflineFile>& roofline, const torch::Device& device) {
   if (!device.is_cpu()) return "";
-  if (!roofline.is_null()) {
+  if (roofline) {
     const auto rate = [&](Precision p) {
-      return entry_layout_tflops(roofline["precisions"][precision_name(p)], kEmulationLayout);
+      const PrecisionRoofline* e = roofline->precision(precision_name(p));
+      return e ? layout_tflops(e->best, kEmulationLayout) : 0.0;
     };
     const std::string why = bf16_slower(rate(Precision::kFP32), rate(Precision::kBF16));
     return why.empty() ? why : why + ", the run's roofline";
@@ -400,7 +373,7 @@ std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device&
   return why.empty() ? why : why + ", probed at n 512";
 }
 
-void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device) {
+void resolve_cpu_bf16(RunConfig& c, const std::optional<RooflineFile>& roofline, const torch::Device& device) {
   if (device.is_cpu() && c.sw.on(switches::bf16) && c.cpu_bf16 == "auto") c.cpu_bf16_slower = cpu_bf16_slower(roofline, device);
 }
 
@@ -408,20 +381,20 @@ namespace {
 
 // What `ladder roofline` prints: each precision's matmul rate, then each
 // working set's copy and triad bandwidth, the largest marked DRAM.
-void print_roofline(const nlohmann::json& roof) {
-  fmt::print("roofline of {} ({} threads):\n", roof["device"].get<std::string>(), roof["threads"].get<int>());
-  for (const auto& [name, e] : roof["precisions"].items())
-    fmt::print("  {:<5} {:>9.3f} TFLOP/s  (n {} k {} {}, {} reps, {}){}\n", name, e["matmul_tflops"].get<double>(),
-               e["n"].get<int64_t>(), e["k"].get<int64_t>(), e["layout"].get<std::string>(), e["reps"].get<int>(),
-               e["dtype"].get<std::string>(),
-               e.contains("tf32_effective") && !e["tf32_effective"].get<bool>() ? ", tf32 not effective here" : "");
-  const MemoryBandwidth m = memory_bandwidth_from_json(roof["memory"], "the probe's memory object");
+void print_roofline(const RooflineFile& roof) {
+  fmt::print("roofline of {} ({} threads):\n", roof.device, roof.threads);
+  for (const auto& [name, e] : roof.precisions)
+    fmt::print("  {:<5} {:>9.3f} TFLOP/s  (n {} k {} {}, {} reps, {}){}\n", name, e.best.tflops, e.best.n,
+               e.best.k.value_or(e.best.n), e.best.layout.value_or("?"), e.best.reps, e.best.dtype,
+               e.tf32_effective && !*e.tf32_effective ? ", tf32 not effective here" : "");
+  if (!roof.memory) return;
+  const MemoryBandwidth& m = *roof.memory;
   fmt::print("  memory bandwidth, GB/s (STREAM's bytes; last-level cache {}):\n",
-             m.llc_bytes > 0 ? fmt::format("{:.3g} MiB", double(m.llc_bytes) / (1 << 20)) : "unknown");
+             m.llc_bytes ? fmt::format("{:.3g} MiB", double(*m.llc_bytes) / (1 << 20)) : "unknown");
   fmt::print("  {:>12}  {:>8}  {:>8}  {:>8}\n", "working set", "copy", "triad", "update");
   for (const auto& s : m.sizes)
     fmt::print("  {:>8.4g} MiB  {:>8.1f}  {:>8.1f}  {:>8.1f}{}\n", double(s.working_set_bytes) / (1 << 20), s.copy_gbps,
-               s.triad_gbps, s.update_gbps, &s == &m.dram() ? "  DRAM" : "");
+               s.triad_gbps, s.update_gbps.value_or(0.0), &s == &m.dram() ? "  DRAM" : "");
   if (m.datasheet)
     fmt::print("  datasheet {:.0f} GB/s ({}, {})\n", m.datasheet->gbps, m.datasheet->device, m.datasheet->source);
   fmt::print("  memory probe {:.0f} ms\n", m.probe_ms);
@@ -451,8 +424,8 @@ int roofline_command(const std::vector<std::string>& args) {
   const torch::Device device = parse_device(device_spec);
   if (!out.empty() && std::filesystem::path(out).has_parent_path())
     ensure_writable_dir(std::filesystem::path(out).parent_path().string(), "--out");
-  const nlohmann::json roof = measure_run_roofline(device, int(threads));
-  if (!out.empty()) write_file_atomically(out, roof.dump(2) + "\n");
+  const RooflineFile roof = measure_run_roofline(device, int(threads));
+  if (!out.empty()) write_file_atomically(out, fields::to_json(roof).dump(2) + "\n");
   if (!quiet) print_roofline(roof);
   return 0;
 }

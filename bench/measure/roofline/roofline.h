@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,34 +23,10 @@
 
 #include "bench/measure/roofline/bandwidth.h"
 #include "bench/measure/roofline/mfu.h"
+#include "reports/model/report/roofline_section.h"  // RooflineResult, RooflineFile
 #include "variants/config/precision.h"
 
 namespace ladder {
-
-// One shape the matmul probe timed, or passed over (`skipped` says why).
-struct MatmulShape {
-  int64_t n = 0;       // (n, k) @ (k, n)
-  int64_t k = 0;       // n or 4n
-  std::string layout;  // "a@b" (both row-major), "a@b^T" (nn.Linear's x @ w^T) or "a^T@b" (its dy^T @ x)
-  double tflops = 0;   // its best call; 0 when skipped
-  int reps = 0;
-  std::string skipped;
-  // The library call that gave the best: "aten" (torch::mm), or on a CPU
-  // "onednn" (oneDNN's matmul, the GEMM plan's onednn candidate), which on
-  // some CPUs runs fp32 twice as fast as ATen's (AMD EPYC 9B45-class: 0.47
-  // against 0.23 TFLOP/s, 2026-12-03); a ceiling is the faster of the two.
-  std::string via;
-};
-
-struct RooflineResult {
-  double tflops = 0;   // the best call of every shape
-  int64_t n = 0, k = 0;  // the shape that gave it: (n, k) @ (k, n)
-  std::string layout;    // and its layout
-  int reps = 0;        // timed calls, every shape
-  double probe_ms = 0;  // wall time the probe took
-  std::string dtype;
-  std::vector<MatmulShape> shapes;
-};
 
 // The sizes n the probe tries, smallest first: 256, 512 and 1024 on a CPU,
 // 4096 and 8192 on CUDA.
@@ -70,8 +47,6 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, do
 // Folds one more probe of the same precision into `best`: the better rate
 // (with its shape), every shape's best, the reps and the wall time summed.
 void keep_best(RooflineResult& best, const RooflineResult& round);
-
-void to_json(nlohmann::json& j, const RooflineResult& r);
 
 struct MatmulCeiling {
   Precision precision;
@@ -99,19 +74,24 @@ void keep_best(MatmulCeilings& best, const MatmulCeilings& again);
 
 // The run's roofline: fp32, tf32 (under the tf32 rung's own setting) and
 // bf16 matmuls, then the memory bandwidth (its "memory" object, bandwidth.h),
-// on `device` with `threads` intra-op threads (0: all cores), as the JSON of
-// <run_dir>/roofline.json (kind "ladder.roofline").
-nlohmann::json measure_run_roofline(const torch::Device& device, int threads);
+// on `device` with `threads` intra-op threads (0: all cores): what
+// <run_dir>/roofline.json holds.
+RooflineFile measure_run_roofline(const torch::Device& device, int threads);
+
+// A roofline.json read strictly (roofline_file_from); a ConfigError names
+// `path`, the field, its value and what was expected.
+RooflineFile read_roofline_file(const std::string& path);
 
 // The entry of a run roofline for `precision`, checked against the device
-// this process runs on; a ConfigError names `file` and what is wrong.
-RooflineResult run_roofline_entry(const nlohmann::json& roofline, Precision precision,
+// this process runs on; a ConfigError names `file` and what is wrong. The
+// entry's shapes are left out (the report's MFU keeps the best shape).
+RooflineResult run_roofline_entry(const RooflineFile& roofline, Precision precision,
                                   const std::string& device_name, const std::string& file);
 
 // The memory bandwidth of a run roofline, checked as run_roofline_entry
 // checks its header; a ConfigError names `file`, the field and its value
 // (a roofline.json of a build before the bandwidth probe has none).
-MemoryBandwidth run_roofline_memory(const nlohmann::json& roofline, const std::string& device_name,
+MemoryBandwidth run_roofline_memory(const RooflineFile& roofline, const std::string& device_name,
                                     const std::string& file);
 
 // bf16 matmuls count as emulated on a CPU when, in the layout where
@@ -152,14 +132,14 @@ double layout_tflops(const RooflineResult& r, const std::string& layout);
 // fp32 0.333 TFLOP/s, 0.55x < 1x".
 std::string bf16_slower(double fp32_tflops, double bf16_tflops);
 
-// bf16_slower from a run roofline's JSON (fp32 and bf16 entries), or from a
-// short probe of both in this process when `roofline` is null.
-std::string cpu_bf16_slower(const nlohmann::json& roofline, const torch::Device& device);
+// bf16_slower from a run roofline (its fp32 and bf16 entries), or from a
+// short probe of both in this process when there is none.
+std::string cpu_bf16_slower(const std::optional<RooflineFile>& roofline, const torch::Device& device);
 
 // What --cpu-bf16 auto decides for `c` on `device`: sets c.cpu_bf16_slower
 // (cpu_bf16_slower above) for a CPU rung with bf16 under "auto"; leaves
 // every other config as it is. Then c.bf16_applied() is the decision.
-void resolve_cpu_bf16(RunConfig& c, const nlohmann::json& roofline, const torch::Device& device);
+void resolve_cpu_bf16(RunConfig& c, const std::optional<RooflineFile>& roofline, const torch::Device& device);
 
 // `ladder roofline`: measure and print (or write with --out) the roofline.
 int roofline_command(const std::vector<std::string>& args);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/roofline/mfu.h"
+#include "bench/measure/roofline/roofline.h"
 #include "profiler/common/atomic_file.h"
 #include "profiler/common/cli.h"
 #include "profiler/common/config_error.h"
@@ -159,29 +160,26 @@ void matmul_ceiling(const RungReport& report, Ceilings& c) {
   if (!report.mfu) return;
   const MfuRoofline& measured = report.mfu->measured_roofline;
   c.matmul_tflops = measured.peak_tflops;
-  const json& probe = measured.probe;
   c.matmul_basis = fmt::format("measured: the run's {} matmul roofline (n {}, best of {} reps)", c.matmul_precision,
-                               member(probe, "n").is_number() ? probe["n"].dump() : "?",
-                               member(probe, "reps").is_number() ? probe["reps"].dump() : "?");
+                               measured.probe.n, measured.probe.reps);
 }
 
 // The memory ceiling: the run's measured ladder, else the datasheet's figure (marked not measured).
 // The link: the all-reduce's bus bandwidth the run measured (bench/run/runner.cpp, measure_interconnect).
-void link_ceiling(const json& roofline, Ceilings& c) {
-  const json& link = member(roofline, "interconnect");
-  if (!member(link, "busbw_gbps").is_number()) return;
-  c.link_gbps = link["busbw_gbps"].get<double>();
+void link_ceiling(const std::optional<RooflineFile>& roofline, Ceilings& c) {
+  if (!roofline || !roofline->interconnect) return;
+  c.link_gbps = roofline->interconnect->busbw_gbps;
   c.link_basis = fmt::format("measured: the all-reduce micro-benchmark's bus bandwidth ({})",
-                             member(link, "benchmark").is_string() ? link["benchmark"].get<std::string>() : "?");
+                             roofline->interconnect->benchmark);
 }
 
-void memory_ceiling(const json& roofline, const std::string& device, Ceilings& c) {
-  if (member(roofline, "memory").is_object()) {
-    c.memory = memory_bandwidth_from_json(roofline["memory"], "roofline.json");
+void memory_ceiling(const std::optional<RooflineFile>& roofline, const std::string& device, Ceilings& c) {
+  if (roofline && roofline->memory) {
+    c.memory = *roofline->memory;
     c.memory_gbps = c.memory->dram().best_gbps();
     c.memory_basis = fmt::format("measured: the best of copy, triad{} at {} working sets, {:.0f} GB/s at {:.0f} "
                                  "MiB (DRAM); each site takes its working set's",
-                                 c.memory->dram().update_gbps > 0 ? " and update" : "", c.memory->sizes.size(),
+                                 c.memory->dram().update_gbps ? " and update" : "", c.memory->sizes.size(),
                                  c.memory_gbps,
                                  double(c.memory->dram().working_set_bytes) / (1 << 20));
     return;
@@ -221,8 +219,8 @@ void process_sweep(const RungReport& report, Ceilings& c) {
 }  // namespace
 
 std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, const RunConfig& cfg,
-                                                   const StepPlan& plan, bool bf16, const json& roofline,
-                                                   std::string* why) {
+                                                   const StepPlan& plan, bool bf16,
+                                                   const std::optional<RooflineFile>& roofline, std::string* why) {
   auto fail = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return std::optional<SpeedOfLight>();
@@ -245,7 +243,8 @@ std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, con
   return speed_of_light(work, c, fields::to_json(*b->categories_ms), *dt);
 }
 
-std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const json& roofline, std::string* why) {
+std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report,
+                                                     const std::optional<RooflineFile>& roofline, std::string* why) {
   RunConfig cfg;
   try {
     from_json(report.config, cfg);
@@ -281,7 +280,7 @@ void to_json(json& j, const SpeedOfLight& s) {
 }
 
 json speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
-                           const json& roofline, const std::string& roofline_error) {
+                           const std::optional<RooflineFile>& roofline, const std::string& roofline_error) {
   if (!roofline_error.empty()) return {{"unavailable", roofline_error}};
   std::string why;
   try {
@@ -302,9 +301,9 @@ namespace {
 std::optional<json> section_of(const RungReport& report, const std::string& run_dir, std::string* why) {
   if (report.speed_of_light && report.speed_of_light->is_object() && !report.speed_of_light->contains("unavailable"))
     return *report.speed_of_light;
-  json roofline;
+  std::optional<RooflineFile> roofline;
   const auto roof_path = std::filesystem::path(run_dir) / "roofline.json";
-  if (!run_dir.empty() && std::filesystem::exists(roof_path)) roofline = read_json_file(roof_path.string());
+  if (!run_dir.empty() && std::filesystem::exists(roof_path)) roofline = read_roofline_file(roof_path.string());
   const auto sol = speed_of_light_of_report(report, roofline, why);
   if (!sol) return std::nullopt;
   json j;

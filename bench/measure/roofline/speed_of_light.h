@@ -101,14 +101,14 @@ SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& ceilings, cons
 // summary. nullopt with `why` set when the report has no valid breakdown or
 // no ceiling to hold it to.
 std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, const RunConfig& cfg,
-                                                   const StepPlan& plan, bool bf16, const nlohmann::json& roofline,
-                                                   std::string* why);
+                                                   const StepPlan& plan, bool bf16,
+                                                   const std::optional<RooflineFile>& roofline, std::string* why);
 
 // The same from a finished rung report alone (`ladder sol` on a report made
 // before the section existed): its config read back, its plan made again
 // from it, bf16 from its switches' effects.
-std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report, const nlohmann::json& roofline,
-                                                     std::string* why);
+std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report,
+                                                     const std::optional<RooflineFile>& roofline, std::string* why);
 
 // The report's speed_of_light section (reports/rung_report.schema.json).
 void to_json(nlohmann::json& j, const SpeedOfLight& s);
@@ -117,7 +117,8 @@ void to_json(nlohmann::json& j, const SpeedOfLight& s);
 // from what the builder has: speed_of_light_of_rung, or {"unavailable": why}
 // (also where the run's roofline file could not be read: `roofline_error`).
 nlohmann::json speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
-                                      const nlohmann::json& roofline, const std::string& roofline_error);
+                                      const std::optional<RooflineFile>& roofline,
+                                      const std::string& roofline_error);
 
 // `ladder sol RUN [--rung R] [--format F] [--out FILE]`: the table of each
 // rung that ran in RUN (a `ladder run` directory; or one report.json),

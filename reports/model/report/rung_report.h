@@ -6,10 +6,10 @@
 // reports/rung_report.schema.json, which is generated from it
 // (bench/measure/report/report_schema.h) and never edited by hand.
 //
-// The sections not typed yet are nlohmann::json members whose schema is a
-// hand-written file of reports/schema/ (schema_section); the per-step
-// columns and their summary are typed by the step metrics' declarations
-// (bench/measure/harness/step_metrics.h), one layer up.
+// The per-step columns and their summary are typed by the step metrics'
+// declarations (bench/measure/harness/step_metrics.h), one layer up, and the
+// config and the speed of light by their own field tables (config_schema.h,
+// speed_of_light_section.h).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@
 #include "reports/model/report/identity_section.h"
 #include "reports/model/report/memory_section.h"
 #include "reports/model/report/noise_section.h"
+#include "reports/model/report/roofline_section.h"
 #include "reports/model/report/speed_of_light_section.h"
 #include "variants/planners/attention_plan.h"
 #include "variants/data/data_section.h"
@@ -43,11 +44,6 @@ using fields::Maybe;
 // The format's version: a reader refuses a newer one and upgrades an older one
 // (reports/model/report/report_loader.cpp).
 inline constexpr int kSchemaVersion = 3;
-
-// A hand-written section schema: reports/schema/<name>.json, compiled into
-// the build (CMake embeds the folder). Throws std::logic_error for a name
-// without its file.
-const nlohmann::json& schema_section(const std::string& name);
 
 struct ModelFacts {
   int64_t n_params = 0, n_params_without_wpe = 0, vocab_size = 0, model_vocab = 0;
@@ -111,13 +107,13 @@ struct RooflineSource {
 // MFU against the matmul ceiling measured on this machine.
 struct MfuRoofline {
   double peak_tflops = 0, mfu_pct = 0;
-  nlohmann::json probe;  // bench/measure/roofline/roofline.h RooflineResult
+  RooflineResult probe;  // the matmul probe it divided by (reports/model/report/roofline_section.h)
   RooflineSource source;
   template <class S, class V>
   static void fields(S& s, V& v) {
     v("peak_tflops", s.peak_tflops);
     v("mfu_pct", s.mfu_pct);
-    v("probe", s.probe, Doc().shaped(schema_section("roofline_probe")));
+    v("probe", s.probe);
     v("source", s.source,
       "where the roofline was measured: once for the run before the rungs (file: the run's roofline.json), or by "
       "this process after its steps");

@@ -21,7 +21,6 @@ json ratio_interval_schema() {
            "by round); null with one process per rung"}};
 }
 
-const json& summary_roofline_schema() { return schema_section("summary_roofline"); }
 
 void SummaryRowDoc::schema_extra(json& schema) {
   json& p = schema["properties"];

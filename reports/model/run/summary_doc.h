@@ -22,6 +22,7 @@
 #include "profiler/trace/breakdown_section.h"
 #include "profiler/common/fields.h"
 #include "reports/model/report/identity_section.h"
+#include "reports/model/report/roofline_section.h"
 #include "reports/model/run/run_model.h"
 
 namespace ladder {
@@ -172,7 +173,7 @@ struct RunSummaryDoc {
   Maybe<int64_t> repeats;
   Maybe<std::optional<std::string>> stopped_because;
   Maybe<std::optional<nlohmann::json>> repeat_auto, ab;
-  Maybe<nlohmann::json> roofline;  // the run's roofline.json, or why there is none
+  Maybe<SummaryRoofline> roofline;  // the run's roofline.json, or why there is none
   Maybe<PeersDoc> peers;
   Maybe<std::optional<ResolutionDoc>> resolution;
   std::vector<std::string> missing;
@@ -181,11 +182,9 @@ struct RunSummaryDoc {
   static void fields(S& s, V& v);
 };
 
-// reports/run_summary.schema.json: the structs above, the figures' and
-// ratios' declarations, and the roofline section's hand-written schema.
+// reports/run_summary.schema.json: the structs above, and the figures' and
+// ratios' declarations.
 nlohmann::json run_summary_schema();
-// The roofline section's: reports/schema/summary_roofline.json.
-const nlohmann::json& summary_roofline_schema();
 
 template <class S, class V>
 void SummaryRowDoc::fields(S& s, V& v) {
@@ -253,7 +252,9 @@ void RunSummaryDoc::fields(S& s, V& v) {
         "that holds 1)")
         .shaped({{"type", "object"}}));
   v("ab", s.ab, Doc("a one-run A/B comparison (--ab): what differs between the sides").shaped({{"type", "object"}}));
-  v("roofline", s.roofline, Doc().shaped(summary_roofline_schema()));
+  v("roofline", s.roofline,
+    "the device's ceilings, measured once before the rungs (roofline.json): matmul TFLOP/s per precision (every "
+    "rung's MFU 'p' divides by it) and the memory bandwidth");
   v("peers", s.peers, "the PyTorch peers asked for (--peers) and why; their rows carry `peer`");
   v("resolution", s.resolution,
     "--ab and --repeat auto: the smallest change this run's rounds resolve at the noise they measured "

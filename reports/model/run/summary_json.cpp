@@ -120,14 +120,18 @@ std::optional<RepeatAuto> read_repeat_auto(const json& a) {
   return out;
 }
 
-RunRoofline read_roofline(const json& r) {
+RunRoofline read_roofline(const json& section) {
   RunRoofline out;
-  out.ok = text_or(r, "status") == "ok";
-  out.device = text_or(r, "device", "?");
-  if (out.ok) out.figures = roofline_figures(r);
-  if (out.ok) out.memory = roofline_memory_figures(r);
-  out.reason = opt_text(r, "reason");
-  out.bf16_emulated_evidence = opt_text(member(member(r, "precisions"), "bf16"), "emulated_evidence");
+  if (section.is_null()) return out;  // a summary of a build before the run's roofline
+  const SummaryRoofline r = fields::from_json<SummaryRoofline>(section, "summary.json: roofline");
+  out.reason = r.reason;
+  if (!r.ok()) return out;
+  out.ok = true;
+  out.device = r.measured->device;
+  out.figures = roofline_figures(*r.measured);
+  out.memory = roofline_memory_figures(*r.measured);
+  if (const PrecisionRoofline* bf16 = r.measured->precision("bf16"))
+    out.bf16_emulated_evidence = bf16->emulated_evidence;
   return out;
 }
 
@@ -196,20 +200,19 @@ RunSummary read_run_summary(const json& summary) {
   return s;
 }
 
-std::string roofline_figures(const json& roofline) {
+std::string roofline_figures(const RooflineFile& roofline) {
   std::string figures;
-  for (const auto& [name, e] : member(roofline, "precisions").items())
-    figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, number_or(e, "matmul_tflops"));
+  for (const auto& [name, e] : roofline.precisions)
+    figures += fmt::format("{}{} {:.3g}", figures.empty() ? "" : ", ", name, e.best.tflops);
   return figures;
 }
 
-std::string roofline_memory_figures(const json& roofline) {
-  const json& dram = member(member(roofline, "memory"), "dram");
-  if (!dram.is_object()) return "";
-  const std::string update =
-      dram.contains("update_gbps") ? fmt::format(", update {:.3g}", number_or(dram, "update_gbps")) : "";
-  return fmt::format("DRAM copy {:.3g}, triad {:.3g}{} GB/s ({:.0f} MiB)", number_or(dram, "copy_gbps"),
-                     number_or(dram, "triad_gbps"), update, number_or(dram, "working_set_bytes") / double(1 << 20));
+std::string roofline_memory_figures(const RooflineFile& roofline) {
+  if (!roofline.memory || roofline.memory->sizes.empty()) return "";
+  const BandwidthAtSize& dram = roofline.memory->dram();
+  const std::string update = dram.update_gbps ? fmt::format(", update {:.3g}", *dram.update_gbps) : "";
+  return fmt::format("DRAM copy {:.3g}, triad {:.3g}{} GB/s ({:.0f} MiB)", dram.copy_gbps, dram.triad_gbps, update,
+                     double(dram.working_set_bytes) / double(1 << 20));
 }
 
 void add_ratios(json& json_rows) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/model/report/roofline_section.h"
 #include "reports/model/run/run_model.h"
 
 namespace ladder {
@@ -19,14 +20,13 @@ RunSummary read_run_summary(const nlohmann::json& summary);
 SummaryRow read_summary_row(const nlohmann::json& row);
 std::vector<SummaryRow> read_summary_rows(const nlohmann::json& rows);
 
-// A roofline section's figures, "bf16 0.439, fp32 0.2, tf32 0.201" (TFLOP/s),
-// from roofline.json's content (or the summary's roofline section).
-std::string roofline_figures(const nlohmann::json& roofline);
+// A roofline's figures, "bf16 0.439, fp32 0.2, tf32 0.201" (TFLOP/s).
+std::string roofline_figures(const RooflineFile& roofline);
 
 // Its memory bandwidth at the largest working set (DRAM), "DRAM copy 12.5,
 // triad 13.6 GB/s (1024 MiB)", or "" when it has none (a roofline.json
 // measured before the bandwidth probe).
-std::string roofline_memory_figures(const nlohmann::json& roofline);
+std::string roofline_memory_figures(const RooflineFile& roofline);
 
 // Writes each row's ratios into the matching JSON row (same order), under the
 // keys of each kind (reports/model/run/ratios.h): `<key>`, `<key>_interval`,
