@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/roofline/speed_of_light.h"
+#include "profiler/common/config_error.h"
 
 namespace ladder {
 namespace {
@@ -86,8 +87,7 @@ TEST(SpeedOfLight, AFloorAboveItsMeasurementIsFlagged) {
   EXPECT_TRUE(s.bands[0].floor_above_measured());
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_NE(s.notes[0].find("gemm: floor 260.000 ms above the measured 100.000 ms"), std::string::npos) << s.notes[0];
-  nlohmann::json j;
-  to_json(j, s);
+  const nlohmann::json j = fields::to_json(sol_section(s));
   EXPECT_EQ(j["bands"][0]["floor_above_measured"], true);
 }
 
@@ -108,8 +108,7 @@ TEST(SpeedOfLight, AProcessIsHeldToItsOwnFasterSweep) {
   slow.process_sweep_gbps = 50;
   slow.process_sweep_bytes = 64 << 20;
   EXPECT_DOUBLE_EQ(speed_of_light(work(), slow, measured, 500.0).bands[0].sites[1].floor_ms, 60.0);
-  nlohmann::json j;
-  to_json(j, s);
+  const nlohmann::json j = fields::to_json(sol_section(s));
   EXPECT_DOUBLE_EQ(j["ceilings"]["process_sweep_gbps"].get<double>(), 200.0);
 }
 
@@ -126,11 +125,35 @@ TEST(SpeedOfLight, UnknownCeilingsLeaveAPartialFloor) {
   EXPECT_DOUBLE_EQ(comm.floor_ms, 0.0);
   EXPECT_TRUE(comm.partial);
   EXPECT_EQ(comm.sites[0].binds, "unknown");
-  nlohmann::json j;
-  to_json(j, s);
+  const nlohmann::json j = fields::to_json(sol_section(s));
   EXPECT_TRUE(j["ceilings"]["link_gbps"].is_null());
   EXPECT_FALSE(j["ceilings"]["memory_measured"].get<bool>());
   EXPECT_EQ(j["largest_headroom"]["band"], "gemm");
+}
+
+// The report's section is the table or why there is none, read back strictly either way.
+TEST(SpeedOfLight, TheSectionIsTheTableOrWhyNot) {
+  const SpeedOfLight s = speed_of_light(work(), ceilings(), {{"gemm", 300.0}, {"communication", 150.0}}, 500.0);
+  SolSection with;
+  with.table = sol_section(s);
+  const nlohmann::json j = fields::to_json(with);
+  EXPECT_FALSE(j.contains("unavailable"));
+  EXPECT_TRUE(j.contains("bands") && j.contains("ceilings")) << "the table's fields sit in the section itself";
+  const auto back = fields::from_json<SolSection>(j, "report.json: speed_of_light");
+  ASSERT_NE(back.measured(), nullptr);
+  EXPECT_EQ(fields::to_json(back), j);
+
+  const nlohmann::json why = {{"unavailable", "no valid op_breakdown"}};
+  const auto none = fields::from_json<SolSection>(why, "report.json: speed_of_light");
+  EXPECT_EQ(none.measured(), nullptr);
+  EXPECT_EQ(fields::to_json(none), why);
+
+  nlohmann::json half = j;
+  half.erase("bands");
+  EXPECT_THROW(fields::from_json<SolSection>(half, "report.json: speed_of_light"), ConfigError);
+  const nlohmann::json schema = fields::schema_of<SolSection>();
+  EXPECT_EQ(schema["then"]["maxProperties"], 1) << "unavailable stands alone";
+  EXPECT_EQ(schema["else"]["required"], fields::schema_of<SpeedOfLightSection>()["required"]);
 }
 
 }  // namespace

@@ -256,7 +256,7 @@ std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report,
   return speed_of_light_of_rung(report, cfg, plan_for(cfg), bf16, roofline, why);
 }
 
-void to_json(json& j, const SpeedOfLight& s) {
+SpeedOfLightSection sol_section(const SpeedOfLight& s) {
   const Ceilings& c = s.ceilings;
   auto known = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
   SpeedOfLightSection out;
@@ -276,39 +276,41 @@ void to_json(json& j, const SpeedOfLight& s) {
   if (const SolBand* l = s.largest_headroom())
     out.largest_headroom = SolHeadroomSection{l->band, l->headroom_ms(), 100.0 * l->headroom_ms() / l->floor_ms};
   out.notes = s.notes;
-  j = fields::to_json(out);
+  return out;
 }
 
-json speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
+SolSection speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
                            const std::optional<RooflineFile>& roofline, const std::string& roofline_error) {
-  if (!roofline_error.empty()) return {{"unavailable", roofline_error}};
+  SolSection out;
+  if (!roofline_error.empty()) {
+    out.unavailable = roofline_error;
+    return out;
+  }
   std::string why;
   try {
     if (const auto sol = speed_of_light_of_rung(report, cfg, plan, bf16, roofline, &why)) {
-      json j;
-      to_json(j, *sol);
-      return j;
+      out.table = sol_section(*sol);
+      return out;
     }
   } catch (const std::exception& e) {
     why = e.what();
   }
-  return {{"unavailable", why}};
+  out.unavailable = why;
+  return out;
 }
 
 namespace {
 
 // The section of one report: its own, else computed from it with the run's roofline (`run_dir`/roofline.json).
-std::optional<json> section_of(const RungReport& report, const std::string& run_dir, std::string* why) {
-  if (report.speed_of_light && report.speed_of_light->is_object() && !report.speed_of_light->contains("unavailable"))
-    return *report.speed_of_light;
+std::optional<SpeedOfLightSection> section_of(const RungReport& report, const std::string& run_dir,
+                                              std::string* why) {
+  if (const SpeedOfLightSection* own = sol_table(report.speed_of_light)) return *own;
   std::optional<RooflineFile> roofline;
   const auto roof_path = std::filesystem::path(run_dir) / "roofline.json";
   if (!run_dir.empty() && std::filesystem::exists(roof_path)) roofline = read_roofline_file(roof_path.string());
   const auto sol = speed_of_light_of_report(report, roofline, why);
   if (!sol) return std::nullopt;
-  json j;
-  to_json(j, *sol);
-  return j;
+  return sol_section(*sol);
 }
 
 // (rung, report path) of each rung of a run that ran ok, in the summary's order; peers left out.
@@ -366,11 +368,9 @@ int sol_command(const std::vector<std::string>& args) {
   doc.data = {{"run", input}, {"rungs", json::object()}};
   for (const auto& [cell, path] : reports) {
     std::string why;
-    std::optional<json> section;
     std::optional<SpeedOfLightSection> typed;
     try {
-      section = section_of(read_rung_report(path), run_dir, &why);
-      if (section) typed = read_speed_of_light(*section, path + ": speed_of_light");
+      typed = section_of(read_rung_report(path), run_dir, &why);
     } catch (const ConfigError& e) {
       why = e.what();
     }
@@ -380,7 +380,7 @@ int sol_command(const std::vector<std::string>& args) {
     }
     doc.tables.push_back(speed_of_light_table(*typed, cell));
     doc.charts.push_back(speed_of_light_chart(*typed, cell));
-    doc.data["rungs"][cell] = *section;
+    doc.data["rungs"][cell] = fields::to_json(*typed);
   }
   const Reporter& reporter = find_reporter("--format", output.format, DocumentKind::kRun);
   print_or_write(reporter.render(doc, {output.out.empty() && isatty(STDOUT_FILENO) != 0}), output.out);

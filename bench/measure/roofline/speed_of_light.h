@@ -110,13 +110,13 @@ std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, con
 std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report,
                                                      const std::optional<RooflineFile>& roofline, std::string* why);
 
-// The report's speed_of_light section (reports/rung_report.schema.json).
-void to_json(nlohmann::json& j, const SpeedOfLight& s);
+// The report's speed_of_light table (reports/model/report/speed_of_light_section.h).
+SpeedOfLightSection sol_section(const SpeedOfLight& s);
 
 // The section the report builder adds to a rung report (bench/measure/report/rung_report.h),
 // from what the builder has: speed_of_light_of_rung, or {"unavailable": why}
 // (also where the run's roofline file could not be read: `roofline_error`).
-nlohmann::json speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
+SolSection speed_of_light_section(const RungReport& report, const RunConfig& cfg, const StepPlan& plan, bool bf16,
                                       const std::optional<RooflineFile>& roofline,
                                       const std::string& roofline_error);
 

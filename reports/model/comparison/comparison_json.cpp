@@ -39,7 +39,7 @@ json input_cell_json(const InputCell& in) {
               {"op_breakdown_ms", in.op_breakdown_ms ? fields::to_json(*in.op_breakdown_ms) : json()},
               {"op_breakdown_top", in.op_breakdown_top ? fields::to_json(*in.op_breakdown_top) : json()}};
   for (const auto& [key, value] : in.figures) out[key] = value;
-  if (!in.speed_of_light.is_null()) out["speed_of_light"] = in.speed_of_light;  // reports before it have none
+  if (in.speed_of_light) out["speed_of_light"] = fields::to_json(*in.speed_of_light);  // reports before it have none
   if (!in.slow_rank.empty()) out["slow_rank"] = fields::to_json(in.slow_rank);
   if (in.speedup_interval_recorded) out["speedup_vs_fp32_interval"] = interval_json(in.speedup_vs_fp32_interval);
   return out;
@@ -162,7 +162,8 @@ InputCell read_input_cell(const json& j) {
   in.speedup_vs_fp32_interval = interval(member(j, "speedup_vs_fp32_interval"));
   if (member(j, "op_breakdown_ms").is_object()) in.op_breakdown_ms = read_categories_ms(j.at("op_breakdown_ms"));
   if (member(j, "op_breakdown_top").is_object()) in.op_breakdown_top = read_top(j.at("op_breakdown_top"));
-  in.speed_of_light = member(j, "speed_of_light");
+  if (member(j, "speed_of_light").is_object())
+    in.speed_of_light = fields::from_json<SpeedOfLightSection>(j.at("speed_of_light"), "comparison: speed_of_light");
   if (member(j, "slow_rank").is_array())
     in.slow_rank = fields::from_json<std::vector<SlowRank>>(j.at("slow_rank"), "comparison: slow_rank");
   return in;

@@ -17,6 +17,7 @@
 #include "profiler/trace/breakdown_section.h"
 #include "reports/model/comparison/kernel_comparison.h"
 #include "reports/model/report/slow_rank.h"
+#include "reports/model/report/speed_of_light_section.h"
 
 namespace ladder {
 
@@ -47,7 +48,7 @@ struct InputCell {
   // category's largest kernels or operators (when its report lists them).
   std::optional<profiler::PerCategory<double>> op_breakdown_ms;
   std::optional<profiler::PerCategory<std::vector<profiler::NamedTotal>>> op_breakdown_top;
-  nlohmann::json speed_of_light;  // the first process's section, when its report has one
+  std::optional<SpeedOfLightSection> speed_of_light;  // the first process's table, when its report has one
   std::vector<SlowRank> slow_rank;  // a multi-rank rung: each process's verdict on its ranks
   bool ok() const { return status == "ok"; }
   double figure(const char* key) const;  // a figure recorded as a number

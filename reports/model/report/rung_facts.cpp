@@ -60,8 +60,7 @@ RungFacts read_rung_facts(const RungReport& report) {
       f.op_breakdown_top = b.top_by_category;
     }
   }
-  const json& sol = section(report.speed_of_light);
-  if (sol.is_object() && !sol.contains("unavailable")) f.speed_of_light = sol;
+  if (const SpeedOfLightSection* sol = sol_table(report.speed_of_light)) f.speed_of_light = *sol;
   return f;
 }
 

@@ -36,7 +36,7 @@ struct RungFacts {
   // category's largest kernels or operators (when the report lists them).
   std::optional<profiler::PerCategory<double>> op_breakdown_ms;
   std::optional<profiler::PerCategory<std::vector<profiler::NamedTotal>>> op_breakdown_top;
-  nlohmann::json speed_of_light;  // the report's section, when it has one (null otherwise)
+  std::optional<SpeedOfLightSection> speed_of_light;  // the report's table, when it has one
 };
 
 RungFacts read_rung_facts(const RungReport& report);

@@ -8,8 +8,7 @@
 //
 // The per-step columns and their summary are typed by the step metrics'
 // declarations (bench/measure/harness/step_metrics.h), one layer up, and the
-// config and the speed of light by their own field tables (config_schema.h,
-// speed_of_light_section.h).
+// config by its field table (config_schema.h).
 #pragma once
 
 #include <cstdint>
@@ -260,7 +259,7 @@ struct RungReport {
   std::string kind, run_id, rung, status, started_at, finished_at;
   nlohmann::json config;  // variants/config/config.h RunConfig
   Maybe<SuiteSection> suite;  // reports/model/report/identity_section.h
-  Maybe<nlohmann::json> speed_of_light;
+  Maybe<std::optional<SolSection>> speed_of_light;  // reports/model/report/speed_of_light_section.h; null before it
   Maybe<PeerSection> peer;  // a PyTorch peer's report only
   Maybe<SwitchEffects> switches;  // variants/config/switch_effect.h
   Maybe<EnvironmentSection> environment;  // reports/model/report/environment_section.h
@@ -398,7 +397,7 @@ void RungReport::fields(S& s, V& v) {
   v("op_breakdown", s.op_breakdown,
     "where one step's time went, by category (bench/measure/harness/op_breakdown.h, profiler/trace/op_categories.h); null with "
     "--no-op-count or a build without the profiler");
-  v("speed_of_light", s.speed_of_light, Doc().shaped(speed_of_light_section_schema()));
+  v("speed_of_light", s.speed_of_light);
   v("gemm_plan", s.gemm_plan,
     "The GEMM plan of fused-linear's epilogue GEMM sites (variants/planners/gemm_plan.h): per site the choice, why, and every "
     "candidate's timings and cuBLASLt algorithm; null when the rung has no fused linears. `ladder run --gemm-plan "

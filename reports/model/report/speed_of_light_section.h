@@ -121,13 +121,23 @@ struct SpeedOfLightSection {
   }
 };
 
-// The section's schema: null (a report from before it), {"unavailable":
-// why}, or SpeedOfLightSection's.
-nlohmann::json speed_of_light_section_schema();
+// A rung report's speed_of_light: the table, or why there is none
+// ({"unavailable": why}); one or the other (schema_extra). A report from
+// before the section holds null (RungReport's optional).
+struct SolSection {
+  ::ladder::fields::Maybe<std::string> unavailable;
+  ::ladder::fields::Inline<SpeedOfLightSection> table;
+  // The table where the section holds one; null where it says why not.
+  const SpeedOfLightSection* measured() const { return table ? &*table : nullptr; }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("unavailable", s.unavailable, "why there is no table: no valid op breakdown, or no ceiling");
+    v("table", s.table);
+  }
+  static void schema_extra(nlohmann::json& schema);
+};
 
-// A report's section as read: nullopt for null (a report from before it) or
-// {"unavailable": why}; else the struct, or ConfigError naming `where` and
-// the field for a malformed one.
-std::optional<SpeedOfLightSection> read_speed_of_light(const nlohmann::json& section, const std::string& where);
+// A report's section: its table, or null (none, or unavailable).
+const SpeedOfLightSection* sol_table(const ::ladder::fields::Maybe<std::optional<SolSection>>& section);
 
 }  // namespace ladder

@@ -372,9 +372,8 @@ void add_speed_of_light_table(const Comparison& cmp, Document& doc) {
     std::vector<SpeedOfLightSection> sections;
     std::vector<std::string> with;
     for (size_t i = 0; i < rung.inputs.size(); ++i)
-      if (auto s = read_speed_of_light(rung.inputs[i].speed_of_light,
-                                       fmt::format("{}: {}: speed_of_light", label_at(labels, i), name))) {
-        sections.push_back(std::move(*s));
+      if (const auto& s = rung.inputs[i].speed_of_light) {
+        sections.push_back(*s);
         with.push_back(label_at(labels, i));
       }
     if (sections.size() >= 2) top = speed_of_light_comparison(sections, with, name);

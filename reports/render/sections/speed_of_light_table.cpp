@@ -121,9 +121,7 @@ std::optional<SpeedOfLightView> top_rung_speed_of_light(const RunSummary& run, c
     const auto path = std::filesystem::path(run_dir) / *it->report;
     if (!std::filesystem::exists(path)) continue;
     const RungReport report = read_rung_report(path.string());
-    const auto section = read_speed_of_light(report.speed_of_light ? *report.speed_of_light : json(),
-                                             path.string() + ": speed_of_light");
-    if (section)
+    if (const SpeedOfLightSection* section = sol_table(report.speed_of_light))
       return SpeedOfLightView{speed_of_light_table(*section, cell), speed_of_light_chart(*section, cell)};
   }
   return std::nullopt;
