@@ -84,7 +84,7 @@ Mfu mfu_section(const MeasuredRun& m, Precision precision, double tokens_per_s, 
 // `graph`: the step replays a CUDA graph, whose activations live in the
 // graph's private pool. Replays allocate nothing, so the allocator's
 // allocated/active peaks leave them out; reserved bytes include the pool.
-Memory memory_section(const MeasuredRun& m, const MemoryStats& s) {
+Memory memory_section(const MeasuredRun& m, const MemoryStats& s, const StepPlan& plan) {
   const bool cuda = m.device.is_cuda(), graph = m.graph;
   auto pct = [&](int64_t v) { return 100.0 * double(v) / double(s.device_total_bytes); };
   Memory mem;
@@ -113,7 +113,7 @@ Memory memory_section(const MeasuredRun& m, const MemoryStats& s) {
   if (cuda) x.peak_reserved_pct_of_device = pct(s.peak_reserved_bytes);
   x.monitor = m.memory_monitor;
   mem.estimate =
-      estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg, plan_for(m.cfg)));
+      estimate_memory(m.cfg.model, m.n_params, m.cfg.batch, m.cfg.seq, memory_options(m.cfg, plan));
   mem.cpu_allocator = m.cpu_allocator;
   return mem;
 }
@@ -268,6 +268,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const int64_t fpt = flops_per_token(c.model, m.n_params_without_wpe, c.seq);
   const MetricContext metrics{c.world_size, fpt};
   const Precision precision = mfu_precision(c, m.switches);
+  const StepPlan plan = m.plan ? *m.plan : plan_for(c);  // what the step ran: the memory estimate's and the floors'
   std::string roofline_error;
   const std::optional<RooflineFile> roofline = read_run_roofline(m, &roofline_error);
   const auto [roof, roof_source] = roofline_for(m, precision, roofline, roofline_error);
@@ -288,7 +289,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.throughput = Throughput{c.tokens_per_step(), c.tokens_per_micro_step(), c.micro_steps(), tok_s_aggregate,
                                  tok_s};
   report.mfu = mfu_section(m, precision, tok_s, fpt, roof, roof_source);
-  report.memory = memory_section(m, r.memory);
+  report.memory = memory_section(m, r.memory, plan);
   report.op_counts = m.op_counts;
   report.ddp = ddp_section(m.ddp);
   report.op_breakdown = m.op_breakdown;
@@ -300,8 +301,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   // The step's work as it ran (its config and plan), held to the report's MFU ceiling and the roofline read above.
   // A roofline named but missing leaves the datasheet's figures; one that cannot be read, no section.
   const bool unreadable = !roofline_error.empty() && std::filesystem::exists(m.roofline_file);
-  report.speed_of_light = speed_of_light_section(report, c, m.plan ? *m.plan : plan_for(c),
-                                                 precision == Precision::kBF16, roofline,
+  report.speed_of_light = speed_of_light_section(report, c, plan, precision == Precision::kBF16, roofline,
                                                  unreadable ? roofline_error : "");
   return fields::to_json(report);
 }
