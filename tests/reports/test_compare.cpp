@@ -36,7 +36,7 @@ RungReport report(double dt_ms, int n_steps = 4, double jitter_ms = 0) {
 EnvironmentSection environment(const std::string& host, const std::string& device) {
   EnvironmentSection e;
   e.host = host;
-  e.device = {{"name", device}};
+  e.device.name = device;
   return e;
 }
 

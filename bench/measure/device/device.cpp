@@ -201,15 +201,17 @@ std::optional<GpuSnapshot> gpu_state(const torch::Device& device) {
   return std::nullopt;
 }
 
-nlohmann::json describe_device(const torch::Device& device) {
+DeviceDescription describe_device(const torch::Device& device) {
 #ifdef LADDER_WITH_CUDA
   if (device.is_cuda()) return cuda::describe(device.index());
 #endif
-  return {{"kind", "cpu"},
-          {"name", cpu_model_name()},
-          {"count", 1},
-          {"logical_cores", int64_t(sysconf(_SC_NPROCESSORS_ONLN))},
-          {"memory_bytes", physical_memory_bytes()}};
+  DeviceDescription d;
+  d.kind = "cpu";
+  d.name = cpu_model_name();
+  d.count = 1;
+  d.logical_cores = int64_t(sysconf(_SC_NPROCESSORS_ONLN));
+  d.memory_bytes = physical_memory_bytes();
+  return d;
 }
 
 }  // namespace ladder

@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "bench/measure/device/device_types.h"
+#include "reports/model/report/environment_section.h"  // DeviceDescription
 #include "reports/model/report/noise_section.h"
 
 namespace ladder {
@@ -62,7 +63,7 @@ int64_t device_memory_bytes(const torch::Device& device);
 int64_t last_level_cache_bytes(const torch::Device& device);
 
 // Name, count, memory, driver and library versions for the report.
-nlohmann::json describe_device(const torch::Device& device);
+DeviceDescription describe_device(const torch::Device& device);
 // What may slow a GPU down, now: its SM clock (MHz), temperature (C), power
 // (W) and throttle reasons, from NVML; its `unavailable` says why where NVML
 // is not there; none on a CPU.

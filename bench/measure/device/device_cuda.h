@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/measure/device/device_types.h"
+#include "reports/model/report/environment_section.h"  // DeviceDescription
 #include "reports/model/report/noise_section.h"
 
 namespace ladder::cuda {
@@ -22,7 +23,7 @@ MemoryStats read_memory(int device_index);
 int64_t total_memory(int device_index);
 // The L2 cache's size, from the device's properties.
 int64_t l2_cache_bytes(int device_index);
-nlohmann::json describe(int device_index);
+DeviceDescription describe(int device_index);
 std::string name(int device_index);
 // Clocks, temperature, power and throttle reasons now (NVML, gpu_state.cpp).
 GpuSnapshot gpu_state(int device_index);

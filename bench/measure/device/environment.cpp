@@ -54,27 +54,23 @@ EnvironmentSection describe_environment(const torch::Device& device) {
   uname(&u);
   const auto cpu = describe_device(torch::Device(torch::kCPU));
   const auto dev = describe_device(device);
-  // A version the device named, or null (a CPU, a library not loaded).
-  auto from_device = [&](const char* key, auto unknown) -> decltype(unknown) {
-    if (!dev.contains(key) || dev[key].is_null()) return unknown;
-    return dev[key].get<typename decltype(unknown)::value_type>();
-  };
   EnvironmentSection e;
   e.host = host_name();
   e.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
-  e.cpu_model = cpu["name"].get<std::string>();
-  e.cpu_logical_cores = cpu["logical_cores"].get<int64_t>();
+  e.cpu_model = cpu.name;
+  e.cpu_logical_cores = cpu.logical_cores.value_or(0);
   e.cpu_capability = at::get_cpu_capability();
   e.threads = {int64_t(at::get_num_threads()), int64_t(at::get_num_interop_threads())};
   e.device = dev;
   LibraryVersions& v = e.versions;
   v.libtorch = TORCH_VERSION;
   if (build_info::kCudaToolkitVersion[0]) v.cuda_toolkit_at_build = std::string(build_info::kCudaToolkitVersion);
-  v.cuda_runtime = from_device("cuda_runtime_version", std::optional<std::string>());
-  v.cuda_driver = from_device("driver_cuda_version", std::optional<std::string>());
-  v.cudnn = from_device("cudnn_version", std::optional<int64_t>());
-  v.nccl = from_device("nccl_version", std::optional<int64_t>());
-  v.cublaslt = from_device("cublaslt_version", std::optional<int64_t>());
+  // A version the device named, or null (a CPU, a library not loaded).
+  v.cuda_runtime = dev.cuda_runtime_version;
+  v.cuda_driver = dev.driver_cuda_version;
+  v.cudnn = dev.cudnn_version.value_or(std::nullopt);
+  v.nccl = dev.nccl_version;
+  v.cublaslt = std::optional<int64_t>(dev.cublaslt_version);
   v.mkldnn = at::get_mkldnn_version();
   v.openmp = at::get_openmp_version();
   e.compiler = build_info::kCompiler;

@@ -142,15 +142,9 @@ SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& measured_ceili
 
 namespace {
 
-const json& member(const json& j, const char* key) {
-  static const json kNull;
-  return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
-
 std::string device_name_of(const RungReport& report) {
   if (!report.environment) return "";
-  const json& name = member(report.environment->device, "name");
-  return name.is_string() ? name.get<std::string>() : report.environment->cpu_model;
+  return report.environment->device.name.empty() ? report.environment->cpu_model : report.environment->device.name;
 }
 
 // The matmul ceiling the report's MFU 'p' divided by (the run's roofline at

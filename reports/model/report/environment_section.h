@@ -76,29 +76,55 @@ struct CpuHost {
   }
 };
 
-// The schema of environment.device: what every device says of itself; a
-// CUDA device says more (bench/measure/device/device.h describe_device).
-nlohmann::json device_description_schema();
+// What a device says of itself (bench/measure/device/device.h
+// describe_device): every device its kind, name, count and memory; a CPU its
+// logical cores; a CUDA device its index, properties and the versions of the
+// libraries this process loaded.
+struct DeviceDescription {
+  std::string kind, name;
+  int64_t count = 0, memory_bytes = 0;
+  ::ladder::fields::Maybe<int64_t> logical_cores;  // a CPU's; absent in reports from before 2026-11-25
+  ::ladder::fields::Maybe<int64_t> index, multiprocessors;
+  ::ladder::fields::Maybe<std::string> compute_capability, driver_cuda_version, cuda_runtime_version;
+  ::ladder::fields::Maybe<std::optional<int64_t>> cudnn_version;  // null: LibTorch has no cuDNN
+  ::ladder::fields::Maybe<int64_t> cublaslt_version, nccl_version;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    using Doc = ::ladder::fields::Doc;
+    v("kind", s.kind, Doc().one_of({"cpu", "cuda"}));
+    v("name", s.name);
+    v("count", s.count);
+    v("memory_bytes", s.memory_bytes);
+    v("logical_cores", s.logical_cores);
+    v("index", s.index);
+    v("compute_capability", s.compute_capability);
+    v("multiprocessors", s.multiprocessors);
+    v("driver_cuda_version", s.driver_cuda_version);
+    v("cuda_runtime_version", s.cuda_runtime_version);
+    v("cudnn_version", s.cudnn_version);
+    v("cublaslt_version", s.cublaslt_version, "the libcublasLt this process loaded; absent before 2026-11-27");
+    v("nccl_version", s.nccl_version);
+  }
+};
 
 struct EnvironmentSection {
   std::string host, os, cpu_model;
   int64_t cpu_logical_cores = 0;
   std::string cpu_capability;
   ThreadCounts threads;
-  nlohmann::json device = nlohmann::json::object();  // bench/measure/device/device.h describe_device
+  DeviceDescription device;  // bench/measure/device/device.h describe_device
   LibraryVersions versions;
   std::string compiler, build_type;
   ::ladder::fields::Maybe<CpuHost> cpu_host;
   template <class S, class V>
   static void fields(S& s, V& v) {
-    using Doc = ::ladder::fields::Doc;
     v("host", s.host);
     v("os", s.os);
     v("cpu_model", s.cpu_model);
     v("cpu_logical_cores", s.cpu_logical_cores);
     v("cpu_capability", s.cpu_capability);
     v("threads", s.threads);
-    v("device", s.device, Doc().shaped(device_description_schema()));
+    v("device", s.device, "what every device says of itself (bench/measure/device/device.h); a CUDA device says more");
     v("versions", s.versions);
     v("compiler", s.compiler);
     v("build_type", s.build_type);

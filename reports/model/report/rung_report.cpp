@@ -5,16 +5,6 @@
 
 namespace ladder {
 
-nlohmann::json device_description_schema() {
-  return {{"type", "object"},
-          {"description", "what every device says of itself (bench/measure/device/device.h); a CUDA device says more"},
-          {"required", {"kind", "name", "count", "memory_bytes"}},
-          {"properties", {{"kind", {{"enum", {"cpu", "cuda"}}}},
-                          {"name", {{"type", "string"}}},
-                          {"count", {{"type", "integer"}}},
-                          {"memory_bytes", {{"type", "integer"}}}}}};
-}
-
 const std::vector<std::string>& ok_report_sections() {
   static const std::vector<std::string> kSections = {
       "suite", "environment", "world_size", "data", "model", "timing", "flops", "throughput", "mfu", "memory",

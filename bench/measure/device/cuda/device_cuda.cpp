@@ -103,7 +103,7 @@ int64_t l2_cache_bytes(int device_index) { return int64_t(properties(device_inde
 
 std::string name(int device_index) { return properties(device_index).name; }
 
-nlohmann::json describe(int device_index) {
+DeviceDescription describe(int device_index) {
   int count = 0, driver = 0, runtime = 0;
   LADDER_CUDA_CHECK(cudaGetDeviceCount(&count));
   LADDER_CUDA_CHECK(cudaDriverGetVersion(&driver));
@@ -111,27 +111,26 @@ nlohmann::json describe(int device_index) {
   cudaDeviceProp prop{};
   LADDER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
   auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
-  nlohmann::json j = {
-      {"kind", "cuda"},
-      {"index", device_index},
-      {"name", prop.name},
-      {"count", count},
-      {"compute_capability", fmt::format("{}.{}", prop.major, prop.minor)},
-      {"multiprocessors", prop.multiProcessorCount},
-      {"memory_bytes", int64_t(prop.totalGlobalMem)},
-      {"driver_cuda_version", version(driver)},
-      {"cuda_runtime_version", version(runtime)},
-  };
+  DeviceDescription d;
+  d.kind = "cuda";
+  d.index = int64_t(device_index);
+  d.name = prop.name;
+  d.count = count;
+  d.compute_capability = fmt::format("{}.{}", prop.major, prop.minor);
+  d.multiprocessors = int64_t(prop.multiProcessorCount);
+  d.memory_bytes = int64_t(prop.totalGlobalMem);
+  d.driver_cuda_version = version(driver);
+  d.cuda_runtime_version = version(runtime);
   const auto& hooks = at::detail::getCUDAHooks();
-  j["cudnn_version"] = hooks.hasCuDNN() ? nlohmann::json(hooks.versionCuDNN()) : nlohmann::json();
+  d.cudnn_version = hooks.hasCuDNN() ? std::optional<int64_t>(hooks.versionCuDNN()) : std::nullopt;
   // The libcublasLt this process loaded (variants/cuda/cublaslt_matmul.cpp
   // calls it directly; LibTorch's libcublas calls into the same one).
-  j["cublaslt_version"] = int64_t(cublasLtGetVersion());
+  d.cublaslt_version = int64_t(cublasLtGetVersion());
 #ifdef LADDER_WITH_NCCL
   int nccl = 0;
-  if (ncclGetVersion(&nccl) == ncclSuccess) j["nccl_version"] = nccl;
+  if (ncclGetVersion(&nccl) == ncclSuccess) d.nccl_version = int64_t(nccl);
 #endif
-  return j;
+  return d;
 }
 
 }  // namespace ladder::cuda
