@@ -28,6 +28,10 @@ json cuda_report(bool graph) {
   m.started_at = m.finished_at = "2026-11-29T00:00:00.000Z";
   m.device = torch::Device(torch::kCUDA, 0);
   m.device_name = "NVIDIA H100 80GB HBM3";
+  m.environment.device.kind = "cuda";  // as the CUDA adapter describes it (bench/measure/device/device.h)
+  m.environment.device.name = m.device_name;
+  m.environment.device.count = 1;
+  m.environment.device.memory_bytes = 1000;
   m.switches = {};
   m.data.kind = "synthetic";
   m.n_params = 100000;
