@@ -61,13 +61,22 @@ TEST(Bandwidth, AWorkingSetTakesTheLargestMeasuredSizeNotAboveIt) {
   EXPECT_DOUBLE_EQ(m.dram().best_gbps(), 12.0) << "update, the in-place kernel, is the best there";
 }
 
+// `memory` read as the memory object of a roofline.json named `file` (roofline_file_from).
+MemoryBandwidth memory_of(const nlohmann::json& memory, const std::string& file) {
+  RooflineFile roof;
+  roof.device = "Test CPU";
+  nlohmann::json j = fields::to_json(roof);
+  j["memory"] = memory;
+  return *roofline_file_from(j, file).memory;
+}
+
 TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
   MemoryBandwidth m = three_sizes();
   m.datasheet = BandwidthEntry{"H100 SXM", 3350.0, "NVIDIA H100 whitepaper table 3 (SXM5)"};
   const nlohmann::json j = fields::to_json(m);
   EXPECT_EQ(j["dram"]["working_set_bytes"], 256 * kMiB);
   EXPECT_EQ(j["datasheet"]["gbps"], 3350.0);
-  const MemoryBandwidth back = memory_bandwidth_from_json(j, "roofline.json");
+  const MemoryBandwidth back = memory_of(j, "roofline.json");
   ASSERT_EQ(back.sizes.size(), 3u);
   EXPECT_EQ(back.sizes[1].working_set_bytes, 16 * kMiB);
   EXPECT_DOUBLE_EQ(back.sizes[1].triad_gbps, 28.0);
@@ -84,7 +93,7 @@ TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
   m.datasheet.reset();
   const nlohmann::json unknown = fields::to_json(m);
   EXPECT_TRUE(unknown["llc_bytes"].is_null() && unknown["datasheet"].is_null());
-  const MemoryBandwidth none = memory_bandwidth_from_json(unknown, "roofline.json");
+  const MemoryBandwidth none = memory_of(unknown, "roofline.json");
   EXPECT_FALSE(none.llc_bytes.has_value());
   EXPECT_FALSE(none.datasheet.has_value());
 }
@@ -92,7 +101,7 @@ TEST(Bandwidth, JsonReadsBackWhatWasWritten) {
 // The ConfigError's message for `j` read as roofline.json's memory object.
 std::string error_of(const nlohmann::json& j) {
   try {
-    memory_bandwidth_from_json(j, "runs/x/roofline.json");
+    memory_of(j, "runs/x/roofline.json");
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -101,13 +110,15 @@ std::string error_of(const nlohmann::json& j) {
 
 TEST(Bandwidth, ABadMemoryObjectNamesTheFileTheFieldAndTheValue) {
   const nlohmann::json good = fields::to_json(three_sizes());
-  EXPECT_NE(error_of(nlohmann::json()).find("runs/x/roofline.json: field 'memory' is missing"), std::string::npos);
+  EXPECT_NE(error_of(nlohmann::json()).find("runs/x/roofline.json.memory: is null, expected an object"),
+            std::string::npos)
+      << error_of(nlohmann::json());
   nlohmann::json j = good;
   j["sizes"] = nlohmann::json::array();
   EXPECT_NE(error_of(j).find("field 'memory.sizes' is [], expected a non-empty array"), std::string::npos);
   j = good;
   j["sizes"][1]["copy_gbps"] = -3.0;
-  EXPECT_NE(error_of(j).find("runs/x/roofline.json: memory.sizes[1].copy_gbps: is -3.0, expected a number > 0"),
+  EXPECT_NE(error_of(j).find("runs/x/roofline.json.memory.sizes[1].copy_gbps: is -3.0, expected a number > 0"),
             std::string::npos)
       << error_of(j);
   j = good;

@@ -7,14 +7,11 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "bench/measure/device/device.h"
 #include "variants/config/config.h"
 
 namespace ladder {
-
-using nlohmann::json;
 
 namespace {
 
@@ -111,16 +108,6 @@ MemoryBandwidth probe_memory_bandwidth(const torch::Device& device) {
   for (const int64_t s : sizes) m.sizes.push_back(probe_size(buf, s, *timer));
   m.dram_written = m.dram();
   m.probe_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
-  return m;
-}
-
-MemoryBandwidth memory_bandwidth_from_json(const json& memory, const std::string& file) {
-  if (!memory.is_object())
-    throw ConfigError(fmt::format("{}: field 'memory' is {}, expected the object of the bandwidth probe "
-                                  "(measured by this build's 'ladder roofline')",
-                                  file, memory.is_null() ? "missing" : memory.dump()));
-  MemoryBandwidth m = fields::from_json<MemoryBandwidth>(memory, file + ": memory");
-  check_memory_bandwidth(m, file);
   return m;
 }
 

@@ -28,7 +28,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
 #include "bench/measure/roofline/mfu.h"
@@ -47,16 +46,12 @@ std::vector<int64_t> bandwidth_working_sets(const torch::Device& device, int64_t
 // set now (at::get_num_threads()).
 MemoryBandwidth probe_memory_bandwidth(const torch::Device& device);
 
-// roofline.json's "memory" object read strictly (MemoryBandwidth's fields,
-// reports/model/report/roofline_section.h) and checked (check_memory_bandwidth);
-// a ConfigError names `file`, the field, its value and what was expected.
-MemoryBandwidth memory_bandwidth_from_json(const nlohmann::json& memory, const std::string& file);
 
 // The measured size that applies to a working set of `working_set_bytes`:
 // the largest measured working set not above it, else the smallest measured
 // (a smaller working set runs at least as fast). A floor (bytes / bandwidth)
 // then never takes a bandwidth below the one that applies. `m` has a size
-// (probe_memory_bandwidth and memory_bandwidth_from_json make sure of it).
+// (probe_memory_bandwidth and roofline_file_from make sure of it).
 const BandwidthAtSize& bandwidth_for_working_set(const MemoryBandwidth& m, int64_t working_set_bytes);
 
 }  // namespace ladder
