@@ -17,8 +17,10 @@
 // A member's C++ type says its JSON type: bool, an integer, a floating-point
 // number, std::string, std::vector<T> (an array of T), std::map<std::string,
 // T> (an object of T), another struct with fields() (an object: every field
-// required, no other key allowed), or nlohmann::json (any value, whose
-// schema Doc::schema gives by hand). std::optional<T> may be null, and is
+// required, no other key allowed), nlohmann::json (any value, whose
+// schema Doc::schema gives by hand), or another class with nlohmann's
+// to_json and from_json of its own (an object, read by its from_json, whose
+// schema Doc::schema gives: a RunConfig, by its field table). std::optional<T> may be null, and is
 // written as null when empty; Maybe<T> may be absent, and is left out when
 // empty; Inline<T> is a struct whose fields sit in the enclosing object
 // beside its own, present or absent together (the name it is listed under is
@@ -133,6 +135,11 @@ template <class T> struct is_vector : std::false_type {};
 template <class T> struct is_vector<std::vector<T>> : std::true_type {};
 template <class T> struct is_map : std::false_type {};
 template <class T> struct is_map<std::map<std::string, T>> : std::true_type {};
+// A class that is none of the above: it converts itself (nlohmann's to_json
+// and from_json, found by argument-dependent lookup).
+template <class T>
+struct own_json : std::bool_constant<std::is_class_v<T> && !std::is_same_v<T, std::string> &&
+                                     !std::is_same_v<T, nlohmann::json> && !described<T>::value> {};
 
 // Throws ConfigError: "<path>: is <got>, expected <expected>".
 [[noreturn]] void fail(const std::string& path, const std::string& got, const std::string& expected);
@@ -144,14 +151,21 @@ void add_constraints(nlohmann::json& schema, const Doc& doc);
 // `schema` that also admits null.
 nlohmann::json nullable(nlohmann::json schema);
 
+// A default T for the visitors that only name T's members (the names, the
+// schema): one per type, never read or changed.
+template <class T>
+T& probe() {
+  static T p;  // static storage: zeroed, then default-constructed
+  return p;
+}
+
 // The JSON names a struct's fields take, an Inline member's own included.
 struct FieldNames {
   std::vector<std::string>& names;
   template <class M>
   void operator()(const char* name, M&, const Doc& = {}) {
     if constexpr (is_inline<M>::value) {
-      typename M::value_type probe{};
-      M::value_type::fields(probe, *this);
+      M::value_type::fields(probe<typename M::value_type>(), *this);
     } else {
       names.emplace_back(name);
     }
@@ -159,12 +173,14 @@ struct FieldNames {
 };
 
 template <class T>
-std::vector<std::string> field_names() {
-  std::vector<std::string> names;
-  FieldNames visit{names};
-  T probe{};
-  T::fields(probe, visit);
-  return names;
+const std::vector<std::string>& field_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    FieldNames visit{names};
+    T::fields(probe<T>(), visit);
+    return names;
+  }();
+  return kNames;
 }
 
 template <class T>
@@ -272,12 +288,21 @@ void read(const nlohmann::json& j, T& out, const std::string& path, const Doc& d
     if (!j.is_object()) fail(path, shown(j), "an object");
     Reader<T> r{j, path};
     T::fields(out, r);
-    const std::vector<std::string> names = field_names<T>();
+    const std::vector<std::string>& names = field_names<T>();
     for (auto it = j.begin(); it != j.end(); ++it)
       if (std::find(names.begin(), names.end(), it.key()) == names.end())
         fail(path + "." + it.key(), shown(*it), "no such field (a newer report?)");
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     out = j;
+  } else if constexpr (own_json<T>::value) {
+    if (!j.is_object()) fail(path, shown(j), "an object");
+    try {
+      out = j.get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      fail(path, shown(j), std::string("what its reader takes: ") + e.what());
+    } catch (const ConfigError& e) {
+      throw ConfigError(path + ": " + e.what());
+    }
   } else {
     if constexpr (std::is_same_v<T, bool>) {
       if (!j.is_boolean()) fail(path, shown(j), "true or false");
@@ -327,14 +352,15 @@ nlohmann::json schema(const Doc& doc) {
   } else if constexpr (described<T>::value) {
     nlohmann::json properties = nlohmann::json::object(), required = nlohmann::json::array();
     SchemaWriter<T> w{properties, required};
-    T probe{};
-    T::fields(probe, w);
+    T::fields(probe<T>(), w);
     nlohmann::json s = {{"type", "object"}, {"properties", properties}, {"additionalProperties", false}};
     if (!required.empty()) s["required"] = required;
     if constexpr (has_schema_extra<T>::value) T::schema_extra(s);
     return s;
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     return doc.schema.is_null() ? nlohmann::json::object() : doc.schema;
+  } else if constexpr (own_json<T>::value) {
+    return doc.schema.is_null() ? nlohmann::json{{"type", "object"}} : doc.schema;
   } else {
     nlohmann::json s;
     if constexpr (std::is_same_v<T, bool>) s["type"] = "boolean";

@@ -211,12 +211,41 @@ std::string refusal(const LoadedRun& a, const LoadedRun& b) {
 TEST(CompareRepeats, RepeatsThatMeasuredSomethingElseAreRefused) {
   LoadedRun a = group("A", {100.0, 100.1, 100.2, 100.3});
   LoadedRun b = group("B", {100.0, 100.1, 100.2, 100.3});
-  b.repeats[2].reports[0].config["batch"] = 8;  // one repeat at another batch
+  b.repeats[2].reports[0].config.batch = 8;  // one repeat at another batch
   b.repeats[2].path = "runs/b3";
   const std::string what = refusal(a, b);
   EXPECT_NE(what.find("input B"), std::string::npos) << what;
   EXPECT_NE(what.find("config.batch is 4"), std::string::npos) << what;
   EXPECT_NE(what.find("but 8 in runs/b3"), std::string::npos) << what;
+}
+
+// A switch that one build did not declare (its report's switches section
+// has no entry: cast-cache before 2026-11-28) was off there, and is no
+// difference, whichever input comes first; one that both declared and that
+// differs is. A group (fused) is compared by its parts.
+TEST(CompareInputs, ASwitchOnlyOneBuildDeclaredIsNoDifference) {
+  const SwitchDecl& cast_cache = *find_switch("cast-cache");
+  auto build = [&](const std::string& label, bool declares_cast_cache, bool cast_cache_on) {
+    LoadedRun g = group(label, {100.0});
+    for (RungReport& r : g.reports) {
+      r.config.sw.set(cast_cache, cast_cache_on);
+      SwitchEffects effects;
+      for (const SwitchDecl* s : all_switches())
+        if (declares_cast_cache || s != &cast_cache) effects[s->name] = SwitchEffect::off("a test's");
+      r.switches = effects;
+    }
+    return g;
+  };
+  const LoadedRun before = build("before", false, false), after = build("after", true, true);
+  EXPECT_NO_THROW(compare_runs({before, after}, CompareOptions{}));
+  EXPECT_NO_THROW(compare_runs({after, before}, CompareOptions{}));
+  try {
+    compare_runs({build("off", true, false), after}, CompareOptions{});
+    ADD_FAILURE() << "a switch both builds declared, off in one and on in the other, was compared";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("config.switches.cast-cache is false"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("config.switches.fused "), std::string::npos) << e.what();
+  }
 }
 
 TEST(CompareRepeats, RepeatsFromAnotherEnvironmentAreRefused) {
@@ -252,7 +281,7 @@ TEST(CompareInputs, MissingReportsAreNamedOrRefused) {
   // A complete report as ladder writes it (a recorded one), at the shape of the other input.
   json r = json::parse(std::ifstream(fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-25-cpu-trust" /
                                      "d6" / "fp32" / "report.json"));
-  r["config"] = {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}, {"device", "cpu"}};
+  r["config"] = json(complete_report(100.0).config);
   std::ofstream(dir / "fp32" / "report.json") << r.dump();
   const LoadedRun run = load_run(dir.string(), "A");
   ASSERT_EQ(run.missing_reports.size(), 1u);

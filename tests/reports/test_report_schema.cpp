@@ -147,7 +147,8 @@ RungReport failed_report() {
   r.status = "crashed";
   r.started_at = "2026-11-29T00:00:00.000Z";
   r.finished_at = "2026-11-29T00:00:01.000Z";
-  r.config = {{"rung", "ddp"}};
+  r.config.rung = "ddp";
+  r.config.world_size = 2;
   Failure f;
   f.reason = "rank 1 was killed";
   f.exit_code = std::optional<int64_t>();  // present, null: a signal ended it
@@ -169,6 +170,38 @@ TEST(ReportSchema, AReportReadBackWritesTheSameJson) {
   json unknown = j;
   unknown["failure"]["why"] = "?";
   EXPECT_THROW(fields::from_json<RungReport>(unknown, "report.json"), ConfigError);
+}
+
+// The config is read by its field table once, with the report: what a
+// reader gets is the RunConfig, and a config that does not read names its
+// place in the report.
+TEST(ReportSchema, TheConfigReadsBackAsTheRunConfig) {
+  const json j = fields::to_json(failed_report());
+  EXPECT_EQ(j["config"]["rung"], "ddp");
+  EXPECT_EQ(j["config"]["model"]["n_layer"], RunConfig{}.model.n_layer);
+  const RungReport r = fields::from_json<RungReport>(j, "report.json");
+  EXPECT_EQ(r.config.rung, "ddp");
+  EXPECT_EQ(r.config.world_size, 2);
+  EXPECT_EQ(json(r.config), j["config"]);
+  auto error_of = [](const json& bad) -> std::string {
+    try {
+      fields::from_json<RungReport>(bad, "report.json");
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  json not_object = j;
+  not_object["config"] = "tiny";
+  EXPECT_NE(error_of(not_object).find("report.json.config: is \"tiny\", expected an object"), std::string::npos)
+      << error_of(not_object);
+  json no_batch = j;
+  no_batch["config"].erase("batch");
+  EXPECT_NE(error_of(no_batch).find("report.json.config"), std::string::npos) << error_of(no_batch);
+  EXPECT_NE(error_of(no_batch).find("batch"), std::string::npos) << error_of(no_batch);
+  json wrong_type = j;
+  wrong_type["config"]["model"]["n_layer"] = "twelve";
+  EXPECT_NE(error_of(wrong_type).find("report.json.config"), std::string::npos) << error_of(wrong_type);
 }
 
 }  // namespace

@@ -17,8 +17,11 @@ inline RungReport complete_report(double dt_ms, int n_steps = 4, double jitter_m
   for (int i = 0; i < n_steps; ++i)
     steps.push_back(dt_ms + (n_steps > 1 ? jitter_ms * (2.0 * i / (n_steps - 1) - 1.0) : 0.0));
   RungReport r;
+  r.kind = "ladder.rung_report";  // as read from its file
   r.status = "ok";
-  r.config = {{"preset", "tiny"}, {"batch", 4}, {"seq", 64}};
+  r.config.preset = "tiny";
+  r.config.batch = 4;
+  r.config.seq = 64;
   r.steps = nlohmann::json{{"dt_ms", steps}};
   r.summary = nlohmann::json{{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}};
   Mfu mfu;

@@ -239,15 +239,8 @@ std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, con
 
 std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report,
                                                      const std::optional<RooflineFile>& roofline, std::string* why) {
-  RunConfig cfg;
-  try {
-    from_json(report.config, cfg);
-  } catch (const std::exception& e) {
-    if (why) *why = fmt::format("its config cannot be read: {}", e.what());
-    return std::nullopt;
-  }
   const bool bf16 = report.switches && took_effect(*report.switches, switches::bf16.name);
-  return speed_of_light_of_rung(report, cfg, plan_for(cfg), bf16, roofline, why);
+  return speed_of_light_of_rung(report, report.config, plan_for(report.config), bf16, roofline, why);
 }
 
 SpeedOfLightSection sol_section(const SpeedOfLight& s) {

@@ -23,6 +23,7 @@
 #include "reports/stats/inference.h"
 #include "reports/stats/machine_speed.h"
 #include "variants/config/rungs.h"
+#include "variants/config/switch_decl.h"
 #include "reports/stats/verdict.h"
 #include "profiler/common/config_error.h"
 
@@ -58,14 +59,28 @@ bool is_subject_key(const std::string& k) {
 
 using Difference = std::tuple<std::string, json, json>;
 
-// The defining config keys (and rung switches) on which two reports differ.
+// Whether both reports' builds declared switch `s` (where a report says).
+bool declared_by_both(const SwitchDecl& s, const RungFacts& a, const RungFacts& b) {
+  for (const RungFacts* f : {&a, &b})
+    if (f->declared_switches && !f->declared_switches->count(s.name)) return false;
+  return true;
+}
+
+// The defining config keys (and rung switches) on which two reports differ,
+// with their values as the reports write them. A switch is compared where
+// both builds declared it: one that a build did not have was off there, and
+// is no difference (cast-cache, new on 2026-11-28, against the 2026-11-27
+// H100 run); a group (fused) is its parts, compared one by one.
 std::vector<Difference> config_differences(const RungFacts& a, const RungFacts& b) {
   std::vector<std::string> keys = defining_config_keys();
-  for (const auto& [k, v] : a.config)
-    if (k.rfind("switches.", 0) == 0) keys.push_back(k);
+  for (const SwitchDecl* s : all_switches())
+    if (s->role != SwitchRole::kGroup && declared_by_both(*s, a, b)) keys.push_back(std::string("switches.") + s->name);
+  std::map<std::string, json> fa, fb;
+  flatten(json(*a.config), "", fa);
+  flatten(json(*b.config), "", fb);
   std::vector<Difference> out;
   for (const auto& k : keys) {
-    const json va = a.config.count(k) ? a.config.at(k) : json(), vb = b.config.count(k) ? b.config.at(k) : json();
+    const json va = fa.count(k) ? fa.at(k) : json(), vb = fb.count(k) ? fb.at(k) : json();
     if (va != vb) out.emplace_back(k, va, vb);
   }
   return out;
@@ -132,7 +147,7 @@ void check_repeats(const LoadedRun& run, const ReportFacts& facts) {
     if (const std::string why = environment_difference(run, first, rep); !why.empty()) throw ConfigError(why);
     for (size_t c = 0; c < first.cells.size(); ++c) {
       const RungFacts *a = facts.of(first, first.cells[c]), *b = facts.of(rep, first.cells[c]);
-      if (!a || !b || !a->has_config || !b->has_config) continue;
+      if (!a || !b || !a->config || !b->config) continue;
       for (const auto& [k, va, vb] : config_differences(*a, *b))
         throw ConfigError(fmt::format("input {}: rung '{}': config.{} is {} in {} but {} in {}; expected "
                                       "repeats of one configuration",
@@ -408,10 +423,10 @@ void check_comparable(const std::vector<LoadedRun>& runs, const ReportFacts& fac
   std::vector<std::string> refusals;
   for (const auto& cell : cells) {
     const RungFacts* base = facts.of(runs[0], cell);
-    if (!base || !base->has_config) continue;
+    if (!base || !base->config) continue;
     for (size_t i = 1; i < runs.size(); ++i) {
       const RungFacts* other = facts.of(runs[i], cell);
-      if (!other || !other->has_config) continue;
+      if (!other || !other->config) continue;
       for (const auto& [k, a, b] : config_differences(*base, *other))
         refusals.push_back(fmt::format("rung '{}': config.{} is {} in {} ({}) but {} in {} ({})", cell, k,
                                        a.dump(), runs[0].label, runs[0].path, b.dump(), runs[i].label,

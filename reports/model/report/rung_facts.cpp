@@ -45,8 +45,11 @@ RungFacts read_rung_facts(const RungReport& report) {
   for (const auto& v : json_fields::array_at(section(report.steps), "dt_ms"))
     if (v.is_number()) f.dt_ms.push_back(v.get<double>());
   if (const auto dt = report.summary_value("dt_ms")) f.dt_ms_median = *dt;
-  f.has_config = report.config.is_object();
-  if (f.has_config) flatten(report.config, "", f.config);
+  if (!report.kind.empty()) f.config = report.config;  // read from its file, not a cell's placeholder
+  if (report.switches) {
+    f.declared_switches.emplace();
+    for (const auto& [name, effect] : *report.switches) f.declared_switches->insert(name);
+  }
   if (report.timing) {
     read_noise(report.timing->noise, f);
     f.test_slowdown_pct = report.timing->test_slowdown_pct;

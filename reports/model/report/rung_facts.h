@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,10 @@ struct RungFacts {
   std::string status;                 // "ok", "failed", ...; "missing" when the report has none
   std::vector<double> dt_ms;          // every measured step's
   std::optional<double> dt_ms_median;  // summary.dt_ms.median
-  bool has_config = false;
-  std::map<std::string, nlohmann::json> config;  // flattened: "model.n_layer" -> 12
+  std::optional<RunConfig> config;  // none for a cell's placeholder (no report)
+  // The switches the report's build declared (its switches section's names);
+  // none where the report has no such section (a failure's).
+  std::optional<std::set<std::string>> declared_switches;
   // The noise monitor's readings (bench/measure/observers/noise_monitor.h), when recorded:
   // steal_pct_of_wall, cpu_pct_of_threads, involuntary_switches_per_s, load_1m (its end).
   bool has_noise = false;

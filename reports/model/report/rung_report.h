@@ -32,6 +32,7 @@
 #include "variants/planners/attention_plan.h"
 #include "variants/data/data_section.h"
 #include "variants/planners/gemm_plan_section.h"
+#include "variants/config/config.h"
 #include "variants/config/precision_name.h"
 #include "variants/config/switch_effect.h"
 
@@ -257,7 +258,7 @@ struct Failure {
 struct RungReport {
   int64_t schema_version = 0;
   std::string kind, run_id, rung, status, started_at, finished_at;
-  nlohmann::json config;  // variants/config/config.h RunConfig
+  RunConfig config;  // variants/config/config.h: read by its field table, its schema config_schema()
   Maybe<SuiteSection> suite;  // reports/model/report/identity_section.h
   Maybe<std::optional<SolSection>> speed_of_light;  // reports/model/report/speed_of_light_section.h; null before it
   Maybe<PeerSection> peer;  // a PyTorch peer's report only
