@@ -194,7 +194,7 @@ const Peak& matmul_peak(const torch::Device& device, Precision precision) {
     auto it = measured_ceilings().find(device_tag(device));
     if (it == measured_ceilings().end())
       it = measured_ceilings().emplace(device_tag(device), MeasuredCeilings{probe_matmul_ceilings(device), 0}).first;
-    const MatmulCeiling& c = it->second.ceilings.of(precision);
+    const PrecisionRoofline& c = it->second.ceilings.of(precision);
     peak.tflops = c.best.tflops;
     peak.measured = true;
     peak.basis = fmt::format("measured roofline: {}x{}x{} {} {} matmul, the best of {} calls at n {} in {} rounds",

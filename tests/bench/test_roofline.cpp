@@ -200,7 +200,7 @@ TEST(Roofline, ALaterProbeOfTheCeilingsKeepsEachPrecisionsBest) {
     for (auto [p, tflops] : {std::pair{Precision::kFP32, fp32}, std::pair{Precision::kBF16, bf16}}) {
       RooflineResult r;
       r.tflops = tflops, r.n = 512, r.layout = "a@b", r.reps = 4;
-      c.precisions.push_back({p, r, {tflops}});
+      c.precisions[precision_name(p)] = {r, {tflops}, {}, {}, {}, {}};
     }
     return c;
   };

@@ -205,10 +205,10 @@ constexpr int kRounds = 3;
 constexpr double kSecondsPerProbe = 0.1;
 }  // namespace
 
-const MatmulCeiling& MatmulCeilings::of(Precision p) const {
-  for (const auto& c : precisions)
-    if (c.precision == p) return c;
-  throw std::logic_error(fmt::format("no matmul ceiling for {}", precision_name(p)));
+const PrecisionRoofline& MatmulCeilings::of(Precision p) const {
+  const auto it = precisions.find(precision_name(p));
+  if (it == precisions.end()) throw std::logic_error(fmt::format("no matmul ceiling for {}", precision_name(p)));
+  return it->second;
 }
 
 MatmulCeilings probe_matmul_ceilings(const torch::Device& device) {
@@ -219,14 +219,17 @@ MatmulCeilings probe_matmul_ceilings(const torch::Device& device) {
   // measured fp32 at half its ceiling, which put the fp32 rung at 118 % 'p'
   // MFU.
   MatmulCeilings out;
-  for (const Precision p : kOrder) out.precisions.push_back({p, {}, {}});
   for (int round = 0; round < kRounds; ++round) {
-    for (MatmulCeiling& c : out.precisions) {
-      if (c.precision == Precision::kTF32)
-        out.tf32 = enable_tf32(device);
-      else
+    for (const Precision p : kOrder) {
+      PrecisionRoofline& c = out.precisions[precision_name(p)];
+      if (p == Precision::kTF32) {
+        const PrecisionEffect tf32 = enable_tf32(device);
+        c.tf32_effective = tf32.effective;
+        c.tf32_mechanism = tf32.mechanism;
+      } else {
         disable_tf32(device);
-      const RooflineResult r = probe_matmul(device, c.precision, kSecondsPerProbe);
+      }
+      const RooflineResult r = probe_matmul(device, p, kSecondsPerProbe);
       c.tflops_per_round.push_back(r.tflops);
       keep_best(c.best, r);
     }
@@ -236,8 +239,8 @@ MatmulCeilings probe_matmul_ceilings(const torch::Device& device) {
 }
 
 void keep_best(MatmulCeilings& best, const MatmulCeilings& again) {
-  for (const MatmulCeiling& c : again.precisions) {
-    MatmulCeiling& b = best.of(c.precision);
+  for (const auto& [name, c] : again.precisions) {
+    PrecisionRoofline& b = best.precisions.at(name);
     keep_best(b.best, c.best);
     b.tflops_per_round.insert(b.tflops_per_round.end(), c.tflops_per_round.begin(), c.tflops_per_round.end());
   }
@@ -245,23 +248,16 @@ void keep_best(MatmulCeilings& best, const MatmulCeilings& again) {
 
 namespace {
 
-// The precisions of a run roofline: each one's best over the rounds, with
-// what tf32 and, on a CPU, bf16 were on the device.
-std::map<std::string, PrecisionRoofline> precisions_of(const MatmulCeilings& ceilings, const torch::Device& device) {
-  std::map<std::string, PrecisionRoofline> precisions;
-  for (const MatmulCeiling& c : ceilings.precisions)
-    precisions[precision_name(c.precision)] = {c.best, c.tflops_per_round, {}, {}, {}, {}};
-  PrecisionRoofline& tf32 = precisions[precision_name(Precision::kTF32)];
-  tf32.tf32_effective = ceilings.tf32.effective;
-  tf32.tf32_mechanism = ceilings.tf32.mechanism;
+// The precisions of a run roofline: the ceilings, with what bf16 was on a CPU.
+std::map<std::string, PrecisionRoofline> precisions_of(MatmulCeilings ceilings, const torch::Device& device) {
   if (device.is_cpu()) {
     const std::string emulated = bf16_emulated(layout_tflops(ceilings.of(Precision::kFP32).best, kEmulationLayout),
                                                layout_tflops(ceilings.of(Precision::kBF16).best, kEmulationLayout));
-    PrecisionRoofline& bf16 = precisions[precision_name(Precision::kBF16)];
+    PrecisionRoofline& bf16 = ceilings.of(Precision::kBF16);
     bf16.emulated = !emulated.empty();
     if (!emulated.empty()) bf16.emulated_evidence = emulated;
   }
-  return precisions;
+  return std::move(ceilings.precisions);
 }
 
 // A run roofline's device, checked against the device this process runs on

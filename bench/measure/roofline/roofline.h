@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,17 +49,13 @@ RooflineResult probe_matmul(const torch::Device& device, Precision precision, do
 // (with its shape), every shape's best, the reps and the wall time summed.
 void keep_best(RooflineResult& best, const RooflineResult& round);
 
-struct MatmulCeiling {
-  Precision precision;
-  RooflineResult best;                  // the best call of every round
-  std::vector<double> tflops_per_round;
-};
-
+// Each probed precision's ceiling, under its name (fp32, tf32, bf16), as the
+// run's roofline.json records it: the best call of every round, each round's
+// best rate, and for tf32 whether the setting took effect.
 struct MatmulCeilings {
-  std::vector<MatmulCeiling> precisions;  // fp32, tf32, bf16
-  PrecisionEffect tf32;                      // what tf32 was on the device
-  const MatmulCeiling& of(Precision p) const;
-  MatmulCeiling& of(Precision p) { return const_cast<MatmulCeiling&>(std::as_const(*this).of(p)); }
+  std::map<std::string, PrecisionRoofline> precisions;
+  const PrecisionRoofline& of(Precision p) const;  // std::logic_error where p was not probed
+  PrecisionRoofline& of(Precision p) { return const_cast<PrecisionRoofline&>(std::as_const(*this).of(p)); }
 };
 
 // The matmul ceilings of fp32, tf32 (under the tf32 rung's own setting) and
