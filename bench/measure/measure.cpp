@@ -129,10 +129,11 @@ RankPhaseSteps rank_phases(const std::vector<StepRecord>& steps, bool cpu, int t
 
 // One rank's figures for rank 0's report: per-step arrays and medians, its
 // phases per step and its op breakdown's bands (when measured).
-json rank_figures(const RunConfig& c, const torch::Device& device, const HarnessResult& r,
-                  const std::optional<profiler::OpBreakdownSection>& breakdown) {
-  json cols = steps_to_json(r.steps, MetricContext{c.world_size});
-  RankFacts facts;
+RankFigures rank_figures(const RunConfig& c, const torch::Device& device, const HarnessResult& r,
+                         const std::optional<profiler::OpBreakdownSection>& breakdown) {
+  const StepColumns cols = step_columns(r.steps, MetricContext{c.world_size});
+  RankFigures out;
+  RankFacts& facts = out.facts;
   facts.rank = c.rank;
   facts.local_rank = c.local_rank;
   facts.host = host_name();
@@ -145,18 +146,15 @@ json rank_figures(const RunConfig& c, const torch::Device& device, const Harness
   if (!r.steps.empty() && r.steps.front().has_phase_cpu)
     facts.cpu_phases_ms = rank_phases(r.steps, true, c.threads);
   if (breakdown && breakdown->categories_ms) facts.bands_ms = *breakdown->categories_ms;
-  json columns = json::object();
   for (const StepMetric& m : step_metrics())
-    if (m.ranks != RankScope::kNone && cols.contains(m.key)) columns[m.key] = cols[m.key];
+    if (const auto it = cols.columns.find(m.key); m.ranks != RankScope::kNone && it != cols.columns.end())
+      out.columns[m.key] = it->second;
   // Per device, in a rank's figures: this rank's own tokens over its own step
   // times (the step metric divides the run's tokens/s by the ranks).
-  std::vector<double> own_tok_s;
-  for (const auto& s : r.steps) own_tok_s.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
-  columns["tokens_per_s_per_device"] = own_tok_s;
-  for (auto& [key, v] : columns.items()) facts.median[key] = summarize(v.get<std::vector<double>>()).median;
-  json j = fields::to_json(facts);
-  j.update(columns);
-  return j;
+  StepColumn& own_tok_s = out.columns["tokens_per_s_per_device"] = StepColumn{};
+  for (const auto& s : r.steps) own_tok_s.values.push_back(double(s.tokens / c.world_size) / (s.dt_ms * 1e-3));
+  for (const auto& [key, column] : out.columns) facts.median[key] = summarize(column.values).median;
+  return out;
 }
 
 // The facts of rank 0's ddp section (bench/measure/report/rung_report.h builds it): the
@@ -166,9 +164,9 @@ std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& devic
                                   ProcessGroup& pg, const HarnessResult& r, const std::vector<std::string>& interfaces,
                                   const std::optional<profiler::OpBreakdownSection>& breakdown,
                                   const std::optional<SlowRankSpec>& slow_rank) {
-  json mine = rank_figures(c, device, r, breakdown);
+  RankFigures mine = rank_figures(c, device, r, breakdown);
   if (c.rank != 0) {
-    pg.set(fmt::format("figures/{}", c.rank), mine.dump());
+    pg.set(fmt::format("figures/{}", c.rank), json(mine).dump());
     return std::nullopt;
   }
   DdpFacts d;
@@ -183,7 +181,9 @@ std::optional<DdpFacts> ddp_facts(const RunConfig& c, const torch::Device& devic
   d.zero1 = c.sw.on(switches::zero1);
   if (slow_rank) d.test_slow_rank = TestSlowRank{slow_rank->rank, slow_rank->pct};
   d.per_rank.push_back(mine);
-  for (int k = 1; k < c.world_size; ++k) d.per_rank.push_back(json::parse(pg.get(fmt::format("figures/{}", k))));
+  for (int k = 1; k < c.world_size; ++k)
+    d.per_rank.push_back(fields::from_json<RankFigures>(json::parse(pg.get(fmt::format("figures/{}", k))),
+                                                        fmt::format("rank {}'s figures", k)));
   return d;
 }
 

@@ -20,8 +20,8 @@ namespace {
 std::vector<double> series(const RungReport& report, const char* column) {
   std::vector<double> out;
   for (const auto* steps : {&report.warmup_steps, &report.steps})
-    if (*steps && (*steps)->contains(column))
-      for (const auto& v : (**steps)[column]) out.push_back(v.is_number() ? v.get<double>() : NAN);
+    if (const std::vector<double>* values = *steps ? (*steps)->of(column) : nullptr)
+      out.insert(out.end(), values->begin(), values->end());  // a null (NaN) stays NaN
   return out;
 }
 

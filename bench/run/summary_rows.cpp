@@ -149,10 +149,10 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   row.rounds = rounds64;  // the round each process ran in, parallel to per_process
   row.markers = fields::from_json<std::map<std::string, std::string>>(figures["markers"], "the cell's markers");
   const size_t n = reports.size();
-  row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first.steps->at("dt_ms").size())
+  row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first.steps->step.size())
                       : fmt::format("the median of {} per-process medians", n);
   std::vector<double> dt_cv;
-  for (const auto& r : reports) dt_cv.push_back(r.summary_of("dt_ms", "cv").get<double>());
+  for (const auto& r : reports) dt_cv.push_back(r.summary_value("dt_ms", &Summary::cv).value());
   const double steps_cv = median_of(dt_cv);
   row.dt_ms_cv = steps_cv;
   std::optional<double> processes_cv;

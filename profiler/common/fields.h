@@ -20,7 +20,9 @@
 // required, no other key allowed), nlohmann::json (any value, whose
 // schema Doc::schema gives by hand), or another class with nlohmann's
 // to_json and from_json of its own (an object, read by its from_json, whose
-// schema Doc::schema gives: a RunConfig, by its field table). std::optional<T> may be null, and is
+// schema Doc::schema gives: a RunConfig, by its field table; the step
+// columns, by the step metrics). Its errors are put under the field's path,
+// and one that names a relative path (".loss[3]: ...") continues it. std::optional<T> may be null, and is
 // written as null when empty; Maybe<T> may be absent, and is left out when
 // empty; Inline<T> is a struct whose fields sit in the enclosing object
 // beside its own, present or absent together (the name it is listed under is
@@ -301,7 +303,9 @@ void read(const nlohmann::json& j, T& out, const std::string& path, const Doc& d
     } catch (const nlohmann::json::exception& e) {
       fail(path, shown(j), std::string("what its reader takes: ") + e.what());
     } catch (const ConfigError& e) {
-      throw ConfigError(path + ": " + e.what());
+      // A path of its own that is relative (".loss[3]") continues ours.
+      const std::string what = e.what();
+      throw ConfigError(path + (what.rfind('.', 0) == 0 ? "" : ": ") + what);
     }
   } else {
     if constexpr (std::is_same_v<T, bool>) {

@@ -54,13 +54,13 @@ json gbench_context(const LoadedRun& run) {
 std::pair<std::vector<double>, std::vector<double>> cell_samples(const LoadedRun& run, size_t c) {
   const RungReport& r = run.reports[c];
   if (run.repeats.empty())
-    return {r.steps->at("dt_ms").get<std::vector<double>>(), r.steps->at("tokens_per_s").get<std::vector<double>>()};
+    return {r.steps->columns.at("dt_ms").values, r.steps->columns.at("tokens_per_s").values};
   std::vector<double> dts, toks;
   for (const auto& rep : run.repeats) {
     const RungReport* rr = rep.find(run.cells[c]);
     if (!rr || rr->status != "ok") return {};
-    dts.push_back(rr->summary_of("dt_ms").get<double>());
-    toks.push_back(rr->summary_of("tokens_per_s").get<double>());
+    dts.push_back(rr->summary_value("dt_ms").value());
+    toks.push_back(rr->summary_value("tokens_per_s").value());
   }
   return {dts, toks};
 }

@@ -43,30 +43,32 @@ TEST(StepMetrics, ColumnsAndSummaryAreTheDeclaredMetricsPresent) {
   for (bool comm : {false, true}) {
     const auto steps = two_steps(comm);
     const MetricContext ctx{2, 0};
-    const nlohmann::json cols = steps_to_json(steps, ctx), summary = summarize_steps(steps, ctx);
+    const nlohmann::json cols = step_columns(steps, ctx);
+    const StepSummary summary = summarize_steps(steps, ctx);
     for (const StepMetric& m : step_metrics()) {
       const bool present = !m.present || m.present(steps.front(), ctx);
       EXPECT_EQ(cols.contains(m.key), present) << m.key;
-      EXPECT_EQ(summary.contains(m.key), present && m.summarised) << m.key;
+      EXPECT_EQ(summary.of(m.key) != nullptr, present && m.summarised) << m.key;
       if (present) {
         EXPECT_DOUBLE_EQ(cols[m.key][1].get<double>(), m.collect(steps[1], ctx)) << m.key;
       }
     }
   }
   const auto steps = two_steps(false);
-  EXPECT_DOUBLE_EQ(steps_to_json(steps, {2, 0})["tokens_per_s_per_device"][0].get<double>(), 5000.0);
-  EXPECT_DOUBLE_EQ(summarize_steps(steps, {2, 0})["dt_ms"]["median"].get<double>(), 150.0);
+  EXPECT_DOUBLE_EQ(step_columns(steps, {2, 0}).of("tokens_per_s_per_device")->at(0), 5000.0);
+  EXPECT_DOUBLE_EQ(summarize_steps(steps, {2, 0}).of("dt_ms")->median, 150.0);
+  EXPECT_TRUE(summarize_steps(steps, {2, 0}).phase_ms.empty());  // the phases were not timed apart
 }
 
 // model_tflops: 1000 tokens x 6e9 FLOPs per token in 100 ms and 200 ms is
 // 60 and 30 TFLOP/s; without the FLOPs per token there is no column.
 TEST(StepMetrics, ModelTflopsIsTokensTimesFlopsPerTokenOverDt) {
   const auto steps = two_steps(false);
-  const nlohmann::json cols = steps_to_json(steps, {1, 6'000'000'000});
+  const nlohmann::json cols = step_columns(steps, {1, 6'000'000'000});
   EXPECT_DOUBLE_EQ(cols["model_tflops"][0].get<double>(), 60.0);
   EXPECT_DOUBLE_EQ(cols["model_tflops"][1].get<double>(), 30.0);
-  EXPECT_DOUBLE_EQ(summarize_steps(steps, {1, 6'000'000'000})["model_tflops"]["median"].get<double>(), 45.0);
-  EXPECT_FALSE(steps_to_json(steps, {1, 0}).contains("model_tflops"));
+  EXPECT_DOUBLE_EQ(summarize_steps(steps, {1, 6'000'000'000}).of("model_tflops")->median, 45.0);
+  EXPECT_EQ(step_columns(steps, {1, 0}).of("model_tflops"), nullptr);
 }
 
 }  // namespace

@@ -61,7 +61,9 @@ TEST(Bands, SourceOnlyFromAValidAvailableBreakdown) {
     RungReport r;
     r.status = "ok";
     r.op_breakdown = std::optional<profiler::OpBreakdownSection>(b);
-    r.summary = json{{"dt_ms", {{"median", 2.5}}}};
+    StepSummary summary;
+    summary.metrics["dt_ms"] = summarize({2.5});
+    r.summary = summary;
     return r;
   };
   profiler::OpBreakdownSection valid;

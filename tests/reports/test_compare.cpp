@@ -127,9 +127,14 @@ TEST(CompareVerdict, ProcessesNotStepsAreTheSamples) {
   auto as_one_process = [](const LoadedRun& run) {
     LoadedRun one = run;
     one.repeats.clear();
-    json& steps = (*one.reports[0].steps)["dt_ms"] = json::array();
+    StepColumns& steps = *one.reports[0].steps;
+    steps = StepColumns{};
+    std::vector<double>& dt = steps.columns["dt_ms"].values;
     for (const auto& rep : run.repeats)
-      for (const auto& x : rep.reports[0].steps->at("dt_ms")) steps.push_back(x);
+      for (const double x : *rep.reports[0].steps->of("dt_ms")) {
+        steps.step.push_back(int64_t(dt.size()));
+        dt.push_back(x);
+      }
     return one;
   };
   const json pooled = fp32_verdict(as_one_process(a), as_one_process(b));
@@ -313,9 +318,9 @@ TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
                    json::parse(std::ifstream(file))["summary"]["dt_ms"]["median"].get<double>());
 }
 
-// A recorded two-rank report's per_rank reads as each rank's facts, its step
-// columns beside them left alone; the across-ranks spread is of the same
-// medians.
+// A recorded two-rank report's per_rank reads as each rank's facts and its
+// step columns beside them, and writes back the same JSON; the across-ranks
+// spread is of the same medians.
 TEST(ReportLoader, RecordedRanksReadAsTheirFacts) {
   namespace fs = std::filesystem;
   const fs::path file = fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-25-cpu-trust" / "d1" / "ddp" /
@@ -332,6 +337,56 @@ TEST(ReportLoader, RecordedRanksReadAsTheirFacts) {
   EXPECT_DOUBLE_EQ(ranks[0].median.at("dt_ms"), 777.332221);
   EXPECT_DOUBLE_EQ(ranks[1].median.at("dt_ms"), 775.145701);
   EXPECT_DOUBLE_EQ(ddp.across_ranks_of_medians.at("dt_ms").max, 777.332221);
+  const json recorded = json::parse(std::ifstream(file))["ddp"]["per_rank"];
+  EXPECT_EQ(ddp.per_rank[1].columns.at("dt_ms").values.size(), recorded[1]["dt_ms"].size());
+  EXPECT_FALSE(ddp.per_rank[1].columns.at("dt_ms").integer);
+  EXPECT_EQ(ddp.per_rank[1].columns.count("rank"), 0u);  // a fact, not a column
+  EXPECT_EQ(json(ddp.per_rank).dump(), recorded.dump());  // byte for byte
+  // An H100 run's ranks: their byte counts are columns of integers, and stay so.
+  const fs::path h100 = fs::path(LADDER_SOURCE_DIR) / "reports" / "results" / "2026-11-27-h100-80gb-hbm3" / "ddp" /
+                        "ddp" / "report.json";
+  const RungReport h = read_rung_report(h100.string());
+  EXPECT_TRUE((*h.ddp)->per_rank[0].columns.at("sent_bytes_ring").integer);
+  EXPECT_EQ(json((*h.ddp)->per_rank).dump(), json::parse(std::ifstream(h100))["ddp"]["per_rank"].dump());
+  json bad = recorded[1];
+  bad["dt_ms"][2] = "slow";
+  try {
+    fields::from_json<RankFigures>(bad, "report.json.ddp.per_rank[1]");
+    ADD_FAILURE() << "a rank's column with a string in it was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("report.json.ddp.per_rank[1].dt_ms[2]: is \"slow\""), std::string::npos)
+        << e.what();
+  }
+}
+
+// Every recorded report of this schema version reads into the struct and
+// writes back the same JSON: no field is lost or changed by the typed
+// sections (the config by its field table, the step columns, the summary,
+// each rank's figures). The one difference allowed is the config's of an
+// older build: the fields added since are written with the value that build
+// ran with (the field table's if_absent), and a group switch (fused) is its
+// parts again, a part added since (cast-cache) off.
+TEST(ReportLoader, EveryRecordedReportOfThisVersionReadsBackAsWritten) {
+  namespace fs = std::filesystem;
+  int checked = 0, configs_completed = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(LADDER_SOURCE_DIR) / "reports" / "results")) {
+    if (e.path().filename() != "report.json") continue;
+    const json recorded = json::parse(std::ifstream(e.path()));
+    if (recorded.value("schema_version", 0) != kSchemaVersion) continue;  // upgraded when read: not the same
+    const RungReport r = read_rung_report(e.path().string());
+    bool completed = false;
+    for (const json& op : json::diff(recorded, fields::to_json(r))) {
+      const std::string path = op["path"];
+      const bool added_field = op["op"] == "add" && path.rfind("/config/", 0) == 0;
+      const SwitchDecl* group = path.rfind("/config/switches/", 0) == 0 ? find_switch(path.substr(17)) : nullptr;
+      completed = completed || added_field;
+      EXPECT_TRUE(added_field || (group && group->role == SwitchRole::kGroup)) << e.path() << ": " << op.dump();
+    }
+    configs_completed += completed;
+    ++checked;
+  }
+  EXPECT_GT(checked, 200);
+  EXPECT_LT(configs_completed, checked);  // this build's own reports read back whole
 }
 
 // Schema 1's ddp entry kept a note in a string field, cuda_graph, where a

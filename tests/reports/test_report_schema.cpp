@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -202,6 +203,80 @@ TEST(ReportSchema, TheConfigReadsBackAsTheRunConfig) {
   json wrong_type = j;
   wrong_type["config"]["model"]["n_layer"] = "twelve";
   EXPECT_NE(error_of(wrong_type).find("report.json.config"), std::string::npos) << error_of(wrong_type);
+}
+
+// The summary is read strictly as each metric's Summary and the phases',
+// and writes back the same JSON; a statistic missing is named by its path.
+TEST(ReportSchema, TheSummaryReadsBackAsEachMetricsStatistics) {
+  StepSummary summary;
+  summary.metrics = {{"dt_ms", summarize({100, 110, 120})}, {"tokens_per_s", summarize({10, 20})}};
+  summary.phase_ms = {{"forward", summarize({30, 31})}};
+  RungReport r = failed_report();
+  r.summary = summary;
+  const json j = fields::to_json(r);
+  EXPECT_EQ(j["summary"]["dt_ms"]["median"], 110.0);
+  EXPECT_EQ(j["summary"]["phase_ms"]["forward"]["n"], 2);
+  const RungReport back = fields::from_json<RungReport>(j, "report.json");
+  EXPECT_EQ(back.summary_value("dt_ms"), 110.0);
+  EXPECT_EQ(back.summary_value("tokens_per_s", &Summary::max), 20.0);
+  EXPECT_EQ(back.summary_value("loss"), std::nullopt);
+  EXPECT_EQ(back.summary->phase_ms.at("forward").median, 30.5);
+  EXPECT_EQ(fields::to_json(back), j);
+  r.summary = StepSummary{};
+  r.summary->metrics["dt_ms"] = summarize({1});
+  EXPECT_FALSE(fields::to_json(r)["summary"].contains("phase_ms"));  // not timed apart: absent
+  json no_cv = j;
+  no_cv["summary"]["dt_ms"].erase("cv");
+  try {
+    fields::from_json<RungReport>(no_cv, "report.json");
+    ADD_FAILURE() << "a summary without its cv was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("report.json.summary.dt_ms.cv: is missing"), std::string::npos) << e.what();
+  }
+}
+
+// The step columns read back as written: integers stay integers, a NaN is
+// null and reads back as NaN, the phases under phase_ms; a column that is
+// not numbers, or steps without their numbers, are named by their path.
+TEST(ReportSchema, TheStepColumnsReadBackAsWritten) {
+  const json steps = json::parse(R"({"step": [3, 4], "dt_ms": [100.5, 101.0], "loss": [10.25, null],
+                                     "peak_rss_bytes": [1048576, 2097152], "phase_ms": {"forward": [30.0, 31.5]}})");
+  RungReport r = failed_report();
+  json j = fields::to_json(r);
+  j["steps"] = steps;
+  j["warmup_steps"] = json::parse(R"({"step": [], "dt_ms": []})");
+  const RungReport back = fields::from_json<RungReport>(j, "report.json");
+  EXPECT_EQ(back.steps->step, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(*back.steps->of("dt_ms"), (std::vector<double>{100.5, 101.0}));
+  EXPECT_TRUE(std::isnan(back.steps->of("loss")->at(1)));
+  EXPECT_TRUE(back.steps->columns.at("peak_rss_bytes").integer);
+  EXPECT_FALSE(back.steps->columns.at("dt_ms").integer);
+  EXPECT_EQ(back.steps->of("grad_norm"), nullptr);
+  EXPECT_EQ(back.steps->phase_ms.at("forward"), (std::vector<double>{30.0, 31.5}));
+  EXPECT_EQ(fields::to_json(back).dump(), j.dump());  // byte for byte: 2097152 stays an integer, 101.0 a number
+  auto error_of = [&](const char* pointer, const json& value) -> std::string {
+    json bad = j;
+    bad[json::json_pointer(pointer)] = value;
+    try {
+      fields::from_json<RungReport>(bad, "report.json");
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "read";
+  };
+  EXPECT_NE(error_of("/steps/loss/0", "ten").find("report.json.steps.loss[0]: is \"ten\", expected a number or null"),
+            std::string::npos)
+      << error_of("/steps/loss/0", "ten");
+  EXPECT_NE(error_of("/steps/step", json::array({1.5, 2})).find("report.json.steps.step[0]: is 1.5, expected an integer"), std::string::npos)
+      << error_of("/steps/step", json::array({1.5, 2}));
+  json no_numbers = j;
+  no_numbers["steps"].erase("step");
+  try {
+    fields::from_json<RungReport>(no_numbers, "report.json");
+    ADD_FAILURE() << "steps without their numbers were read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("report.json.steps.step: is missing"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

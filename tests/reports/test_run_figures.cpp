@@ -23,8 +23,10 @@ using nlohmann::json;
 RungReport report(double dt_ms, double tok_s, std::optional<double> mfu_sheet, double mfu_roof, int64_t peak) {
   RungReport r;
   r.status = "ok";
-  r.summary = json{{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", tok_s}}},
-                   {"model_tflops", {{"median", tok_s * 6e9 / 1e12}}}};
+  StepSummary summary;
+  summary.metrics = {{"dt_ms", summarize({dt_ms})}, {"tokens_per_s", summarize({tok_s})},
+                     {"model_tflops", summarize({tok_s * 6e9 / 1e12})}};
+  r.summary = summary;
   Mfu mfu;
   mfu.datasheet.mfu_pct = mfu_sheet;
   mfu.measured_roofline.mfu_pct = mfu_roof;

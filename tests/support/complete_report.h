@@ -22,8 +22,15 @@ inline RungReport complete_report(double dt_ms, int n_steps = 4, double jitter_m
   r.config.preset = "tiny";
   r.config.batch = 4;
   r.config.seq = 64;
-  r.steps = nlohmann::json{{"dt_ms", steps}};
-  r.summary = nlohmann::json{{"dt_ms", {{"median", dt_ms}}}, {"tokens_per_s", {{"median", 1000.0 / dt_ms}}}};
+  StepColumns columns;
+  for (int i = 0; i < n_steps; ++i) columns.step.push_back(i);
+  columns.columns["dt_ms"].values = steps;
+  r.steps = columns;
+  StepSummary summary;
+  // The median of one process's steps, each statistic as summarize gives it.
+  summary.metrics = {{"dt_ms", summarize(steps)}, {"tokens_per_s", summarize({1000.0 / dt_ms})}};
+  summary.metrics["dt_ms"].median = dt_ms;
+  r.summary = summary;
   Mfu mfu;
   mfu.measured_roofline.mfu_pct = 1.0;
   r.mfu = mfu;

@@ -15,46 +15,32 @@ std::vector<double> column(const std::vector<StepRecord>& steps, F f) {
 }
 }  // namespace
 
-nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, const MetricContext& ctx) {
-  nlohmann::json j;
-  std::vector<int64_t> idx;
-  for (const auto& s : steps) idx.push_back(s.step);
-  j["step"] = idx;
-  if (steps.empty()) {
-    for (const StepMetric& m : step_metrics())
-      if (!m.present) j[m.key] = std::vector<double>{};
-    return j;
-  }
+StepColumns step_columns(const std::vector<StepRecord>& steps, const MetricContext& ctx) {
+  StepColumns out;
+  for (const auto& s : steps) out.step.push_back(s.step);
   for (const StepMetric& m : step_metrics()) {
-    if (m.present && !m.present(steps.front(), ctx)) continue;
-    if (m.integer) {
-      std::vector<int64_t> values;
-      for (const auto& s : steps) values.push_back(int64_t(m.collect(s, ctx)));
-      j[m.key] = values;
-    } else {
-      j[m.key] = column(steps, [&](const StepRecord& s) { return m.collect(s, ctx); });
-    }
+    if (steps.empty() ? bool(m.present) : m.present && !m.present(steps.front(), ctx)) continue;
+    StepColumn& c = out.columns[m.key];
+    c.integer = m.integer;
+    c.values = column(steps, [&](const StepRecord& s) {
+      const double v = m.collect(s, ctx);
+      return m.integer ? double(int64_t(v)) : v;
+    });
   }
-  if (steps.front().has_phases) {
-    nlohmann::json phases;
+  if (!steps.empty() && steps.front().has_phases)
     for (size_t p = 0; p < std::size(kPhases); ++p)
-      phases[phase_name(kPhases[p])] =
-          column(steps, [&](const StepRecord& s) { return s.phase_ms[p]; });
-    j["phase_ms"] = phases;
-  }
-  return j;
+      out.phase_ms[phase_name(kPhases[p])] = column(steps, [&](const StepRecord& s) { return s.phase_ms[p]; });
+  return out;
 }
 
-nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx) {
-  nlohmann::json cols = steps_to_json(steps, ctx);
-  nlohmann::json j;
+StepSummary summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx) {
+  const StepColumns cols = step_columns(steps, ctx);
+  StepSummary out;
   for (const StepMetric& m : step_metrics())
-    if (m.summarised && cols.contains(m.key)) j[m.key] = summarize(cols[m.key].get<std::vector<double>>());
-  if (cols.contains("phase_ms")) {
-    for (auto& [name, values] : cols["phase_ms"].items())
-      j["phase_ms"][name] = summarize(values.get<std::vector<double>>());
-  }
-  return j;
+    if (const std::vector<double>* values = m.summarised ? cols.of(m.key) : nullptr)
+      out.metrics[m.key] = summarize(*values);
+  for (const auto& [phase, times] : cols.phase_ms) out.phase_ms[phase] = summarize(times);
+  return out;
 }
 
 }  // namespace ladder

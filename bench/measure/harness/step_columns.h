@@ -8,6 +8,7 @@
 
 #include "bench/measure/harness/harness.h"
 #include "bench/measure/harness/step_metrics.h"
+#include "reports/model/report/rung_report.h"  // StepColumns, StepSummary
 
 namespace ladder {
 
@@ -18,9 +19,9 @@ namespace ladder {
 // peak_reserved_bytes, peak_allocated_bytes, alloc_retries and ooms; for the
 // ddp rung allreduce_{ms,exposed_ms,overlap_pct,pct_of_dt,bytes,buckets}.
 // Every declared metric (bench/measure/harness/step_metrics.h) these steps have, as a column.
-nlohmann::json steps_to_json(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
+StepColumns step_columns(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
 
 // Summary statistics of every summarised metric, and of the phases.
-nlohmann::json summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
+StepSummary summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
 
 }  // namespace ladder

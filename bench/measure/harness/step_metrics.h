@@ -3,7 +3,7 @@
 // Each StepMetric names its JSON key with its unit (dt_ms, tokens_per_s,
 // peak_rss_bytes), says what it is, how it is collected from the harness's
 // StepRecord, and whether report.summary carries its statistics. The rung
-// report's per-step columns (steps_to_json), its summary (summarize_steps)
+// report's per-step columns (step_columns), its summary (summarize_steps)
 // a peer's summary (bench/run/peers.cpp) and the ddp section's per-rank figures
 // (bench/measure/measure.cpp) and their part of the report's schema
 // (bench/measure/report/report_schema.h) all come from the list in step_metrics.cpp:

@@ -193,7 +193,8 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
   if (!ddp) return std::nullopt;
   const DdpFacts& d = *ddp;
   DdpSection out;
-  const std::vector<RankFacts> facts = rank_facts_of(d.per_rank);
+  std::vector<RankFacts> facts;
+  for (const RankFigures& r : d.per_rank) facts.push_back(r.facts);
   for (const StepMetric& m : step_metrics()) {
     if (m.ranks != RankScope::kAcrossRanks) continue;
     std::vector<double> medians;
@@ -243,13 +244,13 @@ Parity pending_parity(const MeasuredRun& m) {
 // roofline per step in the summary.
 void add_steps(RungReport& report, const HarnessResult& r, const MetricContext& metrics, double devices,
                double roof_tflops) {
-  json summary = summarize_steps(r.steps, metrics);
+  StepSummary summary = summarize_steps(r.steps, metrics);
   std::vector<double> mfu_steps;
   for (const auto& s : r.steps)
     mfu_steps.push_back(mfu_pct(s.tokens_per_s / devices, metrics.flops_per_token, roof_tflops));
-  summary["mfu_pct_measured_roofline"] = summarize(mfu_steps);
-  report.steps = steps_to_json(r.steps, metrics);
-  report.warmup_steps = steps_to_json(r.warmup_steps, metrics);
+  summary.metrics["mfu_pct_measured_roofline"] = summarize(mfu_steps);
+  report.steps = step_columns(r.steps, metrics);
+  report.warmup_steps = step_columns(r.warmup_steps, metrics);
   report.summary = std::move(summary);
 }
 

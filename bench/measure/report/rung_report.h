@@ -38,7 +38,7 @@ struct DdpFacts {
   std::vector<std::string> interfaces;  // the network interfaces counted on rank 0's host
   bool zero1 = false;
   std::optional<TestSlowRank> test_slow_rank;  // the test hook (bench/measure/observers/rank_slowdown.h)
-  std::vector<nlohmann::json> per_rank;
+  std::vector<RankFigures> per_rank;
 };
 
 struct MeasuredRun {

@@ -18,6 +18,7 @@
 #include "profiler/common/fields.h"
 #include "profiler/trace/breakdown_section.h"
 #include "reports/model/report/slow_rank.h"
+#include "reports/model/report/step_section.h"
 #include "reports/stats/stats.h"
 
 namespace ladder {
@@ -111,8 +112,16 @@ struct RankFacts {
   }
 };
 
-// Every rank's facts from per_rank-shaped figures (rank_figures JSON).
-std::vector<RankFacts> rank_facts_of(const std::vector<nlohmann::json>& per_rank);
+// One rank's figures (ddp.per_rank[]): its facts and, beside them in the
+// same object, a column per step metric declared per rank or across ranks
+// (no `step` column). It converts itself: the facts by their field list,
+// every other key a column ($defs/rank_figures in the schema).
+struct RankFigures {
+  RankFacts facts;
+  std::map<std::string, StepColumn> columns;
+};
+void to_json(nlohmann::json& j, const RankFigures& r);
+void from_json(const nlohmann::json& j, RankFigures& r);
 
 struct DdpSection {
   int64_t world_size = 0;
@@ -121,12 +130,11 @@ struct DdpSection {
   std::string data_sharding;
   ::ladder::fields::Maybe<std::string> comm_timing;
   ::ladder::fields::Maybe<DdpTraffic> traffic;
-  std::vector<nlohmann::json> per_rank;  // bench/measure/measure.cpp rank_figures: RankFacts and the columns
+  std::vector<RankFigures> per_rank;  // bench/measure/measure.cpp rank_figures
   std::map<std::string, Summary> across_ranks_of_medians;
   ::ladder::fields::Maybe<SlowRank> slow_rank;  // absent in reports from before it (2026-12-02)
   ::ladder::fields::Maybe<TestSlowRank> test_slow_rank;
-  // Each rank's facts, read from per_rank (strictly, but for its columns);
-  // throws ConfigError naming the rank's field that does not read.
+  // Each rank's facts, rank 0 first.
   std::vector<RankFacts> rank_facts() const;
   template <class S, class V>
   static void fields(S& s, V& v) {

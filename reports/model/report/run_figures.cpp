@@ -27,10 +27,10 @@ const std::vector<RunFigure>& run_figures() {
   using R = const RungReport&;
   static const std::vector<RunFigure> kFigures = {
       {"dt_ms_median", "step time: the median of a process's measured steps", [](R r) {
-         return r.summary_of("dt_ms");
+         return number_or_null(r.summary_value("dt_ms"));
        }, Across::kMedian, "dt_ms", "", "{:.2f}", 1, nullptr, kRunTable | kCompareTable, nullptr},
       {"tokens_per_s_median", "tokens per second, all ranks: the median over a process's measured steps", [](R r) {
-         return r.summary_of("tokens_per_s");
+         return number_or_null(r.summary_value("tokens_per_s"));
        }, Across::kMedian, "tok/s", "", "{:.0f}", 1, nullptr, kRunTable | kCompareTable,
        "Throughput per rung (median tokens/s, higher is better)"},
       // The datasheet peak where there is one for the device and precision,
@@ -49,7 +49,7 @@ const std::vector<RunFigure>& run_figures() {
        "", "{:.1f}", 1, nullptr, kSummaryOnly, nullptr},
       // What MFU divides by a peak (bench/measure/harness/step_metrics.cpp: model_tflops).
       {"model_tflops_median", "model TFLOP/s achieved: the step's tokens x FLOPs per token over dt, the median step",
-       [](R r) { return r.summary_of("model_tflops"); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
+       [](R r) { return number_or_null(r.summary_value("model_tflops")); }, Across::kMedian, "TFLOP/s", "", "{:.3g}", 1,
        nullptr, kRunTable, nullptr},
       {"peak_bytes", "peak memory: CUDA's peak reserved bytes, or the process's peak RSS on a CPU",
        [](R r) { return of(r.memory, [](const Memory& m) { return m.measured.peak_bytes; }); }, Across::kMax, "peak",

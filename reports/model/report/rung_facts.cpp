@@ -2,12 +2,11 @@
 // report, from the struct.
 #include "reports/model/report/rung_facts.h"
 
-#include "reports/model/json_fields.h"
+#include <cmath>
 
 namespace ladder {
 
 using nlohmann::json;
-using json_fields::member;
 
 void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
   if (j.is_object()) {
@@ -31,19 +30,14 @@ void read_noise(const std::optional<NoiseSection>& noise, RungFacts& f) {
   if (noise->probe) f.speed_index_per_s = noise->probe->speed_index_per_s;
 }
 
-// A section still held as JSON, or null where the report has none.
-const json& section(const fields::Maybe<json>& s) {
-  static const json kNone;
-  return s ? *s : kNone;
-}
-
 }  // namespace
 
 RungFacts read_rung_facts(const RungReport& report) {
   RungFacts f;
   f.status = report.status.empty() ? "missing" : report.status;
-  for (const auto& v : json_fields::array_at(section(report.steps), "dt_ms"))
-    if (v.is_number()) f.dt_ms.push_back(v.get<double>());
+  if (const std::vector<double>* dt = report.steps ? report.steps->of("dt_ms") : nullptr)
+    for (const double v : *dt)
+      if (!std::isnan(v)) f.dt_ms.push_back(v);
   if (const auto dt = report.summary_value("dt_ms")) f.dt_ms_median = *dt;
   if (!report.kind.empty()) f.config = report.config;  // read from its file, not a cell's placeholder
   if (report.switches) {

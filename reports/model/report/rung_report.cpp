@@ -1,7 +1,6 @@
 // reports/model/report/rung_report.cpp: see rung_report.h.
 #include "reports/model/report/rung_report.h"
 
-#include "reports/model/json_fields.h"
 
 namespace ladder {
 
@@ -12,14 +11,9 @@ const std::vector<std::string>& ok_report_sections() {
   return kSections;
 }
 
-nlohmann::json RungReport::summary_of(const char* metric, const char* stat) const {
-  if (!summary || !summary->contains(metric)) return nullptr;
-  const nlohmann::json& m = (*summary)[metric];
-  return m.is_object() && m.contains(stat) ? m[stat] : nlohmann::json();
-}
-
-std::optional<double> RungReport::summary_value(const char* metric, const char* stat) const {
-  return json_fields::as_number(summary_of(metric, stat));
+std::optional<double> RungReport::summary_value(const std::string& metric, double Summary::*stat) const {
+  const Summary* s = summary ? summary->of(metric) : nullptr;
+  return s ? std::optional<double>(s->*stat) : std::nullopt;
 }
 
 void RungReport::schema_extra(nlohmann::json& schema) {

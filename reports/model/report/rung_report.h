@@ -6,9 +6,11 @@
 // reports/rung_report.schema.json, which is generated from it
 // (bench/measure/report/report_schema.h) and never edited by hand.
 //
-// The per-step columns and their summary are typed by the step metrics'
-// declarations (bench/measure/harness/step_metrics.h), one layer up, and the
-// config by its field table (config_schema.h).
+// Three sections convert themselves rather than list fields: the config
+// (RunConfig, by its field table; its schema config_schema.h), and the
+// per-step columns and their summary (step_section.h), whose keys are the
+// step metrics' declarations (bench/measure/harness/step_metrics.h), one
+// layer up.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@
 #include "reports/model/report/noise_section.h"
 #include "reports/model/report/roofline_section.h"
 #include "reports/model/report/speed_of_light_section.h"
+#include "reports/model/report/step_section.h"
 #include "variants/planners/attention_plan.h"
 #include "variants/data/data_section.h"
 #include "variants/planners/gemm_plan_section.h"
@@ -276,7 +279,8 @@ struct RungReport {
   Maybe<Throughput> throughput;
   Maybe<Mfu> mfu;
   Maybe<Memory> memory;
-  Maybe<nlohmann::json> steps, warmup_steps, summary;  // by the step metrics (bench/measure/harness/step_metrics.h)
+  Maybe<StepColumns> steps, warmup_steps;
+  Maybe<StepSummary> summary;
   Maybe<Parity> parity;
   Maybe<Failure> failure;
   Maybe<DataSection> data;  // what the steps read (variants/data/data_section.h)
@@ -286,11 +290,9 @@ struct RungReport {
   Maybe<std::optional<AttentionPlan>> attention_plan;
   template <class S, class V>
   static void fields(S& s, V& v);
-  // summary.<metric>.<stat>, e.g. summary_of("dt_ms") is the median step
-  // time; null where the report has no such figure.
-  nlohmann::json summary_of(const char* metric, const char* stat = "median") const;
-  // The same as a number: nullopt where the report has none.
-  std::optional<double> summary_value(const char* metric, const char* stat = "median") const;
+  // summary.<metric>.<stat>, e.g. summary_value("dt_ms") is the median step
+  // time; nullopt where the report has no such figure.
+  std::optional<double> summary_value(const std::string& metric, double Summary::*stat = &Summary::median) const;
   // What the fields cannot say: an ok report has every section, another a
   // failure; a peer's (rung peer-*) has its peer section, a rung's none.
   static void schema_extra(nlohmann::json& schema);
