@@ -301,7 +301,7 @@ void holm_adjust(std::vector<Verdict*>& tested) {
 // the machine's speed explains the processes' spread in dt
 // (reports/stats/machine_speed.h), its cause named with the rung; returns the
 // probe's half-range of each such rung.
-std::vector<double> add_probe_causes(const LoadedRun& run, const ReportFacts& facts, std::vector<json>& causes) {
+std::vector<double> add_probe_causes(const LoadedRun& run, const ReportFacts& facts, std::vector<std::string>& causes) {
   std::vector<double> ranges;
   for (const auto& cell : run.cells) {
     std::vector<double> dt, speed;
@@ -375,8 +375,10 @@ ComparedInput compared_input(const LoadedRun& run, const ReportFacts& facts, con
                                        run.label, run.missing_reports.size(), files,
                                        run.missing_reports.size() > 3 ? ", ..." : ""));
   }
+  const auto name = shown.find("device.name");
   return {run.label, run.path, run.run_id, std::max<size_t>(1, run.repeats.size()),
-          shown.count("device.name") ? shown.at("device.name") : json("?"), shown, input_noise(run, facts)};
+          name != shown.end() && name->second.is_string() ? name->second.get<std::string>() : "?", shown,
+          input_noise(run, facts)};
 }
 
 // The inputs, and the subject: the environment keys whose values differ

@@ -220,13 +220,13 @@ ComparedInput read_input(const json& j, size_t i) {
   in.path = text(j, "path");
   in.run_id = text(j, "run_id");
   in.processes_per_rung = size_t(number(j, "processes_per_rung").value_or(1));
-  in.device = member(j, "device").is_string() ? j.at("device") : json("?");
+  in.device = member(j, "device").is_string() ? j.at("device").get<std::string>() : "?";
   if (member(j, "environment").is_object())
     for (const auto& [key, v] : j.at("environment").items()) in.environment[key] = v;
   const json& noise = member(j, "noise");
   if (noise.is_object()) {
     InputNoise n;
-    for (const auto& c : array_at(noise, "causes")) n.causes.push_back(c);
+    for (const auto& c : array_at(noise, "causes")) n.causes.push_back(value_text(c));
     n.probe_half_range_pct = number(noise, "probe_half_range_pct");
     for (const auto& [key, v] : noise.items())
       if (key != "probe_half_range_pct" && v.is_number()) n.readings[key] = v.get<double>();

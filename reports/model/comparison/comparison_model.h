@@ -93,7 +93,7 @@ struct Geomean {
 // What disturbed an input's processes: the median of each noise reading over
 // its complete reports, and every cause named.
 struct InputNoise {
-  std::vector<nlohmann::json> causes;
+  std::vector<std::string> causes;
   std::optional<double> probe_half_range_pct;
   std::map<std::string, double> readings;
 };
@@ -101,7 +101,7 @@ struct InputNoise {
 struct ComparedInput {
   std::string label, path, run_id;
   size_t processes_per_rung = 1;
-  nlohmann::json device;  // the device's name, or "?"
+  std::string device;  // the device's name, or "?"
   std::map<std::string, nlohmann::json> environment;  // the subject keys
   std::optional<InputNoise> noise;
 };

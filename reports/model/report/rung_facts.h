@@ -30,7 +30,7 @@ struct RungFacts {
   // steal_pct_of_wall, cpu_pct_of_threads, involuntary_switches_per_s, load_1m (its end).
   bool has_noise = false;
   std::map<std::string, double> noise_readings;
-  std::vector<nlohmann::json> noise_causes;
+  std::vector<std::string> noise_causes;
   std::optional<double> speed_index_per_s;  // the speed probe's (bench/measure/observers/speed_probe.h)
   std::optional<double> test_slowdown_pct;  // the test-only slowdown hook's
   std::optional<std::string> test_slow_op;  // the test-only operator slowdown's (op_breakdown.test_slow_op)

@@ -43,9 +43,6 @@ std::string subject_values(const std::vector<json>& values) {
   return s;
 }
 
-// The device's name as an input records it, "?" when unknown.
-std::string device_text(const ComparedInput& in) { return in.device.is_string() ? in.device.get<std::string>() : "?"; }
-
 // The inputs, what differs between them, forced differences and warnings:
 // the lines above the tables. A page shows the inputs and the subject as
 // tables (their lines are kRestated) and boxes the rest.
@@ -54,7 +51,7 @@ std::vector<Line> header_lines(const Comparison& cmp) {
   const auto restated = [&](std::string s) { h.push_back({std::move(s), "", Tone::kPlain, LineKind::kRestated}); };
   for (const auto& in : cmp.inputs) {
     const size_t processes = in.processes_per_rung;
-    restated(fmt::format("{}: {} (run {}, {}; {})", in.label, in.path, in.run_id, device_text(in),
+    restated(fmt::format("{}: {} (run {}, {}; {})", in.label, in.path, in.run_id, in.device,
                          processes > 1 ? fmt::format("{} processes per rung: medians of per-process medians", processes)
                                        : "one process per rung: medians of its steps"));
   }
@@ -74,7 +71,7 @@ std::vector<Line> header_lines(const Comparison& cmp) {
   for (const auto& in : cmp.inputs) {
     std::string seen;
     if (in.noise)
-      for (const auto& c : in.noise->causes) seen += (seen.empty() ? "" : "; ") + value_text(c);
+      for (const auto& c : in.noise->causes) seen += (seen.empty() ? "" : "; ") + c;
     if (!seen.empty()) h.push_back({fmt::format("{}: {}", in.label, seen), "noise:", Tone::kWarn, LineKind::kWarning});
   }
   return h;
@@ -217,7 +214,7 @@ Section inputs_section(const Comparison& cmp) {
         {{{labels[i], nullptr, Tone::kPlain, series_colour(i)},
           {in.path, nullptr},
           {in.run_id, nullptr},
-          {in.device.is_string() ? in.device.get<std::string>() : kDash, nullptr},
+          {in.device, nullptr},
           i == 0 ? TableCell{"baseline", nullptr}
                  : number_cell(ratio, "{:.2f}", "\u00d7")}});
   }
