@@ -22,12 +22,13 @@
 // to_json and from_json of its own (an object, read by its from_json, whose
 // schema Doc::schema gives: a RunConfig, by its field table; the step
 // columns, by the step metrics). Its errors are put under the field's path,
-// and one that names a relative path (".loss[3]: ...") continues it. std::optional<T> may be null, and is
-// written as null when empty; Maybe<T> may be absent, and is left out when
-// empty; Inline<T> is a struct whose fields sit in the enclosing object
-// beside its own, present or absent together (the name it is listed under is
-// not written). Doc says what the type cannot: a description, the values allowed, a
-// minimum, a pattern, a format. Its constraints apply to the values: to an
+// and one that names a relative path (".loss[3]: ...") continues it.
+// std::optional<T> may be null, and is written as null when empty;
+// Maybe<T> may be absent, and is left out when empty; Inline<T> is a struct
+// whose fields sit in the enclosing object beside its own, present or
+// absent together (the name it is listed under is not written). Doc says
+// what the type cannot: a description, the values allowed, a minimum, a
+// pattern, a format. Its constraints apply to the values: to an
 // array's items and a map's values, the description to the field itself.
 //
 // Reading is strict: a missing required field, a wrong type or a value the
