@@ -33,8 +33,7 @@ StepColumns step_columns(const std::vector<StepRecord>& steps, const MetricConte
   return out;
 }
 
-StepSummary summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx) {
-  const StepColumns cols = step_columns(steps, ctx);
+StepSummary summarize_steps(const StepColumns& cols) {
   StepSummary out;
   for (const StepMetric& m : step_metrics())
     if (const std::vector<double>* values = m.summarised ? cols.of(m.key) : nullptr)

@@ -21,7 +21,7 @@ namespace ladder {
 // Every declared metric (bench/measure/harness/step_metrics.h) these steps have, as a column.
 StepColumns step_columns(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
 
-// Summary statistics of every summarised metric, and of the phases.
-StepSummary summarize_steps(const std::vector<StepRecord>& steps, const MetricContext& ctx = {});
+// Summary statistics of the columns of every summarised metric, and of the phases.
+StepSummary summarize_steps(const StepColumns& steps);
 
 }  // namespace ladder

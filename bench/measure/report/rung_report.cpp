@@ -193,8 +193,8 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
   if (!ddp) return std::nullopt;
   const DdpFacts& d = *ddp;
   DdpSection out;
-  std::vector<RankFacts> facts;
-  for (const RankFigures& r : d.per_rank) facts.push_back(r.facts);
+  out.per_rank = d.per_rank;
+  const std::vector<RankFacts> facts = out.rank_facts();
   for (const StepMetric& m : step_metrics()) {
     if (m.ranks != RankScope::kAcrossRanks) continue;
     std::vector<double> medians;
@@ -214,7 +214,6 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
                           "events); exposed is the compute stream's wait from backward's end to after the last "
                           "bucket (CUDA events)";
   out.traffic = traffic_section(d);
-  out.per_rank = d.per_rank;
   out.slow_rank = judge_ranks(facts);
   if (d.test_slow_rank) out.test_slow_rank = *d.test_slow_rank;
   return out;
@@ -244,13 +243,13 @@ Parity pending_parity(const MeasuredRun& m) {
 // roofline per step in the summary.
 void add_steps(RungReport& report, const HarnessResult& r, const MetricContext& metrics, double devices,
                double roof_tflops) {
-  StepSummary summary = summarize_steps(r.steps, metrics);
+  report.steps = step_columns(r.steps, metrics);
+  report.warmup_steps = step_columns(r.warmup_steps, metrics);
+  StepSummary summary = summarize_steps(*report.steps);
   std::vector<double> mfu_steps;
   for (const auto& s : r.steps)
     mfu_steps.push_back(mfu_pct(s.tokens_per_s / devices, metrics.flops_per_token, roof_tflops));
   summary.metrics["mfu_pct_measured_roofline"] = summarize(mfu_steps);
-  report.steps = step_columns(r.steps, metrics);
-  report.warmup_steps = step_columns(r.warmup_steps, metrics);
   report.summary = std::move(summary);
 }
 

@@ -46,7 +46,6 @@ std::vector<int64_t> bandwidth_working_sets(const torch::Device& device, int64_t
 // set now (at::get_num_threads()).
 MemoryBandwidth probe_memory_bandwidth(const torch::Device& device);
 
-
 // The measured size that applies to a working set of `working_set_bytes`:
 // the largest measured working set not above it, else the smallest measured
 // (a smaller working set runs at least as fast). A floor (bytes / bandwidth)
