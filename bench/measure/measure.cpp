@@ -262,8 +262,7 @@ Setup set_up(RunConfig& c, const MeasureOptions& o, Position& position) {
   }
   s.tracer = make_tracer(c, o, s.device, s.pg.get());
   position.phase = "bf16 probe";
-  resolve_cpu_bf16(c, o.roofline_file.empty() ? std::nullopt : std::optional(read_roofline_file(o.roofline_file)),
-                   s.device);
+  resolve_cpu_bf16(c, o.roofline.roofline, s.device);
   position.phase = "setup";
   s.step = std::make_unique<TrainStep>(c, s.device, make_token_source(c, s.device), s.pg.get());
   if (!o.save_init.empty()) save_weights(s.step->model(), o.save_init);
@@ -353,7 +352,7 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   if (m.devices != world)
     m.tokens_basis = fmt::format("median tokens_per_s / {} host(s): the {} ranks on a host share its CPU", m.devices,
                                  c.local_world_size);
-  m.roofline_file = o.roofline_file;
+  m.roofline = o.roofline;
   return m;
 }
 

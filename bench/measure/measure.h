@@ -19,6 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/measure/device/launch_env.h"
+#include "bench/measure/roofline/roofline.h"
 #include "variants/config/config.h"
 
 namespace ladder {
@@ -33,7 +34,7 @@ struct MeasureOptions {
   std::vector<std::string> argv;
   bool quiet = false;
   bool count_ops = true;    // one extra profiled step for operator/kernel counts
-  std::string roofline_file;  // the run's roofline.json; empty: probe in this process
+  RooflineInUse roofline;     // the run's roofline.json (--roofline), read once before the steps; none: probe here
   LaunchEnv launch;         // the ddp rung: rank, world and rendezvous (cfg.rank etc. agree)
 };
 

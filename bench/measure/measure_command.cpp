@@ -46,7 +46,7 @@ void add_measure_options(ArgParser& ap, ConfigOptions& c, MeasureOptions& mo, st
                "--grads (rank 0; not with CUDA graphs)",
                [&](const std::string& v) { mo.save_grads = v; });
   ap.add_value("--roofline", "FILE", "MFU 'p' against this roofline (ladder roofline --out) instead of a probe",
-               [&](const std::string& v) { mo.roofline_file = v; });
+               [&](const std::string& v) { mo.roofline.file = v; });
   ap.add_flag("--no-op-count", "skip the extra profiled step (op counts and op_breakdown)",
               [&] { mo.count_ops = false; });
   ap.add_flag("--quiet", "no progress line", [&] { mo.quiet = true; });
@@ -108,9 +108,11 @@ void check_measure(const RunConfig& cfg, MeasureOptions& mo, const ConfigOptions
   if (const double slowdown = test_slowdown_pct(); slowdown > 0 && !mo.quiet)
     fmt::print(stderr, "ladder: warning: {}={} (test-only): every step waits that share of its time more\n",
                kTestSlowdownEnv, slowdown);
-  if (!mo.roofline_file.empty())
-    run_roofline_entry(read_roofline_file(mo.roofline_file), Precision::kFP32, device_name(parse_device(cfg.device)),
-                       mo.roofline_file);
+  if (!mo.roofline.file.empty()) {  // read once, here: the bf16 check and the report use it
+    mo.roofline.roofline = read_roofline_file(mo.roofline.file);
+    run_roofline_entry(*mo.roofline.roofline, Precision::kFP32, device_name(parse_device(cfg.device)),
+                       mo.roofline.file);
+  }
   if (mo.run_id.empty()) mo.run_id = new_run_id();
   if (mo.report_path.empty()) {
     const std::string out = c.out_dir.empty() ? (fs::path("runs") / mo.run_id).string() : c.out_dir;

@@ -322,7 +322,7 @@ json complete_peer_report(const json& r, const RunConfig& cfg, const std::string
                                                                         "the peer's report: memory.cpu_allocator");
   m.memory_monitor = field(r, "memory.monitor").get<std::string>();
   m.data_time = field(r, "timing.data_time").get<std::string>();
-  m.roofline_file = roofline_file;
+  m.roofline = read_roofline_in_use(roofline_file);
   m.roofline_probe_by = "ladder run after the peer";
   // What the peer's process says of itself: its program, its own clock.
   m.suite = fields::from_json<SuiteSection>(field(r, "suite"), "the peer's report: suite");

@@ -5,6 +5,7 @@
 // bandwidth from.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <stdexcept>
 #include <utility>
 
@@ -143,6 +144,38 @@ TEST(Roofline, AMemoryObjectIsReadOnlyFromARooflineOfThisDevice) {
     const std::string what = e.what();
     EXPECT_NE(what.find("old/roofline.json: field 'memory' is missing"), std::string::npos) << what;
   }
+}
+
+// The run's roofline as a process holds it (read once, before the steps):
+// the file, or why not, and whether it was there at all (a missing file
+// leaves the report the datasheet; one that is there and unreadable, no
+// speed of light).
+TEST(Roofline, TheRunsRooflineIsReadOnceAndSaysWhyNot) {
+  const RooflineInUse none = read_roofline_in_use("");
+  EXPECT_FALSE(none.roofline);
+  EXPECT_TRUE(none.error.empty());
+  EXPECT_FALSE(none.missing);
+
+  const std::string recorded =
+      std::string(LADDER_SOURCE_DIR) + "/reports/results/2026-11-27-h100-80gb-hbm3/ladder/roofline.json";
+  const RooflineInUse ok = read_roofline_in_use(recorded);
+  ASSERT_TRUE(ok.roofline) << ok.error;
+  EXPECT_EQ(ok.file, recorded);
+  EXPECT_EQ(ok.roofline->device, "NVIDIA H100 80GB HBM3");
+  EXPECT_TRUE(ok.error.empty());
+
+  const std::string dir = ::testing::TempDir();
+  const RooflineInUse missing = read_roofline_in_use(dir + "/no-such-roofline.json");
+  EXPECT_FALSE(missing.roofline);
+  EXPECT_TRUE(missing.missing);
+  EXPECT_FALSE(missing.error.empty());
+
+  const std::string bad = dir + "/not-a-roofline.json";
+  std::ofstream(bad) << R"({"kind": "ladder.summary"})";
+  const RooflineInUse unreadable = read_roofline_in_use(bad);
+  EXPECT_FALSE(unreadable.roofline);
+  EXPECT_FALSE(unreadable.missing);
+  EXPECT_NE(unreadable.error.find(bad), std::string::npos) << unreadable.error;
 }
 
 TEST(Roofline, EveryShapeIsTheBestOfAtLeastTwoCallsAndTheBestShapeIsKept) {

@@ -38,7 +38,7 @@ json cuda_report(bool graph) {
   m.n_params_without_wpe = 90000;
   m.graph = graph;
   m.memory_monitor = "test";
-  m.roofline_file = kRoofline;
+  m.roofline = read_roofline_in_use(kRoofline);
   HarnessResult r;
   r.timing_mode = "end_to_end";
   r.timer_method = "cuda_events";

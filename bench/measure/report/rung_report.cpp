@@ -36,29 +36,15 @@ Precision mfu_precision(const RunConfig& c, const SwitchEffects& switches) {
   return Precision::kFP32;
 }
 
-// The run's roofline.json, read once for the report's MFU and speed of
-// light: null where the run has none, or where it cannot be read (`error`
-// then says why: a file named but missing, or not a roofline's JSON).
-std::optional<RooflineFile> read_run_roofline(const MeasuredRun& m, std::string* error) {
-  if (m.roofline_file.empty()) return std::nullopt;
-  try {
-    return read_roofline_file(m.roofline_file);
-  } catch (const std::exception& e) {
-    *error = e.what();
-    return std::nullopt;
-  }
-}
-
 // The run's roofline (one denominator for every rung), or, when there is
 // none or it is unusable here, this process's own probe, saying why.
-std::pair<RooflineResult, RooflineSource> roofline_for(const MeasuredRun& m, Precision precision,
-                                                       const std::optional<RooflineFile>& roofline,
-                                                       const std::string& read_error) {
-  std::string why = read_error.empty() ? "the run has no roofline.json" : read_error;
-  if (roofline) {
+std::pair<RooflineResult, RooflineSource> roofline_for(const MeasuredRun& m, Precision precision) {
+  const RooflineInUse& run = m.roofline;
+  std::string why = run.error.empty() ? "the run has no roofline.json" : run.error;
+  if (run.roofline) {
     try {
-      return {run_roofline_entry(*roofline, precision, m.device_name, m.roofline_file),
-              {"once for the run, before the rungs", m.roofline_file}};
+      return {run_roofline_entry(*run.roofline, precision, m.device_name, run.file),
+              {"once for the run, before the rungs", run.file}};
     } catch (const std::exception& e) {
       why = e.what();
     }
@@ -269,9 +255,7 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const MetricContext metrics{c.world_size, fpt};
   const Precision precision = mfu_precision(c, m.switches);
   const StepPlan plan = m.plan ? *m.plan : plan_for(c);  // what the step ran: the memory estimate's and the floors'
-  std::string roofline_error;
-  const std::optional<RooflineFile> roofline = read_run_roofline(m, &roofline_error);
-  const auto [roof, roof_source] = roofline_for(m, precision, roofline, roofline_error);
+  const auto [roof, roof_source] = roofline_for(m, precision);
   RungReport report = rung_report_header(c, m.run_id, m.argv, m.started_at);
   add_steps(report, r, metrics, m.devices, roof.tflops);
   const double tok_s_aggregate = step_median(r.steps, &StepRecord::tokens_per_s);
@@ -298,11 +282,11 @@ json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   report.profile = m.profile;
   if (m.suite) report.suite = m.suite;
   if (m.peer) report.peer = m.peer;
-  // The step's work as it ran (its config and plan), held to the report's MFU ceiling and the roofline read above.
+  // The step's work as it ran (its config and plan), held to the report's MFU ceiling and the run's roofline.
   // A roofline named but missing leaves the datasheet's figures; one that cannot be read, no section.
-  const bool unreadable = !roofline_error.empty() && std::filesystem::exists(m.roofline_file);
-  report.speed_of_light = speed_of_light_section(report, c, plan, precision == Precision::kBF16, roofline,
-                                                 unreadable ? roofline_error : "");
+  const RooflineInUse& run = m.roofline;
+  report.speed_of_light = speed_of_light_section(report, c, plan, precision == Precision::kBF16, run.roofline,
+                                                 run.missing ? "" : run.error);
   return fields::to_json(report);
 }
 

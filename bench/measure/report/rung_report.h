@@ -23,6 +23,7 @@
 #include <torch/torch.h>
 
 #include "bench/measure/harness/harness.h"
+#include "bench/measure/roofline/roofline.h"
 #include "reports/model/report/rung_report.h"
 #include "variants/config/config.h"
 #include "variants/switches/switch.h"
@@ -66,7 +67,7 @@ struct MeasuredRun {
   // ddp job share (the run roofline measured it with all its cores).
   int devices = 1;
   std::string tokens_basis = "median tokens_per_s_per_device";
-  std::string roofline_file;     // the run's roofline.json; "" or unusable: probe here
+  RooflineInUse roofline;          // the run's roofline.json, read once; none or unusable: probe here
   std::string roofline_probe_by = "this process, after its steps";
   // A PyTorch peer's report (bench/run/peers.h): what its own process says of
   // itself, and why its parity is not checked. Empty or null for a rung.

@@ -293,6 +293,19 @@ RooflineFile measure_run_roofline(const torch::Device& device, int threads) {
 
 RooflineFile read_roofline_file(const std::string& path) { return roofline_file_from(read_json_file(path), path); }
 
+RooflineInUse read_roofline_in_use(const std::string& file) {
+  RooflineInUse out;
+  out.file = file;
+  if (file.empty()) return out;
+  try {
+    out.roofline = read_roofline_file(file);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    out.missing = !std::filesystem::exists(file);
+  }
+  return out;
+}
+
 RooflineResult run_roofline_entry(const RooflineFile& roofline, Precision precision, const std::string& device_name,
                                   const std::string& file) {
   const char* name = precision_name(precision);

@@ -79,6 +79,20 @@ RooflineFile measure_run_roofline(const torch::Device& device, int threads);
 // `path`, the field, its value and what was expected.
 RooflineFile read_roofline_file(const std::string& path);
 
+// A run's roofline.json as one process holds it, read once: the file, or
+// why it could not be read. `missing`: it was named but is not there (the
+// report then falls back to the datasheet and a probe); otherwise an error
+// means the file is there and is not a roofline's JSON. No file named:
+// nothing, and no error.
+struct RooflineInUse {
+  std::string file;
+  std::optional<RooflineFile> roofline;
+  std::string error;
+  bool missing = false;
+};
+// Reads `file` leniently: a failure is kept in `error`, not thrown.
+RooflineInUse read_roofline_in_use(const std::string& file);
+
 // The entry of a run roofline for `precision`, checked against the device
 // this process runs on; a ConfigError names `file` and what is wrong. The
 // entry's shapes are left out (the report's MFU keeps the best shape).
