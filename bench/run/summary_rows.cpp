@@ -143,11 +143,10 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   // Every declared run-level figure (reports/model/report/run_figures.cpp), across processes.
   std::vector<const RungReport*> processes;
   for (const auto& r : reports) processes.push_back(&r);
-  const json figures = cell_figures(processes);
-  row.per_process = fields::from_json<std::map<std::string, std::vector<std::optional<double>>>>(
-      figures["per_process"], "the cell's per-process figures");
+  const CellFigures figures = cell_figures_of(processes);
+  row.per_process = figures.per_process;
   row.rounds = rounds64;  // the round each process ran in, parallel to per_process
-  row.markers = fields::from_json<std::map<std::string, std::string>>(figures["markers"], "the cell's markers");
+  row.markers = figures.markers;
   const size_t n = reports.size();
   row.sample = n == 1 ? fmt::format("the median of {} measured steps of one process", first.steps->step.size())
                       : fmt::format("the median of {} per-process medians", n);
@@ -159,7 +158,8 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
   const std::vector<std::vector<std::string>> per_process_causes = causes_per_process(reports);
   std::vector<std::string> causes = noise_causes_of(per_process_causes);
   if (n > 1) {
-    const std::vector<double> dt = figures["per_process"]["dt_ms_median"].get<std::vector<double>>();
+    std::vector<double> dt;  // an ok process has its step time
+    for (const std::optional<double>& v : figures.per_process.at("dt_ms_median")) dt.push_back(v.value());
     processes_cv = summarize(dt).cv;
     row.dt_ms_process_medians = dt;
     row.dt_ms_process_cv = *processes_cv;
@@ -178,7 +178,7 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
     if (r.ddp && *r.ddp && (*r.ddp)->slow_rank) slow.push_back(*(*r.ddp)->slow_rank);
   if (!slow.empty()) row.slow_rank = slow;
   json out = fields::to_json(row);
-  for (const RunFigure& f : run_figures()) out[f.key] = figures[f.key];
+  for (const auto& [key, value] : figures.values) out[key] = fields::to_json(value);
   return out;
 }
 

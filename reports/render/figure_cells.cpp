@@ -5,12 +5,18 @@ namespace ladder {
 
 using json = nlohmann::json;
 
-TableCell figure_cell(const RunFigure& f, const json& value, const std::string& marker) {
-  if (!value.is_number()) return {"-", ""};
-  TableCell c = number_cell(json(value.get<double>() * f.scale), f.format, marker);
+TableCell figure_cell(const RunFigure& f, const std::optional<double>& value, const std::string& marker) {
+  if (!value) return {"-", ""};
+  TableCell c = number_cell(*value * f.scale, f.format, marker);
   // The value as machines read it: unscaled, unless the text has a marker
   // that says which peak it is of (then the text is the value).
-  c.value = marker.empty() ? value : json();
+  c.value = marker.empty() ? json(*value) : json();
+  return c;
+}
+
+TableCell figure_cell(const RunFigure& f, const std::optional<WrittenNumber>& value, const std::string& marker) {
+  TableCell c = figure_cell(f, value ? std::optional(value->value) : std::nullopt, marker);
+  if (value && value->integer && c.value.is_number()) c.value = int64_t(value->value);
   return c;
 }
 

@@ -314,7 +314,7 @@ TEST(ReportLoader, Schema1ReportIsUpgradedAndReadStrictly) {
   EXPECT_FALSE(r.memory->measured.allocated_active_valid);
   EXPECT_NE(r.memory->measured.allocated_active_note.find("not recorded"), std::string::npos);
   EXPECT_FALSE(r.environment->versions.cublaslt.has_value());  // absent: not recorded then
-  EXPECT_DOUBLE_EQ(run_figure("dt_ms_median").of_report(r).get<double>(),
+  EXPECT_DOUBLE_EQ(run_figure("dt_ms_median").of_report(r).value(),
                    json::parse(std::ifstream(file))["summary"]["dt_ms"]["median"].get<double>());
 }
 

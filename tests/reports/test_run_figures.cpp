@@ -67,28 +67,28 @@ TEST(RunFigures, EveryKeyCarriesItsUnitAndIsDeclaredOnce) {
 TEST(RunFigures, ProcessesCombineByMedianAndPeakByMax) {
   const RungReport a = report(100, 1000, std::nullopt, 40, 3 << 20), b = report(120, 900, std::nullopt, 36, 5 << 20),
                    c = report(110, 950, std::nullopt, 38, 4 << 20);
-  const json f = cell_figures({&a, &b, &c});
-  EXPECT_DOUBLE_EQ(f["dt_ms_median"].get<double>(), 110);
-  EXPECT_DOUBLE_EQ(f["tokens_per_s_median"].get<double>(), 950);
-  EXPECT_EQ(f["peak_bytes"].get<int64_t>(), 5 << 20);
-  EXPECT_EQ(f["per_process"]["dt_ms_median"], json({100.0, 120.0, 110.0}));
+  const CellFigures f = cell_figures_of({&a, &b, &c});
+  EXPECT_EQ(f.values.at("dt_ms_median"), 110);
+  EXPECT_EQ(f.values.at("tokens_per_s_median"), 950);
+  EXPECT_EQ(f.values.at("peak_bytes"), 5 << 20);
+  EXPECT_EQ(f.per_process.at("dt_ms_median"), (std::vector<std::optional<double>>{100.0, 120.0, 110.0}));
   // No datasheet peak: MFU is against the measured roofline, marked 'p'.
-  EXPECT_DOUBLE_EQ(f["mfu_pct"].get<double>(), 38);
-  EXPECT_EQ(f["markers"]["mfu_pct"], "p");
-  EXPECT_DOUBLE_EQ(f["ops_per_step"].get<double>(), 900);
+  EXPECT_EQ(f.values.at("mfu_pct"), 38);
+  EXPECT_EQ(f.markers.at("mfu_pct"), "p");
+  EXPECT_EQ(f.values.at("ops_per_step"), 900);
   // With a datasheet peak, that one, unmarked.
   const RungReport d = report(100, 1000, 12.5, 40, 1);
-  const json g = cell_figures({&d});
-  EXPECT_DOUBLE_EQ(g["mfu_pct"].get<double>(), 12.5);
-  EXPECT_EQ(g["markers"]["mfu_pct"], "");
+  const CellFigures g = cell_figures_of({&d});
+  EXPECT_EQ(g.values.at("mfu_pct"), 12.5);
+  EXPECT_EQ(g.markers.at("mfu_pct"), "");
 }
 
 TEST(RunFigures, AFigureMissingInOneProcessIsUnknownForTheCell) {
   RungReport a = report(100, 1000, std::nullopt, 40, 1), b = report(120, 900, std::nullopt, 36, 1);
   b.timing = std::nullopt;  // a report without the section
-  const json f = cell_figures({&a, &b});
-  EXPECT_TRUE(f["data_pct_of_dt"].is_null());
-  EXPECT_EQ(f["per_process"]["data_pct_of_dt"], json({1.5, nullptr}));
+  const CellFigures f = cell_figures_of({&a, &b});
+  EXPECT_EQ(f.values.at("data_pct_of_dt"), std::nullopt);
+  EXPECT_EQ(f.per_process.at("data_pct_of_dt"), (std::vector<std::optional<double>>{1.5, std::nullopt}));
 }
 
 // The run table has a column for every figure shown there, in list order,
@@ -96,9 +96,9 @@ TEST(RunFigures, AFigureMissingInOneProcessIsUnknownForTheCell) {
 TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
   const RungReport a = report(100, 1000, std::nullopt, 40, 1 << 30);
   json row = {{"cell", "fp32"}, {"rung", "fp32"}, {"status", "ok"}, {"parity", {{"status", "baseline"}}}};
-  const json f = cell_figures({&a});
-  for (const RunFigure& fig : run_figures()) row[fig.key] = f[fig.key];
-  row["markers"] = f["markers"];
+  const CellFigures f = cell_figures_of({&a});
+  for (const RunFigure& fig : run_figures()) row[fig.key] = fields::to_json(f.values.at(fig.key));
+  row["markers"] = f.markers;
   const Document doc = summary_document({{"rows", json::array({row})}}, "summary.json");
   const Table& t = doc.tables.front();
   for (const RunFigure& fig : run_figures()) {
@@ -109,11 +109,14 @@ TEST(RunFigures, TheRunTableShowsEveryFigureDeclaredForIt) {
       continue;
     }
     ASSERT_LT(col, t.columns.size()) << fig.key << " has no column";
-    EXPECT_EQ(t.rows.front().cells[col].text, figure_cell(fig, row[fig.key], f["markers"].value(fig.key, "")).text)
+    const auto marker = f.markers.find(fig.key);
+    EXPECT_EQ(t.rows.front().cells[col].text,
+              figure_cell(fig, f.values.at(fig.key), marker == f.markers.end() ? "" : marker->second).text)
         << fig.key;
   }
-  EXPECT_EQ(figure_cell(run_figure("peak_bytes"), json(1 << 30)).text, "1.00");
-  EXPECT_EQ(figure_cell(run_figure("mfu_pct"), json(38.04), "p").text, "38.0p");
+  EXPECT_EQ(figure_cell(run_figure("peak_bytes"), double(1 << 30)).text, "1.00");
+  EXPECT_EQ(figure_cell(run_figure("mfu_pct"), 38.04, "p").text, "38.0p");
+  EXPECT_EQ(figure_cell(run_figure("mfu_pct"), std::optional<double>()).text, "-");
 }
 
 // The run table of one ok rung whose summary row holds `value` under `key`:
@@ -131,9 +134,9 @@ std::pair<std::string, std::string> run_table_cell(const std::string& rung, cons
 // step's model TFLOP/s, the median over processes.
 TEST(RunFigures, ModelTflopsIsAColumnOfTheRunTable) {
   const RungReport a = report(100, 1000, std::nullopt, 40, 1), b = report(100, 3000, std::nullopt, 40, 1);
-  const json f = cell_figures({&a, &b});
-  EXPECT_DOUBLE_EQ(f["model_tflops_median"].get<double>(), 2000 * 6e9 / 1e12);  // 12 TFLOP/s
-  EXPECT_EQ(run_table_cell("fp32", "model_tflops_median", f["model_tflops_median"]),
+  const CellFigures f = cell_figures_of({&a, &b});
+  EXPECT_DOUBLE_EQ(f.values.at("model_tflops_median").value(), 2000 * 6e9 / 1e12);  // 12 TFLOP/s
+  EXPECT_EQ(run_table_cell("fp32", "model_tflops_median", *f.values.at("model_tflops_median")),
             (std::pair<std::string, std::string>{"TFLOP/s", "12"}));
 }
 
@@ -143,11 +146,11 @@ TEST(RunFigures, SentBytesIsTheBusiestRanksAndAColumnOfTheRunTable) {
   RungReport a = report(100, 1000, std::nullopt, 40, 1), b = a;
   a.ddp = sent_bytes(1.0e6, 1.5e6);
   b.ddp = sent_bytes(1.0e6, 1.25e6);
-  const json f = cell_figures({&a, &b});
-  EXPECT_DOUBLE_EQ(f["sent_bytes_per_step"].get<double>(), 1.5e6);
+  const CellFigures f = cell_figures_of({&a, &b});
+  EXPECT_EQ(f.values.at("sent_bytes_per_step"), 1.5e6);
   const RungReport plain = report(100, 1000, std::nullopt, 40, 1);
-  EXPECT_TRUE(cell_figures({&plain}).value("sent_bytes_per_step", json()).is_null());
-  EXPECT_EQ(run_table_cell("ddp+zero1", "sent_bytes_per_step", f["sent_bytes_per_step"]),
+  EXPECT_EQ(cell_figures_of({&plain}).values.at("sent_bytes_per_step"), std::nullopt);
+  EXPECT_EQ(run_table_cell("ddp+zero1", "sent_bytes_per_step", *f.values.at("sent_bytes_per_step")),
             (std::pair<std::string, std::string>{"sent MB", "1.50"}));
 }
 

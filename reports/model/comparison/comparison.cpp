@@ -165,9 +165,9 @@ double median_of(std::vector<double> v) {
 }
 
 // The numbers of a per-process list (null where a process has none: NaN).
-std::vector<double> numbers(const std::vector<json>& values) {
+std::vector<double> numbers(const std::vector<std::optional<double>>& values) {
   std::vector<double> out;
-  for (const auto& v : values) out.push_back(v.is_number() ? v.get<double>() : std::nan(""));
+  for (const auto& v : values) out.push_back(v.value_or(std::nan("")));
   return out;
 }
 
@@ -213,9 +213,9 @@ InputCell input_cell(const LoadedRun& run, const std::string& cell, const Report
 }
 
 // An input's per-process values of a figure with their rounds.
-ProcessSamples samples_of(const InputCell& in, const json& values) {
+ProcessSamples samples_of(const InputCell& in, const std::vector<std::optional<double>>& values) {
   ProcessSamples s;
-  s.values = numbers(values.get<std::vector<json>>());
+  s.values = numbers(values);
   s.rounds = in.rounds;
   return s;
 }
@@ -236,8 +236,8 @@ Verdict test_rung(const InputCell& base, const InputCell& other, double noise_pc
   // The two sides of one A/B run: the processes of a round, side by side.
   const RoundPairs pairs = paired_by_round(samples_of(base, base.dt_ms_run_medians),
                                            samples_of(other, other.dt_ms_run_medians));
-  const std::vector<double> a = paired ? pairs.a : numbers(base.dt_ms_run_medians.get<std::vector<json>>());
-  const std::vector<double> b = paired ? pairs.b : numbers(other.dt_ms_run_medians.get<std::vector<json>>());
+  const std::vector<double> a = paired ? pairs.a : numbers(base.dt_ms_run_medians);
+  const std::vector<double> b = paired ? pairs.b : numbers(other.dt_ms_run_medians);
   const RatioInterval dt = paired ? ratio_of_paired(a, b) : ratio_of_independent(a, b);
   v.ratio_tokens_per_s = other.figure("tokens_per_s_median") / base.figure("tokens_per_s_median");
   v.ratio_dt_ms = other.figure("dt_ms_median") / base.figure("dt_ms_median");

@@ -33,12 +33,12 @@ json input_cell_json(const InputCell& in) {
               {"markers", in.markers},
               {"sample", in.sample},
               {"dt_ms_samples", in.dt_ms_samples},
-              {"dt_ms_run_medians", in.dt_ms_run_medians},
-              {"tokens_per_s_run_medians", in.tokens_per_s_run_medians},
+              {"dt_ms_run_medians", fields::to_json(in.dt_ms_run_medians)},
+              {"tokens_per_s_run_medians", fields::to_json(in.tokens_per_s_run_medians)},
               {"speedup_vs_fp32", optional_json(in.speedup_vs_fp32)},
               {"op_breakdown_ms", in.op_breakdown_ms ? fields::to_json(*in.op_breakdown_ms) : json()},
               {"op_breakdown_top", in.op_breakdown_top ? fields::to_json(*in.op_breakdown_top) : json()}};
-  for (const auto& [key, value] : in.figures) out[key] = value;
+  for (const auto& [key, value] : in.figures) out[key] = fields::to_json(value);
   if (in.speed_of_light) out["speed_of_light"] = fields::to_json(*in.speed_of_light);  // reports before it have none
   if (!in.slow_rank.empty()) out["slow_rank"] = fields::to_json(in.slow_rank);
   if (in.speedup_interval_recorded) out["speedup_vs_fp32_interval"] = interval_json(in.speedup_vs_fp32_interval);
@@ -151,12 +151,13 @@ InputCell read_input_cell(const json& j) {
     for (const auto& [key, m] : j.at("markers").items())
       if (m.is_string()) in.markers[key] = m.get<std::string>();
   for (const RunFigure& f : run_figures())
-    if (j.contains(f.key)) in.figures[f.key] = j.at(f.key);
+    if (j.contains(f.key)) in.figures[f.key] = number(j, f.key);
   in.sample = text(j, "sample", "");
   for (const auto& s : array_at(j, "dt_ms_samples"))
     if (s.is_number()) in.dt_ms_samples.push_back(s.get<double>());
-  in.dt_ms_run_medians = member(j, "dt_ms_run_medians");
-  in.tokens_per_s_run_medians = member(j, "tokens_per_s_run_medians");
+  for (const auto& v : array_at(j, "dt_ms_run_medians")) in.dt_ms_run_medians.push_back(as_number(v));
+  for (const auto& v : array_at(j, "tokens_per_s_run_medians"))
+    in.tokens_per_s_run_medians.push_back(as_number(v));
   in.speedup_vs_fp32 = number(j, "speedup_vs_fp32");
   in.speedup_interval_recorded = j.contains("speedup_vs_fp32_interval");
   in.speedup_vs_fp32_interval = interval(member(j, "speedup_vs_fp32_interval"));
@@ -264,7 +265,7 @@ Comparison comparison_from_json(const json& j) {
 
 double InputCell::figure(const char* key) const {
   const auto it = figures.find(key);
-  return it != figures.end() && it->second.is_number() ? it->second.get<double>() : 0;
+  return it != figures.end() ? it->second.value_or(0) : 0;
 }
 
 json comparison_json(const Comparison& c) {

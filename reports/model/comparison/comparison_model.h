@@ -36,10 +36,10 @@ struct InputCell {
   size_t runs = 0;                 // processes
   std::vector<int> rounds;         // the round of each process: its member's place in the input
   std::map<std::string, std::string> markers;     // a figure's marker by key ("p": against the datasheet)
-  std::map<std::string, nlohmann::json> figures;  // every run-level figure, by key
+  std::map<std::string, std::optional<double>> figures;  // every run-level figure, by key (none: not known)
   std::string sample;              // "median of 2 per-process medians"
   std::vector<double> dt_ms_samples;  // every step of every process
-  nlohmann::json dt_ms_run_medians, tokens_per_s_run_medians;  // per process
+  std::vector<std::optional<double>> dt_ms_run_medians, tokens_per_s_run_medians;  // per process
   std::optional<double> speedup_vs_fp32;  // over the input's own fp32 of the same shape
   // Its interval: recorded (possibly none) for a rung other than fp32 whose input has fp32.
   bool speedup_interval_recorded = false;

@@ -16,10 +16,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reports/model/report/rung_report.h"
 
@@ -41,9 +40,9 @@ enum Shown : unsigned {
 struct RunFigure {
   const char* key;     // the summary row's key, with its unit: "dt_ms_median"
   const char* what;    // one line, for the docs
-  // One process's value from its complete ("ok") rung report; null when the
+  // One process's value from its complete ("ok") rung report; none when the
   // report has none (an older report, a figure this device cannot measure).
-  nlohmann::json (*of_report)(const RungReport& report);
+  std::optional<double> (*of_report)(const RungReport& report);
   Across across;
   // How it is shown: a column headed `header` (with `unit` after it when the
   // header lacks it), the value times `scale` formatted by `format`, and the
@@ -69,19 +68,16 @@ const RunFigure& run_figure(const std::string& key);  // throws std::logic_error
 extern const char* const kFigureKeyPattern;
 bool figure_key_has_unit(const std::string& key);
 
+// Run-level figures by key: a value each, none where it is not known.
+using FigureValues = std::map<std::string, std::optional<double>>;
+
 // A cell's figures from its processes' reports (each complete): every
-// figure's key with its value across processes, and under "per_process" each
-// one's list of per-process values; the marker of the first process under
-// "markers".
-nlohmann::json cell_figures(const std::vector<const RungReport*>& reports);
-// The same, as a struct: every figure's value across processes (null where a
-// process lacks it), each one's per-process values, and the first process's
-// markers.
+// figure's value across processes (none where a process lacks it), each
+// one's per-process values, and the first process's markers.
 struct CellFigures {
-  std::map<std::string, nlohmann::json> values;
-  std::map<std::string, std::vector<nlohmann::json>> per_process;
+  FigureValues values;
+  std::map<std::string, std::vector<std::optional<double>>> per_process;
   std::map<std::string, std::string> markers;
-  double number(const std::string& key) const;  // a value known to be a number (an ok cell's dt, tokens/s)
 };
 CellFigures cell_figures_of(const std::vector<const RungReport*>& reports);
 

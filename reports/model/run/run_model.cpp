@@ -21,10 +21,14 @@ std::string SummaryRow::bare_cell() const { return side.empty() ? cell : cell.su
 
 std::string SummaryRow::shape() const { return fmt::format("{}|{}|{}|{}", side, preset, batch, seq); }
 
-const json& SummaryRow::figure(const std::string& key) const {
-  static const json kNull;
+std::optional<WrittenNumber> SummaryRow::written_figure(const std::string& key) const {
   const auto it = figures.find(key);
-  return it == figures.end() ? kNull : it->second;
+  return it == figures.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<double> SummaryRow::figure(const std::string& key) const {
+  const auto v = written_figure(key);
+  return v ? std::optional(v->value) : std::nullopt;
 }
 
 std::string SummaryRow::marker(const std::string& key) const {

@@ -78,6 +78,14 @@ struct RowDisturbed {
   }
 };
 
+// A number as a summary wrote it: older summaries wrote byte and count
+// figures as integers, newer ones as numbers; an export gives each back as
+// it was written.
+struct WrittenNumber {
+  double value = 0;
+  bool integer = false;
+};
+
 struct SummaryRow {
   std::string cell;   // a rung (fp32), B/<rung> on an A/B run's side B, <shape>/peer-eager
   std::string rung;   // fp32, top-fused; for a peer the rung it runs (fused-adamw)
@@ -89,7 +97,7 @@ struct SummaryRow {
   std::optional<std::string> failure;  // a failed row's failure: its reason and message
   std::optional<std::string> peer;  // the peer's name for a peer row
   ProcessSamples tokens_per_s;      // per process; one value for an older summary's row
-  std::map<std::string, nlohmann::json> figures;  // by reports/model/report/run_figures.h key, as recorded
+  std::map<std::string, WrittenNumber> figures;  // by reports/model/report/run_figures.h key: those recorded as numbers
   std::map<std::string, std::string> markers;     // by figure key ("p")
   RowParity parity;
   RowNoise noise;
@@ -110,7 +118,8 @@ struct SummaryRow {
   std::string bare_cell() const;
   // The rows whose ratios go together: one shape of the matrix, on one side.
   std::string shape() const;
-  const nlohmann::json& figure(const std::string& key) const;  // null when absent
+  std::optional<double> figure(const std::string& key) const;  // none when absent
+  std::optional<WrittenNumber> written_figure(const std::string& key) const;
   std::string marker(const std::string& key) const;          // "" when absent
 };
 

@@ -152,7 +152,7 @@ SummaryRow read_summary_row(const json& row) {
   if (row.is_object() && row.contains("peer")) r.peer = text_or(member(row, "peer"), "name", "?");
   r.tokens_per_s = read_samples(row);
   for (const RunFigure& f : run_figures())
-    if (!member(row, f.key).is_null()) r.figures[f.key] = member(row, f.key);
+    if (const json& v = member(row, f.key); v.is_number()) r.figures[f.key] = {v.get<double>(), v.is_number_integer()};
   for (const auto& [key, m] : member(row, "markers").items())
     if (m.is_string()) r.markers[key] = m.get<std::string>();
   r.parity = read_parity(member(row, "parity"));

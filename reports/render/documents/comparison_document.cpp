@@ -323,7 +323,7 @@ std::vector<BandSource> rung_band_sources(const ComparedRung& rung, const std::v
       continue;
     }
     sources.push_back({label_at(labels, i), in.op_breakdown_ms->by_key(),
-                       json_fields::as_number(value_at(in.figures, "dt_ms_median"))});
+                       value_at(in.figures, "dt_ms_median")});
   }
   if (sources.size() < 2) return {};
   return sources;

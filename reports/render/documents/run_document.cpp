@@ -106,7 +106,7 @@ Row ok_row(const SummaryRow& row, const std::string& name, const std::vector<con
   r.cells = {{name, nullptr}, {row.status, nullptr}};
   for (const RunFigure& f : run_figures()) {
     if (!(f.shown & kRunTable)) continue;
-    r.cells.push_back(figure_cell(f, row.figure(f.key), row.marker(f.key)));
+    r.cells.push_back(figure_cell(f, row.written_figure(f.key), row.marker(f.key)));
     if (std::string(f.key) == "tokens_per_s_median")
       for (const RatioKind* k : ratios) r.cells.push_back(ratio_cell(&row, k->key));
   }
@@ -248,8 +248,7 @@ void noise_notes(const RunSummary& run, std::vector<Line>& notes) {
                        "noise:", Tone::kWarn});
     }
   const std::string over = rows_where(run, [](const SummaryRow& row) {
-    const json& mfu = row.figure("mfu_pct");
-    return row.marker("mfu_pct") == "p" && mfu.is_number() && mfu.get<double>() > 100;
+    return row.marker("mfu_pct") == "p" && row.figure("mfu_pct").value_or(0) > 100;
   });
   if (!over.empty())
     notes.push_back({fmt::format("'p' MFU above 100 % in {}: the run's roofline probe ran slow (see roofline.json's "
@@ -420,7 +419,7 @@ Table ab_table(const RunSummary& run) {
     const RowRatio* r = ratio_at(&row, "b_over_a");
     const bool tested = r && r->p;
     t.rows.push_back({{{row.rung, nullptr},
-                       number_cell(a ? a->figure("tokens_per_s_median") : json(), "{:.0f}"),
+                       number_cell(a ? a->figure("tokens_per_s_median") : std::nullopt, "{:.0f}"),
                        number_cell(row.figure("tokens_per_s_median"), "{:.0f}"),
                        ratio_cell(&row, "b_over_a"),
                        tested ? TableCell{fmt::format("{:.2g}", p_holm[k]), p_holm[k]} : TableCell{"-", nullptr},
@@ -438,7 +437,7 @@ FigureRow figure_row(const SummaryRow& row) {
   if (const auto it = row.ratios.find("speedup_vs_fp32"); it != row.ratios.end() && it->second.value)
     r.values["speedup_vs_fp32"] = FigureValue{*it->second.value, it->second.interval};
   for (const RunFigure& f : run_figures())
-    if (const auto v = json_fields::as_number(row.figure(f.key))) r.values[f.key] = FigureValue{*v, {}};
+    if (const auto v = row.figure(f.key)) r.values[f.key] = FigureValue{*v, {}};
   return r;
 }
 

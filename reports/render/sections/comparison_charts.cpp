@@ -137,7 +137,7 @@ FigureRow figure_row(const InputCell* cell) {
   if (!cell) return r;
   r.status = cell->status;
   for (const auto& [key, v] : cell->figures)
-    if (const auto x = json_fields::as_number(v)) r.values[key] = {*x, std::nullopt};
+    if (v) r.values[key] = {*v, std::nullopt};
   if (cell->speedup_vs_fp32)
     r.values.insert_or_assign("speedup_vs_fp32", FigureValue{*cell->speedup_vs_fp32, cell->speedup_vs_fp32_interval});
   return r;
