@@ -121,15 +121,9 @@ struct Document {
 
 // A number as a cell: its value, and its text by `format`; when it is not a
 // number, "-" for people and an empty field for machines.
-inline TableCell number_cell(const nlohmann::json& v, const char* format, const std::string& suffix = "") {
-  if (!v.is_number()) return {"-", ""};
-  return {fmt::format(fmt::runtime(format), v.get<double>()) + suffix, v};
-}
-inline TableCell number_cell(double v, const char* format, const std::string& suffix = "") {
-  return number_cell(nlohmann::json(v), format, suffix);
-}
 inline TableCell number_cell(const std::optional<double>& v, const char* format, const std::string& suffix = "") {
-  return number_cell(v ? nlohmann::json(*v) : nlohmann::json(), format, suffix);
+  if (!v) return {"-", ""};
+  return {fmt::format(fmt::runtime(format), *v) + suffix, *v};
 }
 
 }  // namespace ladder

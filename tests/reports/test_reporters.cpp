@@ -26,7 +26,7 @@ Document two_inputs() {
   t.columns = {{"rung", "rung", "", Align::kLeft}, {"input", "input", "", Align::kLeft},
                {"dt_ms_median", "dt_ms", ""}, {"verdict", "verdict", "", Align::kLeft}};
   t.rows.push_back({{{"fp32", "fp32"}, {"A", nullptr}, number_cell(12.3456, "{:.2f}"), {"", ""}}});
-  t.rows.push_back({{{"", "fp32"}, {"B", nullptr}, number_cell(json(), "{:.2f}"),
+  t.rows.push_back({{{"", "fp32"}, {"B", nullptr}, number_cell(std::nullopt, "{:.2f}"),
                      {"slower, by far", nullptr, Tone::kBad}}});
   t.rows.push_back({{}, "-- peers --"});
   t.notes = {{"8.3 % in bf16", "noise:", Tone::kWarn}};

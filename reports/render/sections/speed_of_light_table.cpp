@@ -26,7 +26,7 @@ ChartLayer layer_of(const std::string& key) {
 }
 
 // A figure in ms; "-" where there is none (a band one input lacks).
-TableCell ms_cell(const std::optional<double>& v) { return number_cell(v ? json(*v) : json(), "{:.2f}"); }
+TableCell ms_cell(const std::optional<double>& v) { return number_cell(v, "{:.2f}"); }
 
 TableCell pct_cell(const std::optional<double>& v) {
   if (!v) return {"-", nullptr};
