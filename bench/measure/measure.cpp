@@ -316,7 +316,8 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
   m.started_at = started_at;
   m.argv = o.argv;
   m.device = s.device;
-  m.device_name = device_name(s.device);
+  m.environment = describe_environment(s.device);
+  m.device_name = m.environment.device.name;
   TrainStep& step = *s.step;
   // What the warm-up and measured steps consumed, before the op breakdown's
   // extra steps read more; the switches after the run (the gradient sync's
@@ -337,7 +338,6 @@ MeasuredRun gather_facts(Setup& s, const RunConfig& c, const MeasureOptions& o, 
     if (s.slow_op && m.op_breakdown) m.op_breakdown->test_slow_op = s.slow_op->text();
   }
   if (s.pg) m.ddp = ddp_facts(c, s.device, o.launch, *s.pg, r, s.traffic->interfaces(), m.op_breakdown, s.slow_rank);
-  m.environment = describe_environment(s.device);
   m.n_params = step.model()->num_params();
   m.n_params_without_wpe = step.model()->num_params(/*exclude_position_embeddings=*/true);
   if (s.tracer) m.profile = s.tracer->section();

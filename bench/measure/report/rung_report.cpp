@@ -27,8 +27,8 @@ namespace {
 
 // The precision MFU is measured against: what the rung's matmuls really ran
 // in, the loosest numerics (SwitchDecl::numerics) among the switches in effect.
-Precision mfu_precision(const RunConfig& c, const SwitchEffects& switches) {
-  switch (loosest_numerics(numerics_in_effect(c.sw, switches))) {
+Precision mfu_precision(const Switches& numerics) {
+  switch (loosest_numerics(numerics)) {
     case Numerics::kBf16: return Precision::kBF16;
     case Numerics::kTf32: return Precision::kTF32;
     case Numerics::kFp32Exact: break;
@@ -209,8 +209,8 @@ std::optional<DdpSection> ddp_section(const std::optional<DdpFacts>& ddp) {
 
 namespace {
 
-Parity pending_parity(const MeasuredRun& m) {
-  const Switches numerics = numerics_in_effect(m.cfg.sw, m.switches);  // the parity class's
+// `numerics`: the switches whose numerics took effect (the parity class's).
+Parity pending_parity(const MeasuredRun& m, const Switches& numerics) {
   Parity p;
   if (m.parity_not_checked.empty()) {
     p.status = "pending";
@@ -239,36 +239,29 @@ void add_steps(RungReport& report, const HarnessResult& r, const MetricContext& 
   report.summary = std::move(summary);
 }
 
-// The median over the measured steps of one of their figures: the summary's
-// (summarize_steps summarises the same values), taken from the steps.
-double step_median(const std::vector<StepRecord>& steps, double StepRecord::*figure) {
-  std::vector<double> values;
-  for (const StepRecord& s : steps) values.push_back(s.*figure);
-  return summarize(std::move(values)).median;
-}
-
 }  // namespace
 
 json build_rung_report(const MeasuredRun& m, const HarnessResult& r) {
   const RunConfig& c = m.cfg;
   const int64_t fpt = flops_per_token(c.model, m.n_params_without_wpe, c.seq);
   const MetricContext metrics{c.world_size, fpt};
-  const Precision precision = mfu_precision(c, m.switches);
+  const Switches numerics = numerics_in_effect(c.sw, m.switches);  // as the step ran: MFU's precision, parity's class
+  const Precision precision = mfu_precision(numerics);
   const StepPlan plan = m.plan ? *m.plan : plan_for(c);  // what the step ran: the memory estimate's and the floors'
   const auto [roof, roof_source] = roofline_for(m, precision);
   RungReport report = rung_report_header(c, m.run_id, m.argv, m.started_at);
   add_steps(report, r, metrics, m.devices, roof.tflops);
-  const double tok_s_aggregate = step_median(r.steps, &StepRecord::tokens_per_s);
+  const double tok_s_aggregate = report.summary_value("tokens_per_s").value();  // the measured steps' median
   const double tok_s = tok_s_aggregate / m.devices;
   report.status = "ok";
   report.finished_at = m.finished_at.empty() ? utc_now_iso8601() : m.finished_at;
   report.environment = m.environment;
   report.world_size = c.world_size;
   report.switches = m.switches;
-  report.parity = pending_parity(m);
+  report.parity = pending_parity(m, numerics);
   report.data = m.data;
   report.model = ModelFacts{m.n_params, m.n_params_without_wpe, c.model.vocab_size, c.model_vocab()};
-  report.timing = timing_section(m, r, step_median(r.steps, &StepRecord::dt_ms));
+  report.timing = timing_section(m, r, report.summary_value("dt_ms").value());
   report.flops = Flops{fpt, kFlopsFormula, double(fpt) * double(c.tokens_per_step())};
   report.throughput = Throughput{c.tokens_per_step(), c.tokens_per_micro_step(), c.micro_steps(), tok_s_aggregate,
                                  tok_s};
