@@ -17,6 +17,13 @@ namespace {
 
 using profiler::Category;
 
+// Measured ms per step by band; the bands not named measured nothing.
+profiler::PerCategory<double> measured_ms(std::initializer_list<std::pair<Category, double>> ms) {
+  profiler::PerCategory<double> out;
+  for (const auto& [band, v] : ms) out[band] = v;
+  return out;
+}
+
 Ceilings ceilings() {
   Ceilings c;
   c.matmul_tflops = 100;  // 1e14 FLOP/s
@@ -49,8 +56,11 @@ WorkList work() {
 }
 
 TEST(SpeedOfLight, FloorsBandsAndHeadroom) {
-  const nlohmann::json measured = {{"gemm", 300.0}, {"elementwise_norm", 1.0}, {"communication", 150.0},
-                                   {"idle_other", 5.0}, {"attention", 0.0}};
+  const auto measured = measured_ms({{Category::kGemm, 300.0},
+                                     {Category::kElementwiseNorm, 1.0},
+                                     {Category::kCommunication, 150.0},
+                                     {Category::kIdleOther, 5.0},
+                                     {Category::kAttention, 0.0}});
   const SpeedOfLight s = speed_of_light(work(), ceilings(), measured, 500.0);
   ASSERT_EQ(s.bands.size(), 4u);  // gemm, elementwise/norm, communication, idle/other (attention has neither)
   const SolBand& gemm = s.bands[0];
@@ -83,7 +93,10 @@ TEST(SpeedOfLight, FloorsBandsAndHeadroom) {
 
 TEST(SpeedOfLight, AFloorAboveItsMeasurementIsFlagged) {
   const SpeedOfLight s = speed_of_light(work(), ceilings(),
-                                        {{"gemm", 100.0}, {"elementwise_norm", 1.0}, {"communication", 150.0}}, 500.0);
+                                        measured_ms({{Category::kGemm, 100.0},
+                                                     {Category::kElementwiseNorm, 1.0},
+                                                     {Category::kCommunication, 150.0}}),
+                                        500.0);
   EXPECT_TRUE(s.bands[0].floor_above_measured());
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_NE(s.notes[0].find("gemm: floor 260.000 ms above the measured 100.000 ms"), std::string::npos) << s.notes[0];
@@ -96,7 +109,8 @@ TEST(SpeedOfLight, AFloorAboveItsMeasurementIsFlagged) {
 // bandwidth below it, so the DRAM-bound site's floor falls; a slower sweep
 // changes nothing.
 TEST(SpeedOfLight, AProcessIsHeldToItsOwnFasterSweep) {
-  const nlohmann::json measured = {{"gemm", 300.0}, {"elementwise_norm", 1.0}, {"communication", 150.0}};
+  const auto measured =
+      measured_ms({{Category::kGemm, 300.0}, {Category::kElementwiseNorm, 1.0}, {Category::kCommunication, 150.0}});
   Ceilings fast = ceilings();
   fast.process_sweep_gbps = 200;  // above DRAM's 100
   fast.process_sweep_bytes = 64 << 20;
@@ -119,7 +133,10 @@ TEST(SpeedOfLight, UnknownCeilingsLeaveAPartialFloor) {
   c.memory.reset();
   c.link_gbps = 0;
   const SpeedOfLight s =
-      speed_of_light(work(), c, {{"gemm", 300.0}, {"elementwise_norm", 1.0}, {"communication", 150.0}}, 500.0);
+      speed_of_light(work(), c,
+                     measured_ms({{Category::kGemm, 300.0}, {Category::kElementwiseNorm, 1.0},
+                                  {Category::kCommunication, 150.0}}),
+                     500.0);
   EXPECT_NEAR(s.bands[1].floor_ms, 2 * 2e6 / 100e9 * 1e3, 1e-15);  // 100 GB/s at every size now
   const SolBand& comm = s.bands[2];
   EXPECT_DOUBLE_EQ(comm.floor_ms, 0.0);
@@ -133,7 +150,8 @@ TEST(SpeedOfLight, UnknownCeilingsLeaveAPartialFloor) {
 
 // The report's section is the table or why there is none, read back strictly either way.
 TEST(SpeedOfLight, TheSectionIsTheTableOrWhyNot) {
-  const SpeedOfLight s = speed_of_light(work(), ceilings(), {{"gemm", 300.0}, {"communication", 150.0}}, 500.0);
+  const SpeedOfLight s = speed_of_light(
+      work(), ceilings(), measured_ms({{Category::kGemm, 300.0}, {Category::kCommunication, 150.0}}), 500.0);
   SolSection with;
   with.table = sol_section(s);
   const nlohmann::json j = fields::to_json(with);

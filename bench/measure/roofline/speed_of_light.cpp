@@ -18,6 +18,7 @@
 #include "profiler/common/config_error.h"
 #include "profiler/trace/op_categories.h"
 #include "reports/model/run/peer_cells.h"
+#include "reports/model/run/summary_json.h"
 #include "reports/model/report/report_loader.h"
 #include "reports/model/report/speed_of_light_section.h"
 #include "reports/render/reporter.h"
@@ -82,19 +83,19 @@ namespace {
 // their bytes up to 3x faster than it, which put the communication floor above
 // its measurement. Where they did, the link ceiling is raised to the rate the
 // step reached, and its basis says so.
-Ceilings link_at_least_achieved(const WorkList& work, Ceilings c, const json& categories_ms) {
+Ceilings link_at_least_achieved(const WorkList& work, Ceilings c, const profiler::PerCategory<double>& categories_ms) {
   if (!(c.link_gbps > 0)) return c;
-  std::map<std::string, double> bytes;  // of the link-bound sites, by band
+  std::map<profiler::Category, double> bytes;  // of the link-bound sites, by band
   for (const SiteWork& w : work.sites())
-    if (w.bound == WorkBound::kLink) bytes[profiler::category_key(w.band)] += w.bytes() * double(w.count);
+    if (w.bound == WorkBound::kLink) bytes[w.band] += w.bytes() * double(w.count);
   for (const auto& [band, b] : bytes) {
-    const json& ms = categories_ms.is_object() && categories_ms.contains(band) ? categories_ms[band] : json();
-    if (!ms.is_number() || !(ms.get<double>() > 0)) continue;
-    const double achieved_gbps = b / (ms.get<double>() * 1e-3) / 1e9;
+    const double ms = categories_ms[band];
+    if (!(ms > 0)) continue;
+    const double achieved_gbps = b / (ms * 1e-3) / 1e9;
     if (achieved_gbps <= c.link_gbps) continue;
     c.link_basis += fmt::format("; raised to {:.3g} GB/s, what the step's own {} reached (the micro-benchmark "
                                 "measured {:.3g})",
-                                achieved_gbps, band, c.link_gbps);
+                                achieved_gbps, profiler::category_key(band), c.link_gbps);
     c.link_gbps = achieved_gbps;
   }
   return c;
@@ -102,8 +103,8 @@ Ceilings link_at_least_achieved(const WorkList& work, Ceilings c, const json& ca
 
 }  // namespace
 
-SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& measured_ceilings, const json& categories_ms,
-                            double dt_ms) {
+SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& measured_ceilings,
+                            const profiler::PerCategory<double>& categories_ms, double dt_ms) {
   const Ceilings ceilings = link_at_least_achieved(work, measured_ceilings, categories_ms);
   SpeedOfLight sol;
   sol.ceilings = ceilings;
@@ -115,9 +116,7 @@ SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& measured_ceili
     const std::string key = profiler::category_key(profiler::Category(i));
     SolBand b;
     b.band = key;
-    b.measured_ms = categories_ms.is_object() && categories_ms.contains(key) && categories_ms[key].is_number()
-                        ? categories_ms[key].get<double>()
-                        : 0.0;
+    b.measured_ms = categories_ms.values[i];
     b.sites = std::move(by_band[key]);
     std::sort(b.sites.begin(), b.sites.end(), [](const SolSite& x, const SolSite& y) { return x.floor_ms > y.floor_ms; });
     for (const auto& s : b.sites) {
@@ -234,7 +233,7 @@ std::optional<SpeedOfLight> speed_of_light_of_rung(const RungReport& report, con
   process_sweep(report, c);
   link_ceiling(roofline, c);
   if (!(c.matmul_tflops > 0) && !(c.memory_gbps > 0)) return fail("no ceiling: neither a matmul roofline nor a bandwidth");
-  return speed_of_light(work, c, fields::to_json(*b->categories_ms), *dt);
+  return speed_of_light(work, c, *b->categories_ms, *dt);
 }
 
 std::optional<SpeedOfLight> speed_of_light_of_report(const RungReport& report,
@@ -314,11 +313,9 @@ std::vector<std::pair<std::string, std::string>> run_reports(const std::string& 
                                   input));
   *run_dir = fs::path(summary_path).parent_path().string();
   std::vector<std::pair<std::string, std::string>> out;
-  const json summary = load_summary(summary_path);
-  for (const auto& row : summary["rows"]) {
-    const std::string cell = row.value("cell", "");
-    if (row.value("status", "") != "ok" || is_peer_cell(cell)) continue;
-    out.emplace_back(cell, (fs::path(*run_dir) / row.value("report", cell + "/report.json")).string());
+  for (const SummaryRow& row : read_run_summary(load_summary(summary_path)).rows) {
+    if (!row.ok() || is_peer_cell(row.cell)) continue;
+    out.emplace_back(row.cell, (fs::path(*run_dir) / row.report.value_or(row.cell + "/report.json")).string());
   }
   return out;
 }

@@ -89,8 +89,8 @@ struct SpeedOfLight {
 
 // The table of one step: `work` set against `ceilings`, beside the measured
 // `categories_ms` (the op breakdown's ms per step, by band) and `dt_ms`.
-SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& ceilings, const nlohmann::json& categories_ms,
-                            double dt_ms);
+SpeedOfLight speed_of_light(const WorkList& work, const Ceilings& ceilings,
+                            const profiler::PerCategory<double>& categories_ms, double dt_ms);
 
 // The same for a rung: the work of `cfg`'s step as `plan` runs it (bf16:
 // whether autocast took effect; the report's model.n_params), held to the
