@@ -374,20 +374,18 @@ void write_failure_report(const RunConfig& c, const MeasureOptions& o, const std
 
 }  // namespace
 
-json measure_rung(RunConfig c, const MeasureOptions& o) {
+void measure_rung(RunConfig c, const MeasureOptions& o) {
   const std::string started_at = utc_now_iso8601();
   Position position;
   try {
     Setup s = set_up(c, o, position);
     const HarnessResult result = run_steps(s, c, o, position);
     const MeasuredRun facts = gather_facts(s, c, o, result, position, started_at);
-    if (c.rank != 0) return nullptr;  // rank 0 writes the job's report
+    if (c.rank != 0) return;  // rank 0 writes the job's report
     // Checked after the op breakdown, whose extra steps every rank of a ddp
     // job must run together.
     check_finite(result, position);
-    json report = build_rung_report(facts, result);
-    write_report(o.report_path, report);
-    return report;
+    write_report(o.report_path, build_rung_report(facts, result));
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {

@@ -16,8 +16,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "bench/measure/device/launch_env.h"
 #include "bench/measure/roofline/roofline.h"
 #include "variants/config/config.h"
@@ -38,8 +36,8 @@ struct MeasureOptions {
   LaunchEnv launch;         // the ddp rung: rank, world and rendezvous (cfg.rank etc. agree)
 };
 
-// Returns the report that was written.
-nlohmann::json measure_rung(RunConfig cfg, const MeasureOptions& opts);
+// Rank 0 writes the report to opts.report_path.
+void measure_rung(RunConfig cfg, const MeasureOptions& opts);
 
 // Environment variable of the test-only crash hook: when it names the rung
 // being measured, the process aborts at its first step (SIGABRT).
