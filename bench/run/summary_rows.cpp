@@ -44,7 +44,6 @@ json row_without_reports(const Cell& c, const std::string& status, const RowCont
 
 namespace {
 
-double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
 // A process's noise monitor readings (bench/measure/observers/noise_monitor.h); none
 // for a peer or a report from before the monitor.
@@ -152,7 +151,7 @@ json summary_row(const Cell& c, const std::vector<RungReport>& reports, const st
                       : fmt::format("the median of {} per-process medians", n);
   std::vector<double> dt_cv;
   for (const auto& r : reports) dt_cv.push_back(r.summary_value("dt_ms", &Summary::cv).value());
-  const double steps_cv = median_of(dt_cv);
+  const double steps_cv = median(dt_cv);
   row.dt_ms_cv = steps_cv;
   std::optional<double> processes_cv;
   const std::vector<std::vector<std::string>> per_process_causes = causes_per_process(reports);

@@ -11,6 +11,8 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
+#include "reports/stats/stats.h"
+
 namespace ladder {
 
 namespace {
@@ -177,17 +179,15 @@ double median_ratio(const std::vector<double>& a, const std::vector<double>& b) 
   if (a.empty()) return 0;
   std::vector<double> d;
   for (size_t k = 0; k < a.size(); ++k) d.push_back(std::log(b[k]) - std::log(a[k]));
-  std::sort(d.begin(), d.end());
-  const size_t m = d.size() / 2;
-  return std::exp(d.size() % 2 ? d[m] : (d[m - 1] + d[m]) / 2);
+  return std::exp(median(std::move(d)));
 }
 
 MedianInterval median_interval(std::vector<double> values, double confidence) {
   MedianInterval out;
   if (values.empty()) return out;
   std::sort(values.begin(), values.end());
-  const size_t n = values.size(), m = n / 2;
-  out.median = n % 2 ? values[m] : (values[m - 1] + values[m]) / 2;
+  const size_t n = values.size();
+  out.median = percentile(values, 0.5);
   const boost::math::binomial half(double(n), 0.5);
   // The widest k (1-based) with P(X <= k - 1) <= (1 - confidence) / 2: [x(k), x(n-k+1)].
   size_t k = 0;

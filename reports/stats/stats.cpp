@@ -37,6 +37,8 @@ Summary summarize(std::vector<double> v) {
   return s;
 }
 
+double median(std::vector<double> values) { return summarize(std::move(values)).median; }
+
 void to_json(nlohmann::json& j, const Summary& s) { j = fields::to_json(s); }
 
 }  // namespace ladder

@@ -30,6 +30,8 @@ struct Summary {
 // default); stddev is the sample standard deviation (n - 1).
 Summary summarize(std::vector<double> values);
 double percentile(const std::vector<double>& sorted, double q);  // q in [0, 1]
+// summarize(values).median: 0 for no values.
+double median(std::vector<double> values);
 
 void to_json(nlohmann::json& j, const Summary& s);
 

@@ -22,6 +22,7 @@
 #include "reports/stats/block_design.h"
 #include "reports/stats/inference.h"
 #include "reports/stats/machine_speed.h"
+#include "reports/stats/stats.h"
 #include "variants/config/rungs.h"
 #include "variants/config/switch_decl.h"
 #include "reports/stats/verdict.h"
@@ -156,12 +157,6 @@ void check_repeats(const LoadedRun& run, const ReportFacts& facts) {
                                       vb.dump(), rep.path));
     }
   }
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // The numbers of a per-process list (null where a process has none: NaN).
@@ -336,8 +331,8 @@ std::optional<InputNoise> input_noise(const LoadedRun& run, const ReportFacts& f
     }
   if (values.empty()) return std::nullopt;  // reports from before the noise monitor
   const std::vector<double> probe_ranges = add_probe_causes(run, facts, out.causes);
-  if (!probe_ranges.empty()) out.probe_half_range_pct = median_of(probe_ranges);
-  for (const auto& [key, v] : values) out.readings[key] = median_of(v);
+  if (!probe_ranges.empty()) out.probe_half_range_pct = median(probe_ranges);
+  for (const auto& [key, v] : values) out.readings[key] = median(v);
   return out;
 }
 

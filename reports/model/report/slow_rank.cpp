@@ -32,8 +32,6 @@ std::vector<double> compute_of(const RankSteps& r, size_t steps) {
   return out;
 }
 
-double median(std::vector<double> v) { return v.empty() ? 0.0 : summarize(std::move(v)).median; }
-
 // Where rank k's extra time goes: per compute phase, the median over steps
 // of its ms minus the others' mean.
 void attribute_phases(const std::vector<RankSteps>& ranks, size_t k, size_t steps, SlowRank& out) {

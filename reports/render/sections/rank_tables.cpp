@@ -28,8 +28,6 @@ const std::vector<ChartLayer>& phase_layers() {
   return kLayers;
 }
 
-double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : summarize(v).median; }
-
 const std::vector<double>& phase_of(const RankPhaseSteps& p, const std::string& key) {
   if (key == "data") return p.data;
   if (key == "forward") return p.forward;
@@ -66,7 +64,7 @@ Table phases_table(const std::vector<Rank>& ranks, const std::optional<SlowRank>
     row.cells.push_back({r.host, r.host});
     double compute = 0;
     for (const auto& l : phase_layers()) {
-      const double ms = median_of(phase_of(r.phases, l.key));
+      const double ms = median(phase_of(r.phases, l.key));
       if (l.key != "communication") compute += ms;
       row.cells.push_back(number_cell(ms, "{:.2f}"));
     }
@@ -92,7 +90,7 @@ Chart phases_chart(const std::vector<Rank>& ranks, const std::optional<SlowRank>
   for (const Rank& r : ranks) {
     c.categories.push_back(rank_label(r, slow));
     ChartPoint p;
-    for (const auto& l : phase_layers()) p.stack.push_back(median_of(phase_of(r.phases, l.key)));
+    for (const auto& l : phase_layers()) p.stack.push_back(median(phase_of(r.phases, l.key)));
     s.points.push_back(std::move(p));
   }
   c.series.push_back(std::move(s));
