@@ -44,7 +44,6 @@ json row_without_reports(const Cell& c, const std::string& status, const RowCont
 
 namespace {
 
-
 // A process's noise monitor readings (bench/measure/observers/noise_monitor.h); none
 // for a peer or a report from before the monitor.
 const NoiseSection* noise_of(const RungReport& r) { return r.timing && r.timing->noise ? &*r.timing->noise : nullptr; }

@@ -68,7 +68,8 @@ const std::vector<RunFigure>& run_figures() {
       {"ops_per_step", "CUDA kernels per step, or aten:: operators on a CPU (the op count's extra step)", [](R r) {
          if (!r.op_counts || !*r.op_counts) return std::optional<double>();
          const profiler::OpCounts& c = **r.op_counts;
-         return std::optional<double>(double(c.cuda_kernels_per_step > 0 ? c.cuda_kernels_per_step : c.cpu_ops_per_step));
+         const auto ops = c.cuda_kernels_per_step > 0 ? c.cuda_kernels_per_step : c.cpu_ops_per_step;
+         return std::optional<double>(double(ops));
        }, Across::kMedian, "ops/step", "", "{:.0f}", 1, nullptr, kRunTable, nullptr},
       {"data_pct_of_dt", "host time in the data phase as a share of the step",
        [](R r) { return of(r.timing, [](const Timing& t) { return t.data_pct_of_dt; }); }, Across::kMedian, "", "",
